@@ -1,0 +1,11 @@
+#pragma once
+// Every subcommand lives in its own file as an options struct, setup_x(CLI::App&) which registers it,
+// and run_x(const XOptions&) which does the work. Errors are thrown as attnlab::Error and reported
+// once, in main().
+#include <CLI/CLI.hpp>
+
+namespace attnlab::cli {
+
+void setup_attention(CLI::App& app);
+
+}  // namespace attnlab::cli

@@ -1,0 +1,50 @@
+// attnlab: a terminal lab that teaches self-attention step by step.
+//
+// main() builds the command line from the subcommands' setup functions and is the one place where
+// errors are turned into messages and exit codes: 0 success, 1 run-time failure, 2 bad input or usage.
+#include <cstdio>
+#include <exception>
+#include <new>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "util/error.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"attnlab: learn self-attention and multi-head attention step by step, on real sentences,\n"
+               "with every intermediate matrix printed.",
+               "attnlab"};
+  app.set_version_flag("--version", std::string("attnlab ") + ATTNLAB_VERSION);
+  app.set_help_all_flag("--help-all", "Print help for every subcommand and exit");
+  app.footer("Run 'attnlab SUBCOMMAND --help' for the options of one subcommand.");
+  attnlab::cli::setup_attention(app);
+
+  try {
+    app.parse(argc, argv);
+    if (app.get_subcommands().empty()) {
+      fmt::print("{}", app.help());
+      return 0;
+    }
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // Bad flags or flag values are usage errors: exit code 2, as for every other bad input.
+    std::fprintf(stderr, "attnlab: %s\nRun 'attnlab --help' (or 'attnlab SUBCOMMAND --help') for usage.\n", e.what());
+    return 2;
+  } catch (const attnlab::Error& e) {
+    std::fprintf(stderr, "attnlab: error: %s\n", e.what());
+    return e.exit_code();
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "attnlab: error: out of memory; try a smaller problem\n");
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "attnlab: internal error: %s\nPlease report this with the command you ran.\n", e.what());
+    return 1;
+  }
+  return 0;
+}

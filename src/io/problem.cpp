@@ -1,0 +1,296 @@
+#include "io/problem.hpp"
+
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "io/files.hpp"
+#include "util/error.hpp"
+
+namespace attnlab {
+
+namespace {
+
+using nlohmann::json;
+
+std::string type_name(const json& j) {
+  if (j.is_string()) return "the string " + j.dump();
+  if (j.is_boolean()) return std::string("the boolean ") + (j.get<bool>() ? "true" : "false");
+  if (j.is_null()) return "null";
+  if (j.is_number()) return "the number " + j.dump();
+  if (j.is_object()) return "an object";
+  if (j.is_array()) return "an array of " + std::to_string(j.size());
+  return j.type_name();
+}
+
+float read_number(const json& v, const std::string& where) {
+  if (!v.is_number()) throw InputError(where + ": expected a number, got " + type_name(v));
+  const double d = v.get<double>();
+  const float f = static_cast<float>(d);
+  if (!std::isfinite(d) || !std::isfinite(f)) {
+    throw InputError(where + ": " + v.dump() + " is not a finite float32 number (|x| must be below " +
+                     fmt::format("{:.3g}", static_cast<double>(std::numeric_limits<float>::max())) + ")");
+  }
+  return f;
+}
+
+// Reads an array of equally long rows of numbers. `what` says what the matrix is ("n × d_model").
+Matrix read_matrix(const json& j, const std::string& field, const std::string& what,
+                   const ProblemLimits& lim) {
+  if (!j.is_array()) {
+    throw InputError(field + ": expected an array of rows (" + what + "), got " + type_name(j));
+  }
+  if (j.empty()) throw InputError(field + ": is empty; expected " + what + " with at least one row");
+  if (j.size() > lim.max_tokens && j.size() > lim.max_width) {
+    throw InputError(field + ": has " + std::to_string(j.size()) + " rows, more than the limit of " +
+                     std::to_string(std::max(lim.max_tokens, lim.max_width)));
+  }
+  const json& first = j[0];
+  if (!first.is_array()) {
+    throw InputError(field + "[0]: expected a row (an array of numbers), got " + type_name(first));
+  }
+  const std::size_t c = first.size();
+  if (c == 0) throw InputError(field + "[0]: is an empty row; expected " + what + " with at least one column");
+  if (c > lim.max_width && c > lim.max_tokens) {
+    throw InputError(field + ": rows have " + std::to_string(c) + " numbers, more than the limit of " +
+                     std::to_string(std::max(lim.max_tokens, lim.max_width)));
+  }
+  Matrix m = Matrix::from_shape({j.size(), c});
+  for (std::size_t r = 0; r < j.size(); ++r) {
+    const std::string at = field + "[" + std::to_string(r) + "]";
+    const json& row = j[r];
+    if (!row.is_array()) throw InputError(at + ": expected a row (an array of numbers), got " + type_name(row));
+    if (row.size() != c) {
+      throw InputError(at + ": has " + std::to_string(row.size()) + " numbers, expected " +
+                       std::to_string(c) + " like " + field + "[0] (rows must all have the same length)");
+    }
+    for (std::size_t k = 0; k < c; ++k) m(r, k) = read_number(row[k], at + "[" + std::to_string(k) + "]");
+  }
+  return m;
+}
+
+std::vector<std::string> read_labels(const json& j, const std::string& field, std::size_t want,
+                                      const std::string& what) {
+  if (!j.is_array()) throw InputError(field + ": expected an array of strings, got " + type_name(j));
+  if (j.size() != want) {
+    throw InputError(field + ": has " + std::to_string(j.size()) + " labels, expected " +
+                     std::to_string(want) + " (one per row of " + what + ")");
+  }
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < j.size(); ++i) {
+    if (!j[i].is_string()) {
+      throw InputError(field + "[" + std::to_string(i) + "]: expected a string, got " + type_name(j[i]));
+    }
+    out.push_back(j[i].get<std::string>());
+  }
+  return out;
+}
+
+void reject_unknown_keys(const json& obj, const std::string& where, const std::set<std::string>& known) {
+  for (const auto& [key, value] : obj.items()) {
+    if (!known.count(key)) {
+      std::string list;
+      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+      throw InputError((where.empty() ? std::string() : where + ": ") + "unknown field \"" + key +
+                       "\"; expected one of: " + list);
+    }
+  }
+}
+
+std::string shape_of(std::size_t r, std::size_t c) { return shape_str(r, c); }
+
+}  // namespace
+
+Problem parse_problem(const json& j, const ProblemLimits& lim) {
+  if (!j.is_object()) throw InputError("the input must be a JSON object with at least \"x\" and \"heads\", got " + type_name(j));
+  reject_unknown_keys(j, "", {"tokens", "x", "memory", "memory_tokens", "heads", "w_o", "mask"});
+  Problem p;
+
+  if (!j.contains("x")) throw InputError("x: missing; expected the n × d_model input matrix");
+  p.x = read_matrix(j["x"], "x", "n × d_model", lim);
+  const std::size_t n = rows(p.x), d_model = cols(p.x);
+  if (n > lim.max_tokens) {
+    throw InputError("x: has " + std::to_string(n) + " rows (tokens), more than the limit of " + std::to_string(lim.max_tokens));
+  }
+  if (d_model > lim.max_width) {
+    throw InputError("x: d_model = " + std::to_string(d_model) + " is more than the limit of " + std::to_string(lim.max_width));
+  }
+
+  if (j.contains("memory") && !j["memory"].is_null()) {
+    p.memory = read_matrix(j["memory"], "memory", "m × d_model", lim);
+    if (cols(*p.memory) != d_model) {
+      throw InputError("memory: expected m × " + std::to_string(d_model) + " (d_model from x), got " +
+                       shape_str(*p.memory));
+    }
+    if (rows(*p.memory) > lim.max_tokens) {
+      throw InputError("memory: has " + std::to_string(rows(*p.memory)) + " rows, more than the limit of " +
+                       std::to_string(lim.max_tokens));
+    }
+  }
+  const std::size_t m = p.m();
+
+  if (j.contains("tokens") && !j["tokens"].is_null()) p.tokens = read_labels(j["tokens"], "tokens", n, "x");
+  if (j.contains("memory_tokens") && !j["memory_tokens"].is_null()) {
+    if (!p.memory) throw InputError("memory_tokens: given, but there is no \"memory\" to label");
+    p.memory_tokens = read_labels(j["memory_tokens"], "memory_tokens", m, "memory");
+  }
+
+  if (!j.contains("heads")) throw InputError("heads: missing; expected an array of {\"w_q\", \"w_k\", \"w_v\"} objects");
+  const json& heads = j["heads"];
+  if (!heads.is_array()) throw InputError("heads: expected an array of {\"w_q\", \"w_k\", \"w_v\"} objects, got " + type_name(heads));
+  if (heads.empty()) throw InputError("heads: is empty; expected at least one head");
+  if (heads.size() > lim.max_heads) {
+    throw InputError("heads: " + std::to_string(heads.size()) + " heads, more than the limit of " + std::to_string(lim.max_heads));
+  }
+  std::size_t d_k = 0, d_v = 0;
+  for (std::size_t h = 0; h < heads.size(); ++h) {
+    const std::string at = "heads[" + std::to_string(h) + "]";
+    const json& hj = heads[h];
+    if (!hj.is_object()) throw InputError(at + ": expected an object with \"w_q\", \"w_k\", \"w_v\", got " + type_name(hj));
+    reject_unknown_keys(hj, at, {"w_q", "w_k", "w_v"});
+    for (const char* key : {"w_q", "w_k", "w_v"}) {
+      if (!hj.contains(key)) {
+        throw InputError(at + "." + key + ": missing; expected a d_model × " + (key[2] == 'v' ? "d_v" : "d_k") + " matrix");
+      }
+    }
+    HeadWeights hw;
+    hw.w_q = read_matrix(hj["w_q"], at + ".w_q", "d_model × d_k", lim);
+    hw.w_k = read_matrix(hj["w_k"], at + ".w_k", "d_model × d_k", lim);
+    hw.w_v = read_matrix(hj["w_v"], at + ".w_v", "d_model × d_v", lim);
+    if (h == 0) {
+      d_k = cols(hw.w_q);
+      d_v = cols(hw.w_v);
+    }
+    auto check = [&](const Matrix& w, const char* key, std::size_t want_c, const char* dim) {
+      if (rows(w) == d_model && cols(w) == want_c) return;
+      std::string why = std::string("d_model × ") + dim + ", with d_model = " + std::to_string(d_model) + " from x";
+      if (h > 0 || key[2] != 'q') why += std::string(" and ") + dim + " = " + std::to_string(want_c) + " from heads[0]." + (dim[2] == 'v' ? "w_v" : "w_q");
+      std::string hint;
+      if (rows(w) == d_model && h > 0) hint = "; all heads must share d_k and d_v";
+      throw InputError(at + "." + key + ": expected " + shape_of(d_model, want_c) + " (" + why + "), got " + shape_str(w) + hint);
+    };
+    check(hw.w_q, "w_q", d_k, "d_k");
+    check(hw.w_k, "w_k", d_k, "d_k");
+    check(hw.w_v, "w_v", d_v, "d_v");
+    p.weights.heads.push_back(std::move(hw));
+  }
+  const std::size_t h = p.weights.heads.size();
+  if (d_k > lim.max_width || d_v > lim.max_width) {
+    throw InputError("heads: d_k = " + std::to_string(d_k) + ", d_v = " + std::to_string(d_v) +
+                     "; the limit is " + std::to_string(lim.max_width));
+  }
+  if (h * n * m > lim.max_trace_elements) {
+    throw InputError("the problem is too large to trace: h · n · m = " + std::to_string(h) + " · " +
+                     std::to_string(n) + " · " + std::to_string(m) + " exceeds " +
+                     std::to_string(lim.max_trace_elements) + " weights");
+  }
+
+  if (j.contains("w_o") && !j["w_o"].is_null()) {
+    Matrix w_o = read_matrix(j["w_o"], "w_o", "h·d_v × d_model", lim);
+    if (rows(w_o) != h * d_v || cols(w_o) != d_model) {
+      throw InputError("w_o: expected " + shape_of(h * d_v, d_model) + " (h·d_v × d_model = " + std::to_string(h) +
+                       "·" + std::to_string(d_v) + " × " + std::to_string(d_model) + "), got " + shape_str(w_o));
+    }
+    p.weights.w_o = std::move(w_o);
+  }
+
+  if (j.contains("mask") && !j["mask"].is_null()) {
+    const json& mj = j["mask"];
+    if (mj.is_string()) {
+      const std::string name = mj.get<std::string>();
+      if (name == "none") {
+        p.mask_kind = MaskKind::None;
+      } else if (name == "causal") {
+        p.mask_kind = MaskKind::Causal;
+        p.mask = causal_mask(n, m);
+      } else {
+        throw InputError("mask: unknown mask \"" + name + "\"; expected \"none\", \"causal\" or an " +
+                         shape_of(n, m) + " array of 0/1 (n × m, 1 = may attend)");
+      }
+    } else if (mj.is_array()) {
+      const std::string want = shape_of(n, m) + " (n × m" + (p.memory ? ", m from memory" : ", m = n in self-attention") + ")";
+      if (mj.size() != n) throw InputError("mask: expected " + want + ", got " + std::to_string(mj.size()) + " rows");
+      Mask mask = Mask::from_shape({n, m});
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::string at = "mask[" + std::to_string(i) + "]";
+        if (!mj[i].is_array()) throw InputError(at + ": expected a row of 0/1, got " + type_name(mj[i]));
+        if (mj[i].size() != m) {
+          throw InputError("mask: expected " + want + ", but " + at + " has " + std::to_string(mj[i].size()) + " entries");
+        }
+        for (std::size_t k = 0; k < m; ++k) {
+          const json& v = mj[i][k];
+          const std::string vat = at + "[" + std::to_string(k) + "]";
+          if (v.is_boolean()) {
+            mask(i, k) = v.get<bool>() ? 1 : 0;
+          } else if (v.is_number() && (v == 0 || v == 1)) {
+            mask(i, k) = v == 1 ? 1 : 0;
+          } else {
+            throw InputError(vat + ": expected 0 or 1 (1 = may attend), got " + type_name(v));
+          }
+        }
+      }
+      p.mask_kind = MaskKind::Explicit;
+      p.mask = std::move(mask);
+    } else {
+      throw InputError("mask: expected \"none\", \"causal\" or an " + shape_of(n, m) + " array of 0/1, got " + type_name(mj));
+    }
+  }
+  return p;
+}
+
+Problem parse_problem_text(std::string_view text, const std::string& source, const ProblemLimits& lim) {
+  json j;
+  try {
+    j = json::parse(text.begin(), text.end());
+  } catch (const json::parse_error& e) {
+    std::string what = e.what();
+    // Drop nlohmann's "[json.exception.parse_error.101] " tag; keep its line/column text.
+    if (auto pos = what.find("] "); pos != std::string::npos && what.rfind("[json.exception", 0) == 0) what = what.substr(pos + 2);
+    throw InputError(source + ": malformed JSON: " + what);
+  }
+  try {
+    return parse_problem(j, lim);
+  } catch (const InputError& e) {
+    throw InputError(source + ": " + e.what());
+  }
+}
+
+Problem load_problem(const std::string& path, const ProblemLimits& lim) {
+  const std::string text = read_text_file(path, lim.max_file_bytes);
+  return parse_problem_text(text, path == "-" ? std::string("standard input") : path, lim);
+}
+
+json problem_to_json(const Problem& p) {
+  auto mat = [](const Matrix& m) {
+    json rows_j = json::array();
+    for (std::size_t r = 0; r < rows(m); ++r) {
+      json row = json::array();
+      for (std::size_t c = 0; c < cols(m); ++c) row.push_back(m(r, c));
+      rows_j.push_back(row);
+    }
+    return rows_j;
+  };
+  json j;
+  if (!p.tokens.empty()) j["tokens"] = p.tokens;
+  j["x"] = mat(p.x);
+  if (p.memory) j["memory"] = mat(*p.memory);
+  if (!p.memory_tokens.empty()) j["memory_tokens"] = p.memory_tokens;
+  j["heads"] = json::array();
+  for (const HeadWeights& hw : p.weights.heads) j["heads"].push_back({{"w_q", mat(hw.w_q)}, {"w_k", mat(hw.w_k)}, {"w_v", mat(hw.w_v)}});
+  if (p.weights.w_o) j["w_o"] = mat(*p.weights.w_o);
+  if (p.mask_kind == MaskKind::Causal) j["mask"] = "causal";
+  if (p.mask_kind == MaskKind::Explicit) {
+    json mj = json::array();
+    for (std::size_t r = 0; r < rows(*p.mask); ++r) {
+      json row = json::array();
+      for (std::size_t c = 0; c < cols(*p.mask); ++c) row.push_back(static_cast<int>((*p.mask)(r, c)));
+      mj.push_back(row);
+    }
+    j["mask"] = mj;
+  }
+  return j;
+}
+
+}  // namespace attnlab

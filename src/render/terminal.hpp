@@ -1,0 +1,30 @@
+#pragma once
+// What the output terminal can do: colour and width.
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace attnlab {
+
+enum class ColorMode { None, Ansi256, TrueColor };
+
+struct Terminal {
+  ColorMode color = ColorMode::None;
+  std::size_t width = 80;  // columns available for one line
+  bool is_tty = false;
+};
+
+// Detects the terminal behind stdout. Colour is off when stdout is not a TTY, when NO_COLOR is set
+// (any value, see no-color.org), when TERM=dumb, or when the caller passes no_color. Truecolour
+// when COLORTERM says so, else 256 colours. Width from COLUMNS, else the TTY, else 80 (a pipe is
+// given `fallback_width`, so redirected output is stable).
+Terminal detect_terminal(bool no_color, std::size_t fallback_width = 80);
+
+// Number of terminal columns a UTF-8 string takes (one per code point; good enough for the Latin
+// scripts of the lessons, where "garçon" is 6 columns but 7 bytes).
+std::size_t display_width(std::string_view s);
+
+// Cuts a UTF-8 string to at most `width` columns, ending in "…" when cut.
+std::string fit_width(std::string_view s, std::size_t width);
+
+}  // namespace attnlab
