@@ -63,7 +63,7 @@ Matrix read_matrix(const json& j, const std::string& field, const std::string& w
     const json& row = j[r];
     if (!row.is_array()) throw InputError(at + ": expected a row (an array of numbers), got " + type_name(row));
     if (row.size() != c) {
-      throw InputError(at + ": has " + std::to_string(row.size()) + " numbers, expected " +
+      throw InputError(at + ": has " + std::to_string(row.size()) + (row.size() == 1 ? " number" : " numbers") + ", expected " +
                        std::to_string(c) + " like " + field + "[0] (rows must all have the same length)");
     }
     for (std::size_t k = 0; k < c; ++k) m(r, k) = read_number(row[k], at + "[" + std::to_string(k) + "]");
@@ -241,9 +241,17 @@ Problem parse_problem(const json& j, const ProblemLimits& lim) {
 }
 
 Problem parse_problem_text(std::string_view text, const std::string& source, const ProblemLimits& lim) {
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+    throw InputError(source + ": is empty; expected a JSON object with \"x\" and \"heads\" (see data/examples/)");
+  }
   json j;
   try {
     j = json::parse(text.begin(), text.end());
+  } catch (const json::out_of_range& e) {
+    // nlohmann reports numbers beyond double range (e.g. 1e400) this way.
+    std::string what = e.what();
+    if (auto pos = what.find("] "); pos != std::string::npos) what = what.substr(pos + 2);
+    throw InputError(source + ": " + what + "; every number must be a finite float32 value");
   } catch (const json::parse_error& e) {
     std::string what = e.what();
     // Drop nlohmann's "[json.exception.parse_error.101] " tag; keep its line/column text.

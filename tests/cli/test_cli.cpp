@@ -1,2 +1,266 @@
+// End-to-end tests of the attnlab binary as a user runs it: exit codes, messages, output formats.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+fs::path temp_dir() {
+  static fs::path dir = [] {
+    std::string tmpl = (fs::temp_directory_path() / "attnlab-cli-XXXXXX").string();
+    return fs::path(::mkdtemp(tmpl.data()));
+  }();
+  return dir;
+}
+
+fs::path write_temp(const std::string& name, const std::string& content) {
+  const fs::path p = temp_dir() / name;
+  std::ofstream(p, std::ios::binary) << content;
+  return p;
+}
+
+// Runs attnlab with `args`, feeding `input` on stdin; stdout and stderr go to files (so a large output
+// cannot deadlock a pipe). `env` entries are added to (or override) the environment.
+Result run(const std::vector<std::string>& args, const std::string& input = "",
+           const std::vector<std::string>& env = {}) {
+  const fs::path in = write_temp("stdin.txt", input), out = temp_dir() / "stdout.txt", err = temp_dir() / "stderr.txt";
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, in.c_str(), O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  std::vector<std::string> argv_s{ATTNLAB_BIN};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> env_s;
+  for (char** e = environ; *e; ++e) {
+    const std::string kv = *e;
+    bool overridden = false;
+    for (const auto& o : env) overridden = overridden || kv.substr(0, kv.find('=')) == o.substr(0, o.find('='));
+    if (!overridden) env_s.push_back(kv);
+  }
+  env_s.insert(env_s.end(), env.begin(), env.end());
+  std::vector<char*> envp;
+  for (auto& e : env_s) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  pid_t pid;
+  Result r;
+  if (posix_spawn(&pid, ATTNLAB_BIN, &fa, nullptr, argv.data(), envp.data()) != 0) {
+    posix_spawn_file_actions_destroy(&fa);
+    return r;
+  }
+  posix_spawn_file_actions_destroy(&fa);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+const std::string kExamples = std::string(ATTNLAB_SOURCE_DIR) + "/data/examples/";
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// A bad input must give exit code 2, exactly one line on stderr naming the problem, nothing on stdout.
+void expect_input_error(const Result& r, const std::vector<std::string>& parts) {
+  INFO("stderr: " << r.err);
+  INFO("stdout: " << r.out);
+  CHECK(r.code == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err.rfind("attnlab: error: ", 0) == 0);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  for (const auto& p : parts) {
+    INFO("expected in stderr: " << p);
+    CHECK(contains(r.err, p));
+  }
+}
+
+// Problem text with one field replaced.
+std::string problem(const std::string& field, const std::string& value) {
+  nlohmann::json j = nlohmann::json::parse(R"({
+    "tokens": ["a", "b", "c"],
+    "x": [[1, 0, 0, 1], [0, 1, 0, 1], [0, 0, 1, 1]],
+    "heads": [
+      {"w_q": [[1, 0], [0, 1], [0, 0], [1, 1]], "w_k": [[1, 0], [0, 1], [0, 0], [1, 1]], "w_v": [[1, 0], [0, 1], [1, 1], [0, 0]]},
+      {"w_q": [[0, 1], [1, 0], [0, 0], [1, 1]], "w_k": [[0, 1], [1, 0], [1, 1], [0, 0]], "w_v": [[0, 1], [1, 0], [0, 0], [1, 1]]}
+    ],
+    "w_o": [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]],
+    "mask": "causal"
+  })");
+  if (!field.empty()) {
+    if (value.empty()) j.erase(field);
+    else j[field] = nlohmann::json::parse(value);
+  }
+  return j.dump();
+}
+
+}  // namespace
+
+TEST_CASE("--version and --help") {
+  Result r = run({"--version"});
+  CHECK(r.code == 0);
+  CHECK(contains(r.out, std::string("attnlab ") + "0."));
+  r = run({"--help"});
+  CHECK(r.code == 0);
+  CHECK(contains(r.out, "attention"));
+  r = run({"attention", "--help"});
+  CHECK(r.code == 0);
+  CHECK(contains(r.out, "--input"));
+  CHECK(contains(r.out, "--format"));
+  r = run({});
+  CHECK(r.code == 0);
+  CHECK(contains(r.out, "attention"));
+}
+
+TEST_CASE("text output of the shipped examples: labelled, plain when not a terminal") {
+  Result r = run({"attention", "--input", kExamples + "causal_four_tokens.json"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(contains(r.out, "mask: causal"));
+  CHECK(contains(r.out, "scores = Q · Kᵀ"));
+  CHECK(contains(r.out, "-inf"));
+  CHECK(contains(r.out, "effort"));
+  CHECK(!contains(r.out, "\x1b"));
+  CHECK(!contains(r.out, "nan"));
+  r = run({"attention", "-i", kExamples + "one_token_two_heads.json", "--format", "text"});
+  REQUIRE(r.code == 0);
+  CHECK(contains(r.out, "head 1 of 2"));
+  CHECK(contains(r.out, "output = concat · W_O"));
+}
+
+TEST_CASE("JSON output holds every intermediate with consistent shapes") {
+  Result r = run({"attention", "--input", kExamples + "causal_four_tokens.json", "--format", "json"});
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["shapes"]["n"] == 4);
+  REQUIRE(j["heads"].size() == 1);
+  const auto& h = j["heads"][0];
+  for (const char* key : {"q", "k", "v", "scores", "scaled", "masked", "weights", "context"}) {
+    INFO(key);
+    CHECK(h.contains(key));
+    CHECK(h[key].size() == 4);
+  }
+  CHECK(h["masked"][0][1] == "-inf");
+  for (const auto& row : h["weights"]) {
+    double sum = 0;
+    for (const auto& v : row) sum += v.get<double>();
+    CHECK(sum == doctest::Approx(1.0).epsilon(1e-6));
+  }
+  CHECK(h["weights"][0][1] == 0.0);
+  CHECK(j.contains("concat"));
+  CHECK(j.contains("output"));
+  CHECK(!j.contains("fully_masked_rows"));
+
+  // Without a mask there is no "masked" key; cross-attention gives n × m weights.
+  r = run({"attention", "-i", "-", "-f", "json"},
+          R"({"x": [[1, 0]], "memory": [[1, 0], [0, 1], [1, 1]], "heads": [{"w_q": [[1], [0]], "w_k": [[1], [0]], "w_v": [[1], [1]]}]})");
+  REQUIRE(r.code == 0);
+  const auto c = nlohmann::json::parse(r.out);
+  CHECK(!c["heads"][0].contains("masked"));
+  CHECK(c["heads"][0]["weights"].size() == 1);
+  CHECK(c["heads"][0]["weights"][0].size() == 3);
+  CHECK(c["cross_attention"] == true);
+}
+
+TEST_CASE("a fully masked row: zeros, reported, never NaN") {
+  const std::string in = problem("mask", "[[1,1,0],[0,0,0],[1,1,1]]");
+  Result r = run({"attention", "-i", "-", "-f", "json"}, in);
+  REQUIRE(r.code == 0);
+  CHECK(!contains(r.out, "NaN"));
+  CHECK(!contains(r.out, "nan"));
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["fully_masked_rows"] == nlohmann::json::array({1}));
+  for (const auto& v : j["heads"][0]["weights"][1]) CHECK(v == 0.0);
+  r = run({"attention", "-i", "-"}, in);
+  REQUIRE(r.code == 0);
+  CHECK(contains(r.out, "fully masked row 1 (b)"));
+  CHECK(!contains(r.out, "nan"));
+}
+
+TEST_CASE("colour: on for a terminal only; NO_COLOR and --no-color respected") {
+  // stdout is a file here, so there is never colour, whatever COLORTERM says.
+  Result r = run({"attention", "-i", kExamples + "causal_four_tokens.json"}, "", {"COLORTERM=truecolor"});
+  CHECK(!contains(r.out, "\x1b"));
+}
+
+TEST_CASE("bad input: exit code 2 and one message naming the field, expected and actual") {
+  expect_input_error(run({"attention", "-i", "-"}, "{\"x\": [[1, 2]"), {"standard input", "malformed JSON"});
+  expect_input_error(run({"attention", "-i", "-"}, problem("x", "[[1, 0, 0, 1], [0, 1, 0], [0, 0, 1, 1]]")),
+                     {"x[1]", "has 3 numbers, expected 4"});
+  expect_input_error(run({"attention", "-i", "-"}, problem("x", "[[1, 0, 0], [0, 1, 0], [0, 0, 1]]")),
+                     {"heads[0].w_q", "expected 3 × 2", "got 4 × 2"});
+  expect_input_error(
+      run({"attention", "-i", "-"},
+          problem("heads", R"([{"w_q": [[1, 0], [0, 1], [0, 0], [1, 1]], "w_k": [[1, 0], [0, 1], [0, 0], [1, 1]], "w_v": [[1], [0], [1], [0]]},
+                               {"w_q": [[1], [0], [0], [1]], "w_k": [[1], [0], [0], [1]], "w_v": [[1], [0], [1], [0]]}])")),
+      {"heads[1].w_q", "expected 4 × 2", "got 4 × 1", "all heads must share d_k"});
+  expect_input_error(run({"attention", "-i", "-"}, problem("w_o", "[[1, 0, 0, 0], [0, 1, 0, 0]]")),
+                     {"w_o", "expected 4 × 4", "got 2 × 4"});
+  expect_input_error(run({"attention", "-i", "-"}, problem("mask", "[[1, 0], [1, 1]]")),
+                     {"mask", "expected 3 × 3", "got 2 rows"});
+  expect_input_error(run({"attention", "-i", "-"}, problem("x", "[[1, 0, 0, 1], [0, 1e39, 0, 1], [0, 0, 1, 1]]")),
+                     {"x[1][1]", "not a finite float32"});
+  {
+    // 1e999 does not even fit a double; the test's own JSON library cannot build it, so patch the text.
+    std::string text = problem("x", "[[1, 0, 0, 1], [0, 12345, 0, 1], [0, 0, 1, 1]]");
+    text.replace(text.find("12345"), 5, "1e999");
+    expect_input_error(run({"attention", "-i", "-"}, text), {"1e999"});
+  }
+  expect_input_error(run({"attention", "-i", "-"}, problem("x", "[]")), {"x: is empty"});
+  expect_input_error(run({"attention", "-i", "-"}, problem("mask", "\"upper\"")), {"mask", "unknown mask \"upper\""});
+  expect_input_error(run({"attention", "-i", "-"}, ""), {"standard input", "is empty"});
+  // Scores that overflow float32 although every input is finite.
+  expect_input_error(run({"attention", "-i", "-"},
+                         R"({"x": [[1e30]], "heads": [{"w_q": [[1e30]], "w_k": [[1e30]], "w_v": [[1]]}]})"),
+                     {"overflowed float32"});
+}
+
+TEST_CASE("missing and unreadable files, bad flags") {
+  expect_input_error(run({"attention", "-i", "/nonexistent/problem.json"}), {"/nonexistent/problem.json", "cannot open"});
+  expect_input_error(run({"attention", "-i", temp_dir().string()}), {"is a folder"});
+  Result r = run({"attention", "-i", kExamples + "causal_four_tokens.json", "--format", "xml"});
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "--format"));
+  CHECK(contains(r.err, "xml"));
+  r = run({"attention"});
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "--input"));
+  r = run({"attention", "-i", kExamples + "causal_four_tokens.json", "--precision", "99"});
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "precision"));
+  r = run({"frobnicate"});
+  CHECK(r.code == 2);
+}
