@@ -185,3 +185,19 @@ TEST_CASE("library functions reject mismatched shapes with ShapeError") {
   CHECK_THROWS_AS(weighted_sum(make({{0.5f, 0.5f}}), make({{1, 2}})), ShapeError);
   CHECK_THROWS_AS(merge_heads({make({{1}}), make({{1, 2}})}), ShapeError);
 }
+
+TEST_CASE("shipped example: four-token causal problem, row 'effort'") {
+  // x0 = [0.5, 0, 0.5, 0], x1 = [0, 1, 0, 1]; W_Q = W_K = [[1,0],[0,1],[1,0],[0,1]] adds columns 0+2 and 1+3:
+  // q0 = k0 = [1, 0], q1 = k1 = [0, 2]. Row 1 (effort) may see keys 0 and 1 only:
+  // scores = [q1·k0, q1·k1] = [0, 4]; scaled = [0, 4/√2 = 2.8284271]; softmax: e^2.8284271 = 16.918828,
+  // so weights = [1, 16.918828] / 17.918828 = [0.0558073, 0.9441927], and 0 for keys 2 and 3.
+  const Problem p = load_problem(std::string(ATTNLAB_SOURCE_DIR) + "/data/examples/causal_four_tokens.json");
+  REQUIRE(p.mask_kind == MaskKind::Causal);
+  AttentionTrace t;
+  self_attention(p.x, p.weights, &*p.mask, &t);
+  CHECK(t.heads[0].scores(1, 1) == doctest::Approx(4.0));
+  CHECK(t.heads[0].weights(1, 0) == doctest::Approx(0.0558073).epsilon(1e-5));
+  CHECK(t.heads[0].weights(1, 1) == doctest::Approx(0.9441927).epsilon(1e-5));
+  CHECK(t.heads[0].weights(1, 2) == 0.0f);
+  CHECK(t.heads[0].weights(1, 3) == 0.0f);
+}
