@@ -1,0 +1,311 @@
+#include "model/ops.hpp"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace attnlab::model {
+
+template <>
+void gemm<float>(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, int lda, const float* b,
+                 int ldb, float beta, float* c, int ldc) {
+  if (m == 0 || n == 0) return;
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, alpha, a,
+              lda, b, ldb, beta, c, ldc);
+}
+
+template <>
+void gemm<double>(bool ta, bool tb, int m, int n, int k, double alpha, const double* a, int lda, const double* b,
+                  int ldb, double beta, double* c, int ldc) {
+  if (m == 0 || n == 0) return;
+  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, alpha, a,
+              lda, b, ldb, beta, c, ldc);
+}
+
+template <typename T>
+std::vector<T> positional_encoding(int max_len, int C) {
+  std::vector<T> pe(static_cast<std::size_t>(max_len) * C);
+  for (int pos = 0; pos < max_len; ++pos) {
+    for (int i = 0; 2 * i < C; ++i) {
+      // Computed in double so the float table is correctly rounded.
+      const double angle = pos / std::pow(10000.0, (2.0 * i) / C);
+      pe[static_cast<std::size_t>(pos) * C + 2 * i] = static_cast<T>(std::sin(angle));
+      if (2 * i + 1 < C) pe[static_cast<std::size_t>(pos) * C + 2 * i + 1] = static_cast<T>(std::cos(angle));
+    }
+  }
+  return pe;
+}
+
+template <typename T>
+void embedding_forward(T* out, const int* tokens, const T* wte, const T* pe, int B, int Tn, int C, T scale) {
+  for (int b = 0; b < B; ++b)
+    for (int t = 0; t < Tn; ++t) {
+      T* o = out + (static_cast<std::size_t>(b) * Tn + t) * C;
+      const T* e = wte + static_cast<std::size_t>(tokens[b * Tn + t]) * C;
+      const T* p = pe + static_cast<std::size_t>(t) * C;
+      for (int c = 0; c < C; ++c) o[c] = e[c] * scale + p[c];
+    }
+}
+
+template <typename T>
+void embedding_backward(T* dwte, const T* dout, const int* tokens, int B, int Tn, int C, T scale) {
+  for (int r = 0; r < B * Tn; ++r) {
+    T* d = dwte + static_cast<std::size_t>(tokens[r]) * C;
+    const T* g = dout + static_cast<std::size_t>(r) * C;
+    for (int c = 0; c < C; ++c) d[c] += g[c] * scale;
+  }
+}
+
+template <typename T>
+void linear_forward(T* out, const T* inp, const T* w, const T* bias, int N, int IC, int OC) {
+  if (bias) {
+    for (int r = 0; r < N; ++r) std::copy(bias, bias + OC, out + static_cast<std::size_t>(r) * OC);
+  }
+  gemm<T>(false, false, N, OC, IC, T(1), inp, IC, w, OC, bias ? T(1) : T(0), out, OC);
+}
+
+template <typename T>
+void linear_backward(T* dinp, T* dw, T* dbias, const T* dout, const T* inp, const T* w, int N, int IC, int OC) {
+  if (dinp) gemm<T>(false, true, N, IC, OC, T(1), dout, OC, w, OC, T(1), dinp, IC);
+  if (dw) gemm<T>(true, false, IC, OC, N, T(1), inp, IC, dout, OC, T(1), dw, OC);
+  if (dbias) {
+    for (int r = 0; r < N; ++r) {
+      const T* g = dout + static_cast<std::size_t>(r) * OC;
+      for (int c = 0; c < OC; ++c) dbias[c] += g[c];
+    }
+  }
+}
+
+template <typename T>
+void layernorm_forward(T* out, T* mean, T* rstd, const T* inp, const T* gamma, const T* beta, int N, int C, T eps) {
+  for (int r = 0; r < N; ++r) {
+    const T* x = inp + static_cast<std::size_t>(r) * C;
+    T* o = out + static_cast<std::size_t>(r) * C;
+    double m = 0.0;
+    for (int c = 0; c < C; ++c) m += x[c];
+    m /= C;
+    double var = 0.0;
+    for (int c = 0; c < C; ++c) var += (x[c] - m) * (x[c] - m);
+    var /= C;  // biased variance, as in torch.nn.LayerNorm
+    const double rs = 1.0 / std::sqrt(var + static_cast<double>(eps));
+    for (int c = 0; c < C; ++c) o[c] = static_cast<T>((x[c] - m) * rs) * gamma[c] + beta[c];
+    mean[r] = static_cast<T>(m);
+    rstd[r] = static_cast<T>(rs);
+  }
+}
+
+template <typename T>
+void layernorm_backward(T* dinp, T* dgamma, T* dbeta, const T* dout, const T* inp, const T* gamma, const T* mean,
+                        const T* rstd, int N, int C) {
+  for (int r = 0; r < N; ++r) {
+    const T* x = inp + static_cast<std::size_t>(r) * C;
+    const T* g = dout + static_cast<std::size_t>(r) * C;
+    T* dx = dinp + static_cast<std::size_t>(r) * C;
+    // With x̂ = (x − μ)·rstd and dx̂ = dout ⊙ γ:
+    //   dx = rstd · (dx̂ − mean(dx̂) − x̂ · mean(dx̂ ⊙ x̂)).
+    double sum_dxhat = 0.0, sum_dxhat_xhat = 0.0;
+    for (int c = 0; c < C; ++c) {
+      const T xhat = (x[c] - mean[r]) * rstd[r];
+      const T dxhat = g[c] * gamma[c];
+      sum_dxhat += dxhat;
+      sum_dxhat_xhat += dxhat * xhat;
+      dgamma[c] += g[c] * xhat;
+      dbeta[c] += g[c];
+    }
+    const T m1 = static_cast<T>(sum_dxhat / C), m2 = static_cast<T>(sum_dxhat_xhat / C);
+    for (int c = 0; c < C; ++c) {
+      const T xhat = (x[c] - mean[r]) * rstd[r];
+      dx[c] += rstd[r] * (g[c] * gamma[c] - m1 - xhat * m2);
+    }
+  }
+}
+
+template <typename T>
+void relu_forward(T* out, const T* inp, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = inp[i] > T(0) ? inp[i] : T(0);
+}
+
+template <typename T>
+void relu_backward(T* dinp, const T* dout, const T* inp, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) dinp[i] += inp[i] > T(0) ? dout[i] : T(0);
+}
+
+template <typename T>
+void add_forward(T* out, const T* a, const T* b, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
+}
+
+template <typename T>
+void accumulate(T* dst, const T* src, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) dst[i] += src[i];
+}
+
+namespace {
+// splitmix64: a tiny, well-specified generator, so dropout masks are identical on every platform.
+inline std::uint64_t splitmix64(std::uint64_t& s) {
+  std::uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+}  // namespace
+
+template <typename T>
+void dropout_forward(T* out, T* mask, const T* inp, std::size_t n, float p, std::uint64_t& rng_state) {
+  if (p <= 0.0f) {
+    for (std::size_t i = 0; i < n; ++i) {
+      out[i] = inp[i];
+      mask[i] = T(1);
+    }
+    return;
+  }
+  const T keep_scale = static_cast<T>(1.0 / (1.0 - p));
+  const std::uint64_t threshold = static_cast<std::uint64_t>(static_cast<double>(p) * 18446744073709551616.0);
+  for (std::size_t i = 0; i < n; ++i) {
+    mask[i] = splitmix64(rng_state) >= threshold ? keep_scale : T(0);
+    out[i] = inp[i] * mask[i];
+  }
+}
+
+template <typename T>
+void dropout_backward(T* dinp, const T* dout, const T* mask, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) dinp[i] += dout[i] * mask[i];
+}
+
+template <typename T>
+void attention_forward(T* out, T* att, const T* q, const T* k, const T* v, const int* key_len, bool causal, int B,
+                       int Tq, int Tk, int C, int H) {
+  const int hs = C / H;
+  const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(hs)));
+  for (int b = 0; b < B; ++b) {
+    const int valid = key_len ? key_len[b] : Tk;
+    for (int h = 0; h < H; ++h) {
+      T* a = att + (static_cast<std::size_t>(b) * H + h) * Tq * Tk;
+      const T* qb = q + static_cast<std::size_t>(b) * Tq * C + h * hs;
+      const T* kb = k + static_cast<std::size_t>(b) * Tk * C + h * hs;
+      const T* vb = v + static_cast<std::size_t>(b) * Tk * C + h * hs;
+      // scores = Q_bh · K_bhᵀ / √hs, straight into the attention buffer.
+      gemm<T>(false, true, Tq, Tk, hs, scale, qb, C, kb, C, T(0), a, Tk);
+      for (int i = 0; i < Tq; ++i) {
+        T* row = a + static_cast<std::size_t>(i) * Tk;
+        const int visible = std::min(valid, causal ? i + 1 : Tk);
+        if (visible <= 0) {
+          std::fill(row, row + Tk, T(0));
+          continue;
+        }
+        T mx = row[0];
+        for (int j = 1; j < visible; ++j) mx = std::max(mx, row[j]);
+        T sum = 0;
+        for (int j = 0; j < visible; ++j) {
+          row[j] = std::exp(row[j] - mx);
+          sum += row[j];
+        }
+        const T inv = T(1) / sum;
+        for (int j = 0; j < visible; ++j) row[j] *= inv;
+        std::fill(row + visible, row + Tk, T(0));
+      }
+      gemm<T>(false, false, Tq, hs, Tk, T(1), a, Tk, vb, C, T(0), out + static_cast<std::size_t>(b) * Tq * C + h * hs,
+              C);
+    }
+  }
+}
+
+template <typename T>
+void attention_backward(T* dq, T* dk, T* dv, T* scratch, const T* dout, const T* att, const T* q, const T* k,
+                        const T* v, int B, int Tq, int Tk, int C, int H) {
+  const int hs = C / H;
+  const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(hs)));
+  for (int b = 0; b < B; ++b) {
+    for (int h = 0; h < H; ++h) {
+      const T* a = att + (static_cast<std::size_t>(b) * H + h) * Tq * Tk;
+      const std::size_t qo = static_cast<std::size_t>(b) * Tq * C + h * hs;
+      const std::size_t ko = static_cast<std::size_t>(b) * Tk * C + h * hs;
+      // dV += attᵀ · dout;   datt = dout · Vᵀ
+      gemm<T>(true, false, Tk, hs, Tq, T(1), a, Tk, dout + qo, C, T(1), dv + ko, C);
+      gemm<T>(false, true, Tq, Tk, hs, T(1), dout + qo, C, v + ko, C, T(0), scratch, Tk);
+      // Softmax backward in place: dscores = att ⊙ (datt − rowsum(att ⊙ datt)).
+      for (int i = 0; i < Tq; ++i) {
+        const T* ar = a + static_cast<std::size_t>(i) * Tk;
+        T* dr = scratch + static_cast<std::size_t>(i) * Tk;
+        T dot = 0;
+        for (int j = 0; j < Tk; ++j) dot += ar[j] * dr[j];
+        for (int j = 0; j < Tk; ++j) dr[j] = ar[j] * (dr[j] - dot);
+      }
+      // scores = scale · Q·Kᵀ, so dQ += scale · dscores · K and dK += scale · dscoresᵀ · Q.
+      gemm<T>(false, false, Tq, hs, Tk, scale, scratch, Tk, k + ko, C, T(1), dq + qo, C);
+      gemm<T>(true, false, Tk, hs, Tq, scale, scratch, Tk, q + qo, C, T(1), dk + ko, C);
+    }
+  }
+}
+
+template <typename T>
+T cross_entropy_forward(T* probs, const T* logits, const int* targets, int N, int V, T smoothing, int ignore_index,
+                        int* count) {
+  double total = 0.0;
+  int used = 0;
+  for (int r = 0; r < N; ++r) {
+    const T* z = logits + static_cast<std::size_t>(r) * V;
+    T* p = probs + static_cast<std::size_t>(r) * V;
+    T mx = z[0];
+    for (int c = 1; c < V; ++c) mx = std::max(mx, z[c]);
+    double sum = 0.0;
+    for (int c = 0; c < V; ++c) sum += std::exp(static_cast<double>(z[c] - mx));
+    const double log_sum = std::log(sum);
+    double sum_logp = 0.0;
+    for (int c = 0; c < V; ++c) {
+      const double logp = static_cast<double>(z[c] - mx) - log_sum;
+      p[c] = static_cast<T>(std::exp(logp));
+      sum_logp += logp;
+    }
+    if (targets[r] == ignore_index) continue;
+    const double logp_t = static_cast<double>(z[targets[r]] - mx) - log_sum;
+    const double eps = static_cast<double>(smoothing);
+    total += -(1.0 - eps) * logp_t - eps / V * sum_logp;
+    ++used;
+  }
+  if (count) *count = used;
+  return used ? static_cast<T>(total / used) : T(0);
+}
+
+template <typename T>
+void cross_entropy_backward(T* dlogits, const T* probs, const int* targets, int N, int V, T smoothing,
+                            int ignore_index, int count, T dloss) {
+  if (count == 0) return;
+  const T g = dloss / static_cast<T>(count);
+  const T uniform = smoothing / static_cast<T>(V);
+  for (int r = 0; r < N; ++r) {
+    if (targets[r] == ignore_index) continue;
+    const T* p = probs + static_cast<std::size_t>(r) * V;
+    T* d = dlogits + static_cast<std::size_t>(r) * V;
+    for (int c = 0; c < V; ++c) d[c] += (p[c] - uniform) * g;
+    d[targets[r]] -= (T(1) - smoothing) * g;
+  }
+}
+
+#define ATTNLAB_INSTANTIATE(T)                                                                                   \
+  template std::vector<T> positional_encoding<T>(int, int);                                                     \
+  template void embedding_forward<T>(T*, const int*, const T*, const T*, int, int, int, T);                     \
+  template void embedding_backward<T>(T*, const T*, const int*, int, int, int, T);                              \
+  template void linear_forward<T>(T*, const T*, const T*, const T*, int, int, int);                             \
+  template void linear_backward<T>(T*, T*, T*, const T*, const T*, const T*, int, int, int);                    \
+  template void layernorm_forward<T>(T*, T*, T*, const T*, const T*, const T*, int, int, T);                    \
+  template void layernorm_backward<T>(T*, T*, T*, const T*, const T*, const T*, const T*, const T*, int, int);  \
+  template void relu_forward<T>(T*, const T*, std::size_t);                                                     \
+  template void relu_backward<T>(T*, const T*, const T*, std::size_t);                                          \
+  template void add_forward<T>(T*, const T*, const T*, std::size_t);                                            \
+  template void accumulate<T>(T*, const T*, std::size_t);                                                       \
+  template void dropout_forward<T>(T*, T*, const T*, std::size_t, float, std::uint64_t&);                       \
+  template void dropout_backward<T>(T*, const T*, const T*, std::size_t);                                       \
+  template void attention_forward<T>(T*, T*, const T*, const T*, const T*, const int*, bool, int, int, int, int, \
+                                     int);                                                                       \
+  template void attention_backward<T>(T*, T*, T*, T*, const T*, const T*, const T*, const T*, const T*, int, int, \
+                                      int, int, int);                                                            \
+  template T cross_entropy_forward<T>(T*, const T*, const int*, int, int, T, int, int*);                        \
+  template void cross_entropy_backward<T>(T*, const T*, const int*, int, int, T, int, int, T);
+
+ATTNLAB_INSTANTIATE(float)
+ATTNLAB_INSTANTIATE(double)
+
+}  // namespace attnlab::model

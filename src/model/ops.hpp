@@ -1,0 +1,114 @@
+#pragma once
+// The transformer's operations, each as a forward/backward pair of plain functions on flat row-major
+// buffers (the llm.c style). They are templates instantiated for float (the model) and double (the
+// finite-difference gradient checks, where float's 7 digits are too few to check anything tightly).
+//
+// Shape legend:
+//   B  batch (sequences)          T  tokens per sequence (padded)   N = B·T rows of activations
+//   C  channels (d_model)         H  heads, each of width C / H     F  feed-forward width (d_ff)
+//   V  vocabulary size            Tq, Tk  query and key lengths in attention (cross-attention: Tk = S)
+// Activations are N × C matrices, one token per row. Linear layers use the row-vector convention of
+// the lessons: out = inp · W + b with W of shape IC × OC.
+//
+// Every backward function *accumulates* into its gradient outputs (+=), so a tensor used twice (a
+// residual, tied embeddings) collects both contributions; callers zero gradients once per step.
+// A null gradient pointer means "not needed".
+#include <cstdint>
+#include <vector>
+
+namespace attnlab::model {
+
+// C = alpha · op(A) · op(B) + beta · C on row-major buffers with explicit leading dimensions
+// (so heads can be addressed as column blocks of an N × C activation without copying).
+template <typename T>
+void gemm(bool trans_a, bool trans_b, int m, int n, int k, T alpha, const T* a, int lda, const T* b,
+          int ldb, T beta, T* c, int ldc);
+
+// ---- embeddings and positions -------------------------------------------------------------------
+
+// Sinusoidal positional encoding, interleaved as in the paper:
+// PE(pos, 2i) = sin(pos / 10000^(2i/C)), PE(pos, 2i+1) = cos(pos / 10000^(2i/C)). Returns max_len × C.
+template <typename T>
+std::vector<T> positional_encoding(int max_len, int C);
+
+// out[b,t,:] = wte[tokens[b,t], :] · scale + pe[t, :]      (scale = √C in the paper)
+template <typename T>
+void embedding_forward(T* out, const int* tokens, const T* wte, const T* pe, int B, int Tn, int C, T scale);
+// dwte[tokens[b,t], :] += dout[b,t,:] · scale
+template <typename T>
+void embedding_backward(T* dwte, const T* dout, const int* tokens, int B, int Tn, int C, T scale);
+
+// ---- linear ---------------------------------------------------------------------------------------
+
+// out (N × OC) = inp (N × IC) · w (IC × OC) + bias (OC, may be null)
+template <typename T>
+void linear_forward(T* out, const T* inp, const T* w, const T* bias, int N, int IC, int OC);
+// dinp += dout · wᵀ;  dw += inpᵀ · dout;  dbias += column sums of dout
+template <typename T>
+void linear_backward(T* dinp, T* dw, T* dbias, const T* dout, const T* inp, const T* w, int N, int IC, int OC);
+
+// ---- layer norm -----------------------------------------------------------------------------------
+
+// Normalises each row over its C channels: out = (x − mean) / √(var + eps) · gamma + beta.
+// mean and rstd (N each) are saved for the backward pass. eps sits inside the square root.
+template <typename T>
+void layernorm_forward(T* out, T* mean, T* rstd, const T* inp, const T* gamma, const T* beta, int N, int C, T eps);
+template <typename T>
+void layernorm_backward(T* dinp, T* dgamma, T* dbeta, const T* dout, const T* inp, const T* gamma,
+                        const T* mean, const T* rstd, int N, int C);
+
+// ---- element-wise ---------------------------------------------------------------------------------
+
+template <typename T>
+void relu_forward(T* out, const T* inp, std::size_t n);
+template <typename T>
+void relu_backward(T* dinp, const T* dout, const T* inp, std::size_t n);
+
+// out = a + b
+template <typename T>
+void add_forward(T* out, const T* a, const T* b, std::size_t n);
+// dst += src (the backward of a residual connection, for each of its two inputs)
+template <typename T>
+void accumulate(T* dst, const T* src, std::size_t n);
+
+// Inverted dropout: keep each element with probability 1 − p and scale it by 1 / (1 − p), so the
+// expected activation is unchanged and inference needs no rescaling. `mask` (n) records the scale
+// (0 or 1/(1−p)) for the backward pass. `rng_state` is advanced deterministically.
+template <typename T>
+void dropout_forward(T* out, T* mask, const T* inp, std::size_t n, float p, std::uint64_t& rng_state);
+template <typename T>
+void dropout_backward(T* dinp, const T* dout, const T* mask, std::size_t n);
+
+// ---- attention ------------------------------------------------------------------------------------
+
+// Multi-head scaled dot-product attention on already-projected Q (B·Tq × C) and K, V (B·Tk × C):
+// head h owns the contiguous column block [h·C/H, (h+1)·C/H). For each batch b and head h:
+//   att = softmax(mask(Q_bh · K_bhᵀ / √(C/H))),  out_bh = att · V_bh.
+// Masking: key j is visible to query i iff j < key_len[b] (key_len may be null: all visible) and,
+// when causal, j ≤ i. A row with no visible key gets all-zero weights. att (B × H × Tq × Tk) is
+// saved for the backward pass.
+template <typename T>
+void attention_forward(T* out, T* att, const T* q, const T* k, const T* v, const int* key_len, bool causal,
+                       int B, int Tq, int Tk, int C, int H);
+// Given dout (B·Tq × C): dq, dk, dv accumulate. scratch needs Tq·Tk elements.
+// Softmax backward: dscores = att ⊙ (datt − Σ_j att·datt), which is zero wherever att was zero
+// (masked keys), so masks need no special treatment here.
+template <typename T>
+void attention_backward(T* dq, T* dk, T* dv, T* scratch, const T* dout, const T* att, const T* q, const T* k,
+                        const T* v, int B, int Tq, int Tk, int C, int H);
+
+// ---- loss -----------------------------------------------------------------------------------------
+
+// Cross-entropy with label smoothing ε over N rows of logits (N × V), as torch.nn.CrossEntropyLoss
+// defines it: the target distribution is (1 − ε)·onehot(target) + ε/V on every class, and the loss is
+// averaged over rows whose target is not `ignore_index` (padding). probs (N × V) is saved for the
+// backward pass. Returns the mean loss; *count receives the number of non-ignored rows.
+template <typename T>
+T cross_entropy_forward(T* probs, const T* logits, const int* targets, int N, int V, T smoothing,
+                        int ignore_index, int* count);
+// dlogits += (probs − target distribution) · dloss / count   (0 for ignored rows)
+template <typename T>
+void cross_entropy_backward(T* dlogits, const T* probs, const int* targets, int N, int V, T smoothing,
+                            int ignore_index, int count, T dloss);
+
+}  // namespace attnlab::model

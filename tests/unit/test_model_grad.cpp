@@ -1,0 +1,284 @@
+// Finite-difference checks of every op's backward pass and of whole tiny models, in double precision
+// (the ops are templates; float's 7 digits would only allow loose tolerances).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <functional>
+#include <random>
+
+#include "model/ops.hpp"
+#include "model/transformer.hpp"
+
+using namespace attnlab::model;
+
+namespace {
+
+std::vector<double> randn(std::mt19937& rng, std::size_t n, double sd = 1.0) {
+  std::normal_distribution<double> d(0.0, sd);
+  std::vector<double> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+double dot(const std::vector<double>& a, const std::vector<double>& b) {
+  double s = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
+  return s;
+}
+
+// Checks d(loss)/d(x[i]) for every i against central differences; loss() must read x.
+void check_grad(const char* what, std::vector<double>& x, const std::vector<double>& analytic,
+                const std::function<double()>& loss, double tol = 1e-6) {
+  REQUIRE(x.size() == analytic.size());
+  const double h = 1e-5;
+  double worst = 0.0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double keep = x[i];
+    x[i] = keep + h;
+    const double up = loss();
+    x[i] = keep - h;
+    const double down = loss();
+    x[i] = keep;
+    const double numeric = (up - down) / (2 * h);
+    const double err = std::fabs(numeric - analytic[i]) / std::max(1.0, std::fabs(numeric) + std::fabs(analytic[i]));
+    worst = std::max(worst, err);
+  }
+  INFO(what << ": worst relative error " << worst);
+  CHECK(worst < tol);
+}
+
+}  // namespace
+
+TEST_CASE("linear backward") {
+  std::mt19937 rng(11);
+  const int N = 5, IC = 4, OC = 3;
+  auto x = randn(rng, N * IC), w = randn(rng, IC * OC), b = randn(rng, OC), r = randn(rng, N * OC);
+  auto loss = [&] {
+    std::vector<double> out(N * OC);
+    linear_forward<double>(out.data(), x.data(), w.data(), b.data(), N, IC, OC);
+    return dot(out, r);
+  };
+  std::vector<double> dx(x.size(), 0), dw(w.size(), 0), db(b.size(), 0);
+  linear_backward<double>(dx.data(), dw.data(), db.data(), r.data(), x.data(), w.data(), N, IC, OC);
+  check_grad("dx", x, dx, loss);
+  check_grad("dw", w, dw, loss);
+  check_grad("db", b, db, loss);
+}
+
+TEST_CASE("layer norm backward") {
+  std::mt19937 rng(12);
+  const int N = 4, C = 6;
+  auto x = randn(rng, N * C, 2.0), g = randn(rng, C), b = randn(rng, C), r = randn(rng, N * C);
+  std::vector<double> mean(N), rstd(N);
+  auto loss = [&] {
+    std::vector<double> out(N * C);
+    layernorm_forward<double>(out.data(), mean.data(), rstd.data(), x.data(), g.data(), b.data(), N, C, 1e-5);
+    return dot(out, r);
+  };
+  loss();
+  std::vector<double> dx(x.size(), 0), dg(C, 0), db(C, 0);
+  layernorm_backward<double>(dx.data(), dg.data(), db.data(), r.data(), x.data(), g.data(), mean.data(), rstd.data(), N, C);
+  check_grad("dx", x, dx, loss);
+  check_grad("dgamma", g, dg, loss);
+  check_grad("dbeta", b, db, loss);
+}
+
+TEST_CASE("layer norm forward: zero mean, unit variance, eps inside the square root") {
+  const std::vector<double> x{1, 2, 3, 4}, g{1, 1, 1, 1}, b{0, 0, 0, 0};
+  std::vector<double> out(4), mean(1), rstd(1);
+  layernorm_forward<double>(out.data(), mean.data(), rstd.data(), x.data(), g.data(), b.data(), 1, 4, 1e-5);
+  // mean 2.5, biased variance 1.25: out = (x − 2.5) / √(1.25 + 1e-5)
+  CHECK(mean[0] == doctest::Approx(2.5));
+  CHECK(out[0] == doctest::Approx(-1.5 / std::sqrt(1.25 + 1e-5)).epsilon(1e-12));
+}
+
+TEST_CASE("attention backward: self (causal, padded keys) and cross") {
+  std::mt19937 rng(13);
+  for (bool causal : {false, true}) {
+    const int B = 2, Tq = 3, Tk = causal ? 3 : 4, C = 4, H = 2;
+    auto q = randn(rng, B * Tq * C), k = randn(rng, B * Tk * C), v = randn(rng, B * Tk * C), r = randn(rng, B * Tq * C);
+    const std::vector<int> key_len{Tk, Tk - 1};
+    std::vector<double> att(B * H * Tq * Tk);
+    auto loss = [&] {
+      std::vector<double> out(B * Tq * C);
+      attention_forward<double>(out.data(), att.data(), q.data(), k.data(), v.data(), key_len.data(), causal, B, Tq, Tk, C, H);
+      return dot(out, r);
+    };
+    loss();
+    std::vector<double> dq(q.size(), 0), dk(k.size(), 0), dv(v.size(), 0), scratch(Tq * Tk);
+    attention_backward<double>(dq.data(), dk.data(), dv.data(), scratch.data(), r.data(), att.data(), q.data(), k.data(),
+                               v.data(), B, Tq, Tk, C, H);
+    check_grad("dq", q, dq, loss);
+    check_grad("dk", k, dk, loss);
+    check_grad("dv", v, dv, loss);
+    // Hidden keys get no gradient at all.
+    for (int c = 0; c < C; ++c) CHECK(dk[(1 * Tk + Tk - 1) * C + c] == 0.0);
+  }
+}
+
+TEST_CASE("cross-entropy with label smoothing: value and backward") {
+  std::mt19937 rng(14);
+  const int N = 4, V = 5;
+  auto z = randn(rng, N * V, 2.0);
+  const std::vector<int> targets{1, 0, 4, 2};  // row 1 is padding (ignore index 0)
+  std::vector<double> probs(N * V);
+  int count = 0;
+  auto loss = [&] { return cross_entropy_forward<double>(probs.data(), z.data(), targets.data(), N, V, 0.1, 0, &count); };
+  const double l = loss();
+  CHECK(count == 3);
+  // Direct check of row 0: (1 − ε)·(−log p_t) + ε/V · Σ_c (−log p_c), averaged over 3 rows.
+  double expect = 0;
+  for (int r : {0, 2, 3}) {
+    double mx = -1e300, s = 0;
+    for (int c = 0; c < V; ++c) mx = std::max(mx, z[r * V + c]);
+    for (int c = 0; c < V; ++c) s += std::exp(z[r * V + c] - mx);
+    double sum_neg_logp = 0;
+    for (int c = 0; c < V; ++c) sum_neg_logp += -(z[r * V + c] - mx - std::log(s));
+    expect += 0.9 * -(z[r * V + targets[r]] - mx - std::log(s)) + 0.1 / V * sum_neg_logp;
+  }
+  CHECK(l == doctest::Approx(expect / 3).epsilon(1e-12));
+  std::vector<double> dz(z.size(), 0);
+  cross_entropy_backward<double>(dz.data(), probs.data(), targets.data(), N, V, 0.1, 0, count, 1.0);
+  check_grad("dlogits", z, dz, loss);
+}
+
+TEST_CASE("embedding, relu and dropout backward") {
+  std::mt19937 rng(15);
+  const int B = 2, Tn = 3, C = 4, V = 6;
+  auto wte = randn(rng, V * C), r = randn(rng, B * Tn * C);
+  const auto pe = positional_encoding<double>(Tn, C);
+  const std::vector<int> toks{1, 5, 1, 0, 2, 3};
+  auto loss = [&] {
+    std::vector<double> out(B * Tn * C);
+    embedding_forward<double>(out.data(), toks.data(), wte.data(), pe.data(), B, Tn, C, 2.0);
+    return dot(out, r);
+  };
+  std::vector<double> dw(wte.size(), 0);
+  embedding_backward<double>(dw.data(), r.data(), toks.data(), B, Tn, C, 2.0);
+  check_grad("dwte", wte, dw, loss);
+
+  auto x = randn(rng, 20);
+  for (auto& v : x)
+    if (std::fabs(v) < 1e-3) v = 0.5;  // stay away from relu's kink
+  auto r2 = randn(rng, 20);
+  std::vector<double> mask(20);
+  std::uint64_t seed = 42;
+  auto relu_drop = [&] {
+    std::vector<double> a(20), o(20);
+    relu_forward<double>(a.data(), x.data(), 20);
+    std::uint64_t s = seed;  // the same mask every call
+    dropout_forward<double>(o.data(), mask.data(), a.data(), 20, 0.3f, s);
+    return dot(o, r2);
+  };
+  relu_drop();
+  std::vector<double> da(20, 0), dx(20, 0);
+  dropout_backward<double>(da.data(), r2.data(), mask.data(), 20);
+  relu_backward<double>(dx.data(), da.data(), x.data(), 20);
+  check_grad("relu+dropout dx", x, dx, relu_drop);
+}
+
+TEST_CASE("positional encoding is interleaved sin/cos") {
+  const auto pe = positional_encoding<double>(3, 4);
+  // pos 2, i = 1 (columns 2 and 3): angle = 2 / 10000^(2/4) = 0.02
+  CHECK(pe[2 * 4 + 2] == doctest::Approx(std::sin(0.02)));
+  CHECK(pe[2 * 4 + 3] == doctest::Approx(std::cos(0.02)));
+  CHECK(pe[1 * 4 + 0] == doctest::Approx(std::sin(1.0)));
+}
+
+namespace {
+
+Batch tiny_batch(bool decoder_only) {
+  // Two sequences of different lengths, padded: exercises padding masks and ignored targets.
+  Batch b;
+  b.B = 2;
+  b.T = 4;
+  b.tgt_in = {kBos, 5, 6, 7, kBos, 8, kPad, kPad};
+  b.tgt_out = {5, 6, 7, kEos, 8, kEos, kPad, kPad};
+  if (!decoder_only) {
+    b.S = 3;
+    b.src = {4, 9, 5, 6, 7, kPad};
+    b.src_len = {3, 2};
+  }
+  return b;
+}
+
+void check_model(ModelConfig cfg, const char* what) {
+  Transformer<double> m(cfg);
+  m.init_params(7);
+  // Non-trivial norm gains/biases so their gradients are exercised too.
+  std::mt19937 rng(99);
+  std::uniform_real_distribution<double> u(-0.2, 0.2);
+  for (const auto& t : m.layout().tensors)
+    if (t.shape.size() == 1)
+      for (std::size_t i = 0; i < t.size(); ++i) m.params[t.offset + i] += u(rng);
+  const Batch b = tiny_batch(cfg.decoder_only);
+  const std::uint64_t seed = 1234;
+  auto loss = [&] {
+    std::uint64_t s = seed;  // identical dropout masks in every evaluation
+    return m.forward(b, 0.1, true, &s);
+  };
+  loss();
+  m.backward();
+  const std::vector<double> analytic = m.grads;
+  INFO(what);
+  check_grad(what, m.params, analytic, loss, 1e-6);
+}
+
+}  // namespace
+
+TEST_CASE("whole tiny models: every parameter's gradient by finite differences") {
+  ModelConfig c;
+  c.vocab_size = 10;
+  c.d_model = 8;
+  c.heads = 2;
+  c.d_ff = 12;
+  c.encoder_layers = 2;
+  c.decoder_layers = 2;
+  c.max_len = 8;
+  c.dropout = 0.2f;
+  check_model(c, "encoder–decoder, post-norm, tied, dropout");
+  c.pre_norm = true;
+  c.tie_embeddings = false;
+  check_model(c, "encoder–decoder, pre-norm, untied, dropout");
+  c.decoder_only = true;
+  check_model(c, "decoder-only, pre-norm, untied");
+  c.pre_norm = false;
+  c.tie_embeddings = true;
+  c.dropout = 0.0f;
+  check_model(c, "decoder-only, post-norm, tied");
+}
+
+TEST_CASE("incremental decoding with the key/value cache equals the full forward pass") {
+  for (bool decoder_only : {false, true}) {
+    ModelConfig c;
+    c.vocab_size = 12;
+    c.d_model = 8;
+    c.heads = 2;
+    c.d_ff = 16;
+    c.encoder_layers = 2;
+    c.decoder_layers = 2;
+    c.max_len = 10;
+    c.decoder_only = decoder_only;
+    c.pre_norm = decoder_only;
+    Transformer<double> m(c);
+    m.init_params(3);
+    Batch b;
+    b.B = 1;
+    b.T = 5;
+    b.tgt_in = {kBos, 5, 9, 4, 11};
+    b.tgt_out = {5, 9, 4, 11, kEos};
+    if (!decoder_only) {
+      b.S = 4;
+      b.src = {6, 7, 8, 10};
+      b.src_len = {4};
+    }
+    m.forward(b, 0.0, false, nullptr);
+    const std::vector<double> full = m.logits();
+    m.start_decoding(b.src, 2);  // two identical hypotheses, to exercise the batching
+    for (int t = 0; t < b.T; ++t) {
+      const auto& step = m.decode_step({b.tgt_in[t], b.tgt_in[t]});
+      for (int h = 0; h < 2; ++h)
+        for (int v = 0; v < c.vocab_size; ++v) CHECK(step[h * c.vocab_size + v] == doctest::Approx(full[t * c.vocab_size + v]).epsilon(1e-10));
+    }
+  }
+}
