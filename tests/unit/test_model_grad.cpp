@@ -43,7 +43,7 @@ void check_grad(const char* what, std::vector<double>& x, const std::vector<doub
     const double err = std::fabs(numeric - analytic[i]) / std::max(1.0, std::fabs(numeric) + std::fabs(analytic[i]));
     worst = std::max(worst, err);
   }
-  INFO(what << ": worst relative error " << worst);
+  INFO(std::string(what) << ": worst relative error " << worst);
   CHECK(worst < tol);
 }
 
