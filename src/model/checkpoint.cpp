@@ -1,0 +1,161 @@
+#include "model/checkpoint.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <map>
+
+#include "io/files.hpp"
+#include "util/error.hpp"
+
+namespace attnlab::model {
+
+namespace {
+
+constexpr char kMagic[8] = {'A', 'T', 'N', 'L', 'C', 'K', 'P', 'T'};
+constexpr std::size_t kMaxCheckpointBytes = std::size_t(4) << 30;
+
+std::uint64_t fnv1a(const char* data, std::size_t n) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (std::size_t i = 0; i < n; ++i) {
+    h ^= static_cast<unsigned char>(data[i]);
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+template <typename U>
+void put(std::string& out, U v) {
+  char buf[sizeof(U)];
+  std::memcpy(buf, &v, sizeof(U));  // x86-64 and AArch64 are little-endian, as the format says
+  out.append(buf, sizeof(U));
+}
+
+template <typename U>
+U get(const std::string& in, std::size_t at) {
+  U v;
+  std::memcpy(&v, in.data() + at, sizeof(U));
+  return v;
+}
+
+}  // namespace
+
+void save_checkpoint(const std::string& path, const Checkpoint& ck) {
+  const ParamLayout layout = make_layout(ck.config);
+  if (ck.params.size() != layout.total) throw RuntimeError("save_checkpoint: parameter count does not match the config");
+  nlohmann::json header;
+  header["config"] = model_config_to_json(ck.config);
+  header["vocab"] = ck.vocab;
+  header["train_state"] = ck.train_state;
+  header["meta"] = ck.meta;
+  nlohmann::json tensors = nlohmann::json::array();
+  std::size_t offset = 0;
+  std::vector<std::pair<const std::vector<float>*, std::string>> groups{{&ck.params, "params"}};
+  if (!ck.adam_m.empty()) groups.push_back({&ck.adam_m, "adam_m"});
+  if (!ck.adam_v.empty()) groups.push_back({&ck.adam_v, "adam_v"});
+  for (const auto& [data, group] : groups) {
+    if (data->size() != layout.total) throw RuntimeError("save_checkpoint: " + group + " has the wrong size");
+    for (const TensorInfo& t : layout.tensors) {
+      tensors.push_back({{"group", group}, {"name", t.name}, {"shape", t.shape}, {"offset", offset + t.offset * 4}, {"count", t.size()}});
+    }
+    offset += layout.total * 4;
+  }
+  header["tensors"] = tensors;
+  const std::string hj = header.dump();
+  std::string out;
+  out.reserve(24 + hj.size() + offset + 8);
+  out.append(kMagic, 8);
+  put<std::uint32_t>(out, kCheckpointVersion);
+  put<std::uint32_t>(out, 0);
+  put<std::uint64_t>(out, hj.size());
+  out += hj;
+  for (const auto& [data, group] : groups) out.append(reinterpret_cast<const char*>(data->data()), data->size() * 4);
+  put<std::uint64_t>(out, fnv1a(out.data(), out.size()));
+  write_file_atomic(path, out);
+}
+
+Checkpoint load_checkpoint(const std::string& path) {
+  const std::string in = read_text_file(path, kMaxCheckpointBytes);
+  auto bad = [&](const std::string& why) {
+    return InputError(path + ": " + why);
+  };
+  if (in.size() < 32) throw bad("truncated: " + std::to_string(in.size()) + " bytes is too short for a checkpoint");
+  if (std::memcmp(in.data(), kMagic, 8) != 0) throw bad("not an attnlab checkpoint (the file does not start with \"ATNLCKPT\")");
+  const auto version = get<std::uint32_t>(in, 8);
+  if (version != kCheckpointVersion) {
+    throw bad("checkpoint format version " + std::to_string(version) + " is not supported (this attnlab reads version " +
+              std::to_string(kCheckpointVersion) + "); retrain the model with this version");
+  }
+  const auto stored = get<std::uint64_t>(in, in.size() - 8);
+  if (fnv1a(in.data(), in.size() - 8) != stored) {
+    throw bad("checksum mismatch: the file is corrupt or truncated (was it copied completely?)");
+  }
+  const auto hlen = get<std::uint64_t>(in, 16);
+  if (hlen > in.size() - 32) throw bad("corrupt: the header length runs past the end of the file");
+  nlohmann::json header;
+  try {
+    header = nlohmann::json::parse(in.begin() + 24, in.begin() + 24 + static_cast<std::ptrdiff_t>(hlen));
+  } catch (const nlohmann::json::exception& e) {
+    throw bad(std::string("corrupt header: ") + e.what());
+  }
+  Checkpoint ck;
+  try {
+    ck.config = model_config_from_json(header.at("config"), "config");
+    ck.vocab = header.at("vocab").get<std::vector<std::string>>();
+    ck.train_state = header.value("train_state", nlohmann::json());
+    ck.meta = header.value("meta", nlohmann::json());
+  } catch (const InputError& e) {
+    throw bad(std::string("bad config in header: ") + e.what());
+  } catch (const nlohmann::json::exception& e) {
+    throw bad(std::string("corrupt header: ") + e.what());
+  }
+  if (static_cast<int>(ck.vocab.size()) != ck.config.vocab_size) {
+    throw bad("the vocabulary has " + std::to_string(ck.vocab.size()) + " words but config.vocab_size is " +
+              std::to_string(ck.config.vocab_size));
+  }
+  const ParamLayout layout = make_layout(ck.config);
+  const std::size_t data_start = 24 + hlen, data_end = in.size() - 8;
+  std::map<std::string, std::vector<float>*> groups{{"params", &ck.params}, {"adam_m", &ck.adam_m}, {"adam_v", &ck.adam_v}};
+  std::map<std::string, std::size_t> seen;
+  try {
+    for (const auto& t : header.at("tensors")) {
+      const std::string group = t.at("group").get<std::string>();
+      const std::string name = t.at("name").get<std::string>();
+      auto git = groups.find(group);
+      if (git == groups.end()) throw bad("unknown tensor group \"" + group + "\"");
+      const std::size_t idx = seen[group]++;
+      if (idx >= layout.tensors.size()) throw bad("config does not match the tensors: more " + group + " tensors than the config defines");
+      const TensorInfo& want = layout.tensors[idx];
+      const auto shape = t.at("shape").get<std::vector<int>>();
+      if (name != want.name || shape != want.shape) {
+        auto show = [](const std::vector<int>& s) {
+          std::string r = "[";
+          for (std::size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+          return r + "]";
+        };
+        throw bad("config does not match the tensors: tensor #" + std::to_string(idx) + " is \"" + name + "\" " + show(shape) +
+                  ", the config expects \"" + want.name + "\" " + show(want.shape));
+      }
+      const auto off = t.at("offset").get<std::uint64_t>(), count = t.at("count").get<std::uint64_t>();
+      if (count != want.size() || off > data_end - data_start || count * 4 > data_end - data_start - off) {
+        throw bad("corrupt tensor table: \"" + name + "\" lies outside the data");
+      }
+      std::vector<float>& dst = *git->second;
+      if (dst.empty()) dst.assign(layout.total, 0.0f);
+      std::memcpy(dst.data() + want.offset, in.data() + data_start + off, count * 4);
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw bad(std::string("corrupt tensor table: ") + e.what());
+  }
+  for (const auto& [group, count] : seen) {
+    if (count != layout.tensors.size()) {
+      throw bad("config does not match the tensors: " + group + " holds " + std::to_string(count) + " tensors, the config defines " +
+                std::to_string(layout.tensors.size()));
+    }
+  }
+  if (!seen.count("params")) throw bad("no parameters in the checkpoint");
+  for (float v : ck.params)
+    if (!std::isfinite(v)) throw bad("corrupt: a parameter is inf or NaN");
+  return ck;
+}
+
+}  // namespace attnlab::model

@@ -1,0 +1,28 @@
+#pragma once
+// Adam(W), the paper's learning-rate schedule, and gradient clipping.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace attnlab::model {
+
+struct AdamConfig {
+  float beta1 = 0.9f, beta2 = 0.98f, eps = 1e-9f;  // the paper's values
+  float weight_decay = 0.0f;                        // decoupled (AdamW); 0 = plain Adam
+};
+
+// lrate = scale · d_model^-0.5 · min(step^-0.5, step · warmup^-1.5), step counted from 1: linear
+// warm-up for `warmup` steps, then decay with the inverse square root of the step.
+double noam_lr(std::int64_t step, int d_model, int warmup, double scale = 1.0);
+
+// Scales grads so their global L2 norm is at most max_norm (no-op for max_norm ≤ 0).
+// Returns the norm before clipping.
+double clip_grad_norm(std::vector<float>& grads, double max_norm);
+
+// One AdamW update of params from grads; m and v are the moment buffers (same size), step ≥ 1.
+// decay_mask (may be empty) marks which parameters get weight decay (matrices, not biases/norms).
+void adam_step(std::vector<float>& params, const std::vector<float>& grads, std::vector<float>& m,
+               std::vector<float>& v, std::int64_t step, double lr, const AdamConfig& cfg,
+               const std::vector<std::uint8_t>& decay_mask);
+
+}  // namespace attnlab::model

@@ -1,0 +1,155 @@
+// The checkpoint format: round trip, and a clear InputError for every kind of damage.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "model/checkpoint.hpp"
+#include "model/optim.hpp"
+#include "util/error.hpp"
+
+using namespace attnlab;
+using namespace attnlab::model;
+
+namespace {
+
+std::string tmp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("attnlab-ckpt-test-" + name)).string();
+}
+
+std::string slurp(const std::string& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void spit(const std::string& p, const std::string& s) { std::ofstream(p, std::ios::binary) << s; }
+
+std::uint64_t fnv1a(const std::string& s) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+Checkpoint sample() {
+  Checkpoint ck;
+  ck.config.vocab_size = 6;
+  ck.config.d_model = 4;
+  ck.config.heads = 2;
+  ck.config.d_ff = 8;
+  ck.config.encoder_layers = 1;
+  ck.config.decoder_layers = 1;
+  ck.config.max_len = 8;
+  ck.vocab = {"<pad>", "<unk>", "<bos>", "<eos>", "le", "chat"};
+  const std::size_t n = parameter_count(ck.config);
+  for (std::size_t i = 0; i < n; ++i) ck.params.push_back(static_cast<float>(i) * 0.001f - 0.3f);
+  ck.adam_m.assign(n, 0.5f);
+  ck.adam_v.assign(n, 0.25f);
+  ck.train_state = {{"step", 12}};
+  ck.meta = {{"note", "test"}};
+  return ck;
+}
+
+std::string error_loading(const std::string& p) {
+  try {
+    load_checkpoint(p);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(loaded)";
+}
+
+}  // namespace
+
+TEST_CASE("checkpoint round trip, with and without training state") {
+  const Checkpoint ck = sample();
+  const std::string p = tmp_path("rt");
+  save_checkpoint(p, ck);
+  const Checkpoint back = load_checkpoint(p);
+  CHECK(back.params == ck.params);
+  CHECK(back.adam_m == ck.adam_m);
+  CHECK(back.adam_v == ck.adam_v);
+  CHECK(back.vocab == ck.vocab);
+  CHECK(back.train_state["step"] == 12);
+  CHECK(back.config.d_ff == 8);
+  Checkpoint small = ck;
+  small.adam_m.clear();
+  small.adam_v.clear();
+  save_checkpoint(p, small);
+  CHECK(load_checkpoint(p).adam_m.empty());
+  std::filesystem::remove(p);
+}
+
+TEST_CASE("damaged checkpoints are refused with a clear message") {
+  const std::string p = tmp_path("bad");
+  save_checkpoint(p, sample());
+  const std::string good = slurp(p);
+
+  spit(p, good.substr(0, good.size() / 2));
+  CHECK(error_loading(p).find("checksum mismatch") != std::string::npos);
+  spit(p, good.substr(0, 10));
+  CHECK(error_loading(p).find("truncated") != std::string::npos);
+
+  std::string flipped = good;
+  flipped[flipped.size() / 2] ^= 0x10;
+  spit(p, flipped);
+  CHECK(error_loading(p).find("checksum mismatch") != std::string::npos);
+
+  std::string magic = good;
+  magic[0] = 'X';
+  spit(p, magic);
+  CHECK(error_loading(p).find("not an attnlab checkpoint") != std::string::npos);
+
+  std::string version = good;
+  const std::uint32_t v2 = 2;
+  std::memcpy(version.data() + 8, &v2, 4);
+  spit(p, version);
+  CHECK(error_loading(p).find("version 2 is not supported") != std::string::npos);
+
+  // A consistent file (valid checksum) whose config disagrees with its tensors.
+  std::uint64_t hlen;
+  std::memcpy(&hlen, good.data() + 16, 8);
+  auto header = nlohmann::json::parse(good.substr(24, hlen));
+  header["config"]["d_ff"] = 16;
+  const std::string hj = header.dump();
+  std::string forged = good.substr(0, 16);
+  const std::uint64_t nh = hj.size();
+  forged.append(reinterpret_cast<const char*>(&nh), 8);
+  forged += hj;
+  forged += good.substr(24 + hlen, good.size() - 8 - 24 - hlen);
+  const std::uint64_t sum = fnv1a(forged);
+  forged.append(reinterpret_cast<const char*>(&sum), 8);
+  spit(p, forged);
+  const std::string msg = error_loading(p);
+  INFO(msg);
+  CHECK(msg.find("config does not match the tensors") != std::string::npos);
+
+  CHECK(error_loading(tmp_path("missing-file")).find("cannot open") != std::string::npos);
+  std::filesystem::remove(p);
+}
+
+TEST_CASE("the paper's learning-rate schedule and gradient clipping") {
+  // d_model 512, warmup 4000: the peak at step 4000 is 512^-0.5 · 4000^-0.5 ≈ 6.9877e-4.
+  CHECK(noam_lr(4000, 512, 4000) == doctest::Approx(1.0 / std::sqrt(512.0) / std::sqrt(4000.0)));
+  CHECK(noam_lr(1, 512, 4000) == doctest::Approx(1.0 / std::sqrt(512.0) * std::pow(4000.0, -1.5)));
+  CHECK(noam_lr(2000, 512, 4000) < noam_lr(4000, 512, 4000));
+  CHECK(noam_lr(16000, 512, 4000) == doctest::Approx(noam_lr(4000, 512, 4000) / 2));
+  std::vector<float> g{3, 4};
+  CHECK(clip_grad_norm(g, 1.0) == doctest::Approx(5.0));
+  CHECK(g[0] == doctest::Approx(0.6));
+  CHECK(g[1] == doctest::Approx(0.8));
+}
+
+TEST_CASE("Adam: the first step moves each parameter by about lr against its gradient's sign") {
+  std::vector<float> p{1.0f, -1.0f}, g{0.5f, -2.0f}, m(2, 0.0f), v(2, 0.0f);
+  adam_step(p, g, m, v, 1, 0.1, AdamConfig{}, {});
+  // Bias-corrected m̂ = g, v̂ = g², so the update is lr · g / |g| = ±0.1.
+  CHECK(p[0] == doctest::Approx(0.9f));
+  CHECK(p[1] == doctest::Approx(-0.9f));
+}
