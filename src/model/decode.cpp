@@ -1,0 +1,168 @@
+#include "model/decode.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "util/error.hpp"
+
+namespace attnlab::model {
+
+namespace {
+
+std::vector<double> log_softmax_row(const float* z, int V) {
+  std::vector<double> out(V);
+  double mx = z[0];
+  for (int v = 1; v < V; ++v) mx = std::max(mx, static_cast<double>(z[v]));
+  double sum = 0;
+  for (int v = 0; v < V; ++v) sum += std::exp(z[v] - mx);
+  const double ls = std::log(sum) + mx;
+  for (int v = 0; v < V; ++v) out[v] = z[v] - ls;
+  return out;
+}
+
+std::vector<std::vector<float>> step_attention(const Transformer<float>& m, int beam_index) {
+  std::vector<std::vector<float>> layers;
+  const int H = m.config().heads, S = m.source_length();
+  for (int l = 0; l < m.config().decoder_layers; ++l) {
+    const auto& a = m.step_cross_attention(l);
+    layers.emplace_back(a.begin() + static_cast<std::ptrdiff_t>(beam_index) * H * S,
+                        a.begin() + static_cast<std::ptrdiff_t>(beam_index + 1) * H * S);
+  }
+  return layers;
+}
+
+}  // namespace
+
+double length_penalty(int length, double alpha) {
+  return alpha == 0.0 ? 1.0 : std::pow((5.0 + length) / 6.0, alpha);
+}
+
+Hypothesis translate(Transformer<float>& model, const std::vector<int>& src, const DecodeOptions& opt) {
+  if (model.config().decoder_only) throw InputError("this model is a decoder-only language model; it cannot translate");
+  const int K = std::max(1, opt.beam), V = model.config().vocab_size;
+  const int max_new = opt.max_len > 0 ? std::min(opt.max_len, model.config().max_len - 1) : model.config().max_len - 1;
+  model.start_decoding(src, K);
+  struct Beam {
+    std::vector<int> tokens;
+    double logprob = 0;
+    std::vector<std::vector<std::vector<float>>> att;
+  };
+  std::vector<Beam> beams(K);
+  std::vector<bool> alive(K, false);
+  alive[0] = true;  // all beams start identical; expand only the first at step 0
+  std::vector<Hypothesis> finished;
+  std::vector<int> feed(K, kBos);
+  const bool record = opt.record_attention && model.config().decoder_layers > 0;
+  for (int t = 0; t <= max_new; ++t) {
+    const auto& logits = model.decode_step(feed);
+    struct Cand {
+      double lp;
+      int beam, token;
+    };
+    std::vector<Cand> cands;
+    for (int b = 0; b < K; ++b) {
+      if (!alive[b]) continue;
+      const auto lps = log_softmax_row(logits.data() + static_cast<std::size_t>(b) * V, V);
+      for (int v = 0; v < V; ++v) {
+        if (v == kPad || v == kBos) continue;
+        if (t == max_new && v != kEos) continue;  // out of room: only <eos> is allowed now
+        cands.push_back({beams[b].logprob + lps[v], b, v});
+      }
+    }
+    if (cands.empty()) break;
+    std::sort(cands.begin(), cands.end(), [](const Cand& a, const Cand& b) {
+      return a.lp != b.lp ? a.lp > b.lp : (a.beam != b.beam ? a.beam < b.beam : a.token < b.token);
+    });
+    std::vector<Beam> next;
+    std::vector<int> parents;
+    for (const Cand& c : cands) {
+      if (static_cast<int>(next.size()) == K) break;
+      if (c.token == kEos) {
+        Hypothesis h;
+        h.tokens = beams[c.beam].tokens;
+        h.logprob = c.lp;
+        h.score = c.lp / length_penalty(static_cast<int>(h.tokens.size()) + 1, opt.length_penalty);
+        h.finished = true;
+        if (record) {
+          h.cross_attention = beams[c.beam].att;
+          h.cross_attention.push_back(step_attention(model, c.beam));
+        }
+        finished.push_back(std::move(h));
+        if (static_cast<int>(finished.size()) >= K) break;
+        continue;
+      }
+      Beam nb;
+      nb.tokens = beams[c.beam].tokens;
+      nb.tokens.push_back(c.token);
+      nb.logprob = c.lp;
+      if (record) {
+        nb.att = beams[c.beam].att;
+        nb.att.push_back(step_attention(model, c.beam));
+      }
+      parents.push_back(c.beam);
+      next.push_back(std::move(nb));
+    }
+    if (static_cast<int>(finished.size()) >= K || next.empty()) break;
+    // Early stop: no live hypothesis can beat the best finished one (log-probs only decrease, and
+    // with α ≥ 0 the best a live beam can reach is bounded by its score at the longest length).
+    if (!finished.empty()) {
+      double best_done = -std::numeric_limits<double>::infinity();
+      for (const auto& h : finished) best_done = std::max(best_done, h.score);
+      double best_live = -std::numeric_limits<double>::infinity();
+      for (const auto& nb : next) best_live = std::max(best_live, nb.logprob / length_penalty(max_new + 1, opt.length_penalty));
+      if (best_live < best_done) break;
+    }
+    const int live = static_cast<int>(next.size());
+    std::vector<int> order(K, parents[0]);
+    for (int i = 0; i < live; ++i) order[i] = parents[i];
+    model.reorder_cache(order);
+    beams.assign(K, Beam{});
+    for (int i = 0; i < live; ++i) beams[i] = std::move(next[i]);
+    for (int i = 0; i < K; ++i) {
+      alive[i] = i < live;
+      feed[i] = i < live ? beams[i].tokens.back() : kEos;  // dead slots are fed a dummy token
+    }
+  }
+  if (finished.empty()) {
+    Hypothesis h;
+    h.tokens = beams[0].tokens;
+    h.logprob = beams[0].logprob;
+    h.score = h.logprob / length_penalty(static_cast<int>(h.tokens.size()), opt.length_penalty);
+    h.cross_attention = beams[0].att;
+    return h;
+  }
+  return *std::max_element(finished.begin(), finished.end(),
+                           [](const Hypothesis& a, const Hypothesis& b) { return a.score < b.score; });
+}
+
+std::vector<double> next_token_logprobs(Transformer<float>& model, const std::vector<int>& prompt) {
+  if (!model.config().decoder_only) throw InputError("next-token probabilities need a decoder-only language model");
+  if (static_cast<int>(prompt.size()) + 1 > model.config().max_len) {
+    throw InputError("the prompt has " + std::to_string(prompt.size()) + " tokens; this model reads at most " +
+                     std::to_string(model.config().max_len - 1));
+  }
+  model.start_decoding({}, 1);
+  const std::vector<float>* logits = &model.decode_step({kBos});
+  for (int t : prompt) logits = &model.decode_step({t});
+  return log_softmax_row(logits->data(), model.config().vocab_size);
+}
+
+std::vector<int> continue_greedy(Transformer<float>& model, const std::vector<int>& prompt, int max_new) {
+  std::vector<double> lp = next_token_logprobs(model, prompt);
+  std::vector<int> out;
+  const int room = model.config().max_len - 1 - static_cast<int>(prompt.size());
+  for (int i = 0; i < std::min(max_new, room); ++i) {
+    int best = kEos;
+    for (int v = 0; v < static_cast<int>(lp.size()); ++v)
+      if (v != kPad && v != kBos && v != kUnk && lp[v] > lp[best]) best = v;
+    if (best == kEos) break;
+    out.push_back(best);
+    if (i + 1 == std::min(max_new, room)) break;
+    const auto& logits = model.decode_step({best});
+    lp = log_softmax_row(logits.data(), model.config().vocab_size);
+  }
+  return out;
+}
+
+}  // namespace attnlab::model

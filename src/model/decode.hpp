@@ -1,0 +1,37 @@
+#pragma once
+// Inference: greedy decoding and beam search with a length penalty, on the key/value cache of
+// Transformer::decode_step (each step costs one token's work, not a re-run of the whole prefix).
+#include <vector>
+
+#include "model/transformer.hpp"
+
+namespace attnlab::model {
+
+struct Hypothesis {
+  std::vector<int> tokens;   // without <bos> and <eos>
+  double logprob = 0;        // sum of log-probabilities of tokens and the final <eos>
+  double score = 0;          // logprob / length penalty
+  bool finished = false;     // ended with <eos> (not cut at max_len)
+  // Cross-attention weights at each generated position (including <eos>): [step][layer] = H × S.
+  std::vector<std::vector<std::vector<float>>> cross_attention;
+};
+
+struct DecodeOptions {
+  int beam = 1;               // 1 = greedy
+  double length_penalty = 0.6;  // α of ((5 + |Y|) / 6)^α (GNMT; the paper uses 0.6); 0 = none
+  int max_len = 0;            // maximum generated tokens; 0 = model max_len − 1
+  bool record_attention = false;
+};
+
+// Encoder–decoder: translates `src` (token ids). Returns the best hypothesis.
+Hypothesis translate(Transformer<float>& model, const std::vector<int>& src, const DecodeOptions& opt);
+
+// Decoder-only: feeds <bos> + prompt and returns the log-probabilities of the next token (size V).
+std::vector<double> next_token_logprobs(Transformer<float>& model, const std::vector<int>& prompt);
+// Decoder-only: greedy continuation of the prompt, up to max_new tokens or <eos>.
+std::vector<int> continue_greedy(Transformer<float>& model, const std::vector<int>& prompt, int max_new);
+
+// GNMT length penalty ((5 + length) / 6)^alpha.
+double length_penalty(int length, double alpha);
+
+}  // namespace attnlab::model
