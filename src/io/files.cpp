@@ -71,7 +71,10 @@ void write_file_atomic(const std::string& path, const std::string& content) {
   namespace fs = std::filesystem;
   const fs::path target(path);
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::string tmpl = (dir / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
+  std::string name = target.filename().string();
+  name.insert(0, 1, '.');
+  name.append(".tmp-XXXXXX");
+  std::string tmpl = (dir / name).string();
   const int fd = ::mkstemp(tmpl.data());
   if (fd < 0) throw RuntimeError(path + ": cannot create a temporary file beside it (" + errno_text() + ")");
   auto fail = [&](const std::string& what) {
