@@ -31,7 +31,7 @@ std::vector<Example> reverse_task(int n, std::uint64_t seed) {
 
 std::vector<std::string> vocab12() {
   std::vector<std::string> v{"<pad>", "<unk>", "<bos>", "<eos>"};
-  for (int i = 0; i < 8; ++i) v.push_back("s" + std::to_string(i));
+  for (const char* s : {"s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7"}) v.emplace_back(s);
   return v;
 }
 
