@@ -9,9 +9,11 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "util/blas_setup.hpp"
 #include "util/error.hpp"
 
 int main(int argc, char** argv) {
+  attnlab::ensure_blas_kernel(argv);  // may restart the program with the right OpenBLAS kernel
   CLI::App app{"attnlab: learn self-attention and multi-head attention step by step, on real sentences,\n"
                "with every intermediate matrix printed.",
                "attnlab"};
@@ -19,6 +21,7 @@ int main(int argc, char** argv) {
   app.set_help_all_flag("--help-all", "Print help for every subcommand and exit");
   app.footer("Run 'attnlab SUBCOMMAND --help' for the options of one subcommand.");
   attnlab::cli::setup_attention(app);
+  attnlab::cli::setup_doctor(app);
 
   try {
     app.parse(argc, argv);

@@ -264,3 +264,26 @@ TEST_CASE("missing and unreadable files, bad flags") {
   r = run({"frobnicate"});
   CHECK(r.code == 2);
 }
+
+TEST_CASE("doctor reports the BLAS kernel, and attnlab restarts itself when OpenBLAS picked a generic one") {
+  Result r = run({"doctor", "--format", "json"});
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["blas"]["kernel"].is_string());
+  CHECK(j["blas"]["threads"].get<int>() >= 1);
+  CHECK(j["cuda"].contains("compiled"));
+  const std::string best = j["blas"]["cpu_best_kernel"].get<std::string>();
+
+  // A user's OPENBLAS_CORETYPE is respected, even a slow one.
+  r = run({"doctor", "-f", "json"}, "", {"OPENBLAS_CORETYPE=Prescott"});
+  REQUIRE(r.code == 0);
+  CHECK(nlohmann::json::parse(r.out)["blas"]["kernel"] == "Prescott");
+
+  if (best.empty()) return;  // a CPU without AVX2: nothing better to pick
+  // Simulate OpenBLAS's mis-detection: attnlab must restart with the CPU's best kernel.
+  r = run({"doctor", "-f", "json"}, "", {"ATTNLAB_BLAS_PRETEND_DETECTED=Prescott"});
+  REQUIRE(r.code == 0);
+  const auto k = nlohmann::json::parse(r.out);
+  CHECK(k["blas"]["kernel"] == best);
+  CHECK(contains(k["blas"]["verdict"].get<std::string>(), "restarted itself"));
+}

@@ -1,0 +1,79 @@
+// attnlab doctor: what attnlab runs on — compiler, BLAS library and kernel, threads, CUDA — so a slow
+// or broken setup can be diagnosed in one command.
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <xtensor/xtensor_config.hpp>
+
+#include "cli/commands.hpp"
+#include "util/blas_setup.hpp"
+#include "util/error.hpp"
+#include "util/paths.hpp"
+#ifdef ATTNLAB_WITH_CUDA
+#include "backend/cuda/softmax.hpp"
+#endif
+
+namespace attnlab::cli {
+
+struct DoctorOptions {
+  std::string format = "text";
+};
+
+namespace {
+
+void run_doctor(const DoctorOptions& o) {
+  const BlasInfo b = blas_info();
+  nlohmann::ordered_json j;
+  j["attnlab"] = ATTNLAB_VERSION;
+  j["compiler"] = std::string(
+#if defined(__clang__)
+      "clang "
+#elif defined(__GNUC__)
+      "g++ "
+#endif
+      __VERSION__);
+  j["cxx_standard"] = static_cast<long>(__cplusplus);
+  j["xtensor"] = fmt::format("{}.{}.{}", XTENSOR_VERSION_MAJOR, XTENSOR_VERSION_MINOR, XTENSOR_VERSION_PATCH);
+  j["blas"] = {{"library", b.config}, {"kernel", b.corename}, {"cpu_best_kernel", b.cpu_best},
+               {"threads", b.threads}, {"verdict", b.verdict}};
+  std::string root;
+  try {
+    root = project_root();
+  } catch (const Error& e) {
+    root = std::string("not found: ") + e.what();
+  }
+  j["data_dir"] = root;
+#ifdef ATTNLAB_WITH_CUDA
+  std::string why;
+  const bool dev = cuda_device_available(&why);
+  j["cuda"] = {{"compiled", true}, {"nvcc", ATTNLAB_NVCC_VERSION}, {"device", dev ? why : std::string("none: ") + why}};
+#else
+  j["cuda"] = {{"compiled", false}, {"nvcc", "not found at configure time (or -DATTNLAB_CUDA=OFF)"}, {"device", "n/a"}};
+#endif
+  if (o.format == "json") {
+    std::cout << j.dump(2) << '\n';
+    return;
+  }
+  std::cout << fmt::format("attnlab {}\n", ATTNLAB_VERSION);
+  std::cout << fmt::format("  compiler      {} (C++ {})\n", j["compiler"].get<std::string>(), static_cast<long>(__cplusplus));
+  std::cout << fmt::format("  xtensor       {}\n", j["xtensor"].get<std::string>());
+  std::cout << fmt::format("  BLAS          {}\n", b.config);
+  std::cout << fmt::format("  BLAS kernel   {} ({} thread{})\n", b.corename, b.threads, b.threads == 1 ? "" : "s");
+  std::cout << fmt::format("                {}\n", b.verdict);
+  std::cout << fmt::format("  data folder   {}\n", root);
+  std::cout << fmt::format("  CUDA          compiled: {}; nvcc: {}; device: {}\n", j["cuda"]["compiled"].get<bool>() ? "yes" : "no",
+                           j["cuda"]["nvcc"].get<std::string>(), j["cuda"]["device"].get<std::string>());
+}
+
+}  // namespace
+
+void setup_doctor(CLI::App& app) {
+  auto opts = std::make_shared<DoctorOptions>();
+  CLI::App* sub = app.add_subcommand("doctor", "Report the compiler, BLAS library and kernel, threads, CUDA compiler and device");
+  sub->add_option("-f,--format", opts->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  sub->callback([opts] { run_doctor(*opts); });
+}
+
+}  // namespace attnlab::cli
