@@ -7,5 +7,6 @@
 namespace attnlab::cli {
 
 void setup_attention(CLI::App& app);
+void setup_corpus(CLI::App& app);
 
 }  // namespace attnlab::cli

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   app.set_help_all_flag("--help-all", "Print help for every subcommand and exit");
   app.footer("Run 'attnlab SUBCOMMAND --help' for the options of one subcommand.");
   attnlab::cli::setup_attention(app);
+  attnlab::cli::setup_corpus(app);
 
   try {
     app.parse(argc, argv);
