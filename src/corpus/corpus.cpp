@@ -469,12 +469,14 @@ std::vector<Example> draw_split(Split s, std::size_t n, const CorpusOptions& o) 
     }
   // The category is drawn first and the rejection happens within it: rejecting across categories
   // would over-represent the categories that happen to have more held-out keys.
-  const std::size_t max_attempts = 100'000 + 500 * n;
-  std::size_t attempts = 0;
+  // Normally an example is accepted within a few dozen draws; this many draws in a row without one
+  // means the split's distinct sentences are used up.
+  constexpr std::size_t kMaxFailures = 100'000;
+  std::size_t failures = 0;
   while (out.size() < n) {
     const std::size_t category = pick_category(rng, o.weights);
     while (true) {
-      if (++attempts == max_attempts)
+      if (++failures == kMaxFailures)
         throw InputError(fmt::format("could only find {} distinct {} sentences of the {} asked for; ask for fewer or "
                                      "give more weight to the larger categories",
                                      out.size(), split_name(s), n));
@@ -484,6 +486,7 @@ std::vector<Example> draw_split(Split s, std::size_t n, const CorpusOptions& o) 
       // test sentences are distinct, so each one counts once in the scores.
       if (!seen.insert(e.en).second && s != Split::Train) continue;
       out.push_back(std::move(e));
+      failures = 0;
       break;
     }
   }
