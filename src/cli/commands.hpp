@@ -8,5 +8,6 @@ namespace attnlab::cli {
 
 void setup_attention(CLI::App& app);
 void setup_doctor(CLI::App& app);
+void setup_corpus(CLI::App& app);
 
 }  // namespace attnlab::cli

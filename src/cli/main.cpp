@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   app.footer("Run 'attnlab SUBCOMMAND --help' for the options of one subcommand.");
   attnlab::cli::setup_attention(app);
   attnlab::cli::setup_doctor(app);
+  attnlab::cli::setup_corpus(app);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,222 @@
+// attnlab corpus [--seed N] [--out DIR] [--train N --valid N --test N] [--format text|json]
+// Generates the English→French corpus (and the English corpus for the language model), prints a
+// summary, and either writes the files to DIR or shows a few samples of each category.
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <set>
+#include <system_error>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "corpus/corpus.hpp"
+#include "corpus/tsv.hpp"
+#include "io/files.hpp"
+#include "text/tokenizer.hpp"
+#include "util/error.hpp"
+
+namespace attnlab::cli {
+
+struct CorpusOptions {
+  std::uint64_t seed = 1;
+  std::string out;
+  bool out_given = false;
+  std::size_t train = corpus::CorpusOptions{}.train;
+  std::size_t valid = corpus::CorpusOptions{}.valid;
+  std::size_t test = corpus::CorpusOptions{}.test;
+  std::size_t lm_train = corpus::LmOptions{}.train;
+  std::size_t lm_valid = corpus::LmOptions{}.valid;
+  std::size_t lm_test = corpus::LmOptions{}.test;
+  std::size_t samples = 3;
+  std::string format = "text";
+};
+
+namespace {
+
+namespace fs = std::filesystem;
+
+nlohmann::json stats_json(const corpus::SplitStats& s) {
+  return {{"examples", s.examples},
+          {"per_category", s.per_category},
+          {"max_en_tokens", s.max_en_tokens},
+          {"max_fr_tokens", s.max_fr_tokens},
+          {"held_out_keys", s.combos}};
+}
+
+std::string lm_text(const std::vector<std::string>& sentences) {
+  std::string out;
+  for (const auto& s : sentences) out += s + '\n';
+  return out;
+}
+
+// Words of valid/test that never occur in train (they would be <unk> to a model trained on it).
+// Happens only with a very small --train; reported so the user knows.
+std::vector<std::string> words_missing_from(const text::Vocab& vocab, const corpus::Corpus& c) {
+  std::set<std::string> missing;
+  for (const auto* split : {&c.valid, &c.test})
+    for (const auto& e : *split)
+      for (const auto* s : {&e.en, &e.fr})
+        for (const auto& tok : text::tokenize(*s))
+          if (!vocab.contains(tok)) missing.insert(tok);
+  return {missing.begin(), missing.end()};
+}
+
+// Up to `k` training examples of each category (the first ones in the shuffled training split).
+std::map<std::string, std::vector<const corpus::Example*>> samples_of(const corpus::Corpus& c, std::size_t k) {
+  std::map<std::string, std::vector<const corpus::Example*>> out;
+  for (const auto& e : c.train)
+    if (out[e.category].size() < k) out[e.category].push_back(&e);
+  return out;
+}
+
+fs::path prepare_out_dir(const std::string& dir) {
+  if (dir.empty()) throw InputError("--out needs a directory name");
+  const fs::path p(dir);
+  std::error_code ec;
+  if (fs::exists(p, ec) && !fs::is_directory(p, ec))
+    throw InputError(fmt::format("--out {}: exists and is not a directory", dir));
+  fs::create_directories(p, ec);
+  if (ec) throw InputError(fmt::format("--out {}: cannot create the directory ({})", dir, ec.message()));
+  return p;
+}
+
+void run_corpus(const CorpusOptions& o) {
+  corpus::CorpusOptions co;
+  co.seed = o.seed;
+  co.train = o.train;
+  co.valid = o.valid;
+  co.test = o.test;
+  corpus::LmOptions lo;
+  lo.seed = o.seed;
+  lo.train = o.lm_train;
+  lo.valid = o.lm_valid;
+  lo.test = o.lm_test;
+  const fs::path dir = o.out_given ? prepare_out_dir(o.out) : fs::path();
+
+  const corpus::Corpus c = corpus::generate(co);
+  const corpus::LmCorpus lm = corpus::generate_lm(lo);
+  const text::Vocab vocab = corpus::build_vocab(c.train);
+  const text::Vocab lm_vocab = corpus::build_lm_vocab(lm.train);
+  const corpus::SplitStats st[3] = {corpus::split_stats(c.train), corpus::split_stats(c.valid), corpus::split_stats(c.test)};
+  const auto missing = words_missing_from(vocab, c);
+
+  std::vector<std::string> written;
+  if (o.out_given) {
+    const auto write = [&](const std::string& name, const std::string& content) {
+      const std::string path = (dir / name).string();
+      write_file_atomic(path, content);
+      written.push_back(path);
+    };
+    write("train.tsv", corpus::to_tsv(c.train));
+    write("valid.tsv", corpus::to_tsv(c.valid));
+    write("test.tsv", corpus::to_tsv(c.test));
+    write("vocab.json", vocab.to_json().dump(1) + '\n');
+    write("lm_train.txt", lm_text(lm.train));
+    write("lm_valid.txt", lm_text(lm.valid));
+    write("lm_test.txt", lm_text(lm.test));
+    write("lm_vocab.json", lm_vocab.to_json().dump(1) + '\n');
+  }
+
+  if (o.format == "json") {
+    nlohmann::json j{{"seed", o.seed},
+                     {"splits", {{"train", stats_json(st[0])}, {"valid", stats_json(st[1])}, {"test", stats_json(st[2])}}},
+                     {"vocab_size", vocab.size()},
+                     {"words_missing_from_train", missing},
+                     {"lm", {{"train", lm.train.size()}, {"valid", lm.valid.size()}, {"test", lm.test.size()},
+                             {"vocab_size", lm_vocab.size()}}}};
+    if (o.out_given) {
+      j["files"] = written;
+    } else {
+      nlohmann::json samples = nlohmann::json::object();
+      for (const auto& [cat, list] : samples_of(c, o.samples))
+        for (const auto* e : list)
+          samples[cat].push_back({{"en", e->en}, {"fr", e->fr}, {"focus_en", e->focus_en}, {"focus_fr", e->focus_fr}});
+      j["samples"] = samples;
+    }
+    std::cout << j.dump(2) << '\n';
+    return;
+  }
+
+  std::cout << fmt::format("attnlab corpus, seed {}: English → French sentence pairs\n\n", o.seed);
+  std::cout << fmt::format("{:<16}{:>8}{:>8}{:>8}\n", "category", "train", "valid", "test");
+  for (const auto& cat : corpus::categories())
+    std::cout << fmt::format("{:<16}{:>8}{:>8}{:>8}\n", cat, st[0].per_category.at(cat), st[1].per_category.at(cat),
+                             st[2].per_category.at(cat));
+  std::cout << fmt::format("{:<16}{:>8}{:>8}{:>8}\n", "total", st[0].examples, st[1].examples, st[2].examples);
+  std::cout << fmt::format("{:<16}{:>8}{:>8}{:>8}   (no valid or test key occurs in train)\n", "held-out keys",
+                           st[0].combos, st[1].combos, st[2].combos);
+  std::cout << fmt::format("\nlongest sentence: {} English tokens, {} French tokens\n",
+                           std::max({st[0].max_en_tokens, st[1].max_en_tokens, st[2].max_en_tokens}),
+                           std::max({st[0].max_fr_tokens, st[1].max_fr_tokens, st[2].max_fr_tokens}));
+  std::cout << fmt::format("shared EN+FR vocabulary (from train): {} tokens, 4 of them special\n", vocab.size());
+  std::cout << fmt::format("language-model corpus (English): train {}, valid {}, test {} sentences; vocabulary {} tokens\n",
+                           lm.train.size(), lm.valid.size(), lm.test.size(), lm_vocab.size());
+  if (!missing.empty()) {
+    std::string list;
+    for (const auto& w : missing) list += (list.empty() ? "\"" : ", \"") + w + "\"";
+    std::cout << fmt::format("warning: {} word{} of valid/test never occur{} in train (use a larger --train): {}\n",
+                             missing.size(), missing.size() == 1 ? "" : "s", missing.size() == 1 ? "s" : "", list);
+  }
+  if (o.out_given) {
+    std::cout << "\nwrote:\n";
+    for (const auto& p : written) std::cout << "  " << p << '\n';
+  } else {
+    std::cout << "\nsamples from train (focus: the word whose translation depends on context):\n";
+    for (const auto& [cat, list] : samples_of(c, o.samples)) {
+      std::cout << fmt::format("\n[{}]\n", cat);
+      for (const auto* e : list) {
+        std::cout << fmt::format("  {}\n  {}\n", e->en, e->fr);
+        if (!e->focus_en.empty()) std::cout << fmt::format("    focus: {} → {}\n", e->focus_en, e->focus_fr);
+      }
+    }
+    std::cout << "\nlanguage model:\n";
+    for (std::size_t i = 0; i < std::min(o.samples, lm.train.size()); ++i) std::cout << "  " << lm.train[i] << '\n';
+    std::cout << "\nUse --out DIR to write train.tsv, valid.tsv, test.tsv, vocab.json and the lm_* files.\n";
+  }
+  std::cout.flush();
+}
+
+}  // namespace
+
+void setup_corpus(CLI::App& app) {
+  auto opts = std::make_shared<CorpusOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "corpus", "Generate the English→French corpus in which context decides the translation (and the English LM corpus)");
+  sub->add_option("--seed", opts->seed, "Random seed; the same seed gives the same corpus everywhere")->capture_default_str();
+  CLI::Option* out = sub->add_option("-o,--out", opts->out,
+                                     "Write train.tsv, valid.tsv, test.tsv, vocab.json, lm_train.txt, lm_valid.txt, "
+                                     "lm_test.txt and lm_vocab.json here (created if missing); without it, print samples");
+  const auto size_range = CLI::Range(std::size_t{0}, corpus::kMaxSplitSize);
+  sub->add_option("--train", opts->train, "Training sentence pairs (at least the lesson sentences)")
+      ->check(size_range)
+      ->capture_default_str();
+  sub->add_option("--valid", opts->valid, "Validation sentence pairs")->check(size_range)->capture_default_str();
+  sub->add_option("--test", opts->test, "Test sentence pairs")->check(size_range)->capture_default_str();
+  sub->add_option("--lm-train", opts->lm_train, "English sentences for training the language model")
+      ->check(size_range)
+      ->capture_default_str();
+  sub->add_option("--lm-valid", opts->lm_valid, "English validation sentences for the language model")
+      ->check(size_range)
+      ->capture_default_str();
+  sub->add_option("--lm-test", opts->lm_test, "English test sentences for the language model")
+      ->check(size_range)
+      ->capture_default_str();
+  sub->add_option("--samples", opts->samples, "Samples per category to print when there is no --out")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{100}))
+      ->capture_default_str();
+  sub->add_option("-f,--format", opts->format, "Output format of the summary")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  sub->footer(
+      "Categories: coref (it → il/elle), sense (bank, apple, trains), agreement (gender, number, adjective order), plain.\n"
+      "The test split holds noun–adjective and other combinations never seen in training; see docs/corpus.md.\n"
+      "Example: attnlab corpus --seed 1 --out data/corpus");
+  sub->callback([opts, out] {
+    opts->out_given = out->count() > 0;
+    run_corpus(*opts);
+  });
+}
+
+}  // namespace attnlab::cli

@@ -1,0 +1,127 @@
+#include "text/vocab.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "text/tokenizer.hpp"
+#include "util/error.hpp"
+
+namespace attnlab::text {
+
+Vocab::Vocab() {
+  for (std::string_view s : kSpecials) add(s);
+}
+
+Vocab Vocab::build(const std::vector<std::vector<std::string>>& token_streams, std::size_t min_count) {
+  std::map<std::string, std::size_t, std::less<>> counts;
+  for (const auto& stream : token_streams)
+    for (const auto& tok : stream) ++counts[tok];
+  std::vector<std::pair<std::string, std::size_t>> ordered(counts.begin(), counts.end());
+  // Most frequent first (small ids for common words make printed id sequences easier to read);
+  // std::map already gives byte order, and stable_sort keeps it for equal counts.
+  std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  Vocab v;
+  for (const auto& [word, count] : ordered)
+    if (count >= std::max<std::size_t>(min_count, 1)) v.add(word);
+  return v;
+}
+
+TokenId Vocab::add(std::string_view word) {
+  if (const auto it = ids_.find(word); it != ids_.end()) return it->second;
+  const auto id = static_cast<TokenId>(words_.size());
+  words_.emplace_back(word);
+  ids_.emplace(std::string(word), id);
+  return id;
+}
+
+TokenId Vocab::id(std::string_view word) const {
+  const auto it = ids_.find(word);
+  return it == ids_.end() ? kUnk : it->second;
+}
+
+bool Vocab::contains(std::string_view word) const { return ids_.find(word) != ids_.end(); }
+
+const std::string& Vocab::word(TokenId id) const {
+  if (id < 0 || static_cast<std::size_t>(id) >= words_.size())
+    throw InputError(fmt::format("token id {} is outside the vocabulary (ids 0 to {})", id, words_.size() - 1));
+  return words_[static_cast<std::size_t>(id)];
+}
+
+std::vector<TokenId> Vocab::encode(std::string_view sentence, std::vector<std::string>* unknown_words) const {
+  return encode_tokens(tokenize(sentence), unknown_words);
+}
+
+std::vector<TokenId> Vocab::encode_tokens(const std::vector<std::string>& tokens,
+                                          std::vector<std::string>* unknown_words) const {
+  std::vector<TokenId> ids;
+  ids.reserve(tokens.size());
+  for (const auto& tok : tokens) {
+    const TokenId i = id(tok);
+    if (i == kUnk && unknown_words &&
+        std::find(unknown_words->begin(), unknown_words->end(), tok) == unknown_words->end())
+      unknown_words->push_back(tok);
+    ids.push_back(i);
+  }
+  return ids;
+}
+
+std::vector<std::string> Vocab::tokens_of(const std::vector<TokenId>& ids) const {
+  std::vector<std::string> out;
+  out.reserve(ids.size());
+  for (TokenId i : ids) out.push_back(word(i));
+  return out;
+}
+
+std::string Vocab::decode(const std::vector<TokenId>& ids) const {
+  std::vector<std::string> toks;
+  for (TokenId i : ids) {
+    if (i == kEos) break;
+    if (i == kPad || i == kBos) continue;
+    toks.push_back(word(i));
+  }
+  return detokenize(toks);
+}
+
+nlohmann::json Vocab::to_json() const {
+  return {{"format", "attnlab-vocab"}, {"version", kFormatVersion}, {"tokens", words_}};
+}
+
+Vocab Vocab::from_json(const nlohmann::json& j) {
+  if (!j.is_object()) throw InputError("vocabulary: expected a JSON object with \"format\", \"version\" and \"tokens\"");
+  if (!j.contains("format") || j["format"] != "attnlab-vocab")
+    throw InputError("vocabulary: \"format\" must be \"attnlab-vocab\"");
+  if (!j.contains("version") || !j["version"].is_number_integer() || j["version"] != kFormatVersion)
+    throw InputError(fmt::format("vocabulary: unsupported \"version\" {} (this attnlab reads version {})",
+                                 j.contains("version") ? j["version"].dump() : "(missing)", kFormatVersion));
+  if (!j.contains("tokens") || !j["tokens"].is_array())
+    throw InputError("vocabulary: \"tokens\" must be an array of strings");
+  const auto& toks = j["tokens"];
+  if (toks.size() < kSpecials.size())
+    throw InputError(fmt::format("vocabulary: \"tokens\" has {} entries; the {} special tokens alone need {}",
+                                 toks.size(), kSpecials.size(), kSpecials.size()));
+  Vocab v;
+  v.words_.clear();
+  v.ids_.clear();
+  for (std::size_t i = 0; i < toks.size(); ++i) {
+    if (!toks[i].is_string()) throw InputError(fmt::format("vocabulary: tokens[{}] is not a string", i));
+    const std::string w = toks[i].get<std::string>();
+    if (w.empty()) throw InputError(fmt::format("vocabulary: tokens[{}] is empty", i));
+    if (i < kSpecials.size() && w != kSpecials[i])
+      throw InputError(fmt::format("vocabulary: tokens[{}] must be \"{}\" (found \"{}\")", i, kSpecials[i], w));
+    if (v.contains(w)) throw InputError(fmt::format("vocabulary: token \"{}\" appears twice (tokens[{}])", w, i));
+    v.add(w);
+  }
+  return v;
+}
+
+std::string unknown_words_warning(const std::vector<std::string>& unknown_words) {
+  if (unknown_words.empty()) return {};
+  std::string list;
+  for (const auto& w : unknown_words) list += fmt::format("{}\"{}\"", list.empty() ? "" : ", ", w);
+  return fmt::format("warning: {} word{} not in the vocabulary and become{} <unk>: {}", unknown_words.size(),
+                     unknown_words.size() == 1 ? " is" : "s are", unknown_words.size() == 1 ? "s" : "", list);
+}
+
+}  // namespace attnlab::text
