@@ -9,5 +9,10 @@ namespace attnlab::cli {
 void setup_attention(CLI::App& app);
 void setup_doctor(CLI::App& app);
 void setup_corpus(CLI::App& app);
+void setup_train(CLI::App& app);
+void setup_eval(CLI::App& app);
+void setup_translate(CLI::App& app);
+void setup_attend(CLI::App& app);
+void setup_generate(CLI::App& app);
 
 }  // namespace attnlab::cli

@@ -21,6 +21,11 @@ int main(int argc, char** argv) {
   app.set_help_all_flag("--help-all", "Print help for every subcommand and exit");
   app.footer("Run 'attnlab SUBCOMMAND --help' for the options of one subcommand.");
   attnlab::cli::setup_attention(app);
+  attnlab::cli::setup_train(app);
+  attnlab::cli::setup_eval(app);
+  attnlab::cli::setup_translate(app);
+  attnlab::cli::setup_attend(app);
+  attnlab::cli::setup_generate(app);
   attnlab::cli::setup_doctor(app);
   attnlab::cli::setup_corpus(app);
 
@@ -40,6 +45,9 @@ int main(int argc, char** argv) {
     // Bad flags or flag values are usage errors: exit code 2, as for every other bad input.
     std::fprintf(stderr, "attnlab: %s\nRun 'attnlab --help' (or 'attnlab SUBCOMMAND --help') for usage.\n", e.what());
     return 2;
+  } catch (const attnlab::Interrupted& e) {
+    std::fprintf(stderr, "attnlab: %s\n", e.what());
+    return e.exit_code();
   } catch (const attnlab::Error& e) {
     std::fprintf(stderr, "attnlab: error: %s\n", e.what());
     return e.exit_code();

@@ -43,4 +43,11 @@ class RuntimeError : public Error {
   explicit RuntimeError(std::string message) : Error(std::move(message), 1) {}
 };
 
+// The user interrupted long work (Ctrl-C, SIGTERM) and it stopped cleanly after saving its state.
+// Exit code 130 (128 + SIGINT), as shells report an interrupted command; not printed as an error.
+class Interrupted : public Error {
+ public:
+  explicit Interrupted(std::string message) : Error(std::move(message), 130) {}
+};
+
 }  // namespace attnlab

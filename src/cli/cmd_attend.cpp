@@ -1,0 +1,93 @@
+// attnlab attend "TEXT" [--model DIR] [--layer L] [--head H]
+// The self-attention a trained model puts on a sentence: the encoder's for a translation model,
+// the (causal) decoder's for a language model. E.g. what "it" attends to in the coreference pair.
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/model_view.hpp"
+#include "model/transformer.hpp"
+#include "tasks/task.hpp"
+
+namespace attnlab::cli {
+
+struct AttendOptions {
+  std::string text;
+  std::string model = tasks::kDefaultTranslateModel;
+  int layer = -1;  // −1: all
+  int head = -1;
+  std::string format = "text";
+  ViewOptions view;
+};
+
+namespace {
+
+void run_attend(const AttendOptions& o) {
+  tasks::LoadedModel m = tasks::load_model(o.model);
+  const model::ModelConfig& c = m.net->config();
+  const int layers = c.decoder_only ? c.decoder_layers : c.encoder_layers;
+  if (o.layer >= layers) throw InputError(fmt::format("--layer: {} is out of range; this model has layers 0…{}", o.layer, layers - 1));
+  if (o.head >= c.heads) throw InputError(fmt::format("--head: {} is out of range; this model has heads 0…{}", o.head, c.heads - 1));
+  std::vector<std::string> toks;
+  const auto ids = encode_user_text(m.vocab, o.text, static_cast<std::size_t>(c.max_len - 1), &toks);
+  model::Batch b;
+  b.B = 1;
+  if (c.decoder_only) {
+    // The language model reads <bos> + text; report the rows of the text's own tokens.
+    b.T = static_cast<int>(ids.size()) + 1;
+    b.tgt_in = {model::kBos};
+    b.tgt_in.insert(b.tgt_in.end(), ids.begin(), ids.end());
+    b.tgt_out.assign(b.tgt_in.size(), model::kPad);
+    toks.insert(toks.begin(), "<bos>");
+  } else {
+    b.S = static_cast<int>(ids.size());
+    b.src = ids;
+    b.src_len = {b.S};
+    b.T = 1;
+    b.tgt_in = {model::kBos};
+    b.tgt_out = {model::kPad};
+  }
+  m.net->forward(b, 0.0f, false, nullptr);
+  const std::size_t n = toks.size();
+  nlohmann::json jl = nlohmann::json::array();
+  for (int l = 0; l < layers; ++l) {
+    if (o.layer >= 0 && l != o.layer) continue;
+    const auto& att = c.decoder_only ? m.net->decoder_self_attention(l) : m.net->encoder_attention(l);
+    nlohmann::json jh = nlohmann::json::array();
+    for (int hd = 0; hd < c.heads; ++hd) {
+      if (o.head >= 0 && hd != o.head) continue;
+      const Matrix a = to_matrix(att.data() + static_cast<std::size_t>(hd) * n * n, n, n);
+      if (o.format == "json") {
+        nlohmann::json rows = nlohmann::json::array();
+        for (std::size_t i = 0; i < n; ++i) rows.push_back(std::vector<float>(a.data() + i * n, a.data() + (i + 1) * n));
+        jh.push_back({{"layer", l}, {"head", hd}, {"weights", rows}});
+      } else {
+        print_heatmap(fmt::format("{} self-attention, layer {} head {} (rows attend to columns)",
+                                  c.decoder_only ? "decoder (causal)" : "encoder", l, hd), a, toks, toks, o.view);
+        std::cout << '\n';
+      }
+    }
+    if (o.format == "json") jl.push_back(jh);
+  }
+  if (o.format == "json") std::cout << nlohmann::json({{"tokens", toks}, {"layers", jl}}).dump(2) << '\n';
+}
+
+}  // namespace
+
+void setup_attend(CLI::App& app) {
+  auto opts = std::make_shared<AttendOptions>();
+  CLI::App* sub = app.add_subcommand("attend", "Show a trained model's self-attention on a sentence");
+  sub->add_option("text", opts->text, "The sentence")->required();
+  sub->add_option("-m,--model", opts->model, "Model folder (or .ckpt file)")->capture_default_str();
+  sub->add_option("--layer", opts->layer, "Only this layer (default: all)")->check(CLI::Range(0, 1000));
+  sub->add_option("--head", opts->head, "Only this head (default: all)")->check(CLI::Range(0, 1000));
+  sub->add_option("-f,--format", opts->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  sub->add_flag("--no-color", opts->view.no_color, "Plain text without colour");
+  sub->add_flag("--full", opts->view.full, "Never abbreviate wide matrices");
+  sub->callback([opts] { run_attend(*opts); });
+}
+
+}  // namespace attnlab::cli

@@ -1,0 +1,152 @@
+// attnlab train --config data/configs/NAME.json [--steps N] [--out DIR] [--resume]
+// Trains a model on the generated corpus, with a progress bar, validation at intervals, atomic
+// checkpoints, Ctrl-C that saves and exits, and --resume that continues bit-exactly.
+#include <atomic>
+#include <csignal>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "io/files.hpp"
+#include "model/config.hpp"
+#include "render/progress.hpp"
+#include "tasks/task.hpp"
+#include "util/blas_setup.hpp"
+#include "util/error.hpp"
+
+namespace attnlab::cli {
+
+struct TrainOptions {
+  std::string config;
+  std::string out;
+  int steps = 0;
+  bool resume = false;
+  std::string format = "text";
+};
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+extern "C" void on_signal(int) { g_stop.store(true); }
+
+void run_train(const TrainOptions& o) {
+  namespace fs = std::filesystem;
+  tasks::RunConfig run = tasks::load_run_config(o.config);
+  if (o.steps > 0) {
+    run.train.steps = o.steps;
+    run.raw["train"]["steps"] = o.steps;
+  }
+  const std::string out = o.out.empty() ? "runs/" + run.name : o.out;
+  const std::string state_path = (fs::path(out) / "train-state.ckpt").string();
+  const std::string model_path = (fs::path(out) / "model.ckpt").string();
+  std::error_code ec;
+  if (o.resume && !fs::exists(state_path, ec)) {
+    throw InputError("--resume: " + out + " holds no training state (" + state_path + " is missing); start without --resume");
+  }
+  if (!o.resume && fs::exists(state_path, ec)) {
+    throw InputError("--out " + out + " already holds a training run; continue it with --resume, or choose another --out");
+  }
+  fs::create_directories(out, ec);
+  if (ec) throw RuntimeError(out + ": cannot create the folder (" + ec.message() + ")");
+
+  const tasks::TaskData data = tasks::build_task_data(run);
+  model::Trainer trainer(run.model, run.train, data.vocab.words());
+  if (o.resume) trainer.restore(state_path);
+  const BlasInfo blas = blas_info();
+  std::cerr << fmt::format("train {}: {} model, {} parameters, vocabulary {}, {} train / {} valid sentences\n", run.name,
+                           run.lm ? "decoder-only" : "encoder–decoder", model::parameter_count(run.model), data.vocab.size(),
+                           data.train.size(), data.valid.size());
+  std::cerr << fmt::format("  BLAS: {} kernel, {} threads; output: {}{}\n", blas.corename, blas.threads, out,
+                           o.resume ? fmt::format(" (resuming at step {})", trainer.step()) : "");
+
+  nlohmann::json log = {{"steps", nlohmann::json::array()}, {"valid", nlohmann::json::array()}};
+  const std::string log_path = (fs::path(out) / "train-log.json").string();
+  if (o.resume && fs::exists(log_path, ec)) {
+    try {
+      log = nlohmann::json::parse(read_text_file(log_path, 256u << 20));
+    } catch (const std::exception&) {
+      std::cerr << "attnlab: warning: " << log_path << " is unreadable; starting a new log\n";
+    }
+    // The log may have been written after the last state checkpoint (or not at all): keep only the
+    // steps the restored state has done.
+    for (const char* key : {"steps", "valid"}) {
+      nlohmann::json kept = nlohmann::json::array();
+      if (log.contains(key) && log[key].is_array())
+        for (const auto& e : log[key])
+          if (e.value("step", std::int64_t{0}) <= trainer.step()) kept.push_back(e);
+      log[key] = kept;
+    }
+  }
+  auto meta = [&](std::int64_t step) {
+    return nlohmann::json{{"task", run.lm ? "lm" : "translate"},
+                          {"run_config", run.raw},
+                          {"config_file", o.config},
+                          {"trained_steps", step},
+                          {"attnlab_version", ATTNLAB_VERSION}};
+  };
+  ProgressBar bar(run.train.steps, "train");
+  double tokens_per_s = 0, last_loss = 0;
+  g_stop.store(false);
+  struct sigaction sa{};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  struct sigaction old_int{}, old_term{};
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  const std::int64_t reached = trainer.run(
+      data.train, data.valid, 0,
+      [&](const model::StepInfo& s) {
+        tokens_per_s = s.tokens_per_s;
+        last_loss = s.loss;
+        log["steps"].push_back({{"step", s.step}, {"loss", s.loss}, {"lr", s.lr}, {"grad_norm", s.grad_norm}});
+        if (s.evaluated) {
+          log["valid"].push_back({{"step", s.step}, {"loss", s.valid.loss}, {"token_accuracy", s.valid.token_accuracy}});
+          bar.message(fmt::format("step {:>6}: train loss {:.4f}, valid loss {:.4f}, valid token accuracy {:.2f}%", s.step, s.loss,
+                                  s.valid.loss, 100 * s.valid.token_accuracy));
+        }
+        bar.update(s.step, fmt::format("loss {:.3f} {:.0f} tok/s", s.loss, s.tokens_per_s));
+      },
+      [&](std::int64_t step) {
+        trainer.save(state_path, meta(step));
+        trainer.save_model(model_path, meta(step));
+        write_file_atomic(log_path, log.dump());
+      },
+      &g_stop);
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  if (g_stop.load() && reached < run.train.steps) {
+    trainer.save(state_path, meta(reached));
+    trainer.save_model(model_path, meta(reached));
+    write_file_atomic(log_path, log.dump());
+    bar.message("");
+    throw Interrupted(fmt::format("interrupted at step {} of {}; checkpoint saved in {}.\nContinue with: attnlab train --config {} --out {} --resume",
+                                  reached, run.train.steps, out, o.config, out));
+  }
+  bar.finish(fmt::format("(step {}, loss {:.4f}, {:.0f} tokens/s)", reached, last_loss, tokens_per_s));
+  if (o.format == "json") {
+    nlohmann::json j = {{"out", out}, {"steps", reached}, {"final_loss", last_loss}, {"tokens_per_s", tokens_per_s},
+                        {"valid", log["valid"].empty() ? nlohmann::json() : log["valid"].back()}};
+    std::cout << j.dump(2) << '\n';
+  } else {
+    std::cout << fmt::format("trained {} steps; model in {}/model.ckpt (evaluate it with: attnlab eval --model {})\n", reached, out, out);
+  }
+}
+
+}  // namespace
+
+void setup_train(CLI::App& app) {
+  auto opts = std::make_shared<TrainOptions>();
+  CLI::App* sub = app.add_subcommand("train", "Train a transformer on the generated corpus (resumable; Ctrl-C saves and stops)");
+  sub->add_option("-c,--config", opts->config, "Run config, e.g. data/configs/translate-small.json")->required();
+  sub->add_option("--steps", opts->steps, "Train for this many steps instead of the config's train.steps")->check(CLI::Range(1, 1000000000));
+  sub->add_option("-o,--out", opts->out, "Output folder for model.ckpt, train-state.ckpt, train-log.json (default runs/NAME)");
+  sub->add_flag("--resume", opts->resume, "Continue the run saved in --out, bit-exactly");
+  sub->add_option("-f,--format", opts->format, "Summary format on stdout")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  sub->callback([opts] { run_train(*opts); });
+}
+
+}  // namespace attnlab::cli

@@ -1,0 +1,62 @@
+#pragma once
+// Shared by the commands that use a trained model (translate, attend, generate, eval): tokenising the
+// user's text with a warning for unknown words, and printing attention weights as labelled heatmaps.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/matrix.hpp"
+#include "io/trace_json.hpp"
+#include "render/matrix_print.hpp"
+#include "render/terminal.hpp"
+#include "text/tokenizer.hpp"
+#include "text/vocab.hpp"
+#include "util/error.hpp"
+
+namespace attnlab::cli {
+
+// Tokenises and encodes `text`; unknown words become <unk> and are named in one warning on stderr.
+inline std::vector<int> encode_user_text(const text::Vocab& vocab, const std::string& text, std::size_t max_tokens,
+                                         std::vector<std::string>* tokens_out) {
+  const std::vector<std::string> toks = text::tokenize(text);
+  if (toks.empty()) throw InputError("TEXT: is empty; give a sentence, e.g. \"The boy trains the puppy.\"");
+  if (toks.size() > max_tokens) {
+    throw InputError("TEXT: has " + std::to_string(toks.size()) + " tokens; this model reads at most " + std::to_string(max_tokens));
+  }
+  std::vector<std::string> unknown;
+  const auto ids = vocab.encode_tokens(toks, &unknown);
+  if (!unknown.empty()) std::cerr << "attnlab: warning: " << text::unknown_words_warning(unknown) << '\n';
+  if (tokens_out) {
+    tokens_out->clear();
+    for (std::size_t i = 0; i < toks.size(); ++i) tokens_out->push_back(ids[i] == text::Vocab::kUnk ? "<unk>" : toks[i]);
+  }
+  return std::vector<int>(ids.begin(), ids.end());
+}
+
+// A rows × cols block of weights as a Matrix.
+inline Matrix to_matrix(const float* data, std::size_t r, std::size_t c) {
+  Matrix m = Matrix::from_shape({r, c});
+  std::copy(data, data + r * c, m.data());
+  return m;
+}
+
+struct ViewOptions {
+  bool no_color = false;
+  bool full = false;
+};
+
+inline void print_heatmap(const std::string& title, const Matrix& m, const std::vector<std::string>& rows_l,
+                          const std::vector<std::string>& cols_l, const ViewOptions& v) {
+  const Terminal term = detect_terminal(v.no_color);
+  PrintOptions po;
+  po.precision = 2;
+  po.max_width = term.width;
+  po.full = v.full;
+  po.color = term.color;
+  po.heatmap = true;
+  print_matrix(std::cout, title, m, rows_l, cols_l, po);
+}
+
+}  // namespace attnlab::cli

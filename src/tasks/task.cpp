@@ -1,0 +1,135 @@
+#include "tasks/task.hpp"
+
+#include <filesystem>
+#include <set>
+
+#include "io/files.hpp"
+#include "model/checkpoint.hpp"
+#include "text/tokenizer.hpp"
+#include "util/error.hpp"
+#include "util/paths.hpp"
+
+namespace attnlab::tasks {
+
+namespace {
+
+std::size_t get_size(const nlohmann::json& j, const char* key, std::size_t def, const std::string& where) {
+  if (!j.contains(key)) return def;
+  if (!j[key].is_number_unsigned() && !(j[key].is_number_integer() && j[key].get<long long>() >= 0)) {
+    throw InputError(where + "." + key + ": expected a non-negative integer, got " + j[key].dump());
+  }
+  const auto v = j[key].get<std::uint64_t>();
+  if (v > corpus::kMaxSplitSize) {
+    throw InputError(where + "." + key + ": " + std::to_string(v) + " is more than the limit of " + std::to_string(corpus::kMaxSplitSize));
+  }
+  return static_cast<std::size_t>(v);
+}
+
+}  // namespace
+
+RunConfig run_config_from_json(const nlohmann::json& j, const std::string& where) {
+  if (!j.is_object()) throw InputError(where + ": expected a JSON object with \"task\", \"corpus\", \"model\" and \"train\"");
+  static const std::set<std::string> known = {"name", "task", "corpus", "model", "train", "description"};
+  for (const auto& [k, v] : j.items())
+    if (!known.count(k)) throw InputError(where + ": unknown field \"" + k + "\"; expected name, task, corpus, model, train");
+  RunConfig r;
+  r.raw = j;
+  r.name = j.value("name", std::string("run"));
+  const std::string task = j.value("task", std::string("translate"));
+  if (task != "translate" && task != "lm") throw InputError(where + ".task: expected \"translate\" or \"lm\", got \"" + task + "\"");
+  r.lm = task == "lm";
+  const nlohmann::json c = j.value("corpus", nlohmann::json::object());
+  if (!c.is_object()) throw InputError(where + ".corpus: expected an object");
+  for (const auto& [k, v] : c.items())
+    if (k != "seed" && k != "train" && k != "valid" && k != "test") throw InputError(where + ".corpus: unknown field \"" + k + "\"");
+  const std::uint64_t seed = get_size(c, "seed", 1, where + ".corpus");
+  if (r.lm) {
+    r.lm_corpus.seed = seed;
+    r.lm_corpus.train = get_size(c, "train", r.lm_corpus.train, where + ".corpus");
+    r.lm_corpus.valid = get_size(c, "valid", r.lm_corpus.valid, where + ".corpus");
+    r.lm_corpus.test = get_size(c, "test", r.lm_corpus.test, where + ".corpus");
+  } else {
+    r.corpus.seed = seed;
+    r.corpus.train = get_size(c, "train", r.corpus.train, where + ".corpus");
+    r.corpus.valid = get_size(c, "valid", r.corpus.valid, where + ".corpus");
+    r.corpus.test = get_size(c, "test", r.corpus.test, where + ".corpus");
+  }
+  nlohmann::json m = j.value("model", nlohmann::json::object());
+  if (m.contains("vocab_size")) throw InputError(where + ".model.vocab_size: leave it out; it is taken from the corpus's vocabulary");
+  if (m.contains("decoder_only")) throw InputError(where + ".model.decoder_only: leave it out; \"task\" decides it");
+  m["vocab_size"] = 5;  // placeholder until the vocabulary is built
+  m["decoder_only"] = r.lm;
+  r.model = model::model_config_from_json(m, where + ".model");
+  r.train = model::train_config_from_json(j.value("train", nlohmann::json::object()), where + ".train");
+  return r;
+}
+
+RunConfig load_run_config(const std::string& path) {
+  const std::string text = read_text_file(path, 1u << 20);
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(path + ": malformed JSON: " + e.what());
+  }
+  return run_config_from_json(j, path);
+}
+
+TaskData build_task_data(RunConfig& run, const text::Vocab* given) {
+  TaskData d;
+  auto encode = [&](const std::string& s) { return d.vocab.encode(s); };
+  if (run.lm) {
+    const corpus::LmCorpus c = corpus::generate_lm(run.lm_corpus);
+    d.vocab = given ? *given : corpus::build_lm_vocab(c.train);
+    for (const auto& s : c.train) d.train.push_back({{}, encode(s)});
+    for (const auto& s : c.valid) d.valid.push_back({{}, encode(s)});
+    for (const auto& s : c.test) d.test.push_back({{}, encode(s)});
+    d.lm_test_sentences = c.test;
+  } else {
+    const corpus::Corpus c = corpus::generate(run.corpus);
+    d.vocab = given ? *given : corpus::build_vocab(c.train);
+    for (const auto& e : c.train) d.train.push_back({encode(e.en), encode(e.fr)});
+    for (const auto& e : c.valid) d.valid.push_back({encode(e.en), encode(e.fr)});
+    for (const auto& e : c.test) d.test.push_back({encode(e.en), encode(e.fr)});
+    d.test_pairs = c.test;
+  }
+  run.model.vocab_size = static_cast<int>(d.vocab.size());
+  std::size_t longest = 0;
+  for (const auto* split : {&d.train, &d.valid, &d.test})
+    for (const auto& e : *split) longest = std::max({longest, e.src.size(), e.tgt.size() + 1});
+  if (static_cast<int>(longest) > run.model.max_len) {
+    throw InputError("model.max_len = " + std::to_string(run.model.max_len) + " is too small: the corpus's longest sentence needs " +
+                     std::to_string(longest) + " positions (with <bos>/<eos>)");
+  }
+  return d;
+}
+
+LoadedModel load_model(const std::string& dir_in) {
+  namespace fs = std::filesystem;
+  LoadedModel lm;
+  std::string dir = resolve_data_path(dir_in);
+  std::string file = dir;
+  std::error_code ec;
+  if (fs::is_directory(dir, ec)) file = (fs::path(dir) / "model.ckpt").string();
+  if (!fs::exists(file, ec)) {
+    throw InputError(dir_in + ": no trained model there (expected " + file + "); train one with `attnlab train --config data/configs/NAME.json --out DIR`");
+  }
+  model::Checkpoint ck = model::load_checkpoint(file);
+  lm.dir = dir;
+  lm.meta = ck.meta;
+  try {
+    lm.vocab = text::Vocab::from_json({{"format", "attnlab-vocab"}, {"version", text::Vocab::kFormatVersion}, {"tokens", ck.vocab}});
+  } catch (const std::exception& e) {
+    throw InputError(file + ": bad vocabulary: " + e.what());
+  }
+  if (ck.meta.is_object() && ck.meta.contains("run_config")) {
+    lm.run = run_config_from_json(ck.meta["run_config"], file + ": meta.run_config");
+  }
+  lm.run.model = ck.config;
+  lm.run.lm = ck.config.decoder_only;
+  lm.net = std::make_unique<model::Transformer<float>>(ck.config);
+  lm.net->params = std::move(ck.params);
+  return lm;
+}
+
+}  // namespace attnlab::tasks
