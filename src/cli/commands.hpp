@@ -7,5 +7,8 @@
 namespace attnlab::cli {
 
 void setup_attention(CLI::App& app);
+void setup_lessons(CLI::App& app);
+void setup_lesson(CLI::App& app);
+void setup_tour(CLI::App& app);
 
 }  // namespace attnlab::cli
