@@ -33,6 +33,14 @@ MatrixItem mask_item(std::string key, std::string title, const Mask& m, std::vec
   return it;
 }
 
+// A transposed weight row (keys down, one column per sentence): a [0, 1] heatmap, but its columns,
+// not its rows, sum to 1, so it is not marked as a weight matrix.
+MatrixItem column_weights_item(std::string key, std::string title, Matrix m, std::vector<std::string> rl, std::vector<std::string> cl) {
+  MatrixItem it = item(std::move(key), std::move(title), std::move(m), std::move(rl), std::move(cl));
+  it.heatmap = true;
+  return it;
+}
+
 // Head 0 of `w` on input x with an optional mask, through the core.
 HeadTrace head0(const Matrix& x, const AttentionWeights& w, const Mask* mask) {
   HeadTrace t;
@@ -406,9 +414,9 @@ void show_coreference(LessonContext& c) {
         m(j, s) = traces[s].heads[k].weights(f, j);
         avg(j, s) += m(j, s) / static_cast<float>(h);
       }
-    per_head_items.push_back(weights_item(fmt::format("it_weights_head_{}", k), fmt::format("head {}", k), m, col_labels, row_labels));
+    per_head_items.push_back(column_weights_item(fmt::format("it_weights_head_{}", k), fmt::format("head {}", k), m, col_labels, row_labels));
   }
-  per_head_items.push_back(weights_item("it_weights_mean", fmt::format("mean of {} heads", h), avg, col_labels, row_labels));
+  per_head_items.push_back(column_weights_item("it_weights_mean", fmt::format("mean of {} heads", h), avg, col_labels, row_labels));
   c.out.line(fmt::format("The row of \"{}\" (position {}) in each sentence, one column per sentence:", sents[0].tokens[f], f));
   c.out.line("");
   c.out.side_by_side(per_head_items);
