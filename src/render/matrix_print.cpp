@@ -100,19 +100,21 @@ void print_heatmap(std::ostream& os, std::string_view title, const Matrix& m,
   }
   os << '\n';
   for (std::size_t i = 0; i < nr; ++i) {
-    os << pad_right(fit_width(row_labels[i], opt.max_label_width), label_w);
+    std::string line = pad_right(fit_width(row_labels[i], opt.max_label_width), label_w);
     for (std::size_t k = 0; k < shown.size(); ++k) {
-      if (ellipsis && k + 1 == shown.size()) os << " …";
+      if (ellipsis && k + 1 == shown.size()) line += " …";
       const float t = (m(i, shown[k]) - opt.lo) / span;
-      os << ' ';
+      line += ' ';
       if (color) {
-        os << heat_escape(t, opt.color) << std::string(cell_w, ' ') << "\x1b[0m";
+        line += heat_escape(t, opt.color) + std::string(cell_w, ' ') + "\x1b[0m";
       } else {
         const std::string_view g = shade_glyph(t);
-        for (std::size_t c = 0; c < cell_w; ++c) os << g;
+        for (std::size_t c = 0; c < cell_w; ++c) line += g;
       }
     }
-    os << '\n';
+    if (!color)
+      while (!line.empty() && line.back() == ' ') line.pop_back();  // blank (lowest) shades at the end
+    os << line << '\n';
   }
   os << std::string(label_w, ' ') << " scale: " << fmt::format("{:.2f}", opt.lo);
   if (color) {
