@@ -14,5 +14,8 @@ void setup_eval(CLI::App& app);
 void setup_translate(CLI::App& app);
 void setup_attend(CLI::App& app);
 void setup_generate(CLI::App& app);
+void setup_lessons(CLI::App& app);
+void setup_lesson(CLI::App& app);
+void setup_tour(CLI::App& app);
 
 }  // namespace attnlab::cli

@@ -20,6 +20,9 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("attnlab ") + ATTNLAB_VERSION);
   app.set_help_all_flag("--help-all", "Print help for every subcommand and exit");
   app.footer("Run 'attnlab SUBCOMMAND --help' for the options of one subcommand.");
+  attnlab::cli::setup_lessons(app);
+  attnlab::cli::setup_lesson(app);
+  attnlab::cli::setup_tour(app);
   attnlab::cli::setup_attention(app);
   attnlab::cli::setup_train(app);
   attnlab::cli::setup_eval(app);

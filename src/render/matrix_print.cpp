@@ -45,7 +45,139 @@ std::string heat_escape(float v, ColorMode mode) {
   return fmt::format("\x1b[{};48;5;{}m", fg, idx);
 }
 
+// Which columns to show: all, or the first ones that fit, an ellipsis, and the last one.
+// Returns true when columns were left out.
+bool choose_columns(std::size_t nc, std::size_t label_w, std::size_t cell_w, std::size_t max_width,
+                    bool full, std::vector<std::size_t>& shown) {
+  shown.clear();
+  const std::size_t full_w = label_w + nc * (cell_w + 1);
+  if (full || full_w <= max_width || nc <= 2) {
+    for (std::size_t j = 0; j < nc; ++j) shown.push_back(j);
+    return false;
+  }
+  const std::size_t budget = max_width > label_w + 2 ? max_width - label_w - 2 : 0;  // " …"
+  std::size_t fit = budget / (cell_w + 1);
+  fit = std::max<std::size_t>(fit, 2);
+  const std::size_t left = fit - 1;
+  for (std::size_t j = 0; j < left; ++j) shown.push_back(j);
+  shown.push_back(nc - 1);
+  return true;
+}
+
 }  // namespace
+
+std::string_view shade_glyph(float t) {
+  static constexpr std::string_view kShades[] = {" ", "░", "▒", "▓", "█"};
+  const float c = std::clamp(std::isfinite(t) ? t : 0.0f, 0.0f, 1.0f);
+  return kShades[static_cast<std::size_t>(std::lround(c * 4.0f))];
+}
+
+void print_heatmap(std::ostream& os, std::string_view title, const Matrix& m,
+                   const std::vector<std::string>& row_labels_in,
+                   const std::vector<std::string>& col_labels_in, const HeatmapOptions& opt) {
+  const std::size_t nr = rows(m), nc = cols(m);
+  const auto row_labels = row_labels_in.empty() ? numbered_labels("", nr) : row_labels_in;
+  const auto col_labels = col_labels_in.empty() ? numbered_labels("", nc) : col_labels_in;
+  const bool color = opt.color != ColorMode::None;
+  const float span = opt.hi > opt.lo ? opt.hi - opt.lo : 1.0f;
+
+  // Cells as wide as the column labels (clipped to 3..6 columns) so that labels stay readable.
+  std::size_t cell_w = 3;
+  for (const auto& l : col_labels) cell_w = std::max(cell_w, std::min<std::size_t>(display_width(l), 6));
+  std::size_t label_w = 0;
+  for (const auto& l : row_labels) label_w = std::max(label_w, std::min(display_width(l), opt.max_label_width));
+  std::vector<std::size_t> shown;
+  const bool ellipsis = choose_columns(nc, label_w, cell_w, opt.max_width, opt.full, shown);
+
+  if (color) os << "\x1b[1m" << title << "\x1b[0m";
+  else os << title;
+  os << "  (" << nr << " × " << nc << ", heatmap" << (ellipsis ? ", abbreviated: --full shows every column" : "") << ")\n";
+  os << std::string(label_w, ' ');
+  for (std::size_t k = 0; k < shown.size(); ++k) {
+    if (ellipsis && k + 1 == shown.size()) os << " …";
+    const std::string l = fit_width(col_labels[shown[k]], cell_w);
+    os << ' ' << (k + 1 == shown.size() ? l : pad_right(l, cell_w));  // no trailing blanks
+  }
+  os << '\n';
+  for (std::size_t i = 0; i < nr; ++i) {
+    std::string line = pad_right(fit_width(row_labels[i], opt.max_label_width), label_w);
+    for (std::size_t k = 0; k < shown.size(); ++k) {
+      if (ellipsis && k + 1 == shown.size()) line += " …";
+      const float t = (m(i, shown[k]) - opt.lo) / span;
+      line += ' ';
+      if (color) {
+        line += heat_escape(t, opt.color) + std::string(cell_w, ' ') + "\x1b[0m";
+      } else {
+        const std::string_view g = shade_glyph(t);
+        for (std::size_t c = 0; c < cell_w; ++c) line += g;
+      }
+    }
+    if (!color)
+      while (!line.empty() && line.back() == ' ') line.pop_back();  // blank (lowest) shades at the end
+    os << line << '\n';
+  }
+  os << std::string(label_w, ' ') << " scale: " << fmt::format("{:.2f}", opt.lo);
+  if (color) {
+    for (int s = 0; s <= 4; ++s) os << ' ' << heat_escape(static_cast<float>(s) / 4.0f, opt.color) << "  " << "\x1b[0m";
+  } else {
+    os << " [";
+    for (int s = 0; s <= 4; ++s) os << shade_glyph(static_cast<float>(s) / 4.0f);
+    os << ']';
+  }
+  os << ' ' << fmt::format("{:.2f}", opt.hi) << '\n';
+}
+
+std::size_t visible_width(std::string_view line) {
+  std::size_t w = 0;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(line[i]);
+    if (c == 0x1b && i + 1 < line.size() && line[i + 1] == '[') {
+      i += 2;
+      while (i < line.size() && !(line[i] >= 0x40 && line[i] <= 0x7e)) ++i;  // up to the final byte
+      continue;
+    }
+    if ((c & 0xC0) != 0x80) ++w;
+  }
+  return w;
+}
+
+void print_side_by_side(std::ostream& os, const std::vector<std::string>& blocks, std::size_t gap,
+                        std::size_t max_width, bool full) {
+  std::vector<std::vector<std::string>> lines(blocks.size());
+  std::vector<std::size_t> widths(blocks.size(), 0);
+  std::size_t total = 0, height = 0;
+  for (std::size_t b = 0; b < blocks.size(); ++b) {
+    std::size_t start = 0;
+    const std::string& s = blocks[b];
+    while (start < s.size()) {
+      std::size_t end = s.find('\n', start);
+      if (end == std::string::npos) end = s.size();
+      lines[b].push_back(s.substr(start, end - start));
+      widths[b] = std::max(widths[b], visible_width(lines[b].back()));
+      start = end + 1;
+    }
+    total += widths[b] + (b ? gap : 0);
+    height = std::max(height, lines[b].size());
+  }
+  if (!full && total > max_width) {
+    for (std::size_t b = 0; b < blocks.size(); ++b) {
+      if (b) os << '\n';
+      for (const auto& l : lines[b]) os << l << '\n';
+    }
+    return;
+  }
+  for (std::size_t r = 0; r < height; ++r) {
+    std::string out;
+    for (std::size_t b = 0; b < blocks.size(); ++b) {
+      const std::string cell = r < lines[b].size() ? lines[b][r] : std::string();
+      if (b) out += std::string(gap, ' ');
+      out += cell;
+      if (b + 1 < blocks.size()) out += std::string(widths[b] - visible_width(cell), ' ');
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    os << out << '\n';
+  }
+}
 
 std::vector<std::string> numbered_labels(std::string_view prefix, std::size_t n) {
   std::vector<std::string> out;
@@ -74,21 +206,8 @@ void print_matrix(std::ostream& os, std::string_view title, const Matrix& m,
   std::size_t label_w = 0;
   for (const auto& l : row_labels) label_w = std::max(label_w, std::min(display_width(l), opt.max_label_width));
 
-  // Which columns to show: all, or the first `left` ones, an ellipsis, and the last one.
   std::vector<std::size_t> shown;
-  bool ellipsis = false;
-  const std::size_t full_w = label_w + nc * (cell_w + 1);
-  if (opt.full || full_w <= opt.max_width || nc <= 2) {
-    for (std::size_t j = 0; j < nc; ++j) shown.push_back(j);
-  } else {
-    const std::size_t budget = opt.max_width > label_w + 2 ? opt.max_width - label_w - 2 : 0;  // " …"
-    std::size_t fit = budget / (cell_w + 1);
-    fit = std::max<std::size_t>(fit, 2);
-    const std::size_t left = fit - 1;
-    for (std::size_t j = 0; j < left; ++j) shown.push_back(j);
-    shown.push_back(nc - 1);
-    ellipsis = true;
-  }
+  const bool ellipsis = choose_columns(nc, label_w, cell_w, opt.max_width, opt.full, shown);
 
   if (color) os << "\x1b[1m" << title << "\x1b[0m";
   else os << title;

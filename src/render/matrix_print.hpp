@@ -29,4 +29,36 @@ void print_matrix(std::ostream& os, std::string_view title, const Matrix& m,
 // Column labels "prefix0", "prefix1", ... (e.g. "d0".."d3" for the feature columns of Q).
 std::vector<std::string> numbered_labels(std::string_view prefix, std::size_t n);
 
+// ---- heatmaps ---------------------------------------------------------------
+
+struct HeatmapOptions {
+  float lo = 0.0f, hi = 1.0f;     // value range mapped onto the colour / shade scale (clamped)
+  std::size_t max_width = 80;     // wider heatmaps get an ellipsis column, like print_matrix
+  bool full = false;
+  ColorMode color = ColorMode::None;
+  std::size_t max_label_width = 12;
+};
+
+// The Unicode shade for a position t in [0, 1] on the five-step scale " ░▒▓█" (space = lowest).
+std::string_view shade_glyph(float t);
+
+// Prints a matrix as a grid of shaded cells under the same row/column labels as print_matrix: with
+// colour, each cell is a block of background colour (truecolour or the 256-colour grey ramp); without
+// colour, each cell is filled with one of the shades " ░▒▓█", so the view needs no escape codes at
+// all. A legend line gives the value range of the scale.
+void print_heatmap(std::ostream& os, std::string_view title, const Matrix& m,
+                   const std::vector<std::string>& row_labels,
+                   const std::vector<std::string>& col_labels, const HeatmapOptions& opt);
+
+// ---- layout -----------------------------------------------------------------
+
+// Terminal columns a line takes once ANSI escape sequences (ESC [ ... letter) are skipped.
+std::size_t visible_width(std::string_view line);
+
+// Places already-rendered blocks (multi-line strings) next to each other, `gap` columns apart, when
+// together they fit in `max_width` (or `full` is set); otherwise prints them one below the other with
+// a blank line between. Lines are padded by their visible width, so coloured blocks align too.
+void print_side_by_side(std::ostream& os, const std::vector<std::string>& blocks, std::size_t gap,
+                        std::size_t max_width, bool full);
+
 }  // namespace attnlab

@@ -1,0 +1,43 @@
+// attnlab lessons: the list of lessons with a one-line summary each.
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "lessons/data_dir.hpp"
+#include "lessons/lesson_doc.hpp"
+#include "render/terminal.hpp"
+
+namespace attnlab::cli {
+
+namespace {
+
+struct ListOptions {
+  bool no_color = false;
+};
+
+void run_list(const ListOptions& o) {
+  const auto root = lessons::data_root();
+  const auto all = lessons::load_lessons(root);
+  const Terminal term = detect_terminal(o.no_color);
+  for (const auto& d : all) {
+    const std::string head = fmt::format("{:>2}  {:<22}", d.number, d.slug);
+    const std::size_t room = term.width > display_width(head) + 2 ? term.width - display_width(head) - 2 : 20;
+    const std::string line = d.title + ": " + d.summary;
+    if (term.color != ColorMode::None) std::cout << "\x1b[1m" << head << "\x1b[0m  " << fit_width(line, room) << '\n';
+    else std::cout << head << "  " << fit_width(line, room) << '\n';
+  }
+  std::cout << "\nRun one with 'attnlab lesson N' (or its name), or all of them with 'attnlab tour'.\n";
+}
+
+}  // namespace
+
+void setup_lessons(CLI::App& app) {
+  auto opts = std::make_shared<ListOptions>();
+  CLI::App* sub = app.add_subcommand("lessons", "List the lessons, one line each");
+  sub->add_flag("--no-color", opts->no_color, "Plain text without escape codes");
+  sub->callback([opts] { run_list(*opts); });
+}
+
+}  // namespace attnlab::cli

@@ -1,0 +1,73 @@
+#include "cli/lesson_options.hpp"
+
+#include <iostream>
+
+#include "lessons/output.hpp"
+#include "render/terminal.hpp"
+
+namespace attnlab::cli {
+
+void add_lesson_options(CLI::App* sub, LessonFlags& f) {
+  f.sentence_opt = sub->add_option("-s,--sentence", f.sentence,
+                                   "Sentence to run on (at most 32 tokens; words and punctuation count). Default: the lesson's own");
+  f.target_opt = sub->add_option("-t,--target", f.target, "Decoder-side sentence for cross-attention (lessons 8 and 9)");
+  f.heads_opt = sub->add_option("--heads", f.heads, "Number of attention heads h (1 to 64; must divide --d-model). Default: 2")
+                    ->check(CLI::PositiveNumber);
+  f.d_model_opt = sub->add_option("--d-model", f.d_model, "Model width d_model (2 to 512). Default: 8")->check(CLI::PositiveNumber);
+  sub->add_option("--seed", f.seed, "Seed of the random embeddings and weights")->capture_default_str();
+  sub->add_option("--weights", f.weights,
+                  "Attention weights from a JSON file in the schema of 'attnlab attention --input' (its heads and w_o are "
+                  "used for every attention block; its x only fixes d_model)")
+      ->check(CLI::ExistingFile);
+  sub->add_option("-f,--format", f.format, "text, or json: every intermediate of every step as one JSON document")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  sub->add_flag("--no-color", f.no_color, "Plain text without escape codes (also when NO_COLOR is set or stdout is not a terminal)");
+  sub->add_flag("--full", f.full, "Print every column even when a matrix is wider than the terminal");
+  sub->add_flag("--no-pause", f.no_pause, "Run straight through instead of waiting for Enter after each step");
+  sub->add_option("--precision", f.precision, "Digits after the decimal point")->check(CLI::Range(0, 8))->capture_default_str();
+}
+
+lessons::LessonOptions to_options(const LessonFlags& f) {
+  lessons::LessonOptions o;
+  if (f.sentence_opt->count()) o.sentence = f.sentence;
+  if (f.target_opt->count()) o.target = f.target;
+  if (f.heads_opt->count()) o.heads = f.heads;
+  if (f.d_model_opt->count()) o.d_model = f.d_model;
+  o.seed = f.seed;
+  o.weights_file = f.weights;
+  o.format = f.format;
+  o.no_color = f.no_color;
+  o.full = f.full;
+  o.no_pause = f.no_pause;
+  o.precision = f.precision;
+  return o;
+}
+
+void run_lessons(const lessons::LessonOptions& o, const std::vector<std::string>& keys, bool tour) {
+  lessons::Session session(o, tour);
+  std::vector<const lessons::LessonDoc*> docs;
+  if (keys.empty()) {
+    for (const auto& d : session.lessons()) docs.push_back(&d);
+  } else {
+    for (const auto& k : keys) docs.push_back(&lessons::find_lesson(session.lessons(), k));
+  }
+  std::unique_ptr<lessons::Output> out;
+  lessons::RenderSettings rs;
+  rs.term = detect_terminal(o.no_color);
+  rs.full = o.full;
+  rs.precision = o.precision;
+  if (o.format == "json") out = std::make_unique<lessons::JsonOutput>(std::cout);
+  else out = std::make_unique<lessons::TextOutput>(std::cout, rs);
+
+  const bool pause = !tour && lessons::interactive(o);
+  const bool color = rs.term.color != ColorMode::None;
+  std::function<bool()> pause_fn;
+  if (pause) pause_fn = [color] { return lessons::pause_for_key(color); };
+  for (const lessons::LessonDoc* d : docs)
+    if (!session.run(*d, *out, pause_fn)) break;
+  out->finish();
+  std::cout.flush();
+}
+
+}  // namespace attnlab::cli

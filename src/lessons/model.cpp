@@ -1,0 +1,118 @@
+#include "lessons/model.hpp"
+
+#include <cmath>
+#include <numbers>
+
+#include "util/error.hpp"
+
+namespace attnlab::lessons {
+
+namespace {
+
+std::uint64_t splitmix64(std::uint64_t& x) {
+  std::uint64_t z = (x += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+std::uint64_t fnv1a(std::string_view s) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+
+}  // namespace
+
+Rng::Rng(std::uint64_t seed, std::string_view name) {
+  std::uint64_t s = seed;
+  state_ = splitmix64(s) ^ fnv1a(name);
+}
+
+std::uint64_t Rng::next() { return splitmix64(state_); }
+
+double Rng::uniform() {
+  // 53 random bits, shifted off zero so log() below is finite.
+  return (static_cast<double>(next() >> 11) + 0.5) * 0x1.0p-53;
+}
+
+float Rng::normal(float stddev) {
+  if (have_spare_) {
+    have_spare_ = false;
+    return static_cast<float>(spare_ * stddev);
+  }
+  const double r = std::sqrt(-2.0 * std::log(uniform()));
+  const double a = 2.0 * std::numbers::pi * uniform();
+  spare_ = r * std::sin(a);
+  have_spare_ = true;
+  return static_cast<float>(r * std::cos(a) * stddev);
+}
+
+Matrix random_matrix(Rng& rng, std::size_t r, std::size_t c, float stddev) {
+  Matrix m = Matrix::from_shape({r, c});
+  for (auto& v : m) v = rng.normal(stddev);
+  return m;
+}
+
+std::vector<float> embedding_row(std::string_view word, std::size_t d_model, std::uint64_t seed) {
+  std::vector<float> row(d_model, 0.0f);
+  if (word == "<pad>") return row;
+  Rng rng(seed, std::string("embedding:") + std::string(word));
+  const float sd = 1.0f / std::sqrt(static_cast<float>(d_model));
+  for (float& v : row) v = rng.normal(sd);
+  return row;
+}
+
+Matrix embed(const std::vector<std::string>& tokens, std::size_t d_model, std::uint64_t seed) {
+  Matrix e = Matrix::from_shape({tokens.size(), d_model});
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    const std::vector<float> row = embedding_row(tokens[i], d_model, seed);
+    for (std::size_t j = 0; j < d_model; ++j) e(i, j) = row[j];
+  }
+  return e;
+}
+
+Matrix positional_encoding(std::size_t n, std::size_t d_model) {
+  Matrix pe = Matrix::from_shape({n, d_model});
+  for (std::size_t pos = 0; pos < n; ++pos)
+    for (std::size_t j = 0; j < d_model; ++j) {
+      const std::size_t two_i = j - j % 2;  // the even index of the (sin, cos) pair
+      const double angle = static_cast<double>(pos) / std::pow(10000.0, static_cast<double>(two_i) / static_cast<double>(d_model));
+      pe(pos, j) = static_cast<float>(j % 2 == 0 ? std::sin(angle) : std::cos(angle));
+    }
+  return pe;
+}
+
+Matrix model_input(const Matrix& embeddings, const Matrix& pe) {
+  if (embeddings.shape() != pe.shape()) {
+    throw ShapeError("model_input: embeddings are " + shape_str(embeddings) + " but PE is " + shape_str(pe));
+  }
+  const float scale = std::sqrt(static_cast<float>(cols(embeddings)));
+  Matrix x = Matrix::from_shape({rows(embeddings), cols(embeddings)});
+  for (std::size_t i = 0; i < rows(x); ++i)
+    for (std::size_t j = 0; j < cols(x); ++j) x(i, j) = embeddings(i, j) * scale + pe(i, j);
+  return x;
+}
+
+AttentionWeights random_attention_weights(std::size_t d_model, std::size_t h, std::uint64_t seed,
+                                          std::string_view name) {
+  if (h == 0 || d_model % h != 0) {
+    throw InputError("--heads " + std::to_string(h) + " does not divide --d-model " + std::to_string(d_model) +
+                     "; each head gets d_model / h columns, so pick h among the divisors of d_model");
+  }
+  const std::size_t d_k = d_model / h;
+  Rng rng(seed, name);
+  const float sd = 1.0f / std::sqrt(static_cast<float>(d_model));
+  AttentionWeights w;
+  for (std::size_t i = 0; i < h; ++i) {
+    HeadWeights hw;
+    hw.w_q = random_matrix(rng, d_model, d_k, sd);
+    hw.w_k = random_matrix(rng, d_model, d_k, sd);
+    hw.w_v = random_matrix(rng, d_model, d_k, sd);
+    w.heads.push_back(std::move(hw));
+  }
+  w.w_o = random_matrix(rng, d_model, d_model, sd);
+  return w;
+}
+
+}  // namespace attnlab::lessons

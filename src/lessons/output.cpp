@@ -1,0 +1,241 @@
+#include "lessons/output.hpp"
+
+#include <cmath>
+#include <ostream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "render/matrix_print.hpp"
+#include "util/error.hpp"
+
+namespace attnlab::lessons {
+
+namespace {
+
+void check_finite(const MatrixItem& it) {
+  if (it.broken_demo) return;
+  for (std::size_t r = 0; r < rows(it.m); ++r)
+    for (std::size_t c = 0; c < cols(it.m); ++c) {
+      const float v = it.m(r, c);
+      if (std::isfinite(v) || (it.masked && std::isinf(v) && v < 0)) continue;
+      throw NumericError(it.key + "[" + std::to_string(r) + "][" + std::to_string(c) + "] is " +
+                         (std::isnan(v) ? "NaN" : "infinite") +
+                         ": the numbers overflowed float32; use smaller weights or a smaller --d-model");
+    }
+}
+
+void check_labels(const MatrixItem& it) {
+  if ((!it.row_labels.empty() && it.row_labels.size() != rows(it.m)) ||
+      (!it.col_labels.empty() && it.col_labels.size() != cols(it.m))) {
+    throw ShapeError("matrix '" + it.key + "' is " + shape_str(it.m) + " but has " + std::to_string(it.row_labels.size()) +
+                     " row and " + std::to_string(it.col_labels.size()) + " column labels");
+  }
+}
+
+// Markdown to terminal text: **bold** becomes bold (or loses its stars without colour).
+std::string render_prose(const std::string& md, bool color) {
+  std::string out;
+  bool bold = false;
+  for (std::size_t i = 0; i < md.size(); ++i) {
+    if (md.compare(i, 2, "**") == 0) {
+      if (color) out += bold ? "\x1b[0m" : "\x1b[1m";
+      bold = !bold;
+      ++i;
+    } else {
+      out += md[i];
+    }
+  }
+  if (bold && color) out += "\x1b[0m";
+  return out;
+}
+
+OutJson cell_json(float v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
+  return v;
+}
+
+}  // namespace
+
+// ---- Output -------------------------------------------------------------------
+
+void Output::matrix(const MatrixItem& item) {
+  check_labels(item);
+  check_finite(item);
+  do_matrix(item);
+}
+
+void Output::side_by_side(const std::vector<MatrixItem>& items) {
+  for (const MatrixItem& it : items) {
+    check_labels(it);
+    check_finite(it);
+  }
+  do_side_by_side(items);
+}
+
+// ---- text -----------------------------------------------------------------------
+
+void TextOutput::begin_lesson(const LessonDoc& doc, const OutJson&, const std::string& status) {
+  const bool color = rs_.term.color != ColorMode::None;
+  const std::string head = fmt::format("Lesson {}: {}", doc.number, doc.title);
+  const std::string rule(std::min<std::size_t>(display_width(head), rs_.term.width), '=');
+  if (color) os_ << "\x1b[1m" << head << "\x1b[0m\n";
+  else os_ << head << '\n';
+  os_ << rule << '\n';
+  os_ << status << "\n\n";
+}
+
+void TextOutput::prose(const std::string& markdown) {
+  os_ << render_prose(markdown, rs_.term.color != ColorMode::None) << '\n';
+}
+
+void TextOutput::begin_step(std::size_t index, std::size_t count, const std::string& title) {
+  const std::string head = fmt::format("── Step {}/{}: {} ", index + 1, count, title);
+  const std::size_t w = display_width(head);
+  const std::string line = head + (w < std::min<std::size_t>(rs_.term.width, 80) ? [&] {
+    std::string s;
+    for (std::size_t i = w; i < std::min<std::size_t>(rs_.term.width, 80); ++i) s += "─";
+    return s;
+  }() : std::string());
+  if (rs_.term.color != ColorMode::None) os_ << "\x1b[1;36m" << line << "\x1b[0m\n\n";
+  else os_ << line << "\n\n";
+}
+
+void TextOutput::end_lesson() { os_ << '\n'; }
+
+void TextOutput::line(const std::string& text) { os_ << text << '\n'; }
+
+std::string TextOutput::render(const MatrixItem& it, bool as_heatmap, bool short_title) const {
+  std::ostringstream ss;
+  std::string title = short_title ? std::string("the same as a heatmap") : it.title;
+  if (it.broken_demo) title = "WRONG (demonstration of the failure, not an answer): " + title;
+  if (as_heatmap) {
+    HeatmapOptions ho;
+    ho.lo = it.lo;
+    ho.hi = it.hi;
+    ho.max_width = rs_.term.width;
+    ho.full = rs_.full;
+    ho.color = rs_.term.color;
+    print_heatmap(ss, title, it.m, it.row_labels, it.col_labels, ho);
+  } else {
+    PrintOptions po;
+    po.precision = it.precision >= 0 ? it.precision : rs_.precision;
+    po.max_width = rs_.term.width;
+    po.full = rs_.full;
+    po.color = rs_.term.color;
+    po.heatmap = it.weights;
+    print_matrix(ss, title, it.m, it.row_labels, it.col_labels, po);
+  }
+  return ss.str();
+}
+
+void TextOutput::do_matrix(const MatrixItem& it) {
+  const bool heat = it.weights || it.heatmap;
+  if (heat) {
+    print_side_by_side(os_, {render(it, false), render(it, true, true)}, 4, rs_.term.width, false);
+  } else {
+    os_ << render(it, false);
+  }
+  os_ << '\n';
+}
+
+void TextOutput::do_side_by_side(const std::vector<MatrixItem>& items) {
+  std::vector<std::string> blocks;
+  for (const MatrixItem& it : items) blocks.push_back(render(it, false));
+  print_side_by_side(os_, blocks, 2, rs_.term.width, rs_.full);
+  os_ << '\n';
+  bool any_heat = false;
+  for (const MatrixItem& it : items) any_heat = any_heat || it.weights || it.heatmap;
+  if (any_heat) {
+    blocks.clear();
+    for (const MatrixItem& it : items)
+      if (it.weights || it.heatmap) blocks.push_back(render(it, true));
+    print_side_by_side(os_, blocks, 2, rs_.term.width, rs_.full);
+    os_ << '\n';
+  }
+}
+
+// ---- JSON -----------------------------------------------------------------------
+
+JsonOutput::JsonOutput(std::ostream& os) : os_(os) {
+  doc_ = OutJson::object();
+  doc_["attnlab_version"] = ATTNLAB_VERSION;
+  doc_["lessons"] = OutJson::array();
+}
+
+void JsonOutput::begin_lesson(const LessonDoc& doc, const OutJson& settings, const std::string& status) {
+  lesson_ = OutJson::object();
+  lesson_["number"] = doc.number;
+  lesson_["name"] = doc.slug;
+  lesson_["title"] = doc.title;
+  lesson_["summary"] = doc.summary;
+  lesson_["settings"] = settings;
+  lesson_["status"] = status;
+  lesson_["intro"] = OutJson::array();
+  lesson_["steps"] = OutJson::array();
+}
+
+OutJson& JsonOutput::blocks() {
+  return lesson_["steps"].empty() ? lesson_["intro"] : lesson_["steps"].back()["blocks"];
+}
+
+void JsonOutput::prose(const std::string& markdown) {
+  blocks().push_back(OutJson{{"type", "text"}, {"text", markdown}});
+}
+
+void JsonOutput::begin_step(std::size_t, std::size_t, const std::string& title) {
+  lesson_["steps"].push_back(OutJson{{"title", title}, {"blocks", OutJson::array()}});
+}
+
+void JsonOutput::begin_show(const std::string& name) {
+  show_ = OutJson{{"type", "show"}, {"name", name}, {"matrices", OutJson::array()}, {"lines", OutJson::array()},
+                  {"values", OutJson::object()}};
+  in_show_ = true;
+}
+
+void JsonOutput::end_show() {
+  blocks().push_back(std::move(show_));
+  in_show_ = false;
+}
+
+void JsonOutput::end_lesson() { doc_["lessons"].push_back(std::move(lesson_)); }
+
+void JsonOutput::line(const std::string& text) {
+  if (in_show_) show_["lines"].push_back(text);
+}
+
+void JsonOutput::value(const std::string& key, OutJson v) {
+  if (in_show_) show_["values"][key] = std::move(v);
+}
+
+void JsonOutput::do_matrix(const MatrixItem& it) {
+  OutJson j = OutJson::object();
+  j["key"] = it.key;
+  j["title"] = it.title;
+  j["rows"] = rows(it.m);
+  j["cols"] = cols(it.m);
+  j["row_labels"] = it.row_labels.empty() ? default_labels(rows(it.m)) : it.row_labels;
+  j["col_labels"] = it.col_labels.empty() ? default_labels(cols(it.m)) : it.col_labels;
+  OutJson data = OutJson::array();
+  for (std::size_t r = 0; r < rows(it.m); ++r) {
+    OutJson row = OutJson::array();
+    for (std::size_t c = 0; c < cols(it.m); ++c) row.push_back(cell_json(it.m(r, c)));
+    data.push_back(std::move(row));
+  }
+  j["data"] = std::move(data);
+  if (it.weights) j["kind"] = "weights";
+  if (it.broken_demo) j["broken_demo"] = true;
+  if (in_show_) show_["matrices"].push_back(std::move(j));
+}
+
+void JsonOutput::do_side_by_side(const std::vector<MatrixItem>& items) {
+  for (const MatrixItem& it : items) do_matrix(it);
+}
+
+void JsonOutput::finish() {
+  os_ << dump_json(doc_);
+  os_.flush();
+}
+
+}  // namespace attnlab::lessons

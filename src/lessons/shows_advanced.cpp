@@ -1,0 +1,449 @@
+// Computations for lessons 6–9: masking, multi-head attention, cross-attention and the whole
+// transformer. Attention always runs through the core (core/attention.hpp, core/mask.hpp); layer
+// norm and the feed-forward net come from lessons/transformer.hpp.
+#include <algorithm>
+#include <cmath>
+#include <array>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "core/attention.hpp"
+#include "core/blas.hpp"
+#include "core/mask.hpp"
+#include "lessons/model.hpp"
+#include "lessons/shows.hpp"
+#include "lessons/transformer.hpp"
+#include "util/error.hpp"
+
+namespace attnlab::lessons {
+
+namespace {
+
+Matrix mask_matrix(const Mask& m) {
+  Matrix out = Matrix::from_shape({rows(m), cols(m)});
+  for (std::size_t i = 0; i < rows(m); ++i)
+    for (std::size_t j = 0; j < cols(m); ++j) out(i, j) = m(i, j);
+  return out;
+}
+
+MatrixItem mask_item(std::string key, std::string title, const Mask& m, std::vector<std::string> rl, std::vector<std::string> cl) {
+  MatrixItem it = item(std::move(key), std::move(title), mask_matrix(m), std::move(rl), std::move(cl));
+  it.precision = 0;
+  return it;
+}
+
+// A transposed weight row (keys down, one column per sentence): a [0, 1] heatmap, but its columns,
+// not its rows, sum to 1, so it is not marked as a weight matrix.
+MatrixItem column_weights_item(std::string key, std::string title, Matrix m, std::vector<std::string> rl, std::vector<std::string> cl) {
+  MatrixItem it = item(std::move(key), std::move(title), std::move(m), std::move(rl), std::move(cl));
+  it.heatmap = true;
+  return it;
+}
+
+// Head 0 of `w` on input x with an optional mask, through the core.
+HeadTrace head0(const Matrix& x, const AttentionWeights& w, const Mask* mask) {
+  HeadTrace t;
+  scaled_dot_product_attention(project(x, w.heads[0].w_q), project(x, w.heads[0].w_k), project(x, w.heads[0].w_v), mask, &t);
+  return t;
+}
+
+std::string join_tokens(const std::vector<std::size_t>& rows_, const std::vector<std::string>& tokens) {
+  std::string s;
+  for (std::size_t i : rows_) s += (s.empty() ? "" : ", ") + fmt::format("{} ({})", i, tokens[i]);
+  return s;
+}
+
+// ---- lesson 6 -------------------------------------------------------------------------
+
+void show_causal(LessonContext& c) {
+  const AttentionWeights w = c.weights("decoder.self");
+  const TokenizedSentence second = c.encode(c.text.second, "second sentence");
+  bool first = true;
+  for (const TokenizedSentence* s : std::vector<const TokenizedSentence*>{&c.src, &second}) {
+    const auto& tk = s->tokens;
+    const Mask mask = causal_mask(tk.size());
+    const HeadTrace t = head0(c.input_for(*s), w, &mask);
+    c.out.line(fmt::format("\"{}\"", s->text));
+    c.out.line("");
+    if (first) {
+      c.out.matrix(mask_item("causal_mask", "causal mask (1 = may attend: key j ≤ query i)", mask, tk, tk));
+      MatrixItem m = item("masked", "masked = scaled scores with −inf above the diagonal", t.masked, tk, tk);
+      m.masked = true;
+      c.out.matrix(m);
+    }
+    c.out.matrix(weights_item(first ? "weights" : "weights_second", "weights under the causal mask", t.weights, tk, tk));
+    first = false;
+  }
+}
+
+void show_padding(LessonContext& c) {
+  const AttentionWeights w = c.weights("encoder.self");
+  const TokenizedSentence second = c.encode(c.text.second, "second sentence");
+  const std::vector<const TokenizedSentence*> batch{&c.src, &second};
+  std::size_t T = 0;
+  std::vector<std::size_t> lengths;
+  for (const auto* s : batch) {
+    lengths.push_back(s->tokens.size());
+    T = std::max(T, s->tokens.size());
+  }
+  const std::vector<Mask> masks = padding_masks(lengths, T);
+  c.out.line(fmt::format("A batch of {} sentences of lengths {} and {}, padded to T = {} with <pad>.", batch.size(), lengths[0],
+                         lengths[1], T));
+  c.out.line("");
+  c.out.value("lengths", lengths);
+  for (std::size_t b = 0; b < batch.size(); ++b) {
+    TokenizedSentence padded = *batch[b];
+    while (padded.tokens.size() < T) padded.tokens.push_back("<pad>");
+    const auto& tk = padded.tokens;
+    const HeadTrace t = head0(c.input_for(padded), w, &masks[b]);
+    c.out.side_by_side({mask_item(fmt::format("padding_mask_{}", b), fmt::format("sentence {}: padding mask", b), masks[b], tk, tk),
+                        weights_item(fmt::format("weights_{}", b), fmt::format("sentence {}: weights", b), t.weights, tk, tk)});
+    if (!t.fully_masked_rows.empty()) {
+      c.out.line(fmt::format("Fully masked rows (padding queries): {}. Their weights are all 0, not NaN, and their context is 0.",
+                             join_tokens(t.fully_masked_rows, tk)));
+      c.out.value(fmt::format("fully_masked_rows_{}", b), t.fully_masked_rows);
+      c.out.line("");
+    }
+  }
+}
+
+void show_fully_masked(LessonContext& c) {
+  const float ninf = -std::numeric_limits<float>::infinity();
+  Matrix row = Matrix::from_shape({1, 4});
+  for (std::size_t j = 0; j < 4; ++j) row(0, j) = ninf;
+  Matrix naive = Matrix::from_shape({1, 4});
+  float sum = 0.0f;
+  for (std::size_t j = 0; j < 4; ++j) sum += std::exp(row(0, j));          // 0
+  for (std::size_t j = 0; j < 4; ++j) naive(0, j) = std::exp(row(0, j)) / sum;  // 0 / 0 = NaN
+  std::vector<std::size_t> empty;
+  const Matrix w = softmax_rows(row, &empty);
+  const std::vector<std::string> rl{"row"}, cl = numbered_labels("k", 4);
+  MatrixItem r = item("masked_row", "a fully masked row of scores", row, rl, cl);
+  r.masked = true;
+  c.out.matrix(r);
+  MatrixItem n = item("naive_weights", "naive: exp(−inf) / Σ exp(−inf) = 0 / 0", naive, rl, cl);
+  n.broken_demo = true;
+  c.out.matrix(n);
+  c.out.matrix(weights_item("weights", "the core's softmax_rows: all zeros, and the row is reported", w, rl, cl));
+  c.out.line(fmt::format("softmax_rows reported fully masked row(s): {}", empty.empty() ? std::string("none") : std::to_string(empty[0])));
+  c.out.line("");
+}
+
+// ---- lesson 7 -------------------------------------------------------------------------
+
+void show_heads(LessonContext& c) {
+  const AttentionTrace& t = c.self_trace();
+  const auto& tk = c.src.tokens;
+  const std::size_t h = t.heads.size(), d_k = cols(t.heads[0].q);
+  // The packed view: all heads' queries side by side are X · [W_Q⁰ | W_Q¹ | …].
+  std::vector<Matrix> qs;
+  std::vector<std::string> cl;
+  for (std::size_t i = 0; i < h; ++i) {
+    qs.push_back(t.heads[i].q);
+    for (std::size_t j = 0; j < d_k; ++j) cl.push_back(fmt::format("h{}.{}", i, j));
+  }
+  c.out.matrix(item("q_all", fmt::format("all queries side by side: head i owns columns [i·{}, (i+1)·{})", d_k, d_k),
+                    merge_heads(qs), tk, cl));
+  std::vector<MatrixItem> ws;
+  for (std::size_t i = 0; i < h; ++i) ws.push_back(weights_item(fmt::format("weights_{}", i), fmt::format("head {}", i), t.heads[i].weights, tk, tk));
+  c.out.side_by_side(ws);
+}
+
+void show_concat_output(LessonContext& c) {
+  const AttentionTrace& t = c.self_trace();
+  const AttentionWeights w = c.weights("encoder.self");
+  const auto& tk = c.src.tokens;
+  const std::size_t h = t.heads.size(), d_v = cols(t.heads[0].v);
+  std::vector<MatrixItem> ctx;
+  for (std::size_t i = 0; i < h; ++i)
+    ctx.push_back(item(fmt::format("context_{}", i), fmt::format("context of head {}", i), t.heads[i].context, tk, numbered_labels("v", d_v)));
+  c.out.side_by_side(ctx);
+  std::vector<std::string> cl;
+  for (std::size_t i = 0; i < h; ++i)
+    for (std::size_t j = 0; j < d_v; ++j) cl.push_back(fmt::format("h{}.{}", i, j));
+  c.out.matrix(item("concat", h == 1 ? std::string("concat = context_0 (one head)")
+                                      : fmt::format("concat = [context_0 | {}context_{}]  (n × h·d_v)", h > 2 ? "… | " : "", h - 1),
+                    t.concat, tk, cl));
+  if (w.w_o) {
+    c.out.matrix(item("w_o", "W_O  (h·d_v × d_model)", *w.w_o, cl, numbered_labels("d", cols(*w.w_o))));
+    c.out.matrix(item("output", "output = concat · W_O  (n × d_model)", t.output, tk, numbered_labels("d", cols(t.output))));
+  } else {
+    c.out.line("The --weights file has no w_o, so the output is the concatenation itself.");
+  }
+}
+
+void show_parameter_count(LessonContext& c) {
+  const AttentionWeights w = c.weights("encoder.self");
+  const std::size_t d = c.d_model;
+  auto count = [](const AttentionWeights& a) {
+    std::array<double, 5> n{};
+    for (const HeadWeights& hw : a.heads) {
+      n[0] += static_cast<double>(hw.w_q.size());
+      n[1] += static_cast<double>(hw.w_k.size());
+      n[2] += static_cast<double>(hw.w_v.size());
+    }
+    n[3] = a.w_o ? static_cast<double>(a.w_o->size()) : 0.0;
+    n[4] = n[0] + n[1] + n[2] + n[3];
+    return n;
+  };
+  const auto many = count(w);
+  const auto one = count(random_attention_weights(d, 1, c.seed, "one-wide-head"));
+  // The paper's base model: d_model = 512, h = 8, d_k = d_v = 64 (arithmetic only, no matrices).
+  const double base_h = 8.0 * 512 * 64, base_o = 8.0 * 64 * 512;  // each of W_Q, W_K, W_V; W_O
+  Matrix table = Matrix::from_shape({3, 5});
+  for (std::size_t j = 0; j < 5; ++j) {
+    table(0, j) = static_cast<float>(many[j]);
+    table(1, j) = static_cast<float>(one[j]);
+  }
+  for (std::size_t j = 0; j < 3; ++j) table(2, j) = static_cast<float>(base_h);
+  table(2, 3) = static_cast<float>(base_o);
+  table(2, 4) = static_cast<float>(3 * base_h + base_o);
+  const std::size_t d_k = cols(w.heads[0].w_q);
+  MatrixItem it = item("parameters", "parameters of one attention layer",
+                       table,
+                       {fmt::format("{} × d_k {}", w.heads.size(), d_k), fmt::format("1 × d_k {}", d), "base 8 × 64"},
+                       {"W_Q", "W_K", "W_V", "W_O", "total"});
+  it.precision = 0;
+  c.out.matrix(it);
+  c.out.line(fmt::format("{} heads: {} parameters; one head of width d_model = {}: {} parameters{}", w.heads.size(),
+                         static_cast<long long>(many[4]), d, static_cast<long long>(one[4]),
+                         many[4] == one[4] ? " (the same)." : "."));
+  c.out.line("");
+  c.out.value("parameters_multi_head", many[4]);
+  c.out.value("parameters_single_head", one[4]);
+}
+
+// ---- lesson 8 -------------------------------------------------------------------------
+
+void show_cross_attention(LessonContext& c) {
+  const TokenizedSentence& tgt = c.target();
+  const auto& src = c.src.tokens;
+  const auto& tt = tgt.tokens;
+  const Matrix memory = c.x;              // the encoder side (here: its input X, see the lesson text)
+  const Matrix y = c.input_for(tgt);      // the decoder side
+  AttentionTrace t;
+  cross_attention(y, memory, c.weights("decoder.cross"), nullptr, &t);
+  const HeadTrace& h = t.heads[0];
+  const std::size_t n = tt.size(), m = src.size();
+  c.out.line(fmt::format("Decoder (queries): \"{}\", n = {}.  Encoder (keys, values): \"{}\", m = {}.", tgt.text, n, c.src.text, m));
+  c.out.line("");
+  c.out.matrix(item("q", fmt::format("Q = Y · W_Q  (from the decoder: n × d_k = {} × {})", n, cols(h.q)), h.q, tt, numbered_labels("q", cols(h.q))));
+  c.out.side_by_side({item("k", fmt::format("K = M · W_K  ({} × {})", m, cols(h.k)), h.k, src, numbered_labels("k", cols(h.k))),
+                      item("v", fmt::format("V = M · W_V  ({} × {})", m, cols(h.v)), h.v, src, numbered_labels("v", cols(h.v)))});
+  c.out.matrix(item("scaled", fmt::format("Q · Kᵀ / √d_k  (n × m = {} × {})", n, m), h.scaled, tt, src));
+  c.out.matrix(weights_item("weights", fmt::format("alignment: weights (n × m = {} × {}), each row sums to 1", n, m), h.weights, tt, src));
+  for (std::size_t i = 0; i < n; ++i) {
+    std::size_t best = 0;
+    for (std::size_t j = 1; j < m; ++j)
+      if (h.weights(i, j) > h.weights(i, best)) best = j;
+    c.out.line(fmt::format("  {:<10} looks most at {:<10} ({:.1f} %)", tt[i], src[best], 100.0 * h.weights(i, best)));
+  }
+  c.out.line("");
+  c.out.matrix(item("context", "context = weights · V  (one row per decoder token)", h.context, tt, numbered_labels("v", cols(h.context))));
+}
+
+// ---- lesson 9 -------------------------------------------------------------------------
+
+// Lesson 9 adds attention outputs to their inputs, which needs them to be d_model wide.
+void require_model_width(const AttentionWeights& w, std::size_t d_model) {
+  const std::size_t out = w.w_o ? cols(*w.w_o) : w.heads.size() * cols(w.heads[0].w_v);
+  if (out != d_model) {
+    throw InputError(fmt::format("lesson 9 adds each attention output to its input, so it needs an output of width d_model = {}; "
+                                 "the --weights file gives {} (add a \"w_o\" of shape h·d_v × d_model)",
+                                 d_model, out));
+  }
+}
+
+Matrix row_stats(const Matrix& x) {
+  Matrix s = Matrix::from_shape({rows(x), 2});
+  for (std::size_t i = 0; i < rows(x); ++i) {
+    double mean = 0.0, var = 0.0;
+    for (std::size_t j = 0; j < cols(x); ++j) mean += x(i, j);
+    mean /= static_cast<double>(cols(x));
+    for (std::size_t j = 0; j < cols(x); ++j) var += (x(i, j) - mean) * (x(i, j) - mean);
+    s(i, 0) = static_cast<float>(mean);
+    s(i, 1) = static_cast<float>(var / static_cast<double>(cols(x)));
+  }
+  return s;
+}
+
+void show_residual_layernorm(LessonContext& c) {
+  require_model_width(c.weights("encoder.self"), c.d_model);
+  const auto& tk = c.src.tokens;
+  const auto dl = numbered_labels("d", c.d_model);
+  const Matrix& a = c.self_trace().output;
+  const Matrix r = add(c.x, a);
+  const Matrix n = layer_norm(r);
+  c.out.matrix(item("attention_output", "A = MultiHead(X)  (n × d_model)", a, tk, dl));
+  c.out.matrix(item("residual", "X + A  (the residual connection)", r, tk, dl));
+  c.out.matrix(item("layer_norm", "LayerNorm(X + A): each row rescaled to mean 0, variance 1", n, tk, dl));
+  c.out.side_by_side({item("stats_before", "rows of X + A", row_stats(r), tk, {"mean", "var"}),
+                      item("stats_after", "rows after LayerNorm", row_stats(n), tk, {"mean", "var"})});
+}
+
+void show_feed_forward(LessonContext& c) {
+  require_model_width(c.weights("encoder.self"), c.d_model);
+  const auto& tk = c.src.tokens;
+  const auto dl = numbered_labels("d", c.d_model);
+  const Matrix h1 = layer_norm(add(c.x, c.self_trace().output));
+  const FeedForward f = random_feed_forward(c.d_model, 4 * c.d_model, c.seed, "encoder.ffn");
+  Matrix hidden;
+  const Matrix y = feed_forward(h1, f, &hidden);
+  c.out.line(fmt::format("FFN(x) = max(0, x·W1 + b1)·W2 + b2 with W1: {} × {}, W2: {} × {} (d_ff = 4·d_model)", c.d_model, 4 * c.d_model,
+                         4 * c.d_model, c.d_model));
+  c.out.line("");
+  c.out.matrix(item("ffn_hidden", "hidden = max(0, H·W1 + b1)  (n × d_ff; ReLU zeroes the negatives)", hidden, tk,
+                    numbered_labels("f", cols(hidden))));
+  c.out.matrix(item("ffn_out", "FFN(H)  (n × d_model)", y, tk, dl));
+  c.out.matrix(item("encoder_output", "LayerNorm(H + FFN(H)): the encoder layer's output", layer_norm(add(h1, y)), tk, dl));
+}
+
+struct TinyModel {
+  EncoderLayer enc;
+  DecoderLayer dec;
+};
+
+TinyModel tiny_model(LessonContext& c) {
+  TinyModel m;
+  m.enc.self = c.weights("encoder.self");
+  m.enc.ffn = random_feed_forward(c.d_model, 4 * c.d_model, c.seed, "encoder.ffn");
+  m.dec.self = c.weights("decoder.self");
+  m.dec.cross = c.weights("decoder.cross");
+  m.dec.ffn = random_feed_forward(c.d_model, 4 * c.d_model, c.seed, "decoder.ffn");
+  require_model_width(m.enc.self, c.d_model);
+  return m;
+}
+
+// The decoder reads "<bos> w1 … wk" and at position i predicts w(i+1) (then <eos>).
+TokenizedSentence decoder_input(const TokenizedSentence& tgt, const Vocabulary& v) {
+  TokenizedSentence d;
+  d.text = "<bos> " + tgt.text;
+  d.tokens.push_back("<bos>");
+  d.ids.push_back(v.id("<bos>"));
+  for (std::size_t i = 0; i < tgt.tokens.size(); ++i) {
+    d.tokens.push_back(tgt.tokens[i]);
+    d.ids.push_back(tgt.ids[i]);
+  }
+  return d;
+}
+
+void show_encoder_decoder(LessonContext& c) {
+  const TinyModel model = tiny_model(c);
+  const TokenizedSentence dec_in = decoder_input(c.target(), c.session.vocab());
+  const auto& src = c.src.tokens;
+  const auto& dt = dec_in.tokens;
+  const auto dl = numbered_labels("d", c.d_model);
+  LayerTrace et, dtr;
+  const Matrix memory = encoder_layer(c.x, model.enc, &et);
+  const Matrix out = decoder_layer(c.input_for(dec_in), memory, model.dec, &dtr);
+  c.out.matrix(item("encoder_output", "encoder output M (one layer)", memory, src, dl));
+  c.out.matrix(weights_item("decoder_self_weights", "decoder masked self-attention, head 0", dtr.self.heads[0].weights, dt, dt));
+  c.out.matrix(weights_item("decoder_cross_weights", "decoder cross-attention to M, head 0 (n × m)", dtr.cross.heads[0].weights, dt, src));
+  c.out.matrix(item("decoder_output", "decoder output (one layer)", out, dt, dl));
+}
+
+void show_next_token(LessonContext& c) {
+  const TinyModel model = tiny_model(c);
+  const Vocabulary& vocab = c.session.vocab();
+  const TokenizedSentence& tgt = c.target();
+  const TokenizedSentence dec_in = decoder_input(tgt, vocab);
+  const Matrix memory = encoder_layer(c.x, model.enc);
+  const Matrix out = decoder_layer(c.input_for(dec_in), memory, model.dec);
+  // Output layer tied to the embedding table, as in the paper: logits = out · Eᵀ over the vocabulary.
+  const Matrix table = embed(vocab.words(), c.d_model, c.seed);
+  const Matrix probs = softmax_rows(matmul(out, table, Trans::No, Trans::Yes));
+  const std::size_t n = dec_in.tokens.size();
+  // Columns: the words the decoder should produce (the target, then <eos>), without repeats.
+  std::vector<std::string> want;
+  for (std::size_t i = 1; i < n; ++i) want.push_back(dec_in.tokens[i]);
+  want.push_back("<eos>");
+  std::vector<std::string> cl;
+  for (const auto& w : want)
+    if (std::find(cl.begin(), cl.end(), w) == cl.end()) cl.push_back(w);
+  Matrix sub = Matrix::from_shape({n, cl.size()});
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < cl.size(); ++j) sub(i, j) = probs(i, vocab.id(cl[j]));
+  std::vector<std::string> rl;
+  for (std::size_t i = 0; i < n; ++i) rl.push_back("after " + dec_in.tokens[i]);
+  MatrixItem it = item("next_token_probabilities", fmt::format("P(next word) for the target's words, out of {} in the vocabulary", vocab.size()),
+                       sub, rl, cl);
+  it.precision = 4;
+  c.out.matrix(it);
+  c.out.line(fmt::format("A uniform guess would give every word 1/{} = {:.4f}.", vocab.size(), 1.0 / vocab.size()));
+  for (std::size_t i = 0; i < n; ++i) {
+    std::size_t best = 0;
+    for (std::size_t j = 1; j < cols(probs); ++j)
+      if (probs(i, j) > probs(i, best)) best = j;
+    const std::string& right = want[i];
+    c.out.line(fmt::format("  after {:<10} most likely: {:<10} ({:.4f}); the right word {:<10} gets {:.4f}", dec_in.tokens[i],
+                           vocab.word(best), probs(i, best), right, probs(i, vocab.id(right))));
+  }
+  c.out.line("");
+}
+
+void show_coreference(LessonContext& c) {
+  if (c.text.coreference.size() != 2) throw RuntimeError("data/sentences/lessons.json: lesson 9 needs a \"coreference\" pair");
+  const AttentionWeights w = c.weights("encoder.self");
+  std::vector<std::string> row_labels;
+  std::vector<std::string> col_labels;
+  std::size_t n_cols = 0;
+  std::vector<AttentionTrace> traces;
+  std::vector<TokenizedSentence> sents;
+  for (const std::string& s : c.text.coreference) {
+    sents.push_back(c.encode(s, "coreference sentence"));
+    AttentionTrace t;
+    self_attention(c.input_for(sents.back()), w, nullptr, &t);
+    traces.push_back(std::move(t));
+  }
+  if (sents[0].tokens.size() != sents[1].tokens.size()) throw RuntimeError("the coreference pair must have the same number of tokens");
+  n_cols = sents[0].tokens.size();
+  for (std::size_t j = 0; j < n_cols; ++j)
+    col_labels.push_back(sents[0].tokens[j] == sents[1].tokens[j] ? sents[0].tokens[j] : sents[0].tokens[j] + "/" + sents[1].tokens[j]);
+  const std::size_t f = focus_index(sents[0].tokens, c.text.coreference_focus);
+  for (const auto& s : sents) row_labels.push_back("…" + s.tokens[s.tokens.size() - 2]);
+  const std::size_t h = traces[0].heads.size();
+  // Keys as rows and the two sentences as columns: two narrow columns fit any terminal.
+  Matrix avg = Matrix::from_shape({n_cols, 2});
+  avg.fill(0.0f);
+  std::vector<MatrixItem> per_head_items;
+  for (std::size_t k = 0; k < h; ++k) {
+    Matrix m = Matrix::from_shape({n_cols, 2});
+    for (std::size_t s = 0; s < 2; ++s)
+      for (std::size_t j = 0; j < n_cols; ++j) {
+        m(j, s) = traces[s].heads[k].weights(f, j);
+        avg(j, s) += m(j, s) / static_cast<float>(h);
+      }
+    per_head_items.push_back(column_weights_item(fmt::format("it_weights_head_{}", k), fmt::format("head {}", k), m, col_labels, row_labels));
+  }
+  per_head_items.push_back(column_weights_item("it_weights_mean", fmt::format("mean of {} heads", h), avg, col_labels, row_labels));
+  c.out.line(fmt::format("The row of \"{}\" (position {}) in each sentence, one column per sentence:", sents[0].tokens[f], f));
+  c.out.line("");
+  c.out.side_by_side(per_head_items);
+  for (const char* noun : {"animal", "street"}) {
+    const std::size_t j = focus_index(sents[0].tokens, noun);
+    if (sents[0].tokens[j] != noun) continue;
+    c.out.line(fmt::format("  \"{}\" → \"{}\" (mean of the heads): {:.3f} in {}, {:.3f} in {}", sents[0].tokens[f], noun, avg(j, 0),
+                           row_labels[0], avg(j, 1), row_labels[1]));
+  }
+  c.out.line("");
+}
+
+}  // namespace
+
+void register_advanced_shows(std::map<std::string, ShowFn>& r) {
+  r["causal"] = show_causal;
+  r["padding"] = show_padding;
+  r["fully-masked"] = show_fully_masked;
+  r["heads"] = show_heads;
+  r["concat-output"] = show_concat_output;
+  r["parameter-count"] = show_parameter_count;
+  r["cross-attention"] = show_cross_attention;
+  r["residual-layernorm"] = show_residual_layernorm;
+  r["feed-forward"] = show_feed_forward;
+  r["encoder-decoder"] = show_encoder_decoder;
+  r["next-token"] = show_next_token;
+  r["coreference"] = show_coreference;
+}
+
+}  // namespace attnlab::lessons

@@ -1,0 +1,370 @@
+// Computations for lessons 1–5: embeddings and positions, projections, scores and scaling,
+// softmax, weighted sum. Everything the attention core computes is taken from the core (through
+// LessonContext::self_trace or the stage functions); the lesson layer only computes what the
+// demonstrations need besides (sample variances, the naive softmax shown as the wrong way).
+#include <cfloat>
+#include <cmath>
+#include <numbers>
+
+#include <fmt/format.h>
+
+#include "core/attention.hpp"
+#include "lessons/model.hpp"
+#include "lessons/shows.hpp"
+
+namespace attnlab::lessons {
+
+MatrixItem signed_heat_item(std::string key, std::string title, Matrix m, std::vector<std::string> row_labels,
+                            std::vector<std::string> col_labels) {
+  float a = 0.0f;
+  for (float v : m) a = std::max(a, std::fabs(v));
+  MatrixItem it = item(std::move(key), std::move(title), std::move(m), std::move(row_labels), std::move(col_labels));
+  it.heatmap = true;
+  it.lo = -std::max(a, 1e-6f);
+  it.hi = std::max(a, 1e-6f);
+  return it;
+}
+
+std::size_t focus_index(const std::vector<std::string>& tokens, const std::string& word) {
+  for (std::size_t i = 0; i < tokens.size(); ++i)
+    if (tokens[i] == word) return i;
+  return tokens.size() / 2;
+}
+
+Matrix row_of(const Matrix& m, std::size_t i) {
+  Matrix r = Matrix::from_shape({1, cols(m)});
+  for (std::size_t j = 0; j < cols(m); ++j) r(0, j) = m(i, j);
+  return r;
+}
+
+namespace {
+
+std::string dims(std::size_t r, std::size_t c) { return fmt::format("{} × {}", r, c); }
+
+// ---- lesson 1 -------------------------------------------------------------------------
+
+void show_tokens(LessonContext& c) {
+  c.out.line(fmt::format("\"{}\" → {} tokens:", c.src.text, c.src.tokens.size()));
+  for (std::size_t i = 0; i < c.src.tokens.size(); ++i)
+    c.out.line(fmt::format("  position {:>2}   {:<12} vocabulary id {}", i, c.src.tokens[i], c.src.ids[i]));
+  if (!c.src.unknown.empty()) {
+    std::string words;
+    for (const auto& w : c.src.unknown) words += (words.empty() ? "" : ", ") + w;
+    c.out.line("  (<unk> stands for words outside the vocabulary: " + words + ")");
+  }
+  c.out.line(fmt::format("Vocabulary: {} words (data/vocab.txt).", c.session.vocab().size()));
+  c.out.value("tokens", c.src.tokens);
+  c.out.value("ids", c.src.ids);
+  c.out.value("unknown", c.src.unknown);
+  c.out.value("vocabulary_size", c.session.vocab().size());
+  c.out.line("");
+}
+
+void show_embeddings(LessonContext& c) {
+  const auto dl = numbered_labels("d", c.d_model);
+  c.out.matrix(item("embeddings", "E: each token's row of the embedding table", c.embeddings, c.src.tokens, dl));
+  Matrix scaled = c.embeddings * std::sqrt(static_cast<float>(c.d_model));
+  c.out.matrix(item("scaled_embeddings", fmt::format("E · √d_model  (√{} = {:.3f})", c.d_model, std::sqrt(double(c.d_model))),
+                    scaled, c.src.tokens, dl));
+}
+
+void show_positional_encoding(LessonContext& c) {
+  std::vector<std::string> pos;
+  for (std::size_t i = 0; i < c.src.tokens.size(); ++i) pos.push_back(fmt::format("{} {}", i, c.src.tokens[i]));
+  c.out.matrix(signed_heat_item("pe", "PE: sin on even columns, cos on odd columns", c.pe, pos,
+                                numbered_labels("d", c.d_model)));
+  if (c.src.tokens.size() > 1) {
+    const double d = static_cast<double>(c.d_model);
+    c.out.line(fmt::format("Check: PE(1, 0) = sin(1 / 10000^(0/{})) = sin(1) = {:.3f}, PE(1, 1) = cos(1) = {:.3f}, "
+                           "PE(1, 2) = sin(1 / 10000^(2/{})) = {:.3f}",
+                           c.d_model, c.pe(1, 0), c.pe(1, 1), c.d_model,
+                           c.d_model > 2 ? c.pe(1, 2) : static_cast<float>(std::sin(1.0 / std::pow(10000.0, 2.0 / d)))));
+    c.out.line("");
+  }
+}
+
+void show_pe_frequencies(LessonContext& c) {
+  const std::size_t pairs = (c.d_model + 1) / 2;
+  Matrix f = Matrix::from_shape({pairs, 2});
+  std::vector<std::string> rl;
+  for (std::size_t i = 0; i < pairs; ++i) {
+    const double denom = std::pow(10000.0, static_cast<double>(2 * i) / static_cast<double>(c.d_model));
+    f(i, 0) = static_cast<float>(1.0 / denom);
+    f(i, 1) = static_cast<float>(2.0 * std::numbers::pi * denom);
+    rl.push_back(fmt::format("cols {},{}", 2 * i, 2 * i + 1));
+  }
+  MatrixItem it = item("pe_frequencies", "each (sin, cos) pair turns at its own rate", f, rl, {"rate", "wavelength"});
+  it.precision = 4;
+  c.out.matrix(it);
+}
+
+void show_model_input(LessonContext& c) {
+  c.out.matrix(signed_heat_item("x", "X = E · √d_model + PE  (the input to attention)", c.x, c.src.tokens,
+                                numbered_labels("d", c.d_model)));
+}
+
+// ---- lesson 2 -------------------------------------------------------------------------
+
+void show_input(LessonContext& c) {
+  c.out.matrix(item("x", fmt::format("X  (n × d_model = {})", dims(c.src.tokens.size(), c.d_model)), c.x, c.src.tokens,
+                    numbered_labels("d", c.d_model)));
+}
+
+void show_projection_weights(LessonContext& c) {
+  const AttentionWeights w = c.weights("encoder.self");
+  const HeadWeights& h = w.heads[0];
+  const auto rl = numbered_labels("d", c.d_model);
+  c.out.side_by_side({item("w_q", "W_Q (head 0)", h.w_q, rl, numbered_labels("q", cols(h.w_q))),
+                      item("w_k", "W_K (head 0)", h.w_k, rl, numbered_labels("k", cols(h.w_k))),
+                      item("w_v", "W_V (head 0)", h.w_v, rl, numbered_labels("v", cols(h.w_v)))});
+}
+
+void show_qkv(LessonContext& c) {
+  const HeadTrace& t = c.self_trace().heads[0];
+  const std::size_t n = c.src.tokens.size();
+  for (const auto& [name, m, p] : {std::tuple{"Q", &t.q, "q"}, std::tuple{"K", &t.k, "k"}, std::tuple{"V", &t.v, "v"}}) {
+    c.out.line(fmt::format("{} = X · W_{}:  ({}) · ({}) = {}", name, name, dims(n, c.d_model), dims(c.d_model, cols(*m)),
+                           dims(n, cols(*m))));
+  }
+  c.out.line("");
+  c.out.side_by_side({item("q", "Q = X · W_Q", t.q, c.src.tokens, numbered_labels("q", cols(t.q))),
+                      item("k", "K = X · W_K", t.k, c.src.tokens, numbered_labels("k", cols(t.k))),
+                      item("v", "V = X · W_V", t.v, c.src.tokens, numbered_labels("v", cols(t.v)))});
+}
+
+// ---- lesson 3 -------------------------------------------------------------------------
+
+void show_scores(LessonContext& c) {
+  const HeadTrace& t = c.self_trace().heads[0];
+  c.out.matrix(item("scores", "scores = Q · Kᵀ  (row: query token, column: key token)", t.scores, c.src.tokens, c.src.tokens));
+  if (c.src.tokens.size() > 1) {
+    std::string terms;
+    const std::size_t shown = std::min<std::size_t>(cols(t.q), 3);
+    for (std::size_t j = 0; j < shown; ++j) terms += fmt::format("{}({:.3f})·({:.3f})", j ? " + " : "", t.q(1, j), t.k(0, j));
+    if (cols(t.q) > shown) terms += " + …";
+    c.out.line(fmt::format("e.g. scores[{}][{}] = q_{} · k_{} = {} = {:.3f}", c.src.tokens[1], c.src.tokens[0],
+                           c.src.tokens[1], c.src.tokens[0], terms, t.scores(1, 0)));
+    c.out.line("");
+  }
+}
+
+void show_scaled(LessonContext& c) {
+  const HeadTrace& t = c.self_trace().heads[0];
+  const std::size_t d_k = cols(t.q);
+  c.out.matrix(item("scaled", fmt::format("scaled = scores / √d_k  (√{} = {:.3f})", d_k, std::sqrt(double(d_k))), t.scaled,
+                    c.src.tokens, c.src.tokens));
+}
+
+// Sample mean and variance of all entries (double accumulation).
+std::pair<double, double> mean_var(const Matrix& m) {
+  double s = 0.0;
+  for (float v : m) s += v;
+  const double mean = s / static_cast<double>(m.size());
+  double q = 0.0;
+  for (float v : m) q += (v - mean) * (v - mean);
+  return {mean, q / static_cast<double>(m.size() - 1)};
+}
+
+constexpr std::size_t kDemoDims[] = {4, 64, 512};
+constexpr std::size_t kDemoQueries = 256, kDemoKeys = 8;
+
+void show_variance_demo(LessonContext& c) {
+  Matrix table = Matrix::from_shape({3, 2});
+  std::vector<std::string> rl;
+  for (std::size_t r = 0; r < 3; ++r) {
+    const std::size_t d_k = kDemoDims[r];
+    Rng rng(c.seed, "lesson3.variance." + std::to_string(d_k));
+    const Matrix q = random_matrix(rng, kDemoQueries, d_k, 1.0f);
+    const Matrix k = random_matrix(rng, kDemoQueries, d_k, 1.0f);
+    const Matrix s = attention_scores(q, k);
+    table(r, 0) = static_cast<float>(mean_var(s).second);
+    table(r, 1) = static_cast<float>(mean_var(scale_scores(s, d_k)).second);
+    rl.push_back(fmt::format("d_k = {}", d_k));
+  }
+  MatrixItem it = item("variance", fmt::format("variance of q·k over {}×{} random pairs, entries ~ N(0, 1)", kDemoQueries, kDemoQueries),
+                       table, rl, {"unscaled", "scaled"});
+  it.precision = 2;
+  c.out.matrix(it);
+}
+
+void show_saturation_demo(LessonContext& c) {
+  Matrix table = Matrix::from_shape({3, 2});
+  Matrix ex_raw = Matrix::from_shape({3, kDemoKeys}), ex_scaled = Matrix::from_shape({3, kDemoKeys});
+  std::vector<std::string> rl;
+  for (std::size_t r = 0; r < 3; ++r) {
+    const std::size_t d_k = kDemoDims[r];
+    Rng rng(c.seed, "lesson3.saturation." + std::to_string(d_k));
+    const Matrix q = random_matrix(rng, kDemoQueries, d_k, 1.0f);
+    const Matrix k = random_matrix(rng, kDemoKeys, d_k, 1.0f);
+    const Matrix s = attention_scores(q, k);  // kDemoQueries × kDemoKeys
+    const Matrix w_raw = softmax_rows(s);
+    const Matrix w_scaled = softmax_rows(scale_scores(s, d_k));
+    double max_raw = 0.0, max_scaled = 0.0;
+    for (std::size_t i = 0; i < kDemoQueries; ++i) {
+      float a = 0.0f, b = 0.0f;
+      for (std::size_t j = 0; j < kDemoKeys; ++j) {
+        a = std::max(a, w_raw(i, j));
+        b = std::max(b, w_scaled(i, j));
+      }
+      max_raw += a;
+      max_scaled += b;
+    }
+    table(r, 0) = static_cast<float>(max_raw / kDemoQueries);
+    table(r, 1) = static_cast<float>(max_scaled / kDemoQueries);
+    for (std::size_t j = 0; j < kDemoKeys; ++j) {
+      ex_raw(r, j) = w_raw(0, j);
+      ex_scaled(r, j) = w_scaled(0, j);
+    }
+    rl.push_back(fmt::format("d_k = {}", d_k));
+  }
+  c.out.matrix(item("saturation",
+                    fmt::format("largest softmax weight over {} keys, averaged over {} queries", kDemoKeys, kDemoQueries),
+                    table, rl, {"unscaled", "scaled"}));
+  const auto kl = numbered_labels("key", kDemoKeys);
+  c.out.matrix(weights_item("example_unscaled", "one query's weights, softmax(q·kᵀ) without scaling", ex_raw, rl, kl));
+  c.out.matrix(weights_item("example_scaled", "the same query, softmax(q·kᵀ / √d_k)", ex_scaled, rl, kl));
+}
+
+// ---- lesson 4 -------------------------------------------------------------------------
+
+void show_softmax_steps(LessonContext& c) {
+  const HeadTrace& t = c.self_trace().heads[0];
+  const std::size_t n = rows(t.scaled), m = cols(t.scaled);
+  Matrix row_max = Matrix::from_shape({n, 1}), shifted = Matrix::from_shape({n, m}), ex = Matrix::from_shape({n, m}),
+         sums = Matrix::from_shape({n, 1});
+  for (std::size_t i = 0; i < n; ++i) {
+    float mx = t.scaled(i, 0);
+    for (std::size_t j = 1; j < m; ++j) mx = std::max(mx, t.scaled(i, j));
+    row_max(i, 0) = mx;
+    double s = 0.0;
+    for (std::size_t j = 0; j < m; ++j) {
+      shifted(i, j) = t.scaled(i, j) - mx;
+      ex(i, j) = std::exp(shifted(i, j));
+      s += ex(i, j);
+    }
+    sums(i, 0) = static_cast<float>(s);
+  }
+  const auto& tk = c.src.tokens;
+  c.out.matrix(item("scaled", "1. the scaled scores s", t.scaled, tk, tk));
+  c.out.side_by_side({item("row_max", "2. max of each row", row_max, tk, {"max"}),
+                      item("shifted", "3. s − row max (every entry ≤ 0)", shifted, tk, tk)});
+  c.out.side_by_side({item("exp", "4. exp(s − max), all in (0, 1]", ex, tk, tk), item("row_sum", "5. row sums", sums, tk, {"sum"})});
+  c.out.matrix(weights_item("weights", "6. weights = exp / row sum (the core's softmax_rows)", t.weights, tk, tk));
+  std::string s;
+  for (std::size_t i = 0; i < n; ++i) {
+    double r = 0.0;
+    for (std::size_t j = 0; j < m; ++j) r += t.weights(i, j);
+    s += fmt::format(" {:.3f}", r);
+  }
+  c.out.line("Row sums of the weights:" + s);
+  c.out.line("");
+}
+
+void show_softmax_overflow(LessonContext& c) {
+  const float scores[] = {98.0f, 100.0f, 102.0f, 104.0f};
+  Matrix s = Matrix::from_shape({1, 4}), naive_exp = Matrix::from_shape({1, 4}), naive = Matrix::from_shape({1, 4}),
+         shifted_exp = Matrix::from_shape({1, 4});
+  float sum = 0.0f;  // float32, as a naive implementation would accumulate
+  for (std::size_t j = 0; j < 4; ++j) {
+    s(0, j) = scores[j];
+    naive_exp(0, j) = std::exp(scores[j]);  // float32 exp: overflows above ~88.72
+    sum += naive_exp(0, j);
+  }
+  for (std::size_t j = 0; j < 4; ++j) naive(0, j) = naive_exp(0, j) / sum;  // inf / inf = NaN
+  for (std::size_t j = 0; j < 4; ++j) shifted_exp(0, j) = std::exp(scores[j] - scores[3]);
+  const Matrix stable = softmax_rows(s);
+  const std::vector<std::string> rl{"row"}, cl = numbered_labels("k", 4);
+  c.out.matrix(item("scores", "a row of scores around 100", s, rl, cl));
+  c.out.line(fmt::format("float32 holds numbers up to {:.3g} = e^{:.2f}; e^98 is already beyond that.", double(FLT_MAX),
+                         std::log(double(FLT_MAX))));
+  c.out.line("");
+  MatrixItem ne = item("naive_exp", "naive: exp(s) in float32", naive_exp, rl, cl);
+  ne.broken_demo = true;
+  MatrixItem nw = item("naive_weights", "naive: exp(s) / Σ exp(s) = inf / inf", naive, rl, cl);
+  nw.broken_demo = true;
+  c.out.matrix(ne);
+  c.out.matrix(nw);
+  c.out.matrix(item("stable_exp", "stable: exp(s − max(s)) = exp([−6, −4, −2, 0])", shifted_exp, rl, cl));
+  c.out.matrix(weights_item("stable_weights", "stable: the weights (the core's softmax_rows)", stable, rl, cl));
+}
+
+// ---- lesson 5 -------------------------------------------------------------------------
+
+void show_attention_weights(LessonContext& c) {
+  const HeadTrace& t = c.self_trace().heads[0];
+  c.out.matrix(weights_item("weights", "weights = softmax(Q · Kᵀ / √d_k)  (each row sums to 1)", t.weights, c.src.tokens, c.src.tokens));
+}
+
+void show_values(LessonContext& c) {
+  const HeadTrace& t = c.self_trace().heads[0];
+  c.out.matrix(item("v", "V = X · W_V", t.v, c.src.tokens, numbered_labels("v", cols(t.v))));
+}
+
+void show_context(LessonContext& c) {
+  const HeadTrace& t = c.self_trace().heads[0];
+  c.out.line(fmt::format("context = weights · V:  ({}) · ({}) = {}", dims(rows(t.weights), cols(t.weights)),
+                         dims(rows(t.v), cols(t.v)), dims(rows(t.context), cols(t.context))));
+  c.out.line("");
+  c.out.matrix(item("context", "context = weights · V", t.context, c.src.tokens, numbered_labels("v", cols(t.context))));
+}
+
+void show_percentages(LessonContext& c) {
+  const HeadTrace& t = c.self_trace().heads[0];
+  const auto& tk = c.src.tokens;
+  const std::size_t f = focus_index(tk, c.text.focus);
+  c.out.line(fmt::format("How much \"{}\" takes from each word (row {} of the weights):", tk[f], f));
+  std::vector<float> pct;
+  double total = 0.0;
+  for (std::size_t j = 0; j < tk.size(); ++j) {
+    const double p = 100.0 * t.weights(f, j);
+    total += p;
+    pct.push_back(static_cast<float>(p));
+    std::string bar;
+    for (long b = 0; b < std::lround(p * 0.4); ++b) bar += "█";
+    c.out.line(fmt::format("  {:<12} {:5.1f} %  {}", tk[j], p, bar));
+  }
+  c.out.line(fmt::format("  {:<12} {:5.1f} %", "total", total));
+  std::string sum;
+  for (std::size_t j = 0; j < tk.size(); ++j) sum += fmt::format("{}{:.3f}·v[{}]", j ? " + " : "", t.weights(f, j), tk[j]);
+  c.out.line(fmt::format("context[{}] = {}", tk[f], sum));
+  c.out.line("");
+  c.out.value("focus", tk[f]);
+  c.out.value("percent", pct);
+  c.out.matrix(item("context_row", fmt::format("context[{}]", tk[f]), row_of(t.context, f), {tk[f]},
+                    numbered_labels("v", cols(t.context))));
+}
+
+}  // namespace
+
+void register_basic_shows(std::map<std::string, ShowFn>& r) {
+  r["tokens"] = show_tokens;
+  r["embeddings"] = show_embeddings;
+  r["positional-encoding"] = show_positional_encoding;
+  r["pe-frequencies"] = show_pe_frequencies;
+  r["model-input"] = show_model_input;
+  r["input"] = show_input;
+  r["projection-weights"] = show_projection_weights;
+  r["qkv"] = show_qkv;
+  r["scores"] = show_scores;
+  r["scaled"] = show_scaled;
+  r["variance-demo"] = show_variance_demo;
+  r["saturation-demo"] = show_saturation_demo;
+  r["softmax-steps"] = show_softmax_steps;
+  r["softmax-overflow"] = show_softmax_overflow;
+  r["attention-weights"] = show_attention_weights;
+  r["values"] = show_values;
+  r["context"] = show_context;
+  r["percentages"] = show_percentages;
+}
+
+const std::map<std::string, ShowFn>& show_registry() {
+  static const std::map<std::string, ShowFn> registry = [] {
+    std::map<std::string, ShowFn> r;
+    register_basic_shows(r);
+    register_advanced_shows(r);
+    return r;
+  }();
+  return registry;
+}
+
+}  // namespace attnlab::lessons

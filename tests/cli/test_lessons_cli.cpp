@@ -1,0 +1,420 @@
+// End-to-end tests of `attnlab lessons | lesson | tour`: golden text output per lesson, the JSON
+// document's shapes, bad input (exit code 2 and the message), and the interactive mode driven
+// through a pseudo-terminal.
+//
+// Regenerate the golden files after an intended change to a lesson or to the rendering:
+//   ATTNLAB_UPDATE_GOLDEN=1 ctest --test-dir build -R lesson_golden
+// (or scripts/update-golden.sh). Review the diff with `git diff tests/golden` before committing.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <pty.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+struct Result {
+  int rc = -1;
+  std::string out, err;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// The environment every run gets: the source tree's data, a fixed width, no colour preference.
+std::vector<std::string> base_env(const std::map<std::string, std::string>& extra) {
+  std::map<std::string, std::string> env{{"ATTNLAB_DATA_DIR", ATTNLAB_SOURCE_DIR},
+                                         {"COLUMNS", "80"},
+                                         {"PATH", "/usr/bin:/bin"},
+                                         {"OPENBLAS_NUM_THREADS", "1"}};
+  for (const auto& [k, v] : extra) env[k] = v;
+  std::vector<std::string> out;
+  for (const auto& [k, v] : env)
+    if (!v.empty()) out.push_back(k + "=" + v);
+  return out;
+}
+
+std::vector<char*> c_strings(std::vector<std::string>& v) {
+  std::vector<char*> out;
+  for (auto& s : v) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+// Runs attnlab with stdin from /dev/null and stdout/stderr captured to files.
+Result run(std::vector<std::string> args, const std::map<std::string, std::string>& env = {}) {
+  char out_path[] = "/tmp/attnlab_out_XXXXXX", err_path[] = "/tmp/attnlab_err_XXXXXX";
+  const int out_fd = mkstemp(out_path), err_fd = mkstemp(err_path);
+  REQUIRE(out_fd >= 0);
+  REQUIRE(err_fd >= 0);
+  args.insert(args.begin(), ATTNLAB_BIN);
+  std::vector<std::string> envs = base_env(env);
+  auto argv = c_strings(args);
+  auto envp = c_strings(envs);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int in = open("/dev/null", O_RDONLY);
+    dup2(in, 0);
+    dup2(out_fd, 1);
+    dup2(err_fd, 2);
+    execve(ATTNLAB_BIN, argv.data(), envp.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  close(out_fd);
+  close(err_fd);
+  Result r;
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = slurp(out_path);
+  r.err = slurp(err_path);
+  unlink(out_path);
+  unlink(err_path);
+  return r;
+}
+
+const char* kSlugs[] = {"01-words-to-vectors", "02-queries-keys-values", "03-scores-and-scaling",
+                        "04-softmax",          "05-weighted-sum",        "06-masking",
+                        "07-multi-head",       "08-cross-attention",     "09-whole-transformer"};
+
+}  // namespace
+
+// ---- golden text output ----------------------------------------------------------------
+
+TEST_CASE("golden: every lesson's text output (seed 42, no colour, 80 columns)") {
+  const bool update = std::getenv("ATTNLAB_UPDATE_GOLDEN") && *std::getenv("ATTNLAB_UPDATE_GOLDEN") == '1';
+  for (int n = 1; n <= 9; ++n) {
+    CAPTURE(n);
+    const Result r = run({"lesson", std::to_string(n), "--no-pause", "--no-color", "--seed", "42"}, {{"NO_COLOR", "1"}});
+    REQUIRE(r.rc == 0);
+    CHECK(r.err.empty());
+    CHECK(r.out.find('\x1b') == std::string::npos);
+    if (n != 4 && n != 6) CHECK(r.out.find("nan") == std::string::npos);  // only lessons 4 and 6 show a naive NaN
+    const std::string path = std::string(ATTNLAB_SOURCE_DIR) + "/tests/golden/" + kSlugs[n - 1] + ".txt";
+    if (update) {
+      std::ofstream(path, std::ios::binary) << r.out;
+      MESSAGE("updated " << path);
+      continue;
+    }
+    const std::string want = slurp(path);
+    REQUIRE_MESSAGE(!want.empty(), "missing " << path << "; run ATTNLAB_UPDATE_GOLDEN=1 ctest --test-dir build -R lesson_golden");
+    if (r.out != want) {
+      // Point at the first differing line rather than dumping both outputs.
+      std::istringstream a(r.out), b(want);
+      std::string la, lb;
+      int line = 0;
+      while (true) {
+        ++line;
+        const bool ga = static_cast<bool>(std::getline(a, la)), gb = static_cast<bool>(std::getline(b, lb));
+        if (!ga && !gb) break;
+        if (la != lb || ga != gb) {
+          FAIL_CHECK(path << ":" << line << " differs\n  got:  " << la << "\n  want: " << lb
+                          << "\n(after an intended change: ATTNLAB_UPDATE_GOLDEN=1 ctest --test-dir build -R lesson_golden)");
+          break;
+        }
+      }
+    }
+  }
+}
+
+// ---- JSON -------------------------------------------------------------------------------
+
+namespace {
+
+// Every matrix: rows × cols consistent with data and labels; only numbers, except "-inf" where a
+// mask hides a key and "nan"/"inf" in matrices flagged as broken demonstrations. Weight matrices
+// have rows that sum to 1 (or 0 for a fully masked row).
+int check_lesson_json(const nlohmann::json& lesson) {
+  int matrices = 0;
+  REQUIRE(lesson.contains("steps"));
+  CHECK(lesson["settings"]["d_model"].get<int>() > 0);
+  for (const auto& step : lesson["steps"]) {
+    REQUIRE(step.contains("title"));
+    for (const auto& block : step["blocks"]) {
+      const std::string type = block["type"];
+      if (type == "text") continue;
+      REQUIRE(type == "show");
+      for (const auto& m : block["matrices"]) {
+        ++matrices;
+        CAPTURE(block["name"].get<std::string>());
+        CAPTURE(m["key"].get<std::string>());
+        const std::size_t r = m["rows"], c = m["cols"];
+        REQUIRE(m["data"].size() == r);
+        CHECK(m["row_labels"].size() == r);
+        CHECK(m["col_labels"].size() == c);
+        const bool broken = m.value("broken_demo", false);
+        for (const auto& row : m["data"]) {
+          REQUIRE(row.size() == c);
+          double sum = 0.0;
+          for (const auto& v : row) {
+            if (v.is_number()) {
+              sum += v.get<double>();
+              CHECK(std::isfinite(v.get<double>()));
+            } else {
+              REQUIRE(v.is_string());
+              const std::string s = v;
+              CHECK((s == "-inf" || (broken && (s == "nan" || s == "inf"))));
+            }
+          }
+          if (m.value("kind", "") == "weights") CHECK((std::fabs(sum - 1.0) < 1e-3 || sum == 0.0));
+        }
+      }
+    }
+  }
+  return matrices;
+}
+
+}  // namespace
+
+TEST_CASE("json: each lesson and the tour are one document with consistent shapes") {
+  for (int n = 1; n <= 9; ++n) {
+    CAPTURE(n);
+    const Result r = run({"lesson", std::to_string(n), "--format", "json"});
+    REQUIRE(r.rc == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    REQUIRE(j["lessons"].size() == 1);
+    CHECK(j["lessons"][0]["number"] == n);
+    CHECK(check_lesson_json(j["lessons"][0]) > 0);
+  }
+  const Result t = run({"tour", "--format", "json", "--heads", "4", "--d-model", "16", "--seed", "7"});
+  REQUIRE(t.rc == 0);
+  const auto j = nlohmann::json::parse(t.out);
+  REQUIRE(j["lessons"].size() == 9);
+  for (const auto& l : j["lessons"]) {
+    CHECK(l["settings"]["sentence"] == "The boy trains the puppy.");
+    CHECK(l["settings"]["heads"] == 4);
+    check_lesson_json(l);
+  }
+}
+
+TEST_CASE("json: the numbers agree with the structure they describe") {
+  const Result r = run({"lesson", "6", "--format", "json"});
+  REQUIRE(r.rc == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  std::map<std::string, nlohmann::json> by_key;
+  for (const auto& step : j["lessons"][0]["steps"])
+    for (const auto& b : step["blocks"])
+      if (b["type"] == "show")
+        for (const auto& m : b["matrices"]) by_key.emplace(m["key"].get<std::string>(), m);
+  // Causal weights: zero above the diagonal.
+  const auto& w = by_key.at("weights")["data"];
+  for (std::size_t i = 0; i < w.size(); ++i)
+    for (std::size_t k = i + 1; k < w[i].size(); ++k) CHECK(w[i][k].get<double>() == 0.0);
+  // The padded sentence's padding rows are fully masked: all zeros.
+  const auto& w1 = by_key.at("weights_1")["data"];
+  for (const auto& v : w1[w1.size() - 1]) CHECK(v.get<double>() == 0.0);
+}
+
+TEST_CASE("--weights: a problem file's heads drive the lesson") {
+  const std::string file = std::string(ATTNLAB_SOURCE_DIR) + "/data/examples/one_token_two_heads.json";
+  const Result r = run({"lesson", "7", "--weights", file, "--format", "json"});
+  REQUIRE(r.rc == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["lessons"][0]["settings"]["d_model"] == 4);
+  CHECK(j["lessons"][0]["settings"]["heads"] == 2);
+  CHECK(j["lessons"][0]["settings"]["weights"] == file);
+}
+
+// ---- bad input --------------------------------------------------------------------------
+
+TEST_CASE("bad input: exit code 2 and a message that says what is wrong") {
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::string bad_json = std::string(ATTNLAB_SOURCE_DIR) + "/data/vocab.txt";
+  const std::string no_wo = std::string(ATTNLAB_SOURCE_DIR) + "/data/examples/causal_four_tokens.json";
+  std::string thirty_three;
+  for (int i = 0; i < 33; ++i) thirty_three += "cat ";
+  const std::vector<Case> cases = {
+      {{"lesson", "3", "--sentence", ""}, "the sentence is empty"},
+      {{"lesson", "3", "--sentence", " . "}, ""},  // punctuation alone is a token: runs (checked below)
+      {{"lesson", "3", "--sentence", thirty_three}, "has 33 tokens (words and punctuation), more than the limit of 32"},
+      {{"lesson", "3", "--heads", "3"}, "--heads 3 does not divide --d-model 8"},
+      {{"lesson", "3", "--heads", "4", "--d-model", "6"}, "--heads 4 does not divide --d-model 6"},
+      {{"lesson", "12"}, "unknown lesson '12'"},
+      {{"lesson", "nonsense"}, "unknown lesson 'nonsense'"},
+      {{"lesson", "3", "--weights", bad_json}, "malformed JSON"},
+      {{"lesson", "3", "--weights", "/nonexistent.json"}, "File does not exist"},
+      {{"lesson", "3", "--weights", no_wo, "--heads", "2"}, "disagrees with --weights"},
+      {{"lesson", "9", "--weights", no_wo, "--no-pause"}, "needs an output of width d_model"},
+      {{"lesson", "3", "--d-model", "4096"}, "out of range"},
+      {{"lesson", "3", "--format", "xml"}, "format"},
+      {{"tour", "--target", "   "}, "--target: the sentence is empty"},
+  };
+  for (const Case& c : cases) {
+    if (c.message.empty()) continue;
+    CAPTURE(c.args[c.args.size() - 1]);
+    CAPTURE(c.message);
+    const Result r = run(c.args);
+    CHECK(r.rc == 2);
+    CHECK(r.err.find(c.message) != std::string::npos);
+    CHECK(r.err.find("internal error") == std::string::npos);
+  }
+  const Result ok = run({"lesson", "3", "--sentence", " . ", "--no-pause"});
+  CHECK(ok.rc == 0);
+}
+
+TEST_CASE("unknown words: <unk> with one warning naming them, and the lesson goes on") {
+  const Result r = run({"lesson", "2", "--sentence", "The zorblax sat on the flurg", "--no-pause"});
+  CHECK(r.rc == 0);
+  CHECK(r.err.find("warning") != std::string::npos);
+  CHECK(r.err.find("\"zorblax\", \"flurg\"") != std::string::npos);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  CHECK(r.out.find("<unk>") != std::string::npos);
+}
+
+TEST_CASE("--help on every lesson command; the list names all nine lessons") {
+  for (const char* cmd : {"lessons", "lesson", "tour"}) {
+    CAPTURE(cmd);
+    const Result r = run({cmd, "--help"});
+    CHECK(r.rc == 0);
+    CHECK(r.out.find("Usage") != std::string::npos);
+  }
+  const Result h = run({"lesson", "--help"});
+  for (const char* opt : {"--sentence", "--target", "--heads", "--d-model", "--seed", "--weights", "--format", "--no-color",
+                          "--full", "--no-pause"})
+    CHECK_MESSAGE(h.out.find(opt) != std::string::npos, opt);
+  const Result l = run({"lessons"});
+  CHECK(l.rc == 0);
+  for (const char* s : kSlugs) CHECK(l.out.find(std::string(s).substr(3)) != std::string::npos);
+}
+
+TEST_CASE("not a terminal: no pause and no escape codes even without --no-pause") {
+  const Result r = run({"lesson", "3"});
+  CHECK(r.rc == 0);
+  CHECK(r.out.find("Step 4/4") != std::string::npos);
+  CHECK(r.out.find("[q] quit") == std::string::npos);
+  CHECK(r.out.find('\x1b') == std::string::npos);
+}
+
+TEST_CASE("--full shows every column; the default abbreviates with an ellipsis column") {
+  const Result narrow = run({"lesson", "9", "--no-pause"}, {{"COLUMNS", "60"}});
+  const Result full = run({"lesson", "9", "--no-pause", "--full"}, {{"COLUMNS", "60"}});
+  CHECK(narrow.out.find("abbreviated: --full shows every column") != std::string::npos);
+  CHECK(full.out.find("abbreviated") == std::string::npos);
+}
+
+// ---- the interactive mode, through a pseudo-terminal -------------------------------------
+
+namespace {
+
+struct Pty {
+  int fd = -1;
+  pid_t pid = -1;
+  std::string seen;
+
+  // Reads until `needle` has appeared `count` times in total, or the child closes the terminal,
+  // or 10 s pass. Returns whether it appeared.
+  bool wait_for(const std::string& needle, std::size_t count) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (true) {
+      std::size_t found = 0;
+      for (std::size_t p = seen.find(needle); p != std::string::npos; p = seen.find(needle, p + 1)) ++found;
+      if (found >= count) return true;
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+      if (left <= 0) return false;
+      pollfd p{fd, POLLIN, 0};
+      if (poll(&p, 1, static_cast<int>(left)) <= 0) continue;
+      char buf[4096];
+      const ssize_t n = read(fd, buf, sizeof buf);
+      if (n <= 0) return false;  // EIO: the child closed the terminal
+      seen.append(buf, static_cast<std::size_t>(n));
+    }
+  }
+
+  void drain() {
+    char buf[4096];
+    while (true) {
+      pollfd p{fd, POLLIN, 0};
+      if (poll(&p, 1, 5000) <= 0) break;
+      const ssize_t n = read(fd, buf, sizeof buf);
+      if (n <= 0) break;
+      seen.append(buf, static_cast<std::size_t>(n));
+    }
+  }
+
+  int finish() {
+    drain();
+    int status = 0;
+    waitpid(pid, &status, 0);
+    close(fd);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+};
+
+Pty spawn_on_pty(std::vector<std::string> args, const std::map<std::string, std::string>& env) {
+  Pty p;
+  winsize ws{};
+  ws.ws_row = 50;
+  ws.ws_col = 100;
+  args.insert(args.begin(), ATTNLAB_BIN);
+  std::vector<std::string> envs = base_env(env);
+  auto argv = c_strings(args);
+  auto envp = c_strings(envs);
+  p.pid = forkpty(&p.fd, nullptr, nullptr, &ws);
+  REQUIRE(p.pid >= 0);
+  if (p.pid == 0) {
+    execve(ATTNLAB_BIN, argv.data(), envp.data());
+    _exit(127);
+  }
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("interactive: Enter goes to the next step, q quits (colour on a terminal)") {
+  Pty p = spawn_on_pty({"lesson", "3"}, {{"TERM", "xterm-256color"}, {"COLUMNS", ""}});
+  REQUIRE(p.wait_for("[q] quit", 1));
+  CHECK(p.seen.find("Step 1/4") != std::string::npos);
+  CHECK(p.seen.find("Step 2/4") == std::string::npos);  // waits for the key
+  REQUIRE(write(p.fd, "\r", 1) == 1);
+  REQUIRE(p.wait_for("[q] quit", 2));
+  CHECK(p.seen.find("Step 2/4") != std::string::npos);
+  REQUIRE(write(p.fd, "q", 1) == 1);
+  CHECK(p.finish() == 0);
+  CHECK(p.seen.find("Step 3/4") == std::string::npos);
+  CHECK(p.seen.find("\x1b[") != std::string::npos);  // a colour terminal gets colour
+}
+
+TEST_CASE("interactive: NO_COLOR and --no-color on a terminal give plain text") {
+  for (const bool flag : {false, true}) {
+    CAPTURE(flag);
+    std::vector<std::string> args{"lesson", "5"};
+    if (flag) args.push_back("--no-color");
+    Pty p = spawn_on_pty(args, {{"TERM", "xterm-256color"}, {"COLORTERM", "truecolor"}, {"NO_COLOR", flag ? "" : "1"}});
+    REQUIRE(p.wait_for("[q] quit", 1));
+    REQUIRE(write(p.fd, "\n", 1) == 1);
+    REQUIRE(p.wait_for("[q] quit", 2));
+    REQUIRE(write(p.fd, "q", 1) == 1);
+    CHECK(p.finish() == 0);
+    CHECK(p.seen.find('\x1b') == std::string::npos);
+    CHECK(p.seen.find("Step 2/4") != std::string::npos);
+  }
+}
+
+TEST_CASE("--no-pause on a terminal runs straight through") {
+  Pty p = spawn_on_pty({"lesson", "4", "--no-pause"}, {{"TERM", "xterm-256color"}});
+  CHECK(p.finish() == 0);
+  CHECK(p.seen.find("Step 2/2") != std::string::npos);
+  CHECK(p.seen.find("[q] quit") == std::string::npos);
+}
