@@ -5,5 +5,5 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 bash scripts/build.sh
 echo
-echo "== attnlab attention on a shipped example (data/examples/causal_four_tokens.json) =="
-./build/attnlab attention --input data/examples/causal_four_tokens.json
+# The main job: the guided tour, every lesson straight through on one sentence.
+./build/attnlab tour
