@@ -30,6 +30,14 @@ void validate_weights(const AttentionWeights& w, std::size_t d_model) {
     check(hw.w_q, "w_q", d_k, "d_k");
     check(hw.w_k, "w_k", d_k, "d_k");
     check(hw.w_v, "w_v", d_v, "d_v");
+    auto check_bias = [&](const std::optional<Matrix>& b, const char* name, std::size_t width, const char* dim) {
+      if (b && (rows(*b) != 1 || cols(*b) != width)) {
+        throw ShapeError(at + "." + name + ": expected " + shape_str(1, width) + " (1 × " + dim + "), got " + shape_str(*b));
+      }
+    };
+    check_bias(hw.b_q, "b_q", d_k, "d_k");
+    check_bias(hw.b_k, "b_k", d_k, "d_k");
+    check_bias(hw.b_v, "b_v", d_v, "d_v");
   }
   if (d_k == 0 || d_v == 0) throw ShapeError("attention weights: d_k and d_v must be at least 1");
   if (w.w_o) {
@@ -39,14 +47,33 @@ void validate_weights(const AttentionWeights& w, std::size_t d_model) {
                        shape_str(*w.w_o));
     }
   }
+  if (w.b_o) {
+    if (!w.w_o) throw ShapeError("b_o: given without w_o");
+    if (rows(*w.b_o) != 1 || cols(*w.b_o) != d_model) {
+      throw ShapeError("b_o: expected " + shape_str(1, d_model) + " (1 × d_model), got " + shape_str(*w.b_o));
+    }
+  }
 }
 
-Matrix project(const Matrix& x, const Matrix& w) {
+namespace {
+void add_bias_rows(Matrix& m, const Matrix* bias, const char* what) {
+  if (!bias) return;
+  if (rows(*bias) != 1 || cols(*bias) != cols(m)) {
+    throw ShapeError(std::string(what) + ": bias is " + shape_str(*bias) + ", expected " + shape_str(1, cols(m)));
+  }
+  for (std::size_t i = 0; i < rows(m); ++i)
+    for (std::size_t j = 0; j < cols(m); ++j) m(i, j) += (*bias)(0, j);
+}
+}  // namespace
+
+Matrix project(const Matrix& x, const Matrix& w, const Matrix* bias) {
   if (cols(x) != rows(w)) {
     throw ShapeError("project: x is " + shape_str(x) + " but W is " + shape_str(w) +
                      "; W needs one row per column of x");
   }
-  return matmul(x, w);
+  Matrix out = matmul(x, w);
+  add_bias_rows(out, bias, "project");
+  return out;
 }
 
 Matrix attention_scores(const Matrix& q, const Matrix& k) {
@@ -148,12 +175,14 @@ Matrix merge_heads(const std::vector<Matrix>& heads) {
   return out;
 }
 
-Matrix output_projection(const Matrix& concat, const Matrix& w_o) {
+Matrix output_projection(const Matrix& concat, const Matrix& w_o, const Matrix* bias) {
   if (cols(concat) != rows(w_o)) {
     throw ShapeError("output_projection: concat is " + shape_str(concat) + " but W_O is " +
                      shape_str(w_o) + "; W_O needs h·d_v rows");
   }
-  return matmul(concat, w_o);
+  Matrix out = matmul(concat, w_o);
+  add_bias_rows(out, bias, "output_projection");
+  return out;
 }
 
 Matrix scaled_dot_product_attention(const Matrix& q, const Matrix& k, const Matrix& v,
@@ -208,14 +237,14 @@ Matrix multi_head_attention(const Matrix& x, const Matrix& kv, const AttentionWe
   }
   for (std::size_t i = 0; i < w.heads.size(); ++i) {
     const HeadWeights& hw = w.heads[i];
-    Matrix q = project(x, hw.w_q);
-    Matrix k = project(kv, hw.w_k);
-    Matrix v = project(kv, hw.w_v);
+    Matrix q = project(x, hw.w_q, hw.b_q ? &*hw.b_q : nullptr);
+    Matrix k = project(kv, hw.w_k, hw.b_k ? &*hw.b_k : nullptr);
+    Matrix v = project(kv, hw.w_v, hw.b_v ? &*hw.b_v : nullptr);
     contexts.push_back(
         scaled_dot_product_attention(q, k, v, mask, trace ? &trace->heads[i] : nullptr));
   }
   Matrix concat = merge_heads(contexts);
-  Matrix out = w.w_o ? output_projection(concat, *w.w_o) : concat;
+  Matrix out = w.w_o ? output_projection(concat, *w.w_o, w.b_o ? &*w.b_o : nullptr) : concat;
   if (trace) {
     trace->fully_masked_rows = trace->heads[0].fully_masked_rows;
     trace->concat = std::move(concat);
@@ -231,7 +260,7 @@ AttentionWeights unpack_heads(const Matrix& w_q, const Matrix& w_k, const Matrix
   }
   std::vector<Matrix> qs = split_heads(w_q, h), ks = split_heads(w_k, h), vs = split_heads(w_v, h);
   AttentionWeights out;
-  for (std::size_t i = 0; i < h; ++i) out.heads.push_back({qs[i], ks[i], vs[i]});
+  for (std::size_t i = 0; i < h; ++i) out.heads.push_back({qs[i], ks[i], vs[i], std::nullopt, std::nullopt, std::nullopt});
   out.w_o = std::move(w_o);
   return out;
 }

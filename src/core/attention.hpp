@@ -26,9 +26,12 @@ namespace attnlab {
 
 // ---- weights ----------------------------------------------------------------
 
-// One head's projections: W_Q and W_K are d_model × d_k, W_V is d_model × d_v.
+// One head's projections: W_Q and W_K are d_model × d_k, W_V is d_model × d_v. The biases are
+// optional row vectors (1 × d_k, 1 × d_k, 1 × d_v) added to every row: Q = X · W_Q + b_Q. The paper's
+// formulas have none; trained models (and torch.nn.MultiheadAttention by default) do.
 struct HeadWeights {
   Matrix w_q, w_k, w_v;
+  std::optional<Matrix> b_q{}, b_k{}, b_v{};
 };
 
 // h heads (all with the same d_k and d_v) and an optional output projection W_O of shape
@@ -36,10 +39,12 @@ struct HeadWeights {
 struct AttentionWeights {
   std::vector<HeadWeights> heads;
   std::optional<Matrix> w_o;
+  std::optional<Matrix> b_o{};  // 1 × d_model, only with w_o
 };
 
 // Checks that the weights fit inputs of width d_model: every W_Q/W_K/W_V has d_model rows, all heads
-// share d_k and d_v, and W_O is (h·d_v) × d_model. Throws ShapeError naming the head and matrix.
+// share d_k and d_v, W_O is (h·d_v) × d_model, and every bias is a 1 × width row matching its matrix.
+// Throws ShapeError naming the head and matrix.
 void validate_weights(const AttentionWeights& w, std::size_t d_model);
 
 // ---- trace ------------------------------------------------------------------
@@ -66,8 +71,9 @@ struct AttentionTrace {
 
 // ---- stages -----------------------------------------------------------------
 
-// Q = X · W (also K and V): x is rows × d_model, w is d_model × d_out; returns rows × d_out.
-Matrix project(const Matrix& x, const Matrix& w);
+// Q = X · W (+ b) (also K and V): x is rows × d_model, w is d_model × d_out, bias (optional) is
+// 1 × d_out and is added to every row; returns rows × d_out.
+Matrix project(const Matrix& x, const Matrix& w, const Matrix* bias = nullptr);
 
 // Raw scores Q · Kᵀ: q is n × d_k, k is m × d_k; returns n × m. Entry (i, j) says how well query i
 // matches key j. Note the transpose: Q · K (without ᵀ) does not even have matching shapes unless
@@ -101,8 +107,8 @@ std::vector<Matrix> split_heads(const Matrix& x, std::size_t h);
 // Inverse of split_heads: concatenates the heads' columns in order [head_0 | head_1 | …].
 Matrix merge_heads(const std::vector<Matrix>& heads);
 
-// output = concat · W_O: concat is n × (h·d_v), w_o is (h·d_v) × d_model.
-Matrix output_projection(const Matrix& concat, const Matrix& w_o);
+// output = concat · W_O (+ b_O): concat is n × (h·d_v), w_o is (h·d_v) × d_model, bias 1 × d_model.
+Matrix output_projection(const Matrix& concat, const Matrix& w_o, const Matrix* bias = nullptr);
 
 // ---- compositions -----------------------------------------------------------
 

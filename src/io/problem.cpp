@@ -101,11 +101,22 @@ void reject_unknown_keys(const json& obj, const std::string& where, const std::s
 
 std::string shape_of(std::size_t r, std::size_t c) { return shape_str(r, c); }
 
+// A bias: an array of `width` numbers, returned as a 1 × width row.
+Matrix read_bias(const json& j, const std::string& field, std::size_t width, const std::string& what) {
+  if (!j.is_array()) throw InputError(field + ": expected an array of " + std::to_string(width) + " numbers (" + what + "), got " + type_name(j));
+  if (j.size() != width) {
+    throw InputError(field + ": expected " + std::to_string(width) + " numbers (" + what + "), got " + std::to_string(j.size()));
+  }
+  Matrix b = Matrix::from_shape({1, width});
+  for (std::size_t i = 0; i < width; ++i) b(0, i) = read_number(j[i], field + "[" + std::to_string(i) + "]");
+  return b;
+}
+
 }  // namespace
 
 Problem parse_problem(const json& j, const ProblemLimits& lim) {
   if (!j.is_object()) throw InputError("the input must be a JSON object with at least \"x\" and \"heads\", got " + type_name(j));
-  reject_unknown_keys(j, "", {"tokens", "x", "memory", "memory_tokens", "heads", "w_o", "mask"});
+  reject_unknown_keys(j, "", {"tokens", "x", "memory", "memory_tokens", "heads", "w_o", "b_o", "mask"});
   Problem p;
 
   if (!j.contains("x")) throw InputError("x: missing; expected the n × d_model input matrix");
@@ -149,7 +160,7 @@ Problem parse_problem(const json& j, const ProblemLimits& lim) {
     const std::string at = "heads[" + std::to_string(h) + "]";
     const json& hj = heads[h];
     if (!hj.is_object()) throw InputError(at + ": expected an object with \"w_q\", \"w_k\", \"w_v\", got " + type_name(hj));
-    reject_unknown_keys(hj, at, {"w_q", "w_k", "w_v"});
+    reject_unknown_keys(hj, at, {"w_q", "w_k", "w_v", "b_q", "b_k", "b_v"});
     for (const char* key : {"w_q", "w_k", "w_v"}) {
       if (!hj.contains(key)) {
         throw InputError(at + "." + key + ": missing; expected a d_model × " + (key[2] == 'v' ? "d_v" : "d_k") + " matrix");
@@ -174,6 +185,9 @@ Problem parse_problem(const json& j, const ProblemLimits& lim) {
     check(hw.w_q, "w_q", d_k, "d_k");
     check(hw.w_k, "w_k", d_k, "d_k");
     check(hw.w_v, "w_v", d_v, "d_v");
+    if (hj.contains("b_q")) hw.b_q = read_bias(hj["b_q"], at + ".b_q", d_k, "d_k");
+    if (hj.contains("b_k")) hw.b_k = read_bias(hj["b_k"], at + ".b_k", d_k, "d_k");
+    if (hj.contains("b_v")) hw.b_v = read_bias(hj["b_v"], at + ".b_v", d_v, "d_v");
     p.weights.heads.push_back(std::move(hw));
   }
   const std::size_t h = p.weights.heads.size();
@@ -194,6 +208,10 @@ Problem parse_problem(const json& j, const ProblemLimits& lim) {
                        "·" + std::to_string(d_v) + " × " + std::to_string(d_model) + "), got " + shape_str(w_o));
     }
     p.weights.w_o = std::move(w_o);
+  }
+  if (j.contains("b_o") && !j["b_o"].is_null()) {
+    if (!p.weights.w_o) throw InputError("b_o: given without \"w_o\"; the output bias belongs to the output projection");
+    p.weights.b_o = read_bias(j["b_o"], "b_o", d_model, "d_model");
   }
 
   if (j.contains("mask") && !j["mask"].is_null()) {
@@ -286,8 +304,20 @@ json problem_to_json(const Problem& p) {
   if (p.memory) j["memory"] = mat(*p.memory);
   if (!p.memory_tokens.empty()) j["memory_tokens"] = p.memory_tokens;
   j["heads"] = json::array();
-  for (const HeadWeights& hw : p.weights.heads) j["heads"].push_back({{"w_q", mat(hw.w_q)}, {"w_k", mat(hw.w_k)}, {"w_v", mat(hw.w_v)}});
+  auto bias_row = [](const Matrix& b) {
+    json r = json::array();
+    for (std::size_t c = 0; c < cols(b); ++c) r.push_back(b(0, c));
+    return r;
+  };
+  for (const HeadWeights& hw : p.weights.heads) {
+    json h = {{"w_q", mat(hw.w_q)}, {"w_k", mat(hw.w_k)}, {"w_v", mat(hw.w_v)}};
+    if (hw.b_q) h["b_q"] = bias_row(*hw.b_q);
+    if (hw.b_k) h["b_k"] = bias_row(*hw.b_k);
+    if (hw.b_v) h["b_v"] = bias_row(*hw.b_v);
+    j["heads"].push_back(h);
+  }
   if (p.weights.w_o) j["w_o"] = mat(*p.weights.w_o);
+  if (p.weights.b_o) j["b_o"] = bias_row(*p.weights.b_o);
   if (p.mask_kind == MaskKind::Causal) j["mask"] = "causal";
   if (p.mask_kind == MaskKind::Explicit) {
     json mj = json::array();

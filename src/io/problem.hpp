@@ -7,7 +7,9 @@
 //     "memory":  [[...], ...],                    optional m × d_model: cross-attention (K, V from here)
 //     "memory_tokens": [...],                     optional labels for memory (m strings)
 //     "heads":   [{"w_q": [[...]], "w_k": [[...]], "w_v": [[...]]}, ...]   d_model × d_k, d_model × d_v
+//                each head may add biases "b_q", "b_k" (d_k numbers) and "b_v" (d_v numbers)
 //     "w_o":     [[...]],                         optional (h·d_v) × d_model
+//     "b_o":     [...],                           optional d_model numbers (only with w_o)
 //     "mask":    "none" | "causal" | [[1, 0, ...], ...]    optional; 1 = may attend; n × m
 //   }
 //

@@ -27,8 +27,16 @@ Mat transpose(const Mat& a) {
   return t;
 }
 
+namespace {
+void add_bias(Mat& m, const std::vector<double>& b) {
+  if (b.empty()) return;
+  for (auto& row : m)
+    for (std::size_t j = 0; j < row.size(); ++j) row[j] += b.at(j);
+}
+}  // namespace
+
 Result attention(const Mat& x, const Mat& kv, const std::vector<Head>& heads, const Mat& w_o,
-                 const MaskMat& mask) {
+                 const MaskMat& mask, const std::vector<double>& b_o) {
   Result r;
   const std::size_t n = x.size(), m = kv.size();
   for (const Head& hd : heads) {
@@ -36,6 +44,9 @@ Result attention(const Mat& x, const Mat& kv, const std::vector<Head>& heads, co
     h.q = matmul(x, hd.w_q);
     h.k = matmul(kv, hd.w_k);
     h.v = matmul(kv, hd.w_v);
+    add_bias(h.q, hd.b_q);
+    add_bias(h.k, hd.b_k);
+    add_bias(h.v, hd.b_v);
     const std::size_t d_k = hd.w_q.empty() ? 0 : hd.w_q[0].size();
     h.scores = matmul(h.q, transpose(h.k));
     h.scaled = h.scores;
@@ -73,6 +84,7 @@ Result attention(const Mat& x, const Mat& kv, const std::vector<Head>& heads, co
     for (std::size_t i = 0; i < n; ++i)
       r.concat[i].insert(r.concat[i].end(), h.context[i].begin(), h.context[i].end());
   r.output = w_o.empty() ? r.concat : matmul(r.concat, w_o);
+  if (!w_o.empty()) add_bias(r.output, b_o);
   return r;
 }
 

@@ -12,7 +12,8 @@ using Mat = std::vector<std::vector<double>>;                  // rows of double
 using MaskMat = std::vector<std::vector<std::uint8_t>>;        // 1 = may attend
 
 struct Head {
-  Mat w_q, w_k, w_v;  // d_model × d_k, d_model × d_k, d_model × d_v
+  Mat w_q, w_k, w_v;                        // d_model × d_k, d_model × d_k, d_model × d_v
+  std::vector<double> b_q = {}, b_k = {}, b_v = {};  // optional biases (empty = none)
 };
 
 struct HeadResult {
@@ -26,9 +27,10 @@ struct Result {
   std::vector<std::size_t> fully_masked_rows;
 };
 
-// x: n × d_model, kv: m × d_model, mask: empty for none, else n × m; w_o: empty for none.
+// x: n × d_model, kv: m × d_model, mask: empty for none, else n × m; w_o: empty for none;
+// b_o: the output bias (empty for none).
 Result attention(const Mat& x, const Mat& kv, const std::vector<Head>& heads, const Mat& w_o,
-                 const MaskMat& mask);
+                 const MaskMat& mask, const std::vector<double>& b_o = {});
 
 // Plain helpers, also used by tests to build expectations.
 Mat matmul(const Mat& a, const Mat& b);
