@@ -237,11 +237,12 @@ Example sample_apple(Rng& rng) {
 }
 
 // ---- word sense: trains ----------------------------------------------------------------------------
-// "trains" after a subject is the verb (entraîne); after "the" it is the noun (trains).
+// "trains" after a subject is the verb (entraîne); after "the" it is the noun (trains). Each state
+// below has a single key, so its words must also occur elsewhere (fast, slow, new, old, long are in
+// the adjective table) or a held-out state would bring words never seen in training.
 
 const std::vector<VerbPair> kTrainStates{{"late", "en retard"}, {"fast", "rapides"}, {"slow", "lents"},
-                                         {"new", "nouveaux"}, {"old", "vieux"},       {"full", "pleins"},
-                                         {"empty", "vides"},  {"long", "longs"}};
+                                         {"new", "nouveaux"},  {"old", "vieux"},      {"long", "longs"}};
 const std::vector<Inflected> kTrainWatchers{{"watches", "watch", "regarde", "regardent"},
                                             {"likes", "like", "aime", "aiment"},
                                             {"waits for", "wait for", "attend", "attendent"}};
