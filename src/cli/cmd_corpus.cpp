@@ -1,9 +1,11 @@
 // attnlab corpus [--seed N] [--out DIR] [--train N --valid N --test N] [--format text|json]
 // Generates the English→French corpus (and the English corpus for the language model), prints a
 // summary, and either writes the files to DIR or shows a few samples of each category.
+#include <algorithm>
 #include <charconv>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <set>
 #include <system_error>
@@ -157,7 +159,7 @@ void run_corpus(const CorpusOptions& o) {
   if (!missing.empty()) {
     std::string list;
     for (const auto& w : missing) list += (list.empty() ? "\"" : ", \"") + w + "\"";
-    std::cout << fmt::format("warning: {} word{} of valid/test never occur{} in train (use a larger --train): {}\n",
+    std::cerr << fmt::format("attnlab: warning: {} word{} of valid/test never occur{} in train (use a larger --train): {}\n",
                              missing.size(), missing.size() == 1 ? "" : "s", missing.size() == 1 ? "s" : "", list);
   }
   if (o.out_given) {

@@ -198,10 +198,10 @@ const std::vector<Pronoun>& subject_pronouns() {
   return table;
 }
 
-std::vector<const Noun*> nouns_of(Kind kind) {
+std::vector<const Noun*> nouns_of(unsigned kinds) {
   std::vector<const Noun*> out;
   for (const Noun& n : nouns())
-    if (n.kind == kind) out.push_back(&n);
+    if (n.kind & kinds) out.push_back(&n);
   return out;
 }
 

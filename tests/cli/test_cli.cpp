@@ -266,16 +266,21 @@ TEST_CASE("missing and unreadable files, bad flags") {
 }
 
 TEST_CASE("corpus: summary and samples without --out") {
-  Result r = run({"corpus", "--train", "300", "--valid", "50", "--test", "50", "--lm-train", "100", "--lm-valid", "10",
+  Result r = run({"corpus", "--train", "4000", "--valid", "50", "--test", "50", "--lm-train", "100", "--lm-valid", "10",
                   "--lm-test", "10"});
   INFO(r.err);
   REQUIRE(r.code == 0);
-  for (const char* part : {"coref", "sense", "agreement", "plain", "total", "300", "held-out keys", "vocabulary",
+  for (const char* part : {"coref", "sense", "agreement", "plain", "total", "4000", "held-out keys", "vocabulary",
                            "focus: it →", "Use --out DIR"})
     CHECK(contains(r.out, part));
   CHECK(r.err.empty());
+  // A tiny training split leaves valid/test words unseen: still a corpus, with a warning naming them.
+  Result tiny = run({"corpus", "--train", "20", "--valid", "50", "--test", "50"});
+  CHECK(tiny.code == 0);
+  CHECK(contains(tiny.err, "attnlab: warning:"));
+  CHECK(contains(tiny.err, "never occur in train"));
   // Same seed, same output.
-  CHECK(run({"corpus", "--train", "300", "--valid", "50", "--test", "50", "--lm-train", "100", "--lm-valid", "10",
+  CHECK(run({"corpus", "--train", "4000", "--valid", "50", "--test", "50", "--lm-train", "100", "--lm-valid", "10",
              "--lm-test", "10"}).out == r.out);
 }
 
