@@ -1,8 +1,11 @@
 // attnlab corpus [--seed N] [--out DIR] [--train N --valid N --test N] [--format text|json]
 // Generates the English→French corpus (and the English corpus for the language model), prints a
 // summary, and either writes the files to DIR or shows a few samples of each category.
+#include <algorithm>
+#include <charconv>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <set>
 #include <system_error>
@@ -156,7 +159,7 @@ void run_corpus(const CorpusOptions& o) {
   if (!missing.empty()) {
     std::string list;
     for (const auto& w : missing) list += (list.empty() ? "\"" : ", \"") + w + "\"";
-    std::cout << fmt::format("warning: {} word{} of valid/test never occur{} in train (use a larger --train): {}\n",
+    std::cerr << fmt::format("attnlab: warning: {} word{} of valid/test never occur{} in train (use a larger --train): {}\n",
                              missing.size(), missing.size() == 1 ? "" : "s", missing.size() == 1 ? "s" : "", list);
   }
   if (o.out_given) {
@@ -178,13 +181,30 @@ void run_corpus(const CorpusOptions& o) {
   std::cout.flush();
 }
 
+// CLI11 2.1 reads "-3" into an unsigned seed as 2^64 - 3 and clamps values above 2^64 - 1; a seed
+// must be a plain decimal number in range, or the user would get a corpus they did not ask for.
+CLI::Validator seed_validator() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        std::uint64_t value = 0;
+        const char* end = text.data() + text.size();
+        const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+        if (text.empty() || ec != std::errc() || ptr != end)
+          return "seed must be a whole number from 0 to 18446744073709551615, got '" + text + "'";
+        return {};
+      },
+      "UINT64");
+}
+
 }  // namespace
 
 void setup_corpus(CLI::App& app) {
   auto opts = std::make_shared<CorpusOptions>();
   CLI::App* sub = app.add_subcommand(
       "corpus", "Generate the English→French corpus in which context decides the translation (and the English LM corpus)");
-  sub->add_option("--seed", opts->seed, "Random seed; the same seed gives the same corpus everywhere")->capture_default_str();
+  sub->add_option("--seed", opts->seed, "Random seed (0 to 2^64-1); the same seed gives the same corpus everywhere")
+      ->check(seed_validator())
+      ->capture_default_str();
   CLI::Option* out = sub->add_option("-o,--out", opts->out,
                                      "Write train.tsv, valid.tsv, test.tsv, vocab.json, lm_train.txt, lm_valid.txt, "
                                      "lm_test.txt and lm_vocab.json here (created if missing); without it, print samples");

@@ -41,24 +41,19 @@ const T* pick_ptr(Rng& rng, const std::vector<const T*>& v) {
   return v[uniform_below(rng, v.size())];
 }
 
-std::vector<const Noun*> nouns_with(unsigned kinds) {
-  std::vector<const Noun*> out;
-  for (const Noun& n : nouns())
-    if (n.kind & kinds) out.push_back(&n);
-  return out;
-}
-
 // ---- coreference ---------------------------------------------------------------------------------
 // "The animal didn't cross the street because it was too tired." (the animal is the subject), or
 // "The road worried the dog because it was too busy." (the place is the subject). The predicate
 // fits only one of the two nouns, and both nouns come in both genders, so il/elle (ils/elles) can
 // only be chosen by looking at the right noun.
 
-struct VerbPair {
-  std::string_view en, fr;  // English past tense; French past participle (with avoir)
+// An English phrase and its French translation (a verb, an opening, a state).
+struct Phrase {
+  std::string_view en, fr;
 };
-const std::vector<VerbPair> kAnimalSubjectVerbs{{"cross", "traversé"}, {"reach", "atteint"}, {"explore", "exploré"}};
-const std::vector<VerbPair> kPlaceSubjectVerbs{{"worried", "inquiété"}, {"surprised", "surpris"}};
+// English past tense; French past participle (with avoir).
+const std::vector<Phrase> kAnimalSubjectVerbs{{"cross", "traversé"}, {"reach", "atteint"}, {"explore", "exploré"}};
+const std::vector<Phrase> kPlaceSubjectVerbs{{"worried", "inquiété"}, {"surprised", "surpris"}};
 
 struct CorefChoice {
   const Noun* animal;
@@ -78,13 +73,13 @@ Example build_coref(const CorefChoice& c) {
   const std::string il = pronoun_fr(ref, ref_plural);
   Words en, fr;
   if (c.animal_is_subject) {
-    const VerbPair& v = kAnimalSubjectVerbs[c.verb];
+    const Phrase& v = kAnimalSubjectVerbs[c.verb];
     en = {"the", en_noun(*c.animal, c.animal_plural), "didn't", str(v.en), "the", en_noun(*c.place, c.place_plural)};
     fr = french_noun_phrase(*c.animal, c.animal_plural, true);
     append(fr, {"ne", c.animal_plural ? "ont" : "a", "pas", str(v.fr)});
     append(fr, french_noun_phrase(*c.place, c.place_plural, true));
   } else {
-    const VerbPair& v = kPlaceSubjectVerbs[c.verb];
+    const Phrase& v = kPlaceSubjectVerbs[c.verb];
     en = {"the", en_noun(*c.place, c.place_plural), str(v.en), "the", en_noun(*c.animal, c.animal_plural)};
     fr = french_noun_phrase(*c.place, c.place_plural, true);
     append(fr, {c.place_plural ? "ont" : "a", str(v.fr)});
@@ -152,17 +147,17 @@ const std::vector<Inflected> kMotions{{"walks", "walk", "marche", "marchent"},
                                       {"runs", "run", "court", "courent"},
                                       {"goes", "go", "va", "vont"}};
 // Optional openings that make the sentence longer, so the context is further from "bank".
-const std::vector<VerbPair> kWhen{{"", ""}, {"every morning", "chaque matin"}, {"today", "aujourd'hui"}};
+const std::vector<Phrase> kWhen{{"", ""}, {"every morning", "chaque matin"}, {"today", "aujourd'hui"}};
 
 // Starts a sentence with the opening `when` ("Every morning, ...") unless it is empty.
-void open_with(const VerbPair& when, Words& en, Words& fr) {
+void open_with(const Phrase& when, Words& en, Words& fr) {
   if (when.en.empty()) return;
   append(en, {str(when.en), ","});
   append(fr, {str(when.fr), ","});
 }
 
 Example build_bank(const Noun& subject, bool plural, const Inflected& motion, const Context& ctx, bool reason_first,
-                   const VerbPair& when) {
+                   const Phrase& when) {
   const std::string bank = ctx.money ? "banque" : "rive";
   Words en, fr;
   open_with(when, en, fr);
@@ -187,7 +182,7 @@ Example sample_bank(Rng& rng) {
   const bool reason_first = chance(rng, 50);
   const Context& ctx = pick(rng, reason_first ? kBankReasons : kBankPurposes);
   // Animals go to a river bank, not to a bank for a loan.
-  static const auto people = nouns_of(kPerson), living = nouns_with(kPerson | kAnimal);
+  static const auto people = nouns_of(kPerson), living = nouns_of(kPerson | kAnimal);
   const Noun& subject = *pick_ptr(rng, ctx.money ? people : living);
   const bool plural = chance(rng, 25);
   const Inflected& motion = pick(rng, kMotions);
@@ -220,7 +215,7 @@ const std::vector<AppleUse> kAppleUses{
     {"likes-fruit", false, kPerson | kAnimal, {"likes the apple", "like the apple", "aime la pomme", "aiment la pomme"}},
 };
 
-Example build_apple(const Noun& subject, bool plural, const AppleUse& use, const VerbPair& when) {
+Example build_apple(const Noun& subject, bool plural, const AppleUse& use, const Phrase& when) {
   Words en, fr;
   open_with(when, en, fr);
   append(en, {"the", en_noun(subject, plural), str(en_form(use.text, plural)), "."});
@@ -231,24 +226,25 @@ Example build_apple(const Noun& subject, bool plural, const AppleUse& use, const
 
 Example sample_apple(Rng& rng) {
   const AppleUse& use = pick(rng, kAppleUses);
-  const Noun& subject = *pick_ptr(rng, nouns_with(use.subject_kinds));
+  const Noun& subject = *pick_ptr(rng, nouns_of(use.subject_kinds));
   const bool plural = chance(rng, 25);
   return build_apple(subject, plural, use, pick(rng, kWhen));
 }
 
 // ---- word sense: trains ----------------------------------------------------------------------------
-// "trains" after a subject is the verb (entraîne); after "the" it is the noun (trains).
+// "trains" after a subject is the verb (entraîne); after "the" it is the noun (trains). Each state
+// below has a single key, so its words must also occur elsewhere (fast, slow, new, old, long are in
+// the adjective table) or a held-out state would bring words never seen in training.
 
-const std::vector<VerbPair> kTrainStates{{"late", "en retard"}, {"fast", "rapides"}, {"slow", "lents"},
-                                         {"new", "nouveaux"}, {"old", "vieux"},       {"full", "pleins"},
-                                         {"empty", "vides"},  {"long", "longs"}};
+const std::vector<Phrase> kTrainStates{{"late", "en retard"}, {"fast", "rapides"}, {"slow", "lents"},
+                                         {"new", "nouveaux"},  {"old", "vieux"},      {"long", "longs"}};
 const std::vector<Inflected> kTrainWatchers{{"watches", "watch", "regarde", "regardent"},
                                             {"likes", "like", "aime", "aiment"},
                                             {"waits for", "wait for", "attend", "attendent"}};
-const std::vector<VerbPair> kTrainingTimes{
+const std::vector<Phrase> kTrainingTimes{
     {"", ""}, {"every day", "tous les jours"}, {"every morning", "chaque matin"}, {"in the park", "dans le parc"}};
 
-Example build_trains_verb(const Noun& trainer, const Noun& animal, bool plural, const VerbPair& when) {
+Example build_trains_verb(const Noun& trainer, const Noun& animal, bool plural, const Phrase& when) {
   Words en{"the", str(trainer.en), "trains", "the", en_noun(animal, plural)}, fr = french_noun_phrase(trainer, false, true);
   fr.emplace_back("entraîne");
   append(fr, french_noun_phrase(animal, plural, true));
@@ -261,12 +257,12 @@ Example build_trains_verb(const Noun& trainer, const Noun& animal, bool plural, 
   return {english(en), french(fr), "sense", "trains", "entraîne", {key("trains", trainer.en, animal.en)}};
 }
 
-Example build_trains_state(const VerbPair& state) {
+Example build_trains_state(const Phrase& state) {
   return {english({"the", "trains", "are", str(state.en), "."}), french({"les", "trains", "sont", str(state.fr), "."}),
           "sense", "trains", "trains", {key("trains", "trains", state.en)}};
 }
 
-Example build_trains_watched(const Noun& subject, bool plural, const Inflected& verb, const VerbPair& when) {
+Example build_trains_watched(const Noun& subject, bool plural, const Inflected& verb, const Phrase& when) {
   Words en, fr;
   open_with(when, en, fr);
   append(en, {"the", en_noun(subject, plural), str(en_form(verb, plural)), "the", "trains", "."});
@@ -326,7 +322,7 @@ Example build_agreement_predicate(const Noun& n, const Adjective& attribute, con
 Example sample_agreement(Rng& rng) {
   const std::size_t which = pick_weighted(rng, {40, 35, 25});
   if (which == 1) {
-    static const auto all = nouns_with(kAnimal | kPerson | kPlace | kThing);
+    static const auto all = nouns_of(kAnimal | kPerson | kPlace | kThing);
     const Noun& n = *pick_ptr(rng, all);
     const auto fits = adjectives_for(n.kind);
     const Adjective* attribute = pick_ptr(rng, fits);
@@ -338,7 +334,7 @@ Example sample_agreement(Rng& rng) {
   }
   const Pronoun& subject = pick(rng, subject_pronouns());
   const Verb& verb = pick(rng, agreement_verbs());
-  const Noun& n = *pick_ptr(rng, nouns_with(verb.object_kinds));
+  const Noun& n = *pick_ptr(rng, nouns_of(verb.object_kinds));
   const Adjective& adj = *pick_ptr(rng, adjectives_for(n.kind));
   const bool definite = which == 0;
   return build_agreement_object(subject, verb, n, adj, definite && chance(rng, 35), definite);
@@ -381,7 +377,7 @@ Example sample_plain(Rng& rng) {
       if (!reflexive(s, o)) objects.push_back(&o);
     return build_plain_pronoun(s, v, *pick_ptr(rng, objects));
   }
-  const Noun& n = *pick_ptr(rng, nouns_with(v.object_kinds));
+  const Noun& n = *pick_ptr(rng, nouns_of(v.object_kinds));
   return build_plain_noun(s, v, n, chance(rng, 30));
 }
 

@@ -145,9 +145,7 @@ const std::vector<Adjective>& adjectives() {
       {"expensive", "cher", "chère", "chers", "chères", "", false, T, "", false},
       {"broken", "cassé", "cassée", "cassés", "cassées", "", false, T, "", false},
       {"clean", "propre", "propre", "propres", "propres", "", false, L | T, "", false},
-      {"full", "plein", "pleine", "pleins", "pleines", "", false, T, "fullness", false},
-      {"empty", "vide", "vide", "vides", "vides", "", false, T, "fullness", false},
-      {"fast", "rapide", "rapide", "rapides", "rapides", "", false, A | T, "speed", false},
+      {"fast", "rapide", "rapide", "rapides", "rapides", "", false, A, "speed", false},
       {"tired", "fatigué", "fatiguée", "fatigués", "fatiguées", "", false, A | P, "", true},
       {"hungry", "affamé", "affamée", "affamés", "affamées", "", false, A | P, "", true},
       {"scared", "effrayé", "effrayée", "effrayés", "effrayées", "", false, A | P, "", true},
@@ -200,10 +198,10 @@ const std::vector<Pronoun>& subject_pronouns() {
   return table;
 }
 
-std::vector<const Noun*> nouns_of(Kind kind) {
+std::vector<const Noun*> nouns_of(unsigned kinds) {
   std::vector<const Noun*> out;
   for (const Noun& n : nouns())
-    if (n.kind == kind) out.push_back(&n);
+    if (n.kind & kinds) out.push_back(&n);
   return out;
 }
 

@@ -56,8 +56,8 @@ struct Pronoun {
 const std::vector<Noun>& nouns();
 const std::vector<Adjective>& adjectives();
 
-// Nouns of one kind, in table order.
-std::vector<const Noun*> nouns_of(Kind kind);
+// Nouns of the kinds in the mask `kinds` (e.g. kPerson | kAnimal), in table order.
+std::vector<const Noun*> nouns_of(unsigned kinds);
 // Adjectives that fit nouns of `kind` (attributively and as predicates).
 std::vector<const Adjective*> adjectives_for(Kind kind);
 // Coreference predicates that fit animals (tired, hungry, ...) or places (wide, long, ...).

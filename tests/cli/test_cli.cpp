@@ -286,4 +286,78 @@ TEST_CASE("doctor reports the BLAS kernel, and attnlab restarts itself when Open
   const auto k = nlohmann::json::parse(r.out);
   CHECK(k["blas"]["kernel"] == best);
   CHECK(contains(k["blas"]["verdict"].get<std::string>(), "restarted itself"));
+TEST_CASE("corpus: summary and samples without --out") {
+  Result r = run({"corpus", "--train", "4000", "--valid", "50", "--test", "50", "--lm-train", "100", "--lm-valid", "10",
+                  "--lm-test", "10"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  for (const char* part : {"coref", "sense", "agreement", "plain", "total", "4000", "held-out keys", "vocabulary",
+                           "focus: it →", "Use --out DIR"})
+    CHECK(contains(r.out, part));
+  CHECK(r.err.empty());
+  // A tiny training split leaves valid/test words unseen: still a corpus, with a warning naming them.
+  Result tiny = run({"corpus", "--train", "20", "--valid", "50", "--test", "50"});
+  CHECK(tiny.code == 0);
+  CHECK(contains(tiny.err, "attnlab: warning:"));
+  CHECK(contains(tiny.err, "never occur in train"));
+  // Same seed, same output.
+  CHECK(run({"corpus", "--train", "4000", "--valid", "50", "--test", "50", "--lm-train", "100", "--lm-valid", "10",
+             "--lm-test", "10"}).out == r.out);
+}
+
+TEST_CASE("corpus --out writes the splits, vocabularies and LM files; --format json summarises") {
+  const fs::path dir = temp_dir() / "corpus-out" / "nested";
+  Result r = run({"corpus", "--seed", "7", "--out", dir.string(), "--train", "500", "--valid", "60", "--test", "70",
+                  "--format", "json"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["seed"] == 7);
+  CHECK(j["splits"]["train"]["examples"] == 500);
+  CHECK(j["splits"]["test"]["examples"] == 70);
+  CHECK(j["files"].size() == 8);
+  CHECK(!j.contains("samples"));
+  for (const char* name : {"train.tsv", "valid.tsv", "test.tsv", "vocab.json", "lm_train.txt", "lm_valid.txt",
+                           "lm_test.txt", "lm_vocab.json"}) {
+    INFO(name);
+    CHECK(fs::exists(dir / name));
+  }
+  const std::string test_tsv = slurp(dir / "test.tsv");
+  CHECK(test_tsv.rfind("en\tfr\tcategory\tfocus_en\tfocus_fr\n", 0) == 0);
+  CHECK(std::count(test_tsv.begin(), test_tsv.end(), '\n') == 71);
+  const auto vocab = nlohmann::json::parse(slurp(dir / "vocab.json"));
+  CHECK(vocab["format"] == "attnlab-vocab");
+  CHECK(vocab["tokens"][0] == "<pad>");
+  CHECK(vocab["tokens"].size() == j["vocab_size"]);
+  const std::string train_tsv = slurp(dir / "train.tsv");
+  CHECK(contains(train_tsv, "The animal didn't cross the street because it was too tired.\t"
+                            "L'animal n'a pas traversé la rue parce qu'il était trop fatigué.\tcoref\tit\til\n"));
+  CHECK(contains(slurp(dir / "lm_train.txt"), "Every effort moves you.\n"));
+  // Without --out the JSON holds samples instead of files.
+  r = run({"corpus", "--train", "200", "--valid", "20", "--test", "20", "--samples", "2", "-f", "json"});
+  REQUIRE(r.code == 0);
+  const auto s = nlohmann::json::parse(r.out);
+  CHECK(s["samples"]["coref"].size() == 2);
+  CHECK(!s.contains("files"));
+}
+
+TEST_CASE("corpus: bad flag values exit with code 2 and say why") {
+  Result r = run({"corpus", "--train", "-1"});
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "--train"));
+  r = run({"corpus", "--test", "2000000"});
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "--test"));
+  r = run({"corpus", "--seed", "-3"});
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "seed must be a whole number"));
+  r = run({"corpus", "--seed", "18446744073709551616"});
+  CHECK(r.code == 2);
+  r = run({"corpus", "--format", "xml"});
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "xml"));
+  expect_input_error(run({"corpus", "--train", "5"}), {"train size 5 is too small", "lesson sentences"});
+  const fs::path file = write_temp("not-a-dir", "x");
+  expect_input_error(run({"corpus", "--out", file.string()}), {"exists and is not a directory"});
+  expect_input_error(run({"corpus", "--out", ""}), {"--out needs a directory"});
 }

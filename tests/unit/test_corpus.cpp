@@ -116,7 +116,7 @@ TEST_CASE("corpus: pinned output for seed 1 (the corpus is the same on every pla
   const Corpus c = generate(small(1));
   const std::uint64_t h = fnv1a(to_tsv(c.train) + to_tsv(c.valid) + to_tsv(c.test));
   INFO("fingerprint: " << h);
-  CHECK(h == 9372207878829785065ULL);
+  CHECK(h == 8933426619733808532ULL);
 }
 
 TEST_CASE("corpus: the lesson sentences are in train, translated as the lessons say") {
