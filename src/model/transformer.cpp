@@ -339,6 +339,41 @@ const std::vector<T>& Transformer<T>::decoder_cross_attention(int layer) const {
   return dec_.at(static_cast<std::size_t>(layer)).cross.attn.att;
 }
 
+template <typename T>
+typename Transformer<T>::AttentionView Transformer<T>::attention_view(Block block, int layer) const {
+  AttentionView v;
+  v.B = batch_.B;
+  const auto l = static_cast<std::size_t>(layer);
+  if (block == Block::EncoderSelf) {
+    if (cfg_.decoder_only || l >= enc_.size()) throw ShapeError("attention_view: no encoder layer " + std::to_string(layer));
+    const Sub& s = enc_[l].attn;
+    v.query_input = v.kv_input = s.sub_in;
+    v.Tq = v.Tk = batch_.S;
+    v.weights = &s.attn.att;
+    v.output = &s.attn.out;
+    v.params = layout_.enc[l].attn;
+  } else if (block == Block::DecoderSelf) {
+    if (l >= dec_.size()) throw ShapeError("attention_view: no decoder layer " + std::to_string(layer));
+    const Sub& s = dec_[l].self;
+    v.query_input = v.kv_input = s.sub_in;
+    v.Tq = v.Tk = batch_.T;
+    v.weights = &s.attn.att;
+    v.output = &s.attn.out;
+    v.params = layout_.dec[l].self_attn;
+  } else {
+    if (cfg_.decoder_only || l >= dec_.size()) throw ShapeError("attention_view: no cross-attention in layer " + std::to_string(layer));
+    const Sub& s = dec_[l].cross;
+    v.query_input = s.sub_in;
+    v.kv_input = enc_final_.out.data();
+    v.Tq = batch_.T;
+    v.Tk = batch_.S;
+    v.weights = &s.attn.att;
+    v.output = &s.attn.out;
+    v.params = layout_.dec[l].cross_attn;
+  }
+  return v;
+}
+
 // ---- incremental decoding ---------------------------------------------------------------------------
 
 template <typename T>

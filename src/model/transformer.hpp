@@ -56,6 +56,27 @@ class Transformer {
   const std::vector<T>& decoder_self_attention(int layer) const;
   const std::vector<T>& decoder_cross_attention(int layer) const;
 
+  // Everything one attention block saw and produced in the last forward, so that lessons can replay
+  // a trained model's attention through the attention core (core/attention.hpp) and check that the
+  // numbers agree. Inputs are the sub-layer's input after the pre-norm LayerNorm when pre_norm.
+  enum class Block { EncoderSelf, DecoderSelf, DecoderCross };
+  struct AttentionView {
+    const T* query_input = nullptr;  // (B·Tq) × C
+    const T* kv_input = nullptr;     // (B·Tk) × C (the encoder output for cross-attention)
+    int B = 0, Tq = 0, Tk = 0;
+    const std::vector<T>* weights = nullptr;  // B × H × Tq × Tk softmax weights
+    const std::vector<T>* output = nullptr;   // (B·Tq) × C: after W_O and b_O, before dropout/residual
+    AttnLayout params;                        // offsets of W_Q, b_Q, … in `params`
+  };
+  AttentionView attention_view(Block block, int layer) const;
+  // The embedded input of the encoder (or of the decoder): tokens · √C + positions, (B·S) × C.
+  const std::vector<T>& encoder_embedding() const { return enc_emb_; }
+  const std::vector<T>& decoder_embedding() const { return dec_emb_; }
+  // The encoder's output (the memory that cross-attention reads), (B·S) × C.
+  const std::vector<T>& memory() const { return enc_final_.out; }
+  // Softmax probabilities of the last forward, (B·T) × V.
+  const std::vector<T>& probabilities() const { return probs_; }
+
   // ---- incremental decoding with a key/value cache ----
   // Encodes one source sentence for `beams` hypotheses that will be decoded side by side.
   void start_decoding(const std::vector<int>& src, int beams);

@@ -286,6 +286,8 @@ TEST_CASE("doctor reports the BLAS kernel, and attnlab restarts itself when Open
   const auto k = nlohmann::json::parse(r.out);
   CHECK(k["blas"]["kernel"] == best);
   CHECK(contains(k["blas"]["verdict"].get<std::string>(), "restarted itself"));
+}
+
 TEST_CASE("corpus: summary and samples without --out") {
   Result r = run({"corpus", "--train", "4000", "--valid", "50", "--test", "50", "--lm-train", "100", "--lm-valid", "10",
                   "--lm-test", "10"});

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "model/ops.hpp"
+#include "core/attention.hpp"
 #include "model/transformer.hpp"
 
 using namespace attnlab::model;
@@ -279,6 +280,73 @@ TEST_CASE("incremental decoding with the key/value cache equals the full forward
       const auto& step = m.decode_step({b.tgt_in[t], b.tgt_in[t]});
       for (int h = 0; h < 2; ++h)
         for (int v = 0; v < c.vocab_size; ++v) CHECK(step[h * c.vocab_size + v] == doctest::Approx(full[t * c.vocab_size + v]).epsilon(1e-10));
+    }
+  }
+}
+
+TEST_CASE("a trained model's attention replays exactly through the attention core") {
+  // The lessons show a model's attention with the core's functions; they must give the same numbers.
+  for (bool pre : {false, true}) {
+    ModelConfig c;
+    c.vocab_size = 12;
+    c.d_model = 8;
+    c.heads = 2;
+    c.d_ff = 16;
+    c.encoder_layers = 2;
+    c.decoder_layers = 2;
+    c.max_len = 10;
+    c.pre_norm = pre;
+    Transformer<float> m(c);
+    m.init_params(4);
+    Batch b = tiny_batch(false);
+    m.forward(b, 0.0f, false, nullptr);
+    using Block = Transformer<float>::Block;
+    for (Block blk : {Block::EncoderSelf, Block::DecoderSelf, Block::DecoderCross}) {
+      const auto v = m.attention_view(blk, 1);
+      const int C = c.d_model, dk = C / c.heads;
+      for (int bi = 0; bi < v.B; ++bi) {
+        // Sequence bi of the batch, without its padding.
+        const int nq = blk == Block::EncoderSelf ? b.src_len[bi] : (bi == 0 ? 4 : 2);
+        const int nk = blk == Block::DecoderSelf ? nq : b.src_len[bi];
+        attnlab::Matrix x = attnlab::Matrix::from_shape({std::size_t(nq), std::size_t(C)});
+        attnlab::Matrix kv = attnlab::Matrix::from_shape({std::size_t(nk), std::size_t(C)});
+        for (int i = 0; i < nq; ++i)
+          for (int j = 0; j < C; ++j) x(i, j) = v.query_input[(std::size_t(bi) * v.Tq + i) * C + j];
+        for (int i = 0; i < nk; ++i)
+          for (int j = 0; j < C; ++j) kv(i, j) = v.kv_input[(std::size_t(bi) * v.Tk + i) * C + j];
+        auto block = [&](std::size_t off, int col0, int ncols, int nrows) {
+          attnlab::Matrix w = attnlab::Matrix::from_shape({std::size_t(nrows), std::size_t(ncols)});
+          for (int i = 0; i < nrows; ++i)
+            for (int j = 0; j < ncols; ++j) w(i, j) = m.params[off + std::size_t(i) * C + col0 + j];
+          return w;
+        };
+        auto bias = [&](std::size_t off, int col0, int ncols) {
+          attnlab::Matrix w = attnlab::Matrix::from_shape({1, std::size_t(ncols)});
+          for (int j = 0; j < ncols; ++j) w(0, j) = m.params[off + col0 + j];
+          return w;
+        };
+        attnlab::AttentionWeights aw;
+        for (int h = 0; h < c.heads; ++h) {
+          attnlab::HeadWeights hw{block(v.params.wq, h * dk, dk, C), block(v.params.wk, h * dk, dk, C), block(v.params.wv, h * dk, dk, C)};
+          hw.b_q = bias(v.params.bq, h * dk, dk);
+          hw.b_k = bias(v.params.bk, h * dk, dk);
+          hw.b_v = bias(v.params.bv, h * dk, dk);
+          aw.heads.push_back(hw);
+        }
+        aw.w_o = block(v.params.wo, 0, C, C);
+        aw.b_o = bias(v.params.bo, 0, C);
+        std::optional<attnlab::Mask> mask;
+        if (blk == Block::DecoderSelf) mask = attnlab::causal_mask(nq);
+        attnlab::AttentionTrace t;
+        const attnlab::Matrix out = attnlab::multi_head_attention(x, kv, aw, mask ? &*mask : nullptr, &t);
+        for (int i = 0; i < nq; ++i) {
+          for (int j = 0; j < C; ++j) CHECK(out(i, j) == doctest::Approx((*v.output)[(std::size_t(bi) * v.Tq + i) * C + j]).epsilon(1e-5));
+          for (int h = 0; h < c.heads; ++h)
+            for (int k = 0; k < nk; ++k)
+              CHECK(t.heads[h].weights(i, k) ==
+                    doctest::Approx((*v.weights)[((std::size_t(bi) * c.heads + h) * v.Tq + i) * v.Tk + k]).epsilon(1e-5));
+        }
+      }
     }
   }
 }
