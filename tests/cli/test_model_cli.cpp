@@ -1,0 +1,209 @@
+// The model commands end to end: train (resume, Ctrl-C), eval, translate, attend, generate, and
+// their bad-input cases. Uses the seconds-long data/configs/tiny-test.json.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "model/checkpoint.hpp"
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+fs::path temp_dir() {
+  static fs::path dir = [] {
+    std::string tmpl = (fs::temp_directory_path() / "attnlab-model-cli-XXXXXX").string();
+    return fs::path(::mkdtemp(tmpl.data()));
+  }();
+  return dir;
+}
+
+// Starts attnlab with its output in files; returns the pid.
+pid_t start(const std::vector<std::string>& args, const std::string& tag) {
+  const fs::path out = temp_dir() / (tag + ".out"), err = temp_dir() / (tag + ".err");
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  std::vector<std::string> argv_s{ATTNLAB_BIN};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  posix_spawn(&pid, ATTNLAB_BIN, &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  return pid;
+}
+
+Result finish(pid_t pid, const std::string& tag) {
+  int status = 0;
+  waitpid(pid, &status, 0);
+  Result r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = slurp(temp_dir() / (tag + ".out"));
+  r.err = slurp(temp_dir() / (tag + ".err"));
+  return r;
+}
+
+Result run(const std::vector<std::string>& args) { return finish(start(args, "run"), "run"); }
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+const std::string kConfig = std::string(ATTNLAB_SOURCE_DIR) + "/data/configs/tiny-test.json";
+
+std::vector<double> losses(const fs::path& dir) {
+  const auto j = nlohmann::json::parse(slurp(dir / "train-log.json"));
+  std::vector<double> out;
+  for (const auto& s : j["steps"]) out.push_back(s["loss"].get<double>());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("train, resume, and the uninterrupted run agree bit for bit") {
+  const fs::path a = temp_dir() / "straight", b = temp_dir() / "resumed";
+  Result r = run({"train", "--config", kConfig, "--out", a.string(), "--steps", "24"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(fs::exists(a / "model.ckpt"));
+  CHECK(fs::exists(a / "train-state.ckpt"));
+  // The same 24 steps in two parts: 10, then --resume to 24.
+  r = run({"train", "--config", kConfig, "--out", b.string(), "--steps", "10"});
+  REQUIRE(r.code == 0);
+  r = run({"train", "--config", kConfig, "--out", b.string(), "--steps", "24", "--resume"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(contains(r.err, "resuming at step 10"));
+  const auto ca = attnlab::model::load_checkpoint((a / "model.ckpt").string());
+  const auto cb = attnlab::model::load_checkpoint((b / "model.ckpt").string());
+  CHECK(ca.params == cb.params);
+  CHECK(losses(a) == losses(b));
+  CHECK(losses(a).size() == 24);
+
+  // An existing run is never overwritten without --resume.
+  r = run({"train", "--config", kConfig, "--out", a.string()});
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "already holds a training run"));
+  r = run({"train", "--config", kConfig, "--out", (temp_dir() / "nothing").string(), "--resume"});
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "holds no training state"));
+}
+
+TEST_CASE("Ctrl-C saves a checkpoint and exits with 130; --resume then continues") {
+  const fs::path dir = temp_dir() / "interrupted";
+  const pid_t pid = start({"train", "--config", kConfig, "--out", dir.string(), "--steps", "1000000"}, "sigint");
+  // Wait for the first periodic checkpoint, then interrupt.
+  for (int i = 0; i < 600 && !fs::exists(dir / "train-state.ckpt"); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  REQUIRE(fs::exists(dir / "train-state.ckpt"));
+  kill(pid, SIGINT);
+  const Result r = finish(pid, "sigint");
+  INFO(r.err);
+  CHECK(r.code == 130);
+  CHECK(contains(r.err, "interrupted at step"));
+  CHECK(contains(r.err, "--resume"));
+  const auto ck = attnlab::model::load_checkpoint((dir / "train-state.ckpt").string());
+  const auto step = ck.train_state["step"].get<std::int64_t>();
+  CHECK(step >= 10);
+  const Result again = run({"train", "--config", kConfig, "--out", dir.string(), "--steps", std::to_string(step + 3), "--resume"});
+  INFO(again.err);
+  CHECK(again.code == 0);
+  CHECK(losses(dir).size() == static_cast<std::size_t>(step + 3));
+}
+
+TEST_CASE("eval, translate, attend on a trained model; JSON parses") {
+  const fs::path dir = temp_dir() / "straight";
+  if (!fs::exists(dir / "model.ckpt")) REQUIRE(run({"train", "--config", kConfig, "--out", dir.string(), "--steps", "24"}).code == 0);
+  Result r = run({"eval", "--model", dir.string(), "--limit", "10", "--beam", "2", "--format", "json"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  CHECK(j["test_sentences"] == 10);
+  CHECK(j["exact_match"]["total"] == 10);
+  r = run({"translate", "The boy trains the puppy.", "--model", dir.string(), "--format", "json"});
+  REQUIRE(r.code == 0);
+  j = nlohmann::json::parse(r.out);
+  CHECK(j["source_tokens"].size() == 6);
+  CHECK(j["cross_attention"]["layers"].size() == 1);
+  r = run({"translate", "The zebra trains the puppy.", "--model", dir.string(), "--show-attention", "--no-color"});
+  REQUIRE(r.code == 0);
+  CHECK(contains(r.err, "zebra"));  // the unknown word is named
+  CHECK(contains(r.out, "cross-attention, layer 0 head 1"));
+  r = run({"attend", "The boy trains the puppy.", "--model", dir.string(), "--layer", "0", "--head", "1", "-f", "json"});
+  REQUIRE(r.code == 0);
+  j = nlohmann::json::parse(r.out);
+  CHECK(j["layers"][0][0]["weights"].size() == 6);
+}
+
+TEST_CASE("model commands: bad input exits with code 2 and says what is wrong") {
+  const fs::path dir = temp_dir() / "straight";
+  if (!fs::exists(dir / "model.ckpt")) REQUIRE(run({"train", "--config", kConfig, "--out", dir.string(), "--steps", "24"}).code == 0);
+  Result r = run({"translate", "hello", "--model", (temp_dir() / "no-such-model").string()});
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "no trained model there"));
+  r = run({"translate", "   ", "--model", dir.string()});
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "empty"));
+  r = run({"attend", "the boy", "--model", dir.string(), "--layer", "7"});
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "--layer"));
+  r = run({"generate", "the boy", "--model", dir.string()});
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "decoder-only"));
+  // A damaged checkpoint.
+  const fs::path bad = temp_dir() / "bad";
+  fs::create_directories(bad);
+  std::string bytes = slurp(dir / "model.ckpt");
+  bytes[bytes.size() / 3] ^= 0x01;
+  std::ofstream(bad / "model.ckpt", std::ios::binary) << bytes;
+  r = run({"translate", "the boy", "--model", bad.string()});
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "checksum mismatch"));
+  std::ofstream(bad / "model.ckpt", std::ios::binary) << bytes.substr(0, 100);
+  r = run({"eval", "--model", bad.string()});
+  CHECK(r.code == 2);
+  // Bad configs.
+  const fs::path cfg = temp_dir() / "bad-config.json";
+  std::ofstream(cfg) << R"({"task": "translate", "model": {"d_model": 10, "heads": 3}})";
+  r = run({"train", "--config", cfg.string(), "--out", (temp_dir() / "x").string()});
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "does not divide d_model"));
+  std::ofstream(cfg) << R"({"task": "translate", "trian": {}})";
+  r = run({"train", "--config", cfg.string()});
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "unknown field \"trian\""));
+  std::ofstream(cfg) << R"({"task": "translate", "model": {"max_len": 5}})";
+  r = run({"train", "--config", cfg.string(), "--out", (temp_dir() / "y").string()});
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "max_len = 5 is too small"));
+}
