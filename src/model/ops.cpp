@@ -1,5 +1,7 @@
 #include "model/ops.hpp"
 
+#include "util/rng.hpp"
+
 #include <cblas.h>
 
 #include <algorithm>
@@ -141,16 +143,6 @@ template <typename T>
 void accumulate(T* dst, const T* src, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) dst[i] += src[i];
 }
-
-namespace {
-// splitmix64: a tiny, well-specified generator, so dropout masks are identical on every platform.
-inline std::uint64_t splitmix64(std::uint64_t& s) {
-  std::uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-}  // namespace
 
 template <typename T>
 void dropout_forward(T* out, T* mask, const T* inp, std::size_t n, float p, std::uint64_t& rng_state) {

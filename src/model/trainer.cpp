@@ -7,17 +7,9 @@
 
 #include "model/checkpoint.hpp"
 #include "util/error.hpp"
+#include "util/rng.hpp"
 
 namespace attnlab::model {
-
-namespace {
-std::uint64_t mix(std::uint64_t& s) {
-  std::uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-}  // namespace
 
 TrainConfig train_config_from_json(const nlohmann::json& j, const std::string& where) {
   if (!j.is_object()) throw InputError(where + ": expected an object");
@@ -64,7 +56,7 @@ std::vector<std::size_t> epoch_order(std::size_t n, std::uint64_t seed, std::int
     // Unbiased bounded integer by rejection.
     const std::uint64_t bound = i, limit = UINT64_MAX - UINT64_MAX % bound;
     std::uint64_t r;
-    do r = mix(s);
+    do r = splitmix64(s);
     while (r >= limit);
     std::swap(order[i - 1], order[r % bound]);
   }

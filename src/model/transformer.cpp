@@ -6,20 +6,9 @@
 
 #include "model/ops.hpp"
 #include "util/error.hpp"
+#include "util/rng.hpp"
 
 namespace attnlab::model {
-
-namespace {
-
-std::uint64_t next_u64(std::uint64_t& s) {
-  std::uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-double uniform01(std::uint64_t& s) { return (next_u64(s) >> 11) * (1.0 / 9007199254740992.0); }
-
-}  // namespace
 
 template <typename T>
 Transformer<T>::Transformer(const ModelConfig& config) : cfg_(config), layout_(make_layout(config)) {
