@@ -129,16 +129,14 @@ const Mistake online_full_matrix{
     "to keep only one block of scores (n × block) at a time, with a running max, sum and output per row."};
 }  // namespace mistakes
 
-namespace {
 // doctest's FAIL_CHECK takes one stream operand; building the text first keeps call sites readable.
-void fail_check(const std::string& text) { FAIL_CHECK(text); }
-}  // namespace
+void fail(const std::string& message) { FAIL_CHECK(message); }
 
 void report_mistake(const Mistake& m, const std::string& detail) {
   std::string text = std::string("mistake [") + m.tag + "]";
   if (!detail.empty()) text += " in " + detail;
   text += ":\n" + std::string(m.message);
-  fail_check(text);
+  fail(text);
 }
 
 ex::Matrix to_ex(const Matrix& m) {
@@ -211,13 +209,13 @@ bool expect_match(const std::string& what, const ex::Matrix& got, const ex::Matr
   }
   if (!same_shape(got, want)) {
     if (got.data.size() != got.rows * got.cols) {
-      fail_check(what + ": the result says it is " + got.shape() + " but holds " +
+      fail(what + ": the result says it is " + got.shape() + " but holds " +
                  std::to_string(got.data.size()) + " numbers; create it with Matrix(rows, cols).");
     } else if (got.rows == 0 && got.cols == 0) {
-      fail_check(what + ": the result is empty (0 × 0). Expected " + want.shape() +
+      fail(what + ": the result is empty (0 × 0). Expected " + want.shape() +
                  ". Has this exercise been started? Replace the TODO in exercise.cpp.");
     } else {
-      fail_check(what + ": the result is " + got.shape() + ", expected " + want.shape() + ".");
+      fail(what + ": the result is " + got.shape() + ", expected " + want.shape() + ".");
     }
     return false;
   }
@@ -240,7 +238,7 @@ bool expect_match(const std::string& what, const ex::Matrix& got, const ex::Matr
     row_got << (j ? " " : "") << fmt_value(got(r, j));
     row_want << (j ? " " : "") << fmt_value(want(r, j));
   }
-  fail_check(what + ": entry (" + std::to_string(r) + ", " + std::to_string(c) + ") is " +
+  fail(what + ": entry (" + std::to_string(r) + ", " + std::to_string(c) + ") is " +
              fmt_value(got.data[worst]) + ", expected " + fmt_value(want.data[worst]) + ".\n" +
              "  your row " + std::to_string(r) + ":     " + row_got.str() + (want.cols > 8 ? " ..." : "") +
              "\n  expected row " + std::to_string(r) + ": " + row_want.str() + (want.cols > 8 ? " ..." : ""));
@@ -306,6 +304,30 @@ ex::Matrix softmax_variant(const ex::Matrix& s, Axis axis, bool nan_for_empty) {
       for (std::size_t i = 0; i < s.rows; ++i) out(i, j) = static_cast<float>(line[i]);
     }
   }
+  return out;
+}
+
+ex::Matrix masked_softmax(const ex::Matrix& s, const MaskBits& mask, MaskMode mode, bool nan_for_empty) {
+  ex::Matrix t = s;
+  for (std::size_t i = 0; i < s.rows; ++i)
+    for (std::size_t j = 0; j < s.cols; ++j)
+      if (!mask[i][j]) {
+        if (mode == MaskMode::BeforeSoftmaxNegInf) t(i, j) = -std::numeric_limits<float>::infinity();
+        if (mode == MaskMode::BeforeSoftmaxZero) t(i, j) = 0.0f;
+      }
+  ex::Matrix w = softmax_variant(t, Axis::Rows, nan_for_empty);
+  if (mode == MaskMode::AfterSoftmax) {
+    for (std::size_t i = 0; i < s.rows; ++i)
+      for (std::size_t j = 0; j < s.cols; ++j)
+        if (!mask[i][j]) w(i, j) = 0.0f;
+  }
+  return w;
+}
+
+MaskBits zero_pattern(const ex::Matrix& w) {
+  MaskBits out(w.rows, std::vector<std::uint8_t>(w.cols, 0));
+  for (std::size_t i = 0; i < w.rows; ++i)
+    for (std::size_t j = 0; j < w.cols; ++j) out[i][j] = w.data.size() == w.rows * w.cols && w(i, j) == 0.0f;
   return out;
 }
 

@@ -40,6 +40,9 @@ extern const Mistake no_scaling, scale_by_dk, scale_by_dmodel, softmax_wrong_axi
     online_full_matrix;
 }  // namespace mistakes
 
+// Reports a failed check of the current test case with a plain message.
+void fail(const std::string& message);
+
 // Reports a named mistake as a failed check of the current test case (`detail` adds case context).
 void report_mistake(const Mistake& m, const std::string& detail = "");
 
@@ -117,6 +120,13 @@ using MaskBits = std::vector<std::vector<std::uint8_t>>;  // n × m, 1 = may att
 // softmax over rows (or columns) of `s`, in double; rows whose entries are all -inf give zeros (or NaN).
 ex::Matrix softmax_variant(const ex::Matrix& s, Axis axis = Axis::Rows, bool nan_for_empty = false);
 
+// Softmax of already-scaled scores under a mask, applied the right way or one of the wrong ways.
+ex::Matrix masked_softmax(const ex::Matrix& s, const MaskBits& mask, MaskMode mode = MaskMode::BeforeSoftmaxNegInf,
+                          bool nan_for_empty = false);
+
+// Positions where every value is exactly 0 (used to see which keys a learner's mask hides).
+MaskBits zero_pattern(const ex::Matrix& w);
+
 // Attention weights and output of one head under a variant. Returns nullopt when the variant is not
 // defined for these shapes (e.g. Q·K with d_k ≠ m).
 struct HeadOut {
@@ -128,7 +138,7 @@ std::optional<HeadOut> attention_variant(const ex::Matrix& q, const ex::Matrix& 
 // Multi-head self/cross attention with packed weights (W_Q: d_model × h·d_k, ...), under a variant of
 // the head split, the concat order, the scale and the output projection.
 struct MhaVariant {
-  Variant head;
+  Variant head = {};
   bool interleave_split = false;
   bool reverse_concat = false;
   bool skip_wo = false;
