@@ -19,6 +19,13 @@ int main(int argc, char** argv) {
   app.set_help_all_flag("--help-all", "Print help for every subcommand and exit");
   app.footer("Run 'attnlab SUBCOMMAND --help' for the options of one subcommand.");
   attnlab::cli::setup_attention(app);
+  attnlab::cli::setup_exercises(app);
+  attnlab::cli::setup_check(app);
+  attnlab::cli::setup_hint(app);
+  attnlab::cli::setup_solution(app);
+  attnlab::cli::setup_reset(app);
+  attnlab::cli::setup_watch(app);
+  attnlab::cli::setup_progress(app);
 
   try {
     app.parse(argc, argv);
@@ -36,6 +43,8 @@ int main(int argc, char** argv) {
     // Bad flags or flag values are usage errors: exit code 2, as for every other bad input.
     std::fprintf(stderr, "attnlab: %s\nRun 'attnlab --help' (or 'attnlab SUBCOMMAND --help') for usage.\n", e.what());
     return 2;
+  } catch (const attnlab::cli::ExitCode& e) {
+    return e.code;
   } catch (const attnlab::Error& e) {
     std::fprintf(stderr, "attnlab: error: %s\n", e.what());
     return e.exit_code();
