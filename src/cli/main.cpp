@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("attnlab ") + ATTNLAB_VERSION);
   app.set_help_all_flag("--help-all", "Print help for every subcommand and exit");
   app.footer("Run 'attnlab SUBCOMMAND --help' for the options of one subcommand.");
+  app.require_subcommand(0, 1);  // one command per run, so "attnlab hint attention" names an exercise
   attnlab::cli::setup_attention(app);
   attnlab::cli::setup_exercises(app);
   attnlab::cli::setup_check(app);

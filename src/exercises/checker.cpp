@@ -119,7 +119,7 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
   cc.insert(cc.end(), kit.compile_flags.begin(), kit.compile_flags.end());
   cc.insert(cc.end(), {"-fdiagnostics-color=never", "-fmax-errors=10", "-c", source.string(), "-o", object.string()});
   fs::remove(object, ec);
-  const ChildResult c = run_child(cc, {"LC_ALL=C.UTF-8"}, {.timeout_s = 120, .memory_mb = 0}, dir / "compile.log");
+  const ChildResult c = run_child(cc, {"LC_ALL=C"}, {.timeout_s = 120, .memory_mb = 0}, dir / "compile.log");
   res.compile_s = c.seconds;
   if (!c.started) throw RuntimeError(c.error);
   if (c.timed_out || c.exit_code != 0) {
@@ -137,7 +137,7 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
   ld.insert(ld.end(), kit.support_objects.begin(), kit.support_objects.end());
   ld.insert(ld.end(), kit.libraries.begin(), kit.libraries.end());
   ld.insert(ld.end(), {"-o", program.string()});
-  const ChildResult l = run_child(ld, {"LC_ALL=C.UTF-8"}, {.timeout_s = 120, .memory_mb = 0}, dir / "link.log");
+  const ChildResult l = run_child(ld, {"LC_ALL=C"}, {.timeout_s = 120, .memory_mb = 0}, dir / "link.log");
   res.link_s = l.seconds;
   if (!l.started) throw RuntimeError(l.error);
   if (l.timed_out || l.exit_code != 0) {
