@@ -155,7 +155,7 @@ void run_watch(const WatchOptions& o) {
     exercises::ensure_learner_file(s.workspace(), *ex);
     const auto file = s.workspace().learner_file(*ex);
     watcher.watch(file.parent_path().string(), file.string());
-    const auto verdict = s.check_and_report(kit, *ex, copts, false);
+    const auto verdict = s.check_and_report(kit, *ex, copts, false, true);
     if (o.max_checks > 0 && ++checks >= o.max_checks) return;
     if (verdict == exercises::Verdict::Passed && !o.exercise) {
       const exercises::ExerciseInfo* next = s.next_unfinished();

@@ -80,6 +80,23 @@ std::string last_test_started(const fs::path& status_file) {
   return last;
 }
 
+// Keeps the first and last lines of a long grader output (a learner's debug prints can be huge).
+std::string shorten(const std::string& text, std::size_t head = 80, std::size_t tail = 20) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) lines.push_back(line.size() > 400 ? line.substr(0, 400) + " ..." : line);
+  std::string out;
+  if (lines.size() <= head + tail) {
+    for (const auto& l : lines) out += l + "\n";
+    return out;
+  }
+  for (std::size_t i = 0; i < head; ++i) out += lines[i] + "\n";
+  out += "... (" + std::to_string(lines.size() - head - tail) + " lines left out) ...\n";
+  for (std::size_t i = lines.size() - tail; i < lines.size(); ++i) out += lines[i] + "\n";
+  return out;
+}
+
 std::string describe_link_failure(const std::string& output, const ExerciseInfo& ex) {
   std::smatch m;
   const std::regex undefined("undefined reference to `([^']+)'");
@@ -156,7 +173,7 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
   if (!r.started) throw RuntimeError(r.error);
   const std::string test = last_test_started(status);
   const std::string in_test = test.empty() ? "" : " while running the test '" + test + "'";
-  res.report = r.output;
+  res.report = shorten(r.output);
   if (r.timed_out) {
     res.verdict = Verdict::TimedOut;
     char secs[32];

@@ -38,7 +38,8 @@ const ExerciseInfo* Session::resolve(const std::optional<std::string>& key) cons
   return next_unfinished();
 }
 
-Verdict Session::check_and_report(const Kit& kit, const ExerciseInfo& ex, const CheckOptions& opts, bool show_timing) {
+Verdict Session::check_and_report(const Kit& kit, const ExerciseInfo& ex, const CheckOptions& opts, bool show_timing,
+                                  bool watching) {
   if (ensure_learner_file(workspace_, ex)) {
     fmt::print("Created {} from the stub: edit it, then check again.\n", pretty_path(workspace_.learner_file(ex)));
   }
@@ -71,12 +72,15 @@ Verdict Session::check_and_report(const Kit& kit, const ExerciseInfo& ex, const 
     case Verdict::Failed:
     case Verdict::TimedOut:
     case Verdict::Crashed:
-      fmt::print("\nNOT YET: fix the first problem above, save, and run attnlab check {} again.\n"
-                 "Stuck? attnlab hint {} shows the next hint.\n", ex.slug, ex.slug);
+      fmt::print("\nNOT YET: fix the first problem above and save{}.\n"
+                 "Stuck? attnlab hint {} shows the next hint.\n",
+                 watching ? "; it is checked again automatically" : ", then run attnlab check " + ex.slug + " again",
+                 ex.slug);
       break;
     case Verdict::CompileError:
     case Verdict::LinkError:
-      fmt::print("\nNOT YET: the file must compile before the grader can run.\n");
+      fmt::print("\nNOT YET: the file must compile before the grader can run{}.\n",
+                 watching ? "; save it to check again" : "");
       break;
   }
   if (show_timing) {

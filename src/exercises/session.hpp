@@ -30,8 +30,10 @@ class Session {
   const ExerciseInfo* resolve(const std::optional<std::string>& key) const;
 
   // Checks one exercise (copying its stub into the workspace first if needed), records the result
-  // in the progress file, and prints the report. Returns the verdict.
-  Verdict check_and_report(const Kit& kit, const ExerciseInfo& ex, const CheckOptions& opts, bool show_timing);
+  // in the progress file, and prints the report. `watching`: the advice says "save" rather than
+  // "run attnlab check". Returns the verdict.
+  Verdict check_and_report(const Kit& kit, const ExerciseInfo& ex, const CheckOptions& opts, bool show_timing,
+                           bool watching = false);
 
  private:
   Catalogue catalogue_;

@@ -113,7 +113,14 @@ class LearnerReporter : public doctest::IReporter {
     messages_.clear();
   }
   void test_case_exception(const doctest::TestCaseException& e) override {
-    messages_.push_back(std::string("the code threw an exception: ") + e.error_string.c_str() +
+    const std::string what = e.error_string.c_str();
+    if (what.find("bad_alloc") != std::string::npos) {
+      messages_.push_back("the code ran out of memory (std::bad_alloc): it asked for more than the grader's "
+                          "limit (attnlab check --memory-mb, 1024 MiB by default). Is a size computed wrongly, "
+                          "or a vector growing inside an endless loop?");
+      return;
+    }
+    messages_.push_back("the code threw an exception: " + what +
                         "\n(the test stopped here; an index outside a matrix or a shape mismatch is the "
                         "usual cause)");
   }
