@@ -199,7 +199,7 @@ TEST_CASE("an endless loop is stopped and reported with its test") {
   INFO(r.out << r.err);
   CHECK(r.code == 1);
   CHECK(contains(r.out, "timed out after 1 s while running the test 'a small hand-made case"));
-  CHECK(secs < 8.0);
+  CHECK(secs < 30.0);  // 1 s of grading plus compiling and linking on a busy machine
 }
 
 TEST_CASE("a crash is reported with the signal and the test that was running") {

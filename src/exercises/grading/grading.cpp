@@ -201,19 +201,34 @@ bool close(const ex::Matrix& a, const ex::Matrix& b, double tol) {
 bool expect_match(const std::string& what, const ex::Matrix& got, const ex::Matrix& want,
                   const std::vector<Candidate>& candidates, const Mistake* if_nonfinite, double tol) {
   if (same_shape(got, want) && close(got, want, tol)) return true;
+  // Every distinct mistake that reproduces the learner's numbers. On some inputs two mistakes give the
+  // same result (with d_model = 4 and d_k = 2, √d_model = d_k): then name them all rather than guess.
+  std::vector<const Mistake*> matched;
   for (const Candidate& c : candidates) {
-    if (close(got, c.value, tol)) {
-      report_mistake(*c.mistake, what);
-      return false;
+    if (std::find(matched.begin(), matched.end(), c.mistake) == matched.end() && close(got, c.value, tol)) {
+      matched.push_back(c.mistake);
     }
+  }
+  if (matched.size() == 1) {
+    report_mistake(*matched[0], what);
+    return false;
+  }
+  if (matched.size() > 1) {
+    std::string text = what + ": on this input, " + std::to_string(matched.size()) +
+                       " different mistakes give exactly your numbers; one of them is yours:";
+    for (const Mistake* m : matched) text += std::string("\nmistake [") + m->tag + "]: " + m->message;
+    fail(text);
+    return false;
   }
   if (!same_shape(got, want)) {
     if (got.data.size() != got.rows * got.cols) {
       fail(what + ": the result says it is " + got.shape() + " but holds " +
                  std::to_string(got.data.size()) + " numbers; create it with Matrix(rows, cols).");
     } else if (got.rows == 0 && got.cols == 0) {
-      fail(what + ": the result is empty (0 × 0). Expected " + want.shape() +
-                 ". Has this exercise been started? Replace the TODO in exercise.cpp.");
+      static bool said_once = false;  // the stub's empty result fails every test: explain it once
+      fail(what + ": the result is empty (0 × 0), expected " + want.shape() + "." +
+           (said_once ? "" : " Has this exercise been started? Replace the TODO in exercise.cpp."));
+      said_once = true;
     } else {
       fail(what + ": the result is " + got.shape() + ", expected " + want.shape() + ".");
     }

@@ -43,8 +43,8 @@ void check_mha(const std::string& what, std::uint32_t seed, std::size_t n, std::
 }
 }  // namespace
 
-TEST_CASE("two heads, d_model = 4 = h·d_k") {
-  check_mha("multi-head attention, n = 3, d_model = 4, h = 2, d_k = d_v = 2", 61, 3, 4, 2, 2, 2);
+TEST_CASE("two heads, d_model = 6 = h·d_k") {
+  check_mha("multi-head attention, n = 3, d_model = 6, h = 2, d_k = d_v = 3", 61, 3, 6, 2, 3, 3);
 }
 
 TEST_CASE("three heads with d_k ≠ d_v") {
