@@ -347,3 +347,28 @@ TEST_CASE("watch re-checks when the file is saved (polling)") {
   CHECK(contains(text, "NOT YET"));
   CHECK(contains(text, "PASSED"));
 }
+
+TEST_CASE("check --all: every reference solution passes through the real check path") {
+  // The ctest graders link solutions with CMake; this goes through the kit, the compiler call and the
+  // child process exactly as a learner's check does, for every exercise.
+  Home home;
+  std::size_t count = 0;
+  for (const auto& lesson : fs::directory_iterator(kLessons)) {
+    if (!fs::is_directory(lesson.path() / "exercises")) continue;
+    for (const auto& ex : fs::directory_iterator(lesson.path() / "exercises")) {
+      if (!fs::exists(ex.path() / "grader.cpp")) continue;
+      write(home.learner(ex.path().filename().string()), slurp(ex.path() / "solution.cpp"));
+      ++count;
+    }
+  }
+  REQUIRE(count >= 11);
+  const auto start = std::chrono::steady_clock::now();
+  const Result r = run(home, {"check", "--all", "--timing"});
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  INFO(r.out << r.err);
+  CHECK(r.code == 0);
+  CHECK(contains(r.out, std::to_string(count) + " of " + std::to_string(count) + " exercises pass"));
+  MESSAGE("check --all over " << count << " solutions took " << secs << " s");
+  const Result p = run(home, {"progress"});
+  CHECK(contains(p.out, std::to_string(count) + " of " + std::to_string(count) + " exercises passed"));
+}
