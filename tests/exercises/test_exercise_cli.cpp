@@ -162,7 +162,7 @@ TEST_CASE("passing an exercise: state, progress and the solution unlock") {
   CHECK(contains(r.err, "--force"));
 
   write(home.learner("softmax"), solution_of("04-softmax", "softmax"));
-  r = run(home, {"check", "2"});
+  r = run(home, {"check", "softmax"});
   INFO(r.out);
   CHECK(r.code == 0);
   CHECK(contains(r.out, "PASSED"));
@@ -172,7 +172,7 @@ TEST_CASE("passing an exercise: state, progress and the solution unlock") {
   CHECK(std::regex_search(r.out, std::regex("softmax +04-softmax .* passed")));
   r = run(home, {"progress"});
   CHECK(r.code == 0);
-  CHECK(contains(r.out, "1 of 11 exercises passed"));
+  CHECK(std::regex_search(r.out, std::regex("1 of [0-9]+ exercises passed")));
   r = run(home, {"solution", "softmax"});
   CHECK(r.code == 0);
   CHECK(contains(r.out, "Matrix softmax_rows"));
@@ -253,8 +253,10 @@ TEST_CASE("hints come one at a time") {
   Result r = run(home, {"hint", "attention"});
   CHECK(r.code == 0);
   CHECK(contains(r.out, "Hint 1 of 4"));
-  r = run(home, {"hint", "3"});
+  r = run(home, {"hint", "attention"});
   CHECK(contains(r.out, "Hint 2 of 4"));
+  r = run(home, {"hint", "1"});  // by number: exercise 1 is the first lesson's
+  CHECK(contains(r.out, "Hint 1 of 3 for exercise 1 (positional-encoding)"));
   r = run(home, {"hint", "attention", "--again"});
   CHECK(contains(r.out, "Hint 2 of 4"));
   run(home, {"hint", "attention"});
