@@ -322,7 +322,7 @@ ex::Matrix softmax_variant(const ex::Matrix& s, Axis axis, bool nan_for_empty) {
   return out;
 }
 
-ex::Matrix masked_softmax(const ex::Matrix& s, const MaskBits& mask, MaskMode mode, bool nan_for_empty) {
+ex::Matrix masked_softmax(const ex::Matrix& s, const MaskBits& mask, MaskMode mode, bool nan_for_empty, Axis axis) {
   ex::Matrix t = s;
   for (std::size_t i = 0; i < s.rows; ++i)
     for (std::size_t j = 0; j < s.cols; ++j)
@@ -330,7 +330,7 @@ ex::Matrix masked_softmax(const ex::Matrix& s, const MaskBits& mask, MaskMode mo
         if (mode == MaskMode::BeforeSoftmaxNegInf) t(i, j) = -std::numeric_limits<float>::infinity();
         if (mode == MaskMode::BeforeSoftmaxZero) t(i, j) = 0.0f;
       }
-  ex::Matrix w = softmax_variant(t, Axis::Rows, nan_for_empty);
+  ex::Matrix w = softmax_variant(t, axis, nan_for_empty);
   if (mode == MaskMode::AfterSoftmax) {
     for (std::size_t i = 0; i < s.rows; ++i)
       for (std::size_t j = 0; j < s.cols; ++j)
@@ -395,16 +395,12 @@ std::optional<HeadOut> attention_variant(const ex::Matrix& q, const ex::Matrix& 
   return out;
 }
 
-namespace {
-// Columns of x picked by `col(head, t)` for t < width.
-ex::Matrix take_columns(const ex::Matrix& x, std::size_t head, std::size_t width, std::size_t h,
-                        bool interleave) {
+ex::Matrix head_columns(const ex::Matrix& x, std::size_t head, std::size_t width, std::size_t h, bool interleave) {
   ex::Matrix out(x.rows, width);
   for (std::size_t i = 0; i < x.rows; ++i)
     for (std::size_t t = 0; t < width; ++t) out(i, t) = x(i, interleave ? head + t * h : head * width + t);
   return out;
 }
-}  // namespace
 
 std::optional<ex::Matrix> mha_variant(const ex::Matrix& x, const ex::Matrix& kv, const ex::Matrix& w_q,
                                       const ex::Matrix& w_k, const ex::Matrix& w_v, const ex::Matrix& w_o,
@@ -414,9 +410,9 @@ std::optional<ex::Matrix> mha_variant(const ex::Matrix& x, const ex::Matrix& kv,
   const std::size_t d_k = w_q.cols / h, d_v = w_v.cols / h;
   ex::Matrix concat(x.rows, h * d_v);
   for (std::size_t head = 0; head < h; ++head) {
-    auto r = attention_variant(take_columns(q, head, d_k, h, var.interleave_split),
-                               take_columns(k, head, d_k, h, var.interleave_split),
-                               take_columns(v, head, d_v, h, var.interleave_split), var.head);
+    auto r = attention_variant(head_columns(q, head, d_k, h, var.interleave_split),
+                               head_columns(k, head, d_k, h, var.interleave_split),
+                               head_columns(v, head, d_v, h, var.interleave_split), var.head);
     if (!r) return std::nullopt;
     const std::size_t slot = var.reverse_concat ? h - 1 - head : head;
     for (std::size_t i = 0; i < x.rows; ++i)

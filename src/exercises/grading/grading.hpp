@@ -122,7 +122,7 @@ ex::Matrix softmax_variant(const ex::Matrix& s, Axis axis = Axis::Rows, bool nan
 
 // Softmax of already-scaled scores under a mask, applied the right way or one of the wrong ways.
 ex::Matrix masked_softmax(const ex::Matrix& s, const MaskBits& mask, MaskMode mode = MaskMode::BeforeSoftmaxNegInf,
-                          bool nan_for_empty = false);
+                          bool nan_for_empty = false, Axis axis = Axis::Rows);
 
 // Positions where every value is exactly 0 (used to see which keys a learner's mask hides).
 MaskBits zero_pattern(const ex::Matrix& w);
@@ -134,6 +134,10 @@ struct HeadOut {
 };
 std::optional<HeadOut> attention_variant(const ex::Matrix& q, const ex::Matrix& k, const ex::Matrix& v,
                                          const Variant& var, const MaskBits& mask = {});
+
+// Head `head`'s columns of a packed n × (h·width) matrix: the contiguous block [head·width, (head+1)·width),
+// or with `interleave` the columns head, head + h, head + 2h, ... (the classic mistake).
+ex::Matrix head_columns(const ex::Matrix& x, std::size_t head, std::size_t width, std::size_t h, bool interleave);
 
 // Multi-head self/cross attention with packed weights (W_Q: d_model × h·d_k, ...), under a variant of
 // the head split, the concat order, the scale and the output projection.

@@ -12,14 +12,6 @@ Matrix merge_heads(const std::vector<Matrix>& heads);
 namespace {
 using namespace attnlab::grading;
 
-ex::Matrix columns(const ex::Matrix& x, std::size_t head, std::size_t h, bool interleave) {
-  const std::size_t d = x.cols / h;
-  ex::Matrix out(x.rows, d);
-  for (std::size_t i = 0; i < x.rows; ++i)
-    for (std::size_t t = 0; t < d; ++t) out(i, t) = x(i, interleave ? head + t * h : head * d + t);
-  return out;
-}
-
 void check_split(const std::string& what, const ex::Matrix& x, std::size_t h) {
   InputGuard guard;
   guard.add("x", x);
@@ -33,8 +25,8 @@ void check_split(const std::string& what, const ex::Matrix& x, std::size_t h) {
   }
   for (std::size_t head = 0; head < h; ++head) {
     if (!expect_match(what + ", head " + std::to_string(head), got[head], to_ex(want[head]),
-                      {{&mistakes::heads_interleaved, columns(x, head, h, true)},
-                       {&mistakes::heads_wrong_order, columns(x, h - 1 - head, h, false)}}))
+                      {{&mistakes::heads_interleaved, head_columns(x, head, x.cols / h, h, true)},
+                       {&mistakes::heads_wrong_order, head_columns(x, h - 1 - head, x.cols / h, h, false)}}))
       return;
   }
 }
