@@ -50,6 +50,9 @@ std::string trim_compiler_output(const std::string& text, const std::string& lea
       kept.push_back(line);
     } else {
       keeping = false;
+      // An error inside a library header (std::sort on a type without <, say) is reported there, with
+      // only a "required from here" line in the learner's file: keep the error's own line, too.
+      if (line.find(": error: ") != std::string::npos) kept.push_back(line);
     }
   }
   if (kept.empty()) {  // nothing names the learner's file: show the start of the raw output
