@@ -238,6 +238,22 @@ TEST_CASE("a compile error shows the compiler's message about the learner's file
   CHECK(!contains(r.out, "/usr/include"));
 }
 
+TEST_CASE("an error inside a library header keeps its message and the learner's line") {
+  Home home;
+  std::string text = broken_softmax("Matrix weights(scores.rows, scores.cols);",
+                                    "Matrix weights(scores.rows, scores.cols);\n"
+                                    "  std::vector<Matrix> all{scores, scores};\n"
+                                    "  std::sort(all.begin(), all.end());");
+  text.insert(0, "#include <algorithm>\n");
+  write(home.learner("softmax"), text);
+  const Result r = run(home, {"check", "softmax"});
+  CHECK(r.code == 1);
+  CHECK(contains(r.out, home.learner("softmax").string() + ":"));
+  CHECK(contains(r.out, "required from here"));
+  CHECK(contains(r.out, "error: no match for 'operator<'"));
+  CHECK(!contains(r.out, "note:"));
+}
+
 TEST_CASE("a renamed function is a link error explained in words") {
   Home home;
   write(home.learner("softmax"), broken_softmax("Matrix softmax_rows(const Matrix& scores)",
