@@ -18,4 +18,26 @@ void setup_lessons(CLI::App& app);
 void setup_lesson(CLI::App& app);
 void setup_tour(CLI::App& app);
 
+// Graded exercises (src/exercises/): one file each, cmd_exercises.cpp ... cmd_progress.cpp.
+void setup_exercises(CLI::App& app);
+void setup_check(CLI::App& app);
+void setup_hint(CLI::App& app);
+void setup_solution(CLI::App& app);
+void setup_reset(CLI::App& app);
+void setup_watch(CLI::App& app);
+void setup_progress(CLI::App& app);
+
+// Thrown by a subcommand that has already said everything and only needs a non-zero exit code
+// (e.g. `check` on a failing exercise); main() returns the code without printing anything.
+struct ExitCode {
+  int code;
+};
+
+// --workspace DIR, shared by the exercise commands.
+inline void add_workspace_option(CLI::App& sub, std::string& dir) {
+  sub.add_option("--workspace", dir,
+                 "Folder holding your exercise files (default: $XDG_DATA_HOME/attnlab/exercises, "
+                 "usually ~/.local/share/attnlab/exercises); it must exist");
+}
+
 }  // namespace attnlab::cli

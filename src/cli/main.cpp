@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("attnlab ") + ATTNLAB_VERSION);
   app.set_help_all_flag("--help-all", "Print help for every subcommand and exit");
   app.footer("Run 'attnlab SUBCOMMAND --help' for the options of one subcommand.");
+  app.require_subcommand(0, 1);  // one command per run, so "attnlab hint attention" names an exercise
   attnlab::cli::setup_lessons(app);
   attnlab::cli::setup_lesson(app);
   attnlab::cli::setup_tour(app);
@@ -31,6 +32,13 @@ int main(int argc, char** argv) {
   attnlab::cli::setup_generate(app);
   attnlab::cli::setup_doctor(app);
   attnlab::cli::setup_corpus(app);
+  attnlab::cli::setup_exercises(app);
+  attnlab::cli::setup_check(app);
+  attnlab::cli::setup_hint(app);
+  attnlab::cli::setup_solution(app);
+  attnlab::cli::setup_reset(app);
+  attnlab::cli::setup_watch(app);
+  attnlab::cli::setup_progress(app);
 
   try {
     app.parse(argc, argv);
@@ -48,6 +56,8 @@ int main(int argc, char** argv) {
     // Bad flags or flag values are usage errors: exit code 2, as for every other bad input.
     std::fprintf(stderr, "attnlab: %s\nRun 'attnlab --help' (or 'attnlab SUBCOMMAND --help') for usage.\n", e.what());
     return 2;
+  } catch (const attnlab::cli::ExitCode& e) {
+    return e.code;
   } catch (const attnlab::Interrupted& e) {
     std::fprintf(stderr, "attnlab: %s\n", e.what());
     return e.exit_code();

@@ -1,0 +1,122 @@
+#include "exercises/child_process.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <thread>
+
+extern char** environ;
+
+namespace attnlab::exercises {
+
+ChildResult run_child(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                      const ChildLimits& limits, const std::filesystem::path& output_file) {
+  ChildResult r;
+  // Everything the child needs is prepared before fork(): after it, only async-signal-safe calls.
+  std::vector<std::string> env_s;
+  for (char** e = environ; *e; ++e) {
+    const std::string kv = *e;
+    bool overridden = false;
+    for (const auto& o : env) overridden = overridden || kv.substr(0, kv.find('=')) == o.substr(0, o.find('='));
+    if (!overridden) env_s.push_back(kv);
+  }
+  env_s.insert(env_s.end(), env.begin(), env.end());
+  std::vector<char*> envp, args;
+  for (auto& e : env_s) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> argv_copy = argv;
+  for (auto& a : argv_copy) args.push_back(a.data());
+  args.push_back(nullptr);
+  const std::string out_path = output_file.string();
+  const rlim_t mem = static_cast<rlim_t>(limits.memory_mb) << 20;
+  const rlim_t fsize = static_cast<rlim_t>(limits.max_output_mb) << 20;
+
+  const auto start = std::chrono::steady_clock::now();
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    r.error = std::string("cannot start a process: ") + std::strerror(errno);
+    return r;
+  }
+  if (pid == 0) {
+    ::setpgid(0, 0);  // its own process group, so a timeout kills everything it started
+    if (mem) {
+      struct rlimit rl{mem, mem};
+      ::setrlimit(RLIMIT_AS, &rl);
+    }
+    struct rlimit fl{fsize, fsize};
+    ::setrlimit(RLIMIT_FSIZE, &fl);
+    struct rlimit core{0, 0};
+    ::setrlimit(RLIMIT_CORE, &core);
+    const int in = ::open("/dev/null", O_RDONLY);
+    const int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (in < 0 || out < 0) ::_exit(126);
+    ::dup2(in, 0);
+    ::dup2(out, 1);
+    ::dup2(out, 2);
+    ::execve(args[0], args.data(), envp.data());
+    const char msg[] = "attnlab: cannot run the program (execve failed)\n";
+    [[maybe_unused]] ssize_t w = ::write(2, msg, sizeof msg - 1);
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid);
+  r.started = true;
+  int status = 0;
+  const auto deadline = start + std::chrono::duration<double>(limits.timeout_s);
+  for (;;) {
+    const pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid) break;
+    if (done < 0 && errno != EINTR) {
+      r.error = std::string("lost track of the child process: ") + std::strerror(errno);
+      break;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      r.timed_out = true;
+      ::kill(-pid, SIGKILL);
+      ::kill(pid, SIGKILL);
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!r.timed_out) {
+    if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+    else if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
+    ::kill(-pid, SIGKILL);  // anything it left running in its group
+  }
+  std::ifstream in(output_file, std::ios::binary);
+  r.output.resize(256 * 1024);
+  in.read(r.output.data(), static_cast<std::streamsize>(r.output.size()));
+  r.output.resize(static_cast<std::size_t>(in.gcount()));
+  return r;
+}
+
+std::string describe_signal(int sig) {
+  static const std::map<int, std::string> known = {
+      {SIGSEGV, "SIGSEGV, a segmentation fault: the code read or wrote memory it does not own, usually an "
+                "index past the end of a std::vector or raw array, or a reference to a destroyed object"},
+      {SIGABRT, "SIGABRT, an abort: often a failed bounds check on a std::vector (the message above says "
+                "which), an exception thrown where none may escape, or memory corruption"},
+      {SIGFPE, "SIGFPE, an arithmetic error: an integer division or modulo by zero"},
+      {SIGBUS, "SIGBUS, a bus error: a badly aligned or unmapped memory access"},
+      {SIGILL, "SIGILL, an illegal instruction: often a function that returns a value but has no return "
+               "statement on some path (read the compiler warnings)"},
+      {SIGXFSZ, "SIGXFSZ: the program printed far too much output (is a print inside an endless loop?)"},
+      {SIGKILL, "SIGKILL: the process was killed from outside (out of memory?)"},
+  };
+  const auto it = known.find(sig);
+  if (it != known.end()) return it->second;
+  const char* name = ::strsignal(sig);
+  return std::string("signal ") + std::to_string(sig) + (name ? std::string(" (") + name + ")" : "");
+}
+
+}  // namespace attnlab::exercises

@@ -1,0 +1,34 @@
+#pragma once
+// Runs a program in a child process with a wall-clock limit and resource limits, its output (stdout
+// and stderr together) going to a file. Used for the compiler, the linker and the graders, so that a
+// learner's infinite loop, crash or runaway allocation can never take the CLI down with it.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace attnlab::exercises {
+
+struct ChildLimits {
+  double timeout_s = 10.0;              // wall clock; the whole process group is killed after it
+  std::size_t memory_mb = 0;            // address-space limit (RLIMIT_AS); 0 = none
+  std::size_t max_output_mb = 16;       // output file size limit (RLIMIT_FSIZE)
+};
+
+struct ChildResult {
+  bool started = false;       // false: fork failed (see error)
+  int exit_code = -1;         // when it exited normally
+  int signal = 0;             // when a signal killed it (other than our timeout kill)
+  bool timed_out = false;
+  double seconds = 0.0;
+  std::string output;         // at most the first 256 KiB of stdout + stderr
+  std::string error;
+};
+
+// argv[0] must be a path. `env` entries ("NAME=value") are added to the current environment.
+ChildResult run_child(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                      const ChildLimits& limits, const std::filesystem::path& output_file);
+
+// "SIGSEGV (segmentation fault: ...)": the signal's name and what it usually means in learner code.
+std::string describe_signal(int sig);
+
+}  // namespace attnlab::exercises

@@ -1,0 +1,166 @@
+// The main() of every grader program, with a reporter written for learners.
+//
+// A grader is: the learner's exercise.o + that exercise's grader.o + this file + attnlab's library.
+// Output is plain words, one block per test case:
+//     ✓ rows sum to 1
+//     ✗ large scores stay finite
+//         mistake [unstable-softmax] in ...: ...
+// and the last line is a summary. Exit code 0 when every test passes, 1 otherwise.
+//
+// When ATTNLAB_GRADER_STATUS names a file, the name of each test case is appended to it as it starts,
+// so that `attnlab check` can say which test was running if the process crashes or times out.
+#define DOCTEST_CONFIG_IMPLEMENT
+#define DOCTEST_CONFIG_NO_POSIX_SIGNALS  // let a crash kill the process; the parent reports the signal
+#include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <iostream>
+#include <mutex>
+#include <new>
+#include <string>
+
+#include "exercises/grading/grading.hpp"
+
+// ---- allocation tracking (the online-softmax exercise checks its largest allocation) -------------
+
+namespace {
+std::atomic<bool> g_tracking{false};
+std::atomic<std::size_t> g_largest{0};
+
+void* allocate(std::size_t n) {
+  if (g_tracking.load(std::memory_order_relaxed)) {
+    std::size_t prev = g_largest.load(std::memory_order_relaxed);
+    while (n > prev && !g_largest.compare_exchange_weak(prev, n)) {
+    }
+  }
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+}  // namespace
+
+void* operator new(std::size_t n) { return allocate(n); }
+void* operator new[](std::size_t n) { return allocate(n); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+
+namespace attnlab::grading {
+void start_allocation_tracking() {
+  g_largest = 0;
+  g_tracking = true;
+}
+std::size_t stop_allocation_tracking() {
+  g_tracking = false;
+  return g_largest.load();
+}
+}  // namespace attnlab::grading
+
+// ---- the reporter ---------------------------------------------------------------------------------
+
+namespace {
+
+// Indents every line of `text` by `pad`.
+std::string indent(const std::string& text, const std::string& pad) {
+  std::string out = pad;
+  for (char c : text) {
+    out += c;
+    if (c == '\n') out += pad;
+  }
+  return out;
+}
+
+class LearnerReporter : public doctest::IReporter {
+ public:
+  explicit LearnerReporter(const doctest::ContextOptions& o) : out_(*o.cout) {
+    if (const char* path = std::getenv("ATTNLAB_GRADER_STATUS")) {
+      status_fd_ = ::open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    }
+  }
+  ~LearnerReporter() override {
+    if (status_fd_ >= 0) ::close(status_fd_);
+  }
+
+  void report_query(const doctest::QueryData&) override {}
+  void test_run_start() override {}
+  void test_run_end(const doctest::TestRunStats& s) override {
+    const unsigned ran = s.numTestCasesPassingFilters, failed = s.numTestCasesFailed;
+    if (failed == 0) {
+      out_ << "passed all " << ran << " checks\n";
+    } else {
+      out_ << "failed " << failed << " of " << ran << " checks\n";
+    }
+    out_.flush();
+  }
+  void test_case_start(const doctest::TestCaseData& t) override {
+    current_ = t.m_name;
+    messages_.clear();
+    if (status_fd_ >= 0) {
+      const std::string line = std::string("test\t") + t.m_name + "\n";
+      [[maybe_unused]] ssize_t w = ::write(status_fd_, line.data(), line.size());
+    }
+  }
+  void test_case_reenter(const doctest::TestCaseData&) override {}
+  void test_case_end(const doctest::CurrentTestCaseStats& s) override {
+    const bool ok = s.testCaseSuccess && messages_.empty();
+    out_ << (ok ? "✓ " : "✗ ") << current_ << '\n';
+    for (const auto& m : messages_) out_ << indent(m, "    ") << '\n';
+    out_.flush();
+    messages_.clear();
+  }
+  void test_case_exception(const doctest::TestCaseException& e) override {
+    const std::string what = e.error_string.c_str();
+    if (what.find("bad_alloc") != std::string::npos) {
+      messages_.push_back("the code ran out of memory (std::bad_alloc): it asked for more than the grader's "
+                          "limit (attnlab check --memory-mb, 1024 MiB by default). Is a size computed wrongly, "
+                          "or a vector growing inside an endless loop?");
+      return;
+    }
+    messages_.push_back("the code threw an exception: " + what +
+                        "\n(the test stopped here; an index outside a matrix or a shape mismatch is the "
+                        "usual cause)");
+  }
+  void subcase_start(const doctest::SubcaseSignature&) override {}
+  void subcase_end() override {}
+  void log_assert(const doctest::AssertData& a) override {
+    if (!a.m_failed) return;
+    std::string text = std::string("check failed: ") + a.m_expr;
+    if (a.m_threw) text += std::string("\nit threw: ") + a.m_exception.c_str();
+    else if (a.m_decomp.size()) text += std::string(" (values: ") + a.m_decomp.c_str() + ")";
+    messages_.push_back(text);
+  }
+  void log_message(const doctest::MessageData& m) override {
+    if (m.m_severity & doctest::assertType::is_warn) {
+      messages_.push_back(std::string("note: ") + m.m_string.c_str());
+      return;
+    }
+    messages_.push_back(m.m_string.c_str());
+  }
+  void test_case_skipped(const doctest::TestCaseData&) override {}
+
+ private:
+  std::ostream& out_;
+  int status_fd_ = -1;
+  std::string current_;
+  std::vector<std::string> messages_;
+};
+
+}  // namespace
+
+DOCTEST_REGISTER_REPORTER("learner", 1, LearnerReporter);
+
+int main(int argc, char** argv) {
+  doctest::Context ctx;
+  ctx.setOption("reporters", "learner");
+  ctx.setOption("no-intro", true);
+  ctx.setOption("no-version", true);
+  ctx.setOption("order-by", "file");
+  ctx.applyCommandLine(argc, argv);
+  const int rc = ctx.run();
+  if (ctx.shouldExit()) return rc;
+  return rc == 0 ? 0 : 1;
+}

@@ -1,0 +1,93 @@
+#include "exercises/session.hpp"
+
+#include <fmt/format.h>
+
+#include <iostream>
+
+namespace attnlab::exercises {
+
+const char* state_name(State s) {
+  switch (s) {
+    case State::Passed: return "passed";
+    case State::Failing: return "failing";
+    case State::NotStarted: break;
+  }
+  return "not started";
+}
+
+Session::Session(const std::string& workspace_option)
+    : catalogue_(Catalogue::load(default_lessons_dir())),
+      workspace_(open_workspace(workspace_option)),
+      progress_(default_state_file()) {}
+
+State Session::state(const ExerciseInfo& ex) const {
+  const ExerciseProgress p = progress_.get(ex.slug);
+  if (p.status == "passed") return State::Passed;
+  if (untouched(workspace_, ex)) return State::NotStarted;
+  return p.status == "failing" ? State::Failing : State::NotStarted;
+}
+
+const ExerciseInfo* Session::next_unfinished() const {
+  for (const auto& ex : catalogue_.all())
+    if (state(ex) != State::Passed) return &ex;
+  return nullptr;
+}
+
+const ExerciseInfo* Session::resolve(const std::optional<std::string>& key) const {
+  if (key) return &catalogue_.find(*key);
+  return next_unfinished();
+}
+
+Verdict Session::check_and_report(const Kit& kit, const ExerciseInfo& ex, const CheckOptions& opts, bool show_timing,
+                                  bool watching) {
+  if (ensure_learner_file(workspace_, ex)) {
+    fmt::print("Created {} from the stub: edit it, then check again.\n", pretty_path(workspace_.learner_file(ex)));
+  }
+  fmt::print("── exercise {}: {} ──\nfile: {}\n", ex.label(), ex.title, pretty_path(workspace_.learner_file(ex)));
+  std::cout.flush();
+  const CheckResult r = run_check(kit, ex, workspace_, opts);
+
+  ExerciseProgress& p = progress_.at(ex.slug);
+  const bool was_passed = p.ever_passed;
+  p.checks += 1;
+  p.last_check = utc_now();
+  p.status = r.verdict == Verdict::Passed ? "passed" : "failing";
+  if (r.verdict == Verdict::Passed) p.ever_passed = true;
+  progress_.save();
+
+  if (!r.warnings.empty() && r.verdict != Verdict::CompileError) {
+    fmt::print("The compiler warns:\n{}\n", r.warnings);
+  }
+  fmt::print("{}", r.report);
+  if (!r.report.empty() && r.report.back() != '\n') fmt::print("\n");
+  switch (r.verdict) {
+    case Verdict::Passed: {
+      fmt::print("\nPASSED: exercise {} is done.{}\n", ex.label(),
+                 was_passed ? "" : " Compare with the reference: attnlab solution " + ex.slug);
+      const ExerciseInfo* next = next_unfinished();
+      if (next) fmt::print("Next: attnlab check {}  ({})\n", next->slug, next->title);
+      else fmt::print("Every exercise has passed. Well done.\n");
+      break;
+    }
+    case Verdict::Failed:
+    case Verdict::TimedOut:
+    case Verdict::Crashed:
+      fmt::print("\nNOT YET: fix the first problem above and save{}.\n"
+                 "Stuck? attnlab hint {} shows the next hint.\n",
+                 watching ? "; it is checked again automatically" : ", then run attnlab check " + ex.slug + " again",
+                 ex.slug);
+      break;
+    case Verdict::CompileError:
+    case Verdict::LinkError:
+      fmt::print("\nNOT YET: the file must compile before the grader can run{}.\n",
+                 watching ? "; save it to check again" : "");
+      break;
+  }
+  if (show_timing) {
+    fmt::print("(compile {:.2f} s, link {:.2f} s, grader {:.2f} s)\n", r.compile_s, r.link_s, r.run_s);
+  }
+  std::cout.flush();
+  return r.verdict;
+}
+
+}  // namespace attnlab::exercises

@@ -1,0 +1,79 @@
+#include "exercises/state.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+
+#include <nlohmann/json.hpp>
+
+#include "io/files.hpp"
+#include "util/error.hpp"
+
+namespace attnlab::exercises {
+
+namespace fs = std::filesystem;
+
+std::string utc_now() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+ProgressStore::ProgressStore(fs::path file) : file_(std::move(file)) {
+  std::error_code ec;
+  if (!fs::exists(file_, ec)) return;  // first run: nothing yet
+  try {
+    const auto j = nlohmann::json::parse(read_text_file(file_.string(), 4 << 20));
+    if (!j.is_object() || j.value("version", 0) != 1 || !j.contains("exercises") || !j["exercises"].is_object()) {
+      throw std::runtime_error("not an attnlab progress file (version 1)");
+    }
+    for (const auto& [slug, e] : j["exercises"].items()) {
+      ExerciseProgress p;
+      p.status = e.value("status", "");
+      if (p.status != "" && p.status != "failing" && p.status != "passed") {
+        throw std::runtime_error("unknown status '" + p.status + "' for " + slug);
+      }
+      p.ever_passed = e.value("ever_passed", false);
+      p.checks = e.value("checks", 0);
+      p.hints_shown = e.value("hints_shown", 0);
+      p.last_check = e.value("last_check", "");
+      items_[slug] = p;
+    }
+  } catch (const std::exception& err) {
+    items_.clear();
+    fs::path aside = file_;
+    aside += ".corrupt";
+    fs::rename(file_, aside, ec);
+    std::fprintf(stderr,
+                 "attnlab: warning: the progress file %s is corrupt (%s); starting a fresh one%s.\n",
+                 file_.c_str(), err.what(),
+                 ec ? "" : (" (the old file is kept as " + aside.string() + ")").c_str());
+  }
+}
+
+ExerciseProgress ProgressStore::get(const std::string& slug) const {
+  const auto it = items_.find(slug);
+  return it == items_.end() ? ExerciseProgress{} : it->second;
+}
+
+void ProgressStore::save() const {
+  nlohmann::json j;
+  j["version"] = 1;
+  j["exercises"] = nlohmann::json::object();
+  for (const auto& [slug, p] : items_) {
+    j["exercises"][slug] = {{"status", p.status},
+                            {"ever_passed", p.ever_passed},
+                            {"checks", p.checks},
+                            {"hints_shown", p.hints_shown},
+                            {"last_check", p.last_check}};
+  }
+  std::error_code ec;
+  fs::create_directories(file_.parent_path(), ec);
+  if (ec) throw RuntimeError("cannot create " + file_.parent_path().string() + " (" + ec.message() + ")");
+  write_file_atomic(file_.string(), j.dump(2) + "\n");
+}
+
+}  // namespace attnlab::exercises

@@ -1,0 +1,392 @@
+// End-to-end tests of the exercise commands, run as a learner would, in a throw-away HOME with its own
+// XDG folders. Deliberately broken learner files check that `attnlab check` reports endless loops,
+// crashes, compile and link errors in words, and never crashes itself.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+extern char** environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kLessons = fs::path(ATTNLAB_SOURCE_DIR) / "lessons";
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary) << text;
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// A fresh home for one test: HOME, XDG_DATA_HOME and XDG_STATE_HOME all inside a temp folder.
+struct Home {
+  fs::path root;
+  Home() {
+    std::string tmpl = (fs::temp_directory_path() / "attnlab-ex-XXXXXX").string();
+    root = ::mkdtemp(tmpl.data());
+  }
+  ~Home() {
+    std::error_code ec;
+    fs::remove_all(root, ec);
+  }
+  fs::path workspace() const { return root / "data" / "attnlab" / "exercises"; }
+  fs::path learner(const std::string& slug) const { return workspace() / slug / "exercise.cpp"; }
+  fs::path state() const { return root / "state" / "attnlab" / "progress.json"; }
+  std::vector<std::string> env() const {
+    return {"HOME=" + root.string(), "XDG_DATA_HOME=" + (root / "data").string(),
+            "XDG_STATE_HOME=" + (root / "state").string(), "NO_COLOR=1"};
+  }
+};
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+pid_t spawn(const std::vector<std::string>& args, const Home& home, const fs::path& out, const fs::path& err) {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  std::vector<std::string> argv_s{ATTNLAB_BIN};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const std::vector<std::string> extra = home.env();
+  std::vector<std::string> env_s;
+  for (char** e = environ; *e; ++e) {
+    const std::string kv = *e;
+    bool overridden = false;
+    for (const auto& o : extra) overridden = overridden || kv.substr(0, kv.find('=')) == o.substr(0, o.find('='));
+    if (!overridden) env_s.push_back(kv);
+  }
+  env_s.insert(env_s.end(), extra.begin(), extra.end());
+  std::vector<char*> envp;
+  for (auto& e : env_s) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  pid_t pid = -1;
+  if (posix_spawn(&pid, ATTNLAB_BIN, &fa, nullptr, argv.data(), envp.data()) != 0) pid = -1;
+  posix_spawn_file_actions_destroy(&fa);
+  return pid;
+}
+
+Result run(const Home& home, const std::vector<std::string>& args) {
+  const fs::path out = home.root / "stdout.txt", err = home.root / "stderr.txt";
+  const pid_t pid = spawn(args, home, out, err);
+  Result r;
+  if (pid < 0) return r;
+  int status = 0;
+  waitpid(pid, &status, 0);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+std::string solution_of(const std::string& lesson, const std::string& slug) {
+  return slurp(kLessons / lesson / "exercises" / slug / "solution.cpp");
+}
+
+// The softmax solution with one line replaced.
+std::string broken_softmax(const std::string& from, const std::string& to) {
+  std::string s = solution_of("04-softmax", "softmax");
+  const auto at = s.find(from);
+  REQUIRE(at != std::string::npos);
+  return s.replace(at, from.size(), to);
+}
+
+}  // namespace
+
+TEST_CASE("every exercise command has --help") {
+  Home home;
+  for (const char* cmd : {"exercises", "check", "hint", "solution", "reset", "watch", "progress"}) {
+    INFO(cmd);
+    const Result r = run(home, {cmd, "--help"});
+    CHECK(r.code == 0);
+    CHECK(contains(r.out, "--workspace"));
+  }
+}
+
+TEST_CASE("a fresh learner: everything not started, check without N picks the first exercise") {
+  Home home;
+  Result r = run(home, {"exercises"});
+  REQUIRE(r.code == 0);
+  CHECK(contains(r.out, "softmax"));
+  CHECK(contains(r.out, "online-softmax"));
+  CHECK(contains(r.out, "not started"));
+  CHECK(!contains(r.out, "passed"));
+
+  r = run(home, {"check"});
+  CHECK(r.code == 1);
+  CHECK(contains(r.out, "exercise 1 (positional-encoding)"));
+  CHECK(contains(r.out, "Has this exercise been started?"));
+  CHECK(fs::exists(home.learner("positional-encoding")));
+  // The stub was copied, so the repository's file stays pristine.
+  CHECK(slurp(home.learner("positional-encoding")) ==
+        slurp(kLessons / "01-words-to-vectors/exercises/positional-encoding/exercise.cpp"));
+}
+
+TEST_CASE("passing an exercise: state, progress and the solution unlock") {
+  Home home;
+  Result r = run(home, {"solution", "softmax"});
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "has not passed yet"));
+  CHECK(contains(r.err, "--force"));
+
+  write(home.learner("softmax"), solution_of("04-softmax", "softmax"));
+  r = run(home, {"check", "softmax"});
+  INFO(r.out);
+  CHECK(r.code == 0);
+  CHECK(contains(r.out, "PASSED"));
+  CHECK(contains(r.out, "passed all 6 checks"));
+
+  r = run(home, {"exercises"});
+  CHECK(std::regex_search(r.out, std::regex("softmax +04-softmax .* passed")));
+  r = run(home, {"progress"});
+  CHECK(r.code == 0);
+  CHECK(std::regex_search(r.out, std::regex("1 of [0-9]+ exercises passed")));
+  r = run(home, {"solution", "softmax"});
+  CHECK(r.code == 0);
+  CHECK(contains(r.out, "Matrix softmax_rows"));
+  const auto state = nlohmann::json::parse(slurp(home.state()));
+  CHECK(state["exercises"]["softmax"]["status"] == "passed");
+}
+
+TEST_CASE("a classic mistake is named in the check output") {
+  Home home;
+  write(home.learner("softmax"),
+        broken_softmax("weights(i, j) = std::exp(scores(i, j) - mx);", "weights(i, j) = std::exp(scores(i, j));"));
+  const Result r = run(home, {"check", "softmax"});
+  CHECK(r.code == 1);
+  CHECK(contains(r.out, "mistake [unstable-softmax]"));
+  CHECK(contains(r.out, "Subtract each row's maximum"));
+}
+
+TEST_CASE("an endless loop is stopped and reported with its test") {
+  Home home;
+  write(home.learner("softmax"), broken_softmax("double sum = 0.0;", "double sum = 0.0; for (;;) { sum = sum * 1.0; }"));
+  const auto start = std::chrono::steady_clock::now();
+  const Result r = run(home, {"check", "softmax", "--timeout", "1"});
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  CHECK(contains(r.out, "timed out after 1 s while running the test 'a small hand-made case"));
+  CHECK(secs < 30.0);  // 1 s of grading plus compiling and linking on a busy machine
+}
+
+TEST_CASE("a crash is reported with the signal and the test that was running") {
+  Home home;
+  write(home.learner("softmax"),
+        broken_softmax("Matrix weights(scores.rows, scores.cols);",
+                       "Matrix weights(scores.rows, scores.cols);\n"
+                       "  if (scores.cols == 5) { volatile int* p = nullptr; *p = 1; }"));
+  const Result r = run(home, {"check", "softmax"});
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  CHECK(contains(r.out, "✓ a small hand-made case"));
+  CHECK(contains(r.out, "crashed while running the test 'rectangular scores: n ≠ m'"));
+  CHECK(contains(r.out, "SIGSEGV"));
+}
+
+TEST_CASE("an out-of-range std::vector index is caught and reported, not silent") {
+  Home home;
+  write(home.learner("softmax"), broken_softmax("Matrix weights(scores.rows, scores.cols);",
+                                                "Matrix weights(scores.rows, scores.cols);\n"
+                                                "  weights.data[weights.data.size()] = 0;"));
+  const Result r = run(home, {"check", "softmax"});
+  CHECK(r.code == 1);
+  CHECK(contains(r.out, "crashed while running the test"));
+  CHECK(contains(r.out, "SIGABRT"));
+}
+
+TEST_CASE("a compile error shows the compiler's message about the learner's file") {
+  Home home;
+  write(home.learner("softmax"), broken_softmax("return weights;", "return weights  // no semicolon"));
+  const Result r = run(home, {"check", "softmax"});
+  CHECK(r.code == 1);
+  CHECK(contains(r.out, "does not compile"));
+  CHECK(contains(r.out, home.learner("softmax").string() + ":"));
+  CHECK(contains(r.out, "error: expected ';' before '}' token"));
+  CHECK(!contains(r.out, "/usr/include"));
+}
+
+TEST_CASE("an error inside a library header keeps its message and the learner's line") {
+  Home home;
+  std::string text = broken_softmax("Matrix weights(scores.rows, scores.cols);",
+                                    "Matrix weights(scores.rows, scores.cols);\n"
+                                    "  std::vector<Matrix> all{scores, scores};\n"
+                                    "  std::sort(all.begin(), all.end());");
+  text.insert(0, "#include <algorithm>\n");
+  write(home.learner("softmax"), text);
+  const Result r = run(home, {"check", "softmax"});
+  CHECK(r.code == 1);
+  CHECK(contains(r.out, home.learner("softmax").string() + ":"));
+  CHECK(contains(r.out, "required from here"));
+  CHECK(contains(r.out, "error: no match for 'operator<'"));
+  CHECK(!contains(r.out, "note:"));
+}
+
+TEST_CASE("a renamed function is a link error explained in words") {
+  Home home;
+  write(home.learner("softmax"), broken_softmax("Matrix softmax_rows(const Matrix& scores)",
+                                                "Matrix softmax(const Matrix& scores)"));
+  const Result r = run(home, {"check", "softmax"});
+  CHECK(r.code == 1);
+  CHECK(contains(r.out, "ex::softmax_rows(ex::Matrix const&)"));
+  CHECK(contains(r.out, "exactly as in the stub"));
+}
+
+TEST_CASE("hints come one at a time") {
+  Home home;
+  Result r = run(home, {"hint", "attention"});
+  CHECK(r.code == 0);
+  CHECK(contains(r.out, "Hint 1 of 4"));
+  r = run(home, {"hint", "attention"});
+  CHECK(contains(r.out, "Hint 2 of 4"));
+  r = run(home, {"hint", "1"});  // by number: exercise 1 is the first lesson's
+  CHECK(contains(r.out, "Hint 1 of 3 for exercise 1 (positional-encoding)"));
+  r = run(home, {"hint", "attention", "--again"});
+  CHECK(contains(r.out, "Hint 2 of 4"));
+  run(home, {"hint", "attention"});
+  run(home, {"hint", "attention"});
+  r = run(home, {"hint", "attention"});
+  CHECK(contains(r.out, "That was the last hint"));
+}
+
+TEST_CASE("reset keeps a backup and restores the stub") {
+  Home home;
+  write(home.learner("layer-norm"), "// my attempt\n");
+  const Result r = run(home, {"reset", "layer-norm"});
+  CHECK(r.code == 0);
+  CHECK(contains(r.out, "Saved your file as"));
+  CHECK(slurp(home.learner("layer-norm")) == slurp(kLessons / "09-transformer/exercises/layer-norm/exercise.cpp"));
+  bool found = false;
+  for (const auto& e : fs::directory_iterator(home.learner("layer-norm").parent_path()))
+    if (contains(e.path().filename().string(), "exercise.cpp.bak-")) found = slurp(e.path()) == "// my attempt\n";
+  CHECK(found);
+}
+
+TEST_CASE("bad input: unknown exercise, missing workspace") {
+  Home home;
+  Result r = run(home, {"check", "99"});
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "no exercise '99'"));
+  CHECK(contains(r.err, "1 (positional-encoding)"));
+  r = run(home, {"hint", "no-such-thing"});
+  CHECK(r.code == 2);
+  r = run(home, {"exercises", "--workspace", (home.root / "missing").string()});
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "does not exist"));
+  r = run(home, {"reset"});
+  CHECK(r.code == 2);
+}
+
+TEST_CASE("--workspace: files go where the learner says") {
+  Home home;
+  const fs::path ws = home.root / "mine";
+  fs::create_directories(ws);
+  write(ws / "softmax" / "exercise.cpp", solution_of("04-softmax", "softmax"));
+  const Result r = run(home, {"check", "softmax", "--workspace", ws.string()});
+  CHECK(r.code == 0);
+  CHECK(!fs::exists(home.learner("softmax")));
+}
+
+TEST_CASE("a corrupt progress file is reported and rebuilt, never fatal") {
+  Home home;
+  write(home.state(), "{ this is not json");
+  Result r = run(home, {"progress"});
+  CHECK(r.code == 0);
+  CHECK(contains(r.err, "is corrupt"));
+  CHECK(fs::exists(home.state().string() + ".corrupt"));
+  write(home.learner("softmax"), solution_of("04-softmax", "softmax"));
+  r = run(home, {"check", "softmax"});
+  CHECK(r.code == 0);
+  CHECK_NOTHROW(nlohmann::json::parse(slurp(home.state())));
+  write(home.state(), R"({"version": 1, "exercises": {"softmax": {"status": 42}}})");
+  r = run(home, {"exercises"});
+  CHECK(r.code == 0);
+  CHECK(contains(r.err, "is corrupt"));
+}
+
+TEST_CASE("watch re-checks when the file is saved (polling)") {
+  Home home;
+  write(home.learner("softmax"), broken_softmax("double sum = 0.0;", "double sum = 1.0;"));
+  const fs::path out = home.root / "watch.out", err = home.root / "watch.err";
+  const pid_t pid = spawn({"watch", "softmax", "--poll", "--interval", "0.1", "--max-checks", "2"}, home, out, err);
+  REQUIRE(pid > 0);
+  auto wait_for = [&](const std::string& text) {
+    for (int i = 0; i < 300 && !contains(slurp(out), text); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    return contains(slurp(out), text);
+  };
+  CHECK(wait_for("Watching"));
+  write(home.learner("softmax"), solution_of("04-softmax", "softmax"));
+  int status = 0;
+  bool exited = false;
+  for (int i = 0; i < 300 && !exited; ++i) {
+    exited = waitpid(pid, &status, WNOHANG) == pid;
+    if (!exited) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (!exited) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+  }
+  CHECK(exited);
+  const std::string text = slurp(out);
+  INFO(text);
+  CHECK(contains(text, "Polling for changes"));
+  CHECK(contains(text, "NOT YET"));
+  CHECK(contains(text, "PASSED"));
+}
+
+TEST_CASE("check --all: every reference solution passes through the real check path") {
+  // The ctest graders link solutions with CMake; this goes through the kit, the compiler call and the
+  // child process exactly as a learner's check does, for every exercise.
+  Home home;
+  std::size_t count = 0;
+  for (const auto& lesson : fs::directory_iterator(kLessons)) {
+    if (!fs::is_directory(lesson.path() / "exercises")) continue;
+    for (const auto& ex : fs::directory_iterator(lesson.path() / "exercises")) {
+      if (!fs::exists(ex.path() / "grader.cpp")) continue;
+      write(home.learner(ex.path().filename().string()), slurp(ex.path() / "solution.cpp"));
+      ++count;
+    }
+  }
+  REQUIRE(count >= 11);
+  const auto start = std::chrono::steady_clock::now();
+  const Result r = run(home, {"check", "--all", "--timing"});
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  INFO(r.out << r.err);
+  CHECK(r.code == 0);
+  CHECK(contains(r.out, std::to_string(count) + " of " + std::to_string(count) + " exercises pass"));
+  MESSAGE("check --all over " << count << " solutions took " << secs << " s");
+  const Result p = run(home, {"progress"});
+  CHECK(contains(p.out, std::to_string(count) + " of " + std::to_string(count) + " exercises passed"));
+}
