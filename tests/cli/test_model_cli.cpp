@@ -207,3 +207,23 @@ TEST_CASE("model commands: bad input exits with code 2 and says what is wrong") 
   CHECK(r.code == 2);
   CHECK(contains(r.err, "max_len = 5 is too small"));
 }
+
+TEST_CASE("the shipped models load and keep their measured accuracy") {
+  const std::string ts = std::string(ATTNLAB_SOURCE_DIR) + "/data/models/translate-small";
+  const std::string lm = std::string(ATTNLAB_SOURCE_DIR) + "/data/models/lm-small";
+  Result r = run({"eval", "--model", ts, "--beam", "1", "--format", "json"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["test_sentences"] == 1000);
+  CHECK(j["exact_match"]["accuracy"].get<double>() >= 0.95);
+  CHECK(j["coreference_il_elle"]["accuracy"].get<double>() >= 0.97);
+  CHECK(j["word_sense"]["accuracy"].get<double>() >= 0.97);
+  r = run({"translate", "The animal didn't cross the street because it was too tired.", "--model", ts});
+  CHECK(contains(r.out, "parce qu'il était trop fatigué"));
+  r = run({"translate", "The animal didn't cross the street because it was too wide.", "--model", ts});
+  CHECK(contains(r.out, "parce qu'elle était trop large"));
+  r = run({"generate", "Every effort moves", "--model", lm, "--format", "json"});
+  REQUIRE(r.code == 0);
+  CHECK(nlohmann::json::parse(r.out)["next"][0]["token"] == "you");
+}
