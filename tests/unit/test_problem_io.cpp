@@ -200,3 +200,20 @@ TEST_CASE("JSON output writes -inf as a string and floats compactly") {
   CHECK(s.find("\"-inf\"") != std::string::npos);
   CHECK(s.find("0.1,") != std::string::npos);  // float32 shortest round-trip, not 0.10000000149011612
 }
+
+TEST_CASE("biases in the problem file") {
+  nlohmann::json j = base();
+  j["heads"][0]["b_q"] = {0.5, -0.5};
+  j["heads"][1]["b_v"] = {1.0};
+  j["b_o"] = {0, 1, 2};
+  const Problem p = parse_problem(j);
+  CHECK((*p.weights.heads[0].b_q)(0, 1) == -0.5f);
+  CHECK(p.weights.b_o.has_value());
+  CHECK(parse_problem(problem_to_json(p)).weights.heads[1].b_v.has_value());
+  j["heads"][0]["b_k"] = {1, 2, 3};
+  expect(error_of(j), {"heads[0].b_k", "expected 2 numbers", "got 3"});
+  j = base();
+  j.erase("w_o");
+  j["b_o"] = {0, 1, 2};
+  expect(error_of(j), {"b_o", "without \"w_o\""});
+}
