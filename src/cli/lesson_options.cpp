@@ -11,13 +11,18 @@ void add_lesson_options(CLI::App* sub, LessonFlags& f) {
   f.sentence_opt = sub->add_option("-s,--sentence", f.sentence,
                                    "Sentence to run on (at most 32 tokens; words and punctuation count). Default: the lesson's own");
   f.target_opt = sub->add_option("-t,--target", f.target, "Decoder-side sentence for cross-attention (lessons 8 and 9)");
-  f.heads_opt = sub->add_option("--heads", f.heads, "Number of attention heads h (1 to 64; must divide --d-model). Default: 2")
+  sub->add_option("-m,--model", f.model,
+                  "Trained model folder (or .ckpt file) to use. Default: data/models/translate-small when it exists");
+  sub->add_flag("--random", f.random, "Seeded random weights instead of the trained model (as before training)");
+  f.heads_opt = sub->add_option("--heads", f.heads,
+                                "Number of attention heads h (1 to 64; must divide --d-model). Implies random weights. Default: 2")
                     ->check(CLI::PositiveNumber);
-  f.d_model_opt = sub->add_option("--d-model", f.d_model, "Model width d_model (2 to 512). Default: 8")->check(CLI::PositiveNumber);
+  f.d_model_opt = sub->add_option("--d-model", f.d_model, "Model width d_model (2 to 512). Implies random weights. Default: 8")
+                      ->check(CLI::PositiveNumber);
   sub->add_option("--seed", f.seed, "Seed of the random embeddings and weights")->capture_default_str();
   sub->add_option("--weights", f.weights,
                   "Attention weights from a JSON file in the schema of 'attnlab attention --input' (its heads and w_o are "
-                  "used for every attention block; its x only fixes d_model)")
+                  "used for every attention block; its x only fixes d_model). Implies random weights elsewhere")
       ->check(CLI::ExistingFile);
   sub->add_option("-f,--format", f.format, "text, or json: every intermediate of every step as one JSON document")
       ->check(CLI::IsMember({"text", "json"}))
@@ -36,6 +41,8 @@ lessons::LessonOptions to_options(const LessonFlags& f) {
   if (f.d_model_opt->count()) o.d_model = f.d_model;
   o.seed = f.seed;
   o.weights_file = f.weights;
+  o.random = f.random;
+  o.model_dir = f.model;
   o.format = f.format;
   o.no_color = f.no_color;
   o.full = f.full;

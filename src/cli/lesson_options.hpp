@@ -13,10 +13,10 @@ namespace attnlab::cli {
 // Raw option values as CLI11 fills them; to_options() turns them into LessonOptions (an option
 // counts as given only when it was on the command line).
 struct LessonFlags {
-  std::string sentence, target, weights, format = "text";
+  std::string sentence, target, weights, model, format = "text";
   std::size_t heads = 0, d_model = 0;
   std::uint64_t seed = 42;
-  bool no_color = false, full = false, no_pause = false;
+  bool no_color = false, full = false, no_pause = false, random = false;
   int precision = 3;
   CLI::Option *sentence_opt = nullptr, *target_opt = nullptr, *heads_opt = nullptr, *d_model_opt = nullptr;
 };

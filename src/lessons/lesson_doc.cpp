@@ -25,10 +25,10 @@ std::string_view trim(std::string_view s) {
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
 // Appends a prose line to the last Text block, or opens a new one.
-void add_text(std::vector<Block>& blocks, std::string_view line, int lineno) {
-  if (blocks.empty() || blocks.back().kind != Block::Kind::Text) {
+void add_text(std::vector<Block>& blocks, std::string_view line, int lineno, Block::Mode mode) {
+  if (blocks.empty() || blocks.back().kind != Block::Kind::Text || blocks.back().mode != mode) {
     if (trim(line).empty()) return;  // no leading blank lines in a block
-    blocks.push_back({Block::Kind::Text, std::string(), lineno});
+    blocks.push_back({Block::Kind::Text, std::string(), lineno, mode});
   }
   blocks.back().text += std::string(line) + "\n";
 }
@@ -46,6 +46,7 @@ void trim_trailing_blank(std::vector<Block>& blocks) {
 LessonDoc parse_lesson_markdown(std::string_view text, const std::string& source) {
   LessonDoc doc;
   bool in_fence = false;
+  Block::Mode mode = Block::Mode::Both;
   int lineno = 0;
   std::size_t pos = 0;
   while (pos <= text.size()) {
@@ -62,16 +63,23 @@ LessonDoc parse_lesson_markdown(std::string_view text, const std::string& source
       doc.title = std::string(trim(line.substr(2)));
     } else if (!in_fence && starts_with(line, "## ")) {
       doc.steps.push_back({std::string(trim(line.substr(3))), {}});
+      mode = Block::Mode::Both;
     } else if (!in_fence && starts_with(t, "<!--") && t.size() >= 7 && t.substr(t.size() - 3) == "-->") {
       const std::string_view inner = trim(t.substr(4, t.size() - 7));
       if (starts_with(inner, "show:")) {
         const std::string name(trim(inner.substr(5)));
         if (name.empty()) throw RuntimeError(source + ":" + std::to_string(lineno) + ": empty show directive");
-        blocks.push_back({Block::Kind::Show, name, lineno});
+        blocks.push_back({Block::Kind::Show, name, lineno, mode});
+      } else if (inner == "trained") {
+        mode = Block::Mode::Trained;
+      } else if (inner == "random") {
+        mode = Block::Mode::Random;
+      } else if (inner == "both") {
+        mode = Block::Mode::Both;
       }
       // any other comment is a note for authors
     } else {
-      add_text(blocks, line, lineno);
+      add_text(blocks, line, lineno, mode);
     }
     if (end == text.size()) break;
   }

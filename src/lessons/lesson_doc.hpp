@@ -7,6 +7,9 @@
 //   ## Step title                    each "## " heading starts a step (one screen in interactive mode)
 //   Prose ...
 //   <!-- show: scores -->            a directive: the C++ side computes "scores" and prints it here
+//   <!-- trained -->                 what follows (to the next "## " or mode comment) is shown only
+//   <!-- random -->                  with a trained model, or only with seeded random weights;
+//   <!-- both -->                    back to prose for both (the default at every "## ")
 //
 // Any other single-line HTML comment is an author's note and is not shown. Fenced code blocks (```)
 // are kept verbatim, so a "## " inside one is not a heading.
@@ -19,9 +22,12 @@ namespace attnlab::lessons {
 
 struct Block {
   enum class Kind { Text, Show };
+  enum class Mode { Both, Trained, Random };  // which weights the block is meant for
   Kind kind = Kind::Text;
   std::string text;  // the prose (Text) or the computation's name (Show)
   int line = 0;      // 1-based line in lesson.md, for error messages
+  Mode mode = Mode::Both;
+  bool shown_with(bool trained) const { return mode == Mode::Both || (mode == Mode::Trained) == trained; }
 };
 
 struct Step {

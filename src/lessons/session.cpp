@@ -3,6 +3,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -22,20 +23,44 @@ namespace attnlab::lessons {
 
 TokenizedSentence LessonContext::encode(const std::string& sentence, const std::string& what) {
   TokenizedSentence t = lessons::encode(sentence, session.vocab(), what);
-  session.warn_unknown(t.unknown, what);
+  session.warn_unknown(t.unknown, what, session.vocab_name());
   return t;
 }
 
+namespace {
+
+// The token-embedding rows of `ids` (the encoder's table when the model has untied embeddings).
+Matrix embedding_rows(const TrainedModel& m, const std::vector<std::size_t>& ids) {
+  const auto C = static_cast<std::size_t>(m.d_model());
+  const auto& layout = m.net().layout();
+  const std::size_t table = m.net().config().tie_embeddings || m.net().config().decoder_only ? layout.tok_emb : layout.src_emb;
+  Matrix e = Matrix::from_shape({ids.size(), C});
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    for (std::size_t j = 0; j < C; ++j) e(i, j) = m.net().params[table + ids[i] * C + j];
+  return e;
+}
+
+}  // namespace
+
 Matrix LessonContext::input_for(const TokenizedSentence& s) const {
+  if (model) return model_input(embedding_rows(*model, s.ids), positional_encoding(s.tokens.size(), d_model));
   return model_input(embed(s.tokens, d_model, seed), positional_encoding(s.tokens.size(), d_model));
 }
 
 AttentionWeights LessonContext::weights(const std::string& name) const {
+  if (model) {
+    const auto& layout = model->net().layout();
+    if (name == "encoder.self") return replay_->w;
+    if (name == "decoder.self") return attention_weights_of(model->net(), layout.dec.at(0).self_attn);
+    if (name == "decoder.cross") return attention_weights_of(model->net(), layout.dec.at(0).cross_attn);
+    throw RuntimeError("no attention block '" + name + "' in the trained model");
+  }
   if (session.weights_problem()) return session.weights_problem()->weights;
   return random_attention_weights(d_model, heads, seed, name);
 }
 
 const AttentionTrace& LessonContext::self_trace() {
+  if (model) return replay_->trace;
   if (!trace_) {
     trace_.emplace();
     self_attention(x, weights("encoder.self"), nullptr, &*trace_);
@@ -61,7 +86,11 @@ LessonSentences read_sentences(const nlohmann::json& j, LessonSentences base) {
   str("focus", base.focus);
   str("second", base.second);
   str("coreference_focus", base.coreference_focus);
+  str("prefix", base.prefix);
+  str("next", base.next);
   if (j.contains("coreference")) base.coreference = j.at("coreference").get<std::vector<std::string>>();
+  if (j.contains("causal")) base.causal = j.at("causal").get<std::vector<std::string>>();
+  if (j.contains("padding")) base.padding = j.at("padding").get<std::vector<std::string>>();
   return base;
 }
 
@@ -71,7 +100,7 @@ Session::Session(const LessonOptions& opts, bool tour) : opts_(opts), tour_(tour
   root_ = data_root();
   lessons_ = load_lessons(root_);
   if (lessons_.empty()) throw RuntimeError("no lessons found under " + (root_ / "lessons").string());
-  vocab_ = Vocabulary::load(root_ / "data" / "vocab.txt");
+  vocab_ = load_word_list(root_ / "data" / "vocab.txt");
 
   const auto file = root_ / "data" / "sentences" / "lessons.json";
   try {
@@ -80,8 +109,36 @@ Session::Session(const LessonOptions& opts, bool tour) : opts_(opts), tour_(tour
     defaults_["default"] = base;
     defaults_["tour"] = read_sentences(j.at("tour"), base);
     for (const auto& [k, v] : j.at("lessons").items()) defaults_[k] = read_sentences(v, base);
+    if (j.contains("trained"))
+      for (const auto& [k, v] : j.at("trained").items()) trained_defaults_[k] = v;
   } catch (const nlohmann::json::exception& e) {
     throw RuntimeError(file.string() + ": " + e.what());
+  }
+
+  // Which weights: a trained model unless --random, or --d-model / --heads / --weights ask for a
+  // shape or weights of their own (a trained model fixes d_model and h).
+  std::vector<std::string> shape_flags;
+  if (opts_.d_model) shape_flags.push_back("--d-model");
+  if (opts_.heads) shape_flags.push_back("--heads");
+  if (!opts_.weights_file.empty()) shape_flags.push_back("--weights");
+  const std::optional<std::string> default_dir =
+      opts_.model_dir.empty() ? find_default_model(tasks::kDefaultTranslateModel) : std::optional<std::string>(opts_.model_dir);
+  const std::string label = opts_.model_dir.empty() ? std::string(tasks::kDefaultTranslateModel) : opts_.model_dir;
+  if (opts_.random) {
+    random_reason_ = "--random";
+  } else if (!shape_flags.empty()) {
+    std::string flags;
+    for (std::size_t i = 0; i < shape_flags.size(); ++i)
+      flags += (i == 0 ? "" : i + 1 == shape_flags.size() ? " and " : ", ") + shape_flags[i];
+    if (default_dir) random_reason_ = flags + " given, and a trained model fixes d_model and h, so " + label + " is not used";
+  } else if (default_dir) {
+    model_ = load_trained_model(*default_dir, label);
+    if (model_->net().config().decoder_only) {
+      throw InputError("--model " + label + ": a decoder-only language model; the lessons need an encoder–decoder "
+                       "(translation) model such as " + tasks::kDefaultTranslateModel);
+    }
+  } else {
+    random_reason_ = std::string("no trained model at ") + tasks::kDefaultTranslateModel;
   }
 
   if (!opts_.weights_file.empty()) {
@@ -96,22 +153,43 @@ Session::Session(const LessonOptions& opts, bool tour) : opts_(opts), tour_(tour
                                    opts_.weights_file, h, h == 1 ? "" : "s"));
     }
   }
-  const std::size_t d = weights_ ? weights_->d_model() : opts_.d_model.value_or(kDefaultDModel);
-  const std::size_t h = weights_ ? weights_->weights.heads.size() : opts_.heads.value_or(kDefaultHeads);
-  if (d < 2 || d > kMaxDModel) throw InputError(fmt::format("--d-model {} is out of range; use 2 to {}", d, kMaxDModel));
-  if (h < 1 || h > kMaxHeads) throw InputError(fmt::format("--heads {} is out of range; use 1 to {}", h, kMaxHeads));
-  if (!weights_ && d % h != 0) {
-    throw InputError(fmt::format("--heads {} does not divide --d-model {}: each head gets d_model / h columns, "
-                                 "so choose h among the divisors of {}",
-                                 h, d, d));
+  if (!model_) {
+    const std::size_t d = weights_ ? weights_->d_model() : opts_.d_model.value_or(kDefaultDModel);
+    const std::size_t h = weights_ ? weights_->weights.heads.size() : opts_.heads.value_or(kDefaultHeads);
+    if (d < 2 || d > kMaxDModel) throw InputError(fmt::format("--d-model {} is out of range; use 2 to {}", d, kMaxDModel));
+    if (h < 1 || h > kMaxHeads) throw InputError(fmt::format("--heads {} is out of range; use 1 to {}", h, kMaxHeads));
+    if (!weights_ && d % h != 0) {
+      throw InputError(fmt::format("--heads {} does not divide --d-model {}: each head gets d_model / h columns, "
+                                   "so choose h among the divisors of {}",
+                                   h, d, d));
+    }
   }
-  if (opts_.sentence) encode(*opts_.sentence, vocab_, "--sentence");  // fail early, before any output
-  if (opts_.target) encode(*opts_.target, vocab_, "--target");
+  if (opts_.sentence) encode(*opts_.sentence, vocab(), "--sentence");  // fail early, before any output
+  if (opts_.target) encode(*opts_.target, vocab(), "--target");
+}
+
+std::string Session::vocab_name() const {
+  return model_ ? fmt::format("the vocabulary of {}", model_->label) : std::string("data/vocab.txt");
+}
+
+const TrainedModel* Session::language_model() {
+  if (!model_) return nullptr;
+  if (!lm_tried_) {
+    lm_tried_ = true;
+    if (const auto dir = find_default_model(tasks::kDefaultLmModel)) {
+      lm_ = load_trained_model(*dir, tasks::kDefaultLmModel);
+      if (!lm_->net().config().decoder_only) lm_.reset();
+    }
+  }
+  return lm_ ? &*lm_ : nullptr;
 }
 
 LessonSentences Session::sentences_for(int number) const {
   LessonSentences s = defaults_.at("default");
-  if (auto it = defaults_.find(std::to_string(number)); it != defaults_.end()) s = it->second;
+  const std::string key = std::to_string(number);
+  if (auto it = defaults_.find(key); it != defaults_.end()) s = it->second;
+  if (model_)
+    if (auto it = trained_defaults_.find(key); it != trained_defaults_.end()) s = read_sentences(it->second, s);
   if (tour_) {
     const LessonSentences& t = defaults_.at("tour");
     s.sentence = t.sentence;
@@ -123,15 +201,39 @@ LessonSentences Session::sentences_for(int number) const {
   return s;
 }
 
-void Session::warn_unknown(const std::vector<std::string>& words, const std::string& what) {
+void Session::warn_unknown(const std::vector<std::string>& words, const std::string& what, const std::string& vocab_name) {
   std::string fresh;
   for (const std::string& w : words)
     if (warned_.insert(w).second) fresh += (fresh.empty() ? "" : ", ") + ("\"" + w + "\"");
   if (!fresh.empty()) {
     std::cout.flush();
-    std::fprintf(stderr, "attnlab: warning: %s: not in the vocabulary (data/vocab.txt), read as <unk>: %s\n",
-                 what.c_str(), fresh.c_str());
+    std::fprintf(stderr, "attnlab: warning: %s: not in %s, read as <unk>: %s\n", what.c_str(), vocab_name.c_str(),
+                 fresh.c_str());
   }
+}
+
+std::string Session::weights_line(const LessonDoc& doc) {
+  if (model_) {
+    std::string line = fmt::format("Weights: trained model {} ({}).", model_->label, model_->description);
+    const bool causal = std::any_of(doc.steps.begin(), doc.steps.end(), [](const Step& st) {
+      return std::any_of(st.blocks.begin(), st.blocks.end(), [](const Block& b) { return b.kind == Block::Kind::Show && b.text == "causal"; });
+    });
+    if (causal) {
+      if (const TrainedModel* lm = language_model())
+        line += fmt::format("\nCausal self-attention: the language model {} ({}).", lm->label, lm->description);
+      else
+        line += fmt::format("\nCausal self-attention: no language model at {}, so the translation model's decoder "
+                            "self-attention (layer 0) is shown instead.",
+                            tasks::kDefaultLmModel);
+    }
+    return line;
+  }
+  const std::string why = random_reason_.empty() ? "" : "; " + random_reason_;
+  if (weights_) {
+    return fmt::format("Weights: W_Q, W_K, W_V{} from {}; embeddings and the other layers seeded random (--seed {}{}).",
+                       weights_->weights.w_o ? ", W_O" : "", opts_.weights_file, opts_.seed, why);
+  }
+  return fmt::format("Weights: seeded random (--seed {}{}), so the patterns are not learned.", opts_.seed, why);
 }
 
 bool Session::run(const LessonDoc& doc, Output& out, const std::function<bool()>& pause) {
@@ -143,17 +245,36 @@ bool Session::run(const LessonDoc& doc, Output& out, const std::function<bool()>
       }
 
   LessonContext ctx{*this, doc, out};
-  ctx.d_model = weights_ ? weights_->d_model() : opts_.d_model.value_or(kDefaultDModel);
-  ctx.heads = weights_ ? weights_->weights.heads.size() : opts_.heads.value_or(kDefaultHeads);
   ctx.seed = opts_.seed;
   ctx.text = sentences_for(doc.number);
-  ctx.src = ctx.encode(ctx.text.sentence, "--sentence");
-  ctx.embeddings = embed(ctx.src.tokens, ctx.d_model, ctx.seed);
-  ctx.pe = positional_encoding(ctx.src.tokens.size(), ctx.d_model);
-  ctx.x = model_input(ctx.embeddings, ctx.pe);
+  ctx.model = model();
+  std::size_t d_k = 0, d_v = 0;
+  if (ctx.model) {
+    // The true input of encoder layer 0's self-attention, and that block replayed through the core.
+    model::Transformer<float>& net = model_->net();
+    ctx.d_model = static_cast<std::size_t>(model_->d_model());
+    ctx.heads = static_cast<std::size_t>(model_->heads());
+    ctx.src = ctx.encode(ctx.text.sentence, "--sentence");
+    const std::size_t n = ctx.src.tokens.size();
+    forward_one(net, ctx.src.int_ids(), {model::kBos});
+    ctx.embeddings = embedding_rows(*model_, ctx.src.ids);
+    ctx.pe = positional_encoding(n, ctx.d_model);
+    ctx.embedding_difference =
+        max_abs_difference(model_input(ctx.embeddings, ctx.pe), rows_of(net.encoder_embedding().data(), 0, n, ctx.d_model));
+    ctx.replay_ = replay_attention(net, model::Transformer<float>::Block::EncoderSelf, 0, n, n);
+    ctx.x = ctx.replay_->x;
+    d_k = d_v = ctx.d_model / ctx.heads;
+  } else {
+    ctx.d_model = weights_ ? weights_->d_model() : opts_.d_model.value_or(kDefaultDModel);
+    ctx.heads = weights_ ? weights_->weights.heads.size() : opts_.heads.value_or(kDefaultHeads);
+    ctx.src = ctx.encode(ctx.text.sentence, "--sentence");
+    ctx.embeddings = embed(ctx.src.tokens, ctx.d_model, ctx.seed);
+    ctx.pe = positional_encoding(ctx.src.tokens.size(), ctx.d_model);
+    ctx.x = model_input(ctx.embeddings, ctx.pe);
+    d_k = weights_ ? cols(weights_->weights.heads[0].w_q) : ctx.d_model / ctx.heads;
+    d_v = weights_ ? cols(weights_->weights.heads[0].w_v) : ctx.d_model / ctx.heads;
+  }
 
-  const std::size_t d_k = weights_ ? cols(weights_->weights.heads[0].w_q) : ctx.d_model / ctx.heads;
-  const std::size_t d_v = weights_ ? cols(weights_->weights.heads[0].w_v) : ctx.d_model / ctx.heads;
   OutJson settings = OutJson::object();
   settings["sentence"] = ctx.text.sentence;
   settings["tokens"] = ctx.src.tokens;
@@ -162,21 +283,25 @@ bool Session::run(const LessonDoc& doc, Output& out, const std::function<bool()>
   settings["d_k"] = d_k;
   settings["d_v"] = d_v;
   settings["seed"] = ctx.seed;
-  settings["weights"] = weights_ ? opts_.weights_file : std::string("seeded random");
-  const std::string status =
-      (weights_ ? fmt::format("Weights: W_Q, W_K, W_V{} from {}; embeddings and the other layers seeded random (--seed {}).",
-                              weights_->weights.w_o ? ", W_O" : "", opts_.weights_file, ctx.seed)
-                : fmt::format("Weights: seeded random (--seed {}), no trained model yet, so the patterns are not learned.",
-                              ctx.seed)) +
-      fmt::format("\nSentence: \"{}\" ({} tokens); d_model = {}, h = {}, d_k = {}, d_v = {}.", ctx.text.sentence,
-                  ctx.src.tokens.size(), ctx.d_model, ctx.heads, d_k, d_v);
+  settings["trained"] = ctx.trained();
+  if (ctx.model) {
+    settings["weights"] = "trained model " + model_->label;
+    settings["model"] = {{"dir", model_->label}, {"description", model_->description}};
+  } else {
+    settings["weights"] = weights_ ? opts_.weights_file : std::string("seeded random");
+  }
+  const std::string status = weights_line(doc) +
+                             fmt::format("\nSentence: \"{}\" ({} tokens); d_model = {}, h = {}, d_k = {}, d_v = {}.",
+                                         ctx.text.sentence, ctx.src.tokens.size(), ctx.d_model, ctx.heads, d_k, d_v);
   out.begin_lesson(doc, settings, status);
+  const bool trained = ctx.trained();
   for (const Block& b : doc.intro)
-    if (b.kind == Block::Kind::Text) out.prose(b.text);
+    if (b.kind == Block::Kind::Text && b.shown_with(trained)) out.prose(b.text);
   for (std::size_t i = 0; i < doc.steps.size(); ++i) {
     const Step& st = doc.steps[i];
     out.begin_step(i, doc.steps.size(), st.title);
     for (const Block& b : st.blocks) {
+      if (!b.shown_with(trained)) continue;
       if (b.kind == Block::Kind::Text) {
         out.prose(b.text);
       } else {

@@ -10,11 +10,14 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/attention.hpp"
 #include "io/problem.hpp"
 #include "lessons/lesson_doc.hpp"
 #include "lessons/output.hpp"
 #include "lessons/text.hpp"
+#include "lessons/trained.hpp"
 
 namespace attnlab::lessons {
 
@@ -29,6 +32,8 @@ struct LessonOptions {
   std::optional<std::size_t> heads, d_model;
   std::uint64_t seed = 42;
   std::string weights_file;  // empty = seeded random
+  bool random = false;       // --random: seeded random weights even when a trained model exists
+  std::string model_dir;     // --model DIR; empty = data/models/translate-small when it exists
   std::string format = "text";
   bool no_color = false, full = false, no_pause = false;
   int precision = 3;
@@ -41,6 +46,9 @@ struct LessonSentences {
   std::string second;                    // lesson 6: the second sentence of the batch
   std::vector<std::string> coreference;  // lesson 9: the pair
   std::string coreference_focus;         // lesson 9: the pronoun
+  std::vector<std::string> padding;      // lesson 6 with a trained model: the padded batch's sentences
+  std::vector<std::string> causal;       // lesson 6 with a trained model: the language model's sentences
+  std::string prefix, next;              // lesson 9 with a trained model: P(next | source, target prefix)
 };
 
 class Session;
@@ -56,21 +64,32 @@ struct LessonContext {
   std::uint64_t seed = 0;
   LessonSentences text;
   TokenizedSentence src;
-  Matrix embeddings, pe, x;  // n × d_model each; x = embeddings·√d_model + pe
+  // n × d_model each. Random weights: x = embeddings·√d_model + pe. Trained model: embeddings are its
+  // token-embedding rows and x is the true input of encoder layer 0's self-attention (the same sum
+  // for a post-norm model, LayerNorm of it for a pre-norm one).
+  Matrix embeddings, pe, x;
+  const TrainedModel* model = nullptr;  // the trained translation model, or null for random weights
+  float embedding_difference = 0.0f;     // trained: |E·√d_model + PE − the model's own embedding| (max)
 
+  bool trained() const { return model != nullptr; }
   // Tokenizes with the vocabulary; unknown words become <unk> with one warning on stderr.
   TokenizedSentence encode(const std::string& sentence, const std::string& what);
-  // E·√d_model + PE for any sentence.
+  // E·√d_model + PE for any sentence (the model's embeddings when trained).
   Matrix input_for(const TokenizedSentence& s) const;
-  // The attention weights of block `name`: from --weights when given, else seeded random.
+  // The attention weights of block `name` ("encoder.self", "decoder.self", "decoder.cross"): layer 0's
+  // of the trained model, else from --weights when given, else seeded random.
   AttentionWeights weights(const std::string& name) const;
   // Self-attention of the lesson sentence with weights("encoder.self"), computed once.
   const AttentionTrace& self_trace();
+  // Trained: encoder layer 0's self-attention replayed through the core, with the model's own output.
+  const Replay& encoder_replay() const { return *replay_; }
   // The decoder-side sentence (--target or the lesson's default target).
   const TokenizedSentence& target();
 
  private:
+  friend class Session;
   std::optional<AttentionTrace> trace_;
+  std::optional<Replay> replay_;
   std::optional<TokenizedSentence> target_;
 };
 
@@ -86,7 +105,13 @@ class Session {
 
   const std::vector<LessonDoc>& lessons() const { return lessons_; }
   const LessonOptions& options() const { return opts_; }
-  const Vocabulary& vocab() const { return vocab_; }
+  // The vocabulary sentences are encoded with: the trained model's, else data/vocab.txt.
+  const text::Vocab& vocab() const { return model_ ? model_->vocab() : vocab_; }
+  std::string vocab_name() const;
+  const TrainedModel* model() const { return model_ ? &*model_ : nullptr; }
+  // The decoder-only model of the causal-mask demo (data/models/lm-small), loaded on first use;
+  // null with random weights or when it is not there.
+  const TrainedModel* language_model();
   const std::optional<Problem>& weights_problem() const { return weights_; }
   std::uint64_t seed() const { return opts_.seed; }
 
@@ -94,18 +119,24 @@ class Session {
   // when the learner wants to stop. Returns false when stopped early.
   bool run(const LessonDoc& doc, Output& out, const std::function<bool()>& pause);
 
-  // Prints "warning: ..." for words not seen before in this session.
-  void warn_unknown(const std::vector<std::string>& words, const std::string& what);
+  // Prints "warning: ..." for words not seen before in this session; `vocab_name` names the vocabulary.
+  void warn_unknown(const std::vector<std::string>& words, const std::string& what, const std::string& vocab_name);
 
  private:
   LessonSentences sentences_for(int number) const;
+  std::string weights_line(const LessonDoc& doc);
   LessonOptions opts_;
   bool tour_;
   std::filesystem::path root_;
   std::vector<LessonDoc> lessons_;
-  Vocabulary vocab_;
+  text::Vocab vocab_;
   std::map<std::string, LessonSentences> defaults_;  // "default", "tour", "1" .. "9"
+  std::map<std::string, nlohmann::json> trained_defaults_;  // "1" .. "9": overrides with a trained model
   std::optional<Problem> weights_;
+  std::optional<TrainedModel> model_;
+  std::optional<TrainedModel> lm_;
+  bool lm_tried_ = false;
+  std::string random_reason_;  // why a trained model is not used (shown in the weights line)
   std::set<std::string> warned_;
 };
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/mask.hpp"
 #include "lessons/output.hpp"
 #include "lessons/session.hpp"
 #include "render/matrix_print.hpp"
@@ -38,6 +39,34 @@ std::size_t focus_index(const std::vector<std::string>& tokens, const std::strin
 
 // Row i of a matrix as a 1 × cols matrix.
 Matrix row_of(const Matrix& m, std::size_t i);
+
+// A 0/1 mask shown as a matrix.
+MatrixItem mask_item(std::string key, std::string title, const Mask& m, std::vector<std::string> rl, std::vector<std::string> cl);
+
+// A transposed weight row (keys down, one column per sentence): a [0, 1] heatmap, but its columns,
+// not its rows, sum to 1, so it is not marked as a weight matrix.
+MatrixItem column_weights_item(std::string key, std::string title, Matrix m, std::vector<std::string> rl, std::vector<std::string> cl);
+
+// Mean and (population) variance of each row: n × 2.
+Matrix row_stats(const Matrix& x);
+
+// Lesson 9: the probability of each wanted word (columns, without repeats) after each decoder input
+// (rows), from n × V probabilities, and the uniform baseline.
+void show_next_token_table(LessonContext& c, const Matrix& probs, const std::vector<std::string>& inputs,
+                           const std::vector<std::string>& want);
+
+// "below 1e-5" or the difference itself: how a replay or a recomputation agrees with the model.
+std::string agreement(float max_difference);
+
+// With a trained model (shows_trained.cpp). show_causal_trained returns false when there is no
+// language model, and the caller falls back to the translation model's decoder.
+bool show_causal_trained(LessonContext& c);
+void show_cross_attention_trained(LessonContext& c);
+void show_residual_layernorm_trained(LessonContext& c);
+void show_feed_forward_trained(LessonContext& c);
+void show_encoder_decoder_trained(LessonContext& c);
+void show_next_token_trained(LessonContext& c);
+void show_coreference_trained(LessonContext& c);
 
 void register_basic_shows(std::map<std::string, ShowFn>& r);
 void register_advanced_shows(std::map<std::string, ShowFn>& r);

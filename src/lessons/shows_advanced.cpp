@@ -18,9 +18,7 @@
 
 namespace attnlab::lessons {
 
-namespace {
-
-Matrix mask_matrix(const Mask& m) {
+static Matrix mask_matrix(const Mask& m) {
   Matrix out = Matrix::from_shape({rows(m), cols(m)});
   for (std::size_t i = 0; i < rows(m); ++i)
     for (std::size_t j = 0; j < cols(m); ++j) out(i, j) = m(i, j);
@@ -41,10 +39,49 @@ MatrixItem column_weights_item(std::string key, std::string title, Matrix m, std
   return it;
 }
 
+Matrix row_stats(const Matrix& x) {
+  Matrix s = Matrix::from_shape({rows(x), 2});
+  for (std::size_t i = 0; i < rows(x); ++i) {
+    double mean = 0.0, var = 0.0;
+    for (std::size_t j = 0; j < cols(x); ++j) mean += x(i, j);
+    mean /= static_cast<double>(cols(x));
+    for (std::size_t j = 0; j < cols(x); ++j) var += (x(i, j) - mean) * (x(i, j) - mean);
+    s(i, 0) = static_cast<float>(mean);
+    s(i, 1) = static_cast<float>(var / static_cast<double>(cols(x)));
+  }
+  return s;
+}
+
+void show_next_token_table(LessonContext& c, const Matrix& probs, const std::vector<std::string>& inputs,
+                           const std::vector<std::string>& want) {
+  const text::Vocab& vocab = c.session.vocab();
+  // Columns: the words the decoder should produce (the target, then <eos>), without repeats.
+  std::vector<std::string> cl;
+  for (const auto& w : want)
+    if (std::find(cl.begin(), cl.end(), w) == cl.end()) cl.push_back(w);
+  const std::size_t n = rows(probs);
+  Matrix sub = Matrix::from_shape({n, cl.size()});
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < cl.size(); ++j) sub(i, j) = probs(i, static_cast<std::size_t>(vocab.id(cl[j])));
+  std::vector<std::string> rl;
+  for (std::size_t i = 0; i < n; ++i) rl.push_back("after " + inputs[i]);
+  MatrixItem it = item("next_token_probabilities", fmt::format("P(next word) for the target's words, out of {} in the vocabulary", vocab.size()),
+                       sub, rl, cl);
+  it.precision = 4;
+  c.out.matrix(it);
+  c.out.line(fmt::format("A uniform guess would give every word 1/{} = {:.4f}.", vocab.size(), 1.0 / static_cast<double>(vocab.size())));
+}
+
+std::string agreement(float d) { return d <= 1e-5f ? "largest difference below 1e-5" : fmt::format("largest difference {:.2g}", d); }
+
+namespace {
+
 // Head 0 of `w` on input x with an optional mask, through the core.
 HeadTrace head0(const Matrix& x, const AttentionWeights& w, const Mask* mask) {
   HeadTrace t;
-  scaled_dot_product_attention(project(x, w.heads[0].w_q), project(x, w.heads[0].w_k), project(x, w.heads[0].w_v), mask, &t);
+  const HeadWeights& h = w.heads[0];
+  auto b = [](const std::optional<Matrix>& m) { return m ? &*m : nullptr; };
+  scaled_dot_product_attention(project(x, h.w_q, b(h.b_q)), project(x, h.w_k, b(h.b_k)), project(x, h.w_v, b(h.b_v)), mask, &t);
   return t;
 }
 
@@ -57,6 +94,7 @@ std::string join_tokens(const std::vector<std::size_t>& rows_, const std::vector
 // ---- lesson 6 -------------------------------------------------------------------------
 
 void show_causal(LessonContext& c) {
+  if (c.trained() && show_causal_trained(c)) return;
   const AttentionWeights w = c.weights("decoder.self");
   const TokenizedSentence second = c.encode(c.text.second, "second sentence");
   bool first = true;
@@ -79,8 +117,11 @@ void show_causal(LessonContext& c) {
 
 void show_padding(LessonContext& c) {
   const AttentionWeights w = c.weights("encoder.self");
-  const TokenizedSentence second = c.encode(c.text.second, "second sentence");
-  const std::vector<const TokenizedSentence*> batch{&c.src, &second};
+  // With a trained model the batch is the lesson's padding pair (words the model knows).
+  const bool pair = c.trained() && c.text.padding.size() == 2;
+  const TokenizedSentence first = pair ? c.encode(c.text.padding[0], "padding sentence") : c.src;
+  const TokenizedSentence second = c.encode(pair ? c.text.padding[1] : c.text.second, pair ? "padding sentence" : "second sentence");
+  const std::vector<const TokenizedSentence*> batch{&first, &second};
   std::size_t T = 0;
   std::vector<std::size_t> lengths;
   for (const auto* s : batch) {
@@ -94,7 +135,10 @@ void show_padding(LessonContext& c) {
   c.out.value("lengths", lengths);
   for (std::size_t b = 0; b < batch.size(); ++b) {
     TokenizedSentence padded = *batch[b];
-    while (padded.tokens.size() < T) padded.tokens.push_back("<pad>");
+    while (padded.tokens.size() < T) {
+      padded.tokens.push_back("<pad>");
+      padded.ids.push_back(static_cast<std::size_t>(text::Vocab::kPad));
+    }
     const auto& tk = padded.tokens;
     const HeadTrace t = head0(c.input_for(padded), w, &masks[b]);
     c.out.side_by_side({mask_item(fmt::format("padding_mask_{}", b), fmt::format("sentence {}: padding mask", b), masks[b], tk, tk),
@@ -167,7 +211,15 @@ void show_concat_output(LessonContext& c) {
                     t.concat, tk, cl));
   if (w.w_o) {
     c.out.matrix(item("w_o", "W_O  (h·d_v × d_model)", *w.w_o, cl, numbered_labels("d", cols(*w.w_o))));
-    c.out.matrix(item("output", "output = concat · W_O  (n × d_model)", t.output, tk, numbered_labels("d", cols(t.output))));
+    if (w.b_o) c.out.matrix(item("b_o", "b_O  (1 × d_model, added to every row)", *w.b_o, {"b_O"}, numbered_labels("d", cols(*w.b_o))));
+    c.out.matrix(item("output", w.b_o ? "output = concat · W_O + b_O  (n × d_model)" : "output = concat · W_O  (n × d_model)", t.output,
+                      tk, numbered_labels("d", cols(t.output))));
+    if (c.trained()) {
+      const float diff = c.encoder_replay().max_difference;
+      c.out.line(fmt::format("Check: the core's output equals the model's own encoder layer 0 attention output ({}).", agreement(diff)));
+      c.out.value("max_difference_from_model", diff);
+      c.out.line("");
+    }
   } else {
     c.out.line("The --weights file has no w_o, so the output is the concatenation itself.");
   }
@@ -176,19 +228,25 @@ void show_concat_output(LessonContext& c) {
 void show_parameter_count(LessonContext& c) {
   const AttentionWeights w = c.weights("encoder.self");
   const std::size_t d = c.d_model;
-  auto count = [](const AttentionWeights& a) {
+  // Biases (a trained model has them) count once per output column: h·d_k = d_model either way.
+  const bool biases = w.heads[0].b_q.has_value();
+  auto count = [biases](const AttentionWeights& a) {
     std::array<double, 5> n{};
     for (const HeadWeights& hw : a.heads) {
       n[0] += static_cast<double>(hw.w_q.size());
       n[1] += static_cast<double>(hw.w_k.size());
       n[2] += static_cast<double>(hw.w_v.size());
+      if (biases) n[4] += 3.0 * static_cast<double>(cols(hw.w_q));
     }
     n[3] = a.w_o ? static_cast<double>(a.w_o->size()) : 0.0;
-    n[4] = n[0] + n[1] + n[2] + n[3];
+    if (biases && a.w_o) n[4] += static_cast<double>(cols(*a.w_o));
+    n[4] += n[0] + n[1] + n[2] + n[3];
     return n;
   };
   const auto many = count(w);
   const auto one = count(random_attention_weights(d, 1, c.seed, "one-wide-head"));
+  if (biases)
+    c.out.line(fmt::format("The totals include the biases b_Q, b_K, b_V and b_O: d_model = {} numbers each, with one head or many.", d));
   // The paper's base model: d_model = 512, h = 8, d_k = d_v = 64 (arithmetic only, no matrices).
   const double base_h = 8.0 * 512 * 64, base_o = 8.0 * 64 * 512;  // each of W_Q, W_K, W_V; W_O
   Matrix table = Matrix::from_shape({3, 5});
@@ -217,6 +275,7 @@ void show_parameter_count(LessonContext& c) {
 // ---- lesson 8 -------------------------------------------------------------------------
 
 void show_cross_attention(LessonContext& c) {
+  if (c.trained()) return show_cross_attention_trained(c);
   const TokenizedSentence& tgt = c.target();
   const auto& src = c.src.tokens;
   const auto& tt = tgt.tokens;
@@ -255,20 +314,9 @@ void require_model_width(const AttentionWeights& w, std::size_t d_model) {
   }
 }
 
-Matrix row_stats(const Matrix& x) {
-  Matrix s = Matrix::from_shape({rows(x), 2});
-  for (std::size_t i = 0; i < rows(x); ++i) {
-    double mean = 0.0, var = 0.0;
-    for (std::size_t j = 0; j < cols(x); ++j) mean += x(i, j);
-    mean /= static_cast<double>(cols(x));
-    for (std::size_t j = 0; j < cols(x); ++j) var += (x(i, j) - mean) * (x(i, j) - mean);
-    s(i, 0) = static_cast<float>(mean);
-    s(i, 1) = static_cast<float>(var / static_cast<double>(cols(x)));
-  }
-  return s;
-}
 
 void show_residual_layernorm(LessonContext& c) {
+  if (c.trained()) return show_residual_layernorm_trained(c);
   require_model_width(c.weights("encoder.self"), c.d_model);
   const auto& tk = c.src.tokens;
   const auto dl = numbered_labels("d", c.d_model);
@@ -283,6 +331,7 @@ void show_residual_layernorm(LessonContext& c) {
 }
 
 void show_feed_forward(LessonContext& c) {
+  if (c.trained()) return show_feed_forward_trained(c);
   require_model_width(c.weights("encoder.self"), c.d_model);
   const auto& tk = c.src.tokens;
   const auto dl = numbered_labels("d", c.d_model);
@@ -316,11 +365,11 @@ TinyModel tiny_model(LessonContext& c) {
 }
 
 // The decoder reads "<bos> w1 … wk" and at position i predicts w(i+1) (then <eos>).
-TokenizedSentence decoder_input(const TokenizedSentence& tgt, const Vocabulary& v) {
+TokenizedSentence decoder_input(const TokenizedSentence& tgt, const text::Vocab& v) {
   TokenizedSentence d;
   d.text = "<bos> " + tgt.text;
   d.tokens.push_back("<bos>");
-  d.ids.push_back(v.id("<bos>"));
+  d.ids.push_back(static_cast<std::size_t>(v.id("<bos>")));
   for (std::size_t i = 0; i < tgt.tokens.size(); ++i) {
     d.tokens.push_back(tgt.tokens[i]);
     d.ids.push_back(tgt.ids[i]);
@@ -329,6 +378,7 @@ TokenizedSentence decoder_input(const TokenizedSentence& tgt, const Vocabulary& 
 }
 
 void show_encoder_decoder(LessonContext& c) {
+  if (c.trained()) return show_encoder_decoder_trained(c);
   const TinyModel model = tiny_model(c);
   const TokenizedSentence dec_in = decoder_input(c.target(), c.session.vocab());
   const auto& src = c.src.tokens;
@@ -344,8 +394,9 @@ void show_encoder_decoder(LessonContext& c) {
 }
 
 void show_next_token(LessonContext& c) {
+  if (c.trained()) return show_next_token_trained(c);
   const TinyModel model = tiny_model(c);
-  const Vocabulary& vocab = c.session.vocab();
+  const text::Vocab& vocab = c.session.vocab();
   const TokenizedSentence& tgt = c.target();
   const TokenizedSentence dec_in = decoder_input(tgt, vocab);
   const Matrix memory = encoder_layer(c.x, model.enc);
@@ -354,23 +405,10 @@ void show_next_token(LessonContext& c) {
   const Matrix table = embed(vocab.words(), c.d_model, c.seed);
   const Matrix probs = softmax_rows(matmul(out, table, Trans::No, Trans::Yes));
   const std::size_t n = dec_in.tokens.size();
-  // Columns: the words the decoder should produce (the target, then <eos>), without repeats.
   std::vector<std::string> want;
   for (std::size_t i = 1; i < n; ++i) want.push_back(dec_in.tokens[i]);
   want.push_back("<eos>");
-  std::vector<std::string> cl;
-  for (const auto& w : want)
-    if (std::find(cl.begin(), cl.end(), w) == cl.end()) cl.push_back(w);
-  Matrix sub = Matrix::from_shape({n, cl.size()});
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t j = 0; j < cl.size(); ++j) sub(i, j) = probs(i, vocab.id(cl[j]));
-  std::vector<std::string> rl;
-  for (std::size_t i = 0; i < n; ++i) rl.push_back("after " + dec_in.tokens[i]);
-  MatrixItem it = item("next_token_probabilities", fmt::format("P(next word) for the target's words, out of {} in the vocabulary", vocab.size()),
-                       sub, rl, cl);
-  it.precision = 4;
-  c.out.matrix(it);
-  c.out.line(fmt::format("A uniform guess would give every word 1/{} = {:.4f}.", vocab.size(), 1.0 / vocab.size()));
+  show_next_token_table(c, probs, dec_in.tokens, want);
   for (std::size_t i = 0; i < n; ++i) {
     std::size_t best = 0;
     for (std::size_t j = 1; j < cols(probs); ++j)
@@ -383,6 +421,7 @@ void show_next_token(LessonContext& c) {
 }
 
 void show_coreference(LessonContext& c) {
+  if (c.trained()) return show_coreference_trained(c);
   if (c.text.coreference.size() != 2) throw RuntimeError("data/sentences/lessons.json: lesson 9 needs a \"coreference\" pair");
   const AttentionWeights w = c.weights("encoder.self");
   std::vector<std::string> row_labels;

@@ -52,7 +52,7 @@ void show_tokens(LessonContext& c) {
     for (const auto& w : c.src.unknown) words += (words.empty() ? "" : ", ") + w;
     c.out.line("  (<unk> stands for words outside the vocabulary: " + words + ")");
   }
-  c.out.line(fmt::format("Vocabulary: {} words (data/vocab.txt).", c.session.vocab().size()));
+  c.out.line(fmt::format("Vocabulary: {} words ({}).", c.session.vocab().size(), c.session.vocab_name()));
   c.out.value("tokens", c.src.tokens);
   c.out.value("ids", c.src.ids);
   c.out.value("unknown", c.src.unknown);
@@ -62,7 +62,10 @@ void show_tokens(LessonContext& c) {
 
 void show_embeddings(LessonContext& c) {
   const auto dl = numbered_labels("d", c.d_model);
-  c.out.matrix(item("embeddings", "E: each token's row of the embedding table", c.embeddings, c.src.tokens, dl));
+  c.out.matrix(item("embeddings",
+                    c.trained() ? "E: each token's row of the model's learned embedding table (tok_emb)"
+                                : "E: each token's row of the embedding table",
+                    c.embeddings, c.src.tokens, dl));
   Matrix scaled = c.embeddings * std::sqrt(static_cast<float>(c.d_model));
   c.out.matrix(item("scaled_embeddings", fmt::format("E · √d_model  (√{} = {:.3f})", c.d_model, std::sqrt(double(c.d_model))),
                     scaled, c.src.tokens, dl));
@@ -99,8 +102,20 @@ void show_pe_frequencies(LessonContext& c) {
 }
 
 void show_model_input(LessonContext& c) {
-  c.out.matrix(signed_heat_item("x", "X = E · √d_model + PE  (the input to attention)", c.x, c.src.tokens,
-                                numbered_labels("d", c.d_model)));
+  c.out.matrix(signed_heat_item("x", "X = E · √d_model + PE  (the input to attention)", model_input(c.embeddings, c.pe),
+                                c.src.tokens, numbered_labels("d", c.d_model)));
+  if (c.trained()) {
+    c.out.line(fmt::format("Check: this is the model's own encoder input (largest difference {}).",
+                           c.embedding_difference <= 1e-5f ? "below 1e-5" : fmt::format("{:.2g}", c.embedding_difference)));
+    c.out.value("max_difference_from_model", c.embedding_difference);
+    c.out.line("");
+  }
+}
+
+// "X · W_Q + b_Q" when the block has biases (a trained model), else "X · W_Q".
+std::string projection_formula(const HeadWeights& h, const char* name) {
+  const bool bias = name[0] == 'Q' ? h.b_q.has_value() : name[0] == 'K' ? h.b_k.has_value() : h.b_v.has_value();
+  return fmt::format("X · W_{}{}", name, bias ? fmt::format(" + b_{}", name) : "");
 }
 
 // ---- lesson 2 -------------------------------------------------------------------------
@@ -117,19 +132,27 @@ void show_projection_weights(LessonContext& c) {
   c.out.side_by_side({item("w_q", "W_Q (head 0)", h.w_q, rl, numbered_labels("q", cols(h.w_q))),
                       item("w_k", "W_K (head 0)", h.w_k, rl, numbered_labels("k", cols(h.w_k))),
                       item("w_v", "W_V (head 0)", h.w_v, rl, numbered_labels("v", cols(h.w_v)))});
+  if (h.b_q && h.b_k && h.b_v) {
+    c.out.line("The model also learned a bias per projection, added to every row: Q = X · W_Q + b_Q, and so on.");
+    c.out.line("");
+    c.out.matrix(item("b_q", "b_Q (head 0)", *h.b_q, {"b_Q"}, numbered_labels("q", cols(*h.b_q))));
+    c.out.matrix(item("b_k", "b_K (head 0)", *h.b_k, {"b_K"}, numbered_labels("k", cols(*h.b_k))));
+    c.out.matrix(item("b_v", "b_V (head 0)", *h.b_v, {"b_V"}, numbered_labels("v", cols(*h.b_v))));
+  }
 }
 
 void show_qkv(LessonContext& c) {
   const HeadTrace& t = c.self_trace().heads[0];
+  const HeadWeights hw = c.weights("encoder.self").heads[0];
   const std::size_t n = c.src.tokens.size();
   for (const auto& [name, m, p] : {std::tuple{"Q", &t.q, "q"}, std::tuple{"K", &t.k, "k"}, std::tuple{"V", &t.v, "v"}}) {
-    c.out.line(fmt::format("{} = X · W_{}:  ({}) · ({}) = {}", name, name, dims(n, c.d_model), dims(c.d_model, cols(*m)),
-                           dims(n, cols(*m))));
+    c.out.line(fmt::format("{} = {}:  ({}) · ({}){} = {}", name, projection_formula(hw, name), dims(n, c.d_model),
+                           dims(c.d_model, cols(*m)), hw.b_q ? fmt::format(" + (1 × {})", cols(*m)) : "", dims(n, cols(*m))));
   }
   c.out.line("");
-  c.out.side_by_side({item("q", "Q = X · W_Q", t.q, c.src.tokens, numbered_labels("q", cols(t.q))),
-                      item("k", "K = X · W_K", t.k, c.src.tokens, numbered_labels("k", cols(t.k))),
-                      item("v", "V = X · W_V", t.v, c.src.tokens, numbered_labels("v", cols(t.v)))});
+  c.out.side_by_side({item("q", "Q = " + projection_formula(hw, "Q"), t.q, c.src.tokens, numbered_labels("q", cols(t.q))),
+                      item("k", "K = " + projection_formula(hw, "K"), t.k, c.src.tokens, numbered_labels("k", cols(t.k))),
+                      item("v", "V = " + projection_formula(hw, "V"), t.v, c.src.tokens, numbered_labels("v", cols(t.v)))});
 }
 
 // ---- lesson 3 -------------------------------------------------------------------------
@@ -297,7 +320,8 @@ void show_attention_weights(LessonContext& c) {
 
 void show_values(LessonContext& c) {
   const HeadTrace& t = c.self_trace().heads[0];
-  c.out.matrix(item("v", "V = X · W_V", t.v, c.src.tokens, numbered_labels("v", cols(t.v))));
+  c.out.matrix(item("v", "V = " + projection_formula(c.weights("encoder.self").heads[0], "V"), t.v, c.src.tokens,
+                    numbered_labels("v", cols(t.v))));
 }
 
 void show_context(LessonContext& c) {

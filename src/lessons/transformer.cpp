@@ -17,7 +17,9 @@ Matrix add(const Matrix& a, const Matrix& b) {
   return out;
 }
 
-Matrix layer_norm(const Matrix& x, float eps) {
+Matrix layer_norm(const Matrix& x, float eps, const Matrix* gain, const Matrix* bias) {
+  for (const Matrix* p : {gain, bias})
+    if (p && (rows(*p) != 1 || cols(*p) != cols(x))) throw ShapeError("layer_norm: gain/bias is " + shape_str(*p) + ", want 1 × " + std::to_string(cols(x)));
   Matrix y = Matrix::from_shape({rows(x), cols(x)});
   const double d = static_cast<double>(cols(x));
   for (std::size_t i = 0; i < rows(x); ++i) {
@@ -28,7 +30,10 @@ Matrix layer_norm(const Matrix& x, float eps) {
     for (std::size_t j = 0; j < cols(x); ++j) var += (x(i, j) - mean) * (x(i, j) - mean);
     var /= d;
     const double inv = 1.0 / std::sqrt(var + static_cast<double>(eps));
-    for (std::size_t j = 0; j < cols(x); ++j) y(i, j) = static_cast<float>((x(i, j) - mean) * inv);
+    for (std::size_t j = 0; j < cols(x); ++j) {
+      const double n = (x(i, j) - mean) * inv;
+      y(i, j) = static_cast<float>(n * (gain ? (*gain)(0, j) : 1.0) + (bias ? (*bias)(0, j) : 0.0));
+    }
   }
   return y;
 }

@@ -17,9 +17,10 @@ Matrix add(const Matrix& a, const Matrix& b);
 
 // Layer normalisation over each row, i.e. over the d_model features of one token:
 //   y = (x − μ) / √(σ² + ε),  μ and σ² the mean and (population, ÷ d_model) variance of the row.
-// ε sits inside the square root. The learned gain γ and bias β are 1 and 0 in an untrained model,
-// so they are left out. Computed in double; every output row has mean 0 and variance σ²/(σ² + ε).
-Matrix layer_norm(const Matrix& x, float eps = 1e-5f);
+// ε sits inside the square root. The learned gain γ and bias β (1 × d_model each; y = γ ⊙ y + β) are
+// 1 and 0 in an untrained model, so they are optional. Computed in double; without γ and β every
+// output row has mean 0 and variance σ²/(σ² + ε).
+Matrix layer_norm(const Matrix& x, float eps = 1e-5f, const Matrix* gain = nullptr, const Matrix* bias = nullptr);
 
 // FFN(x) = max(0, x·W1 + b1)·W2 + b2, applied to every token (row) separately.
 // W1: d_model × d_ff, b1: 1 × d_ff, W2: d_ff × d_model, b2: 1 × d_model.

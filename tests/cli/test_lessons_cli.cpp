@@ -100,16 +100,26 @@ const char* kSlugs[] = {"01-words-to-vectors", "02-queries-keys-values", "03-sco
 
 // ---- golden text output ----------------------------------------------------------------
 
-TEST_CASE("golden: every lesson's text output (seed 42, no colour, 80 columns)") {
+namespace {
+
+// True when the shipped translation model is in the source tree (trained-mode tests need it).
+bool have_model() {
+  return std::ifstream(std::string(ATTNLAB_SOURCE_DIR) + "/data/models/translate-small/model.ckpt").good();
+}
+
+// Runs every lesson with `extra` arguments and compares with tests/golden/<dir><slug>.txt.
+void check_goldens(const std::string& dir, const std::vector<std::string>& extra) {
   const bool update = std::getenv("ATTNLAB_UPDATE_GOLDEN") && *std::getenv("ATTNLAB_UPDATE_GOLDEN") == '1';
   for (int n = 1; n <= 9; ++n) {
     CAPTURE(n);
-    const Result r = run({"lesson", std::to_string(n), "--no-pause", "--no-color", "--seed", "42"}, {{"NO_COLOR", "1"}});
+    std::vector<std::string> args{"lesson", std::to_string(n), "--no-pause", "--no-color"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const Result r = run(args, {{"NO_COLOR", "1"}});
     REQUIRE(r.rc == 0);
     CHECK(r.err.empty());
     CHECK(r.out.find('\x1b') == std::string::npos);
     if (n != 4 && n != 6) CHECK(r.out.find("nan") == std::string::npos);  // only lessons 4 and 6 show a naive NaN
-    const std::string path = std::string(ATTNLAB_SOURCE_DIR) + "/tests/golden/" + kSlugs[n - 1] + ".txt";
+    const std::string path = std::string(ATTNLAB_SOURCE_DIR) + "/tests/golden/" + dir + kSlugs[n - 1] + ".txt";
     if (update) {
       std::ofstream(path, std::ios::binary) << r.out;
       MESSAGE("updated " << path);
@@ -134,6 +144,20 @@ TEST_CASE("golden: every lesson's text output (seed 42, no colour, 80 columns)")
       }
     }
   }
+}
+
+}  // namespace
+
+TEST_CASE("golden: every lesson's text output with random weights (--random, seed 42, no colour, 80 columns)") {
+  check_goldens("", {"--random", "--seed", "42"});
+}
+
+TEST_CASE("golden: every lesson's text output on the shipped trained models (no colour, 80 columns)") {
+  if (!have_model()) {
+    MESSAGE("skipped: data/models/translate-small/model.ckpt is not in the source tree");
+    return;
+  }
+  check_goldens("trained/", {});
 }
 
 // ---- JSON -------------------------------------------------------------------------------
@@ -186,14 +210,34 @@ int check_lesson_json(const nlohmann::json& lesson) {
 }  // namespace
 
 TEST_CASE("json: each lesson and the tour are one document with consistent shapes") {
-  for (int n = 1; n <= 9; ++n) {
-    CAPTURE(n);
-    const Result r = run({"lesson", std::to_string(n), "--format", "json"});
-    REQUIRE(r.rc == 0);
-    const auto j = nlohmann::json::parse(r.out);
-    REQUIRE(j["lessons"].size() == 1);
-    CHECK(j["lessons"][0]["number"] == n);
-    CHECK(check_lesson_json(j["lessons"][0]) > 0);
+  for (const bool random : {true, false}) {
+    if (!random && !have_model()) {
+      MESSAGE("skipped the trained-model JSON: data/models/translate-small/model.ckpt is not in the source tree");
+      continue;
+    }
+    for (int n = 1; n <= 9; ++n) {
+      CAPTURE(random);
+      CAPTURE(n);
+      std::vector<std::string> args{"lesson", std::to_string(n), "--format", "json"};
+      if (random) args.push_back("--random");
+      const Result r = run(args);
+      REQUIRE(r.rc == 0);
+      const auto j = nlohmann::json::parse(r.out);
+      REQUIRE(j["lessons"].size() == 1);
+      CHECK(j["lessons"][0]["number"] == n);
+      CHECK(j["lessons"][0]["settings"]["trained"] == !random);
+      CHECK(check_lesson_json(j["lessons"][0]) > 0);
+    }
+  }
+  if (have_model()) {
+    const Result t = run({"tour", "--format", "json"});
+    REQUIRE(t.rc == 0);
+    const auto j = nlohmann::json::parse(t.out);
+    REQUIRE(j["lessons"].size() == 9);
+    for (const auto& l : j["lessons"]) {
+      CHECK(l["settings"]["d_model"] == 64);
+      check_lesson_json(l);
+    }
   }
   const Result t = run({"tour", "--format", "json", "--heads", "4", "--d-model", "16", "--seed", "7"});
   REQUIRE(t.rc == 0);
@@ -207,7 +251,9 @@ TEST_CASE("json: each lesson and the tour are one document with consistent shape
 }
 
 TEST_CASE("json: the numbers agree with the structure they describe") {
-  const Result r = run({"lesson", "6", "--format", "json"});
+  for (const char* mode : {"--random", "--no-pause"}) {
+  CAPTURE(mode);
+  const Result r = run({"lesson", "6", "--format", "json", mode});
   REQUIRE(r.rc == 0);
   const auto j = nlohmann::json::parse(r.out);
   std::map<std::string, nlohmann::json> by_key;
@@ -222,6 +268,33 @@ TEST_CASE("json: the numbers agree with the structure they describe") {
   // The padded sentence's padding rows are fully masked: all zeros.
   const auto& w1 = by_key.at("weights_1")["data"];
   for (const auto& v : w1[w1.size() - 1]) CHECK(v.get<double>() == 0.0);
+  }
+}
+
+TEST_CASE("trained model: the weights line, --random, --model, and flags that imply random weights") {
+  if (!have_model()) {
+    MESSAGE("skipped: data/models/translate-small/model.ckpt is not in the source tree");
+    return;
+  }
+  const Result t = run({"lesson", "2", "--no-pause"});
+  CHECK(t.rc == 0);
+  CHECK(t.out.find("Weights: trained model data/models/translate-small (") != std::string::npos);
+  CHECK(t.out.find("d_model = 64, h = 4") != std::string::npos);
+  CHECK(t.out.find("X · W_Q + b_Q") != std::string::npos);
+  const Result r = run({"lesson", "2", "--no-pause", "--random"});
+  CHECK(r.out.find("Weights: seeded random (--seed 42; --random)") != std::string::npos);
+  const Result d = run({"lesson", "3", "--no-pause", "--d-model", "16"});
+  CHECK(d.rc == 0);
+  CHECK(d.out.find("--d-model given, and a trained model fixes d_model and h") != std::string::npos);
+  CHECK(d.out.find("d_model = 16") != std::string::npos);
+  const std::string dir = std::string(ATTNLAB_SOURCE_DIR) + "/data/models/translate-small";
+  const Result m = run({"lesson", "1", "--no-pause", "--model", dir});
+  CHECK(m.rc == 0);
+  CHECK(m.out.find("Weights: trained model " + dir) != std::string::npos);
+  const Result u = run({"lesson", "1", "--no-pause", "--sentence", "The zorblax sees the dog."});
+  CHECK(u.rc == 0);
+  CHECK(u.err.find("not in the vocabulary of data/models/translate-small, read as <unk>: \"zorblax\"") != std::string::npos);
+  CHECK(std::count(u.err.begin(), u.err.end(), '\n') == 1);
 }
 
 TEST_CASE("--weights: a problem file's heads drive the lesson") {
@@ -260,6 +333,8 @@ TEST_CASE("bad input: exit code 2 and a message that says what is wrong") {
       {{"lesson", "3", "--d-model", "4096"}, "out of range"},
       {{"lesson", "3", "--format", "xml"}, "format"},
       {{"tour", "--target", "   "}, "--target: the sentence is empty"},
+      {{"lesson", "3", "--model", "/nonexistent/model-folder"}, "no trained model there"},
+      {{"lesson", "3", "--random", "--sentence", ""}, "the sentence is empty"},
   };
   for (const Case& c : cases) {
     if (c.message.empty()) continue;
@@ -275,7 +350,7 @@ TEST_CASE("bad input: exit code 2 and a message that says what is wrong") {
 }
 
 TEST_CASE("unknown words: <unk> with one warning naming them, and the lesson goes on") {
-  const Result r = run({"lesson", "2", "--sentence", "The zorblax sat on the flurg", "--no-pause"});
+  const Result r = run({"lesson", "2", "--sentence", "The zorblax sat on the flurg", "--no-pause", "--random"});
   CHECK(r.rc == 0);
   CHECK(r.err.find("warning") != std::string::npos);
   CHECK(r.err.find("\"zorblax\", \"flurg\"") != std::string::npos);
@@ -292,7 +367,7 @@ TEST_CASE("--help on every lesson command; the list names all nine lessons") {
   }
   const Result h = run({"lesson", "--help"});
   for (const char* opt : {"--sentence", "--target", "--heads", "--d-model", "--seed", "--weights", "--format", "--no-color",
-                          "--full", "--no-pause"})
+                          "--full", "--no-pause", "--random", "--model"})
     CHECK_MESSAGE(h.out.find(opt) != std::string::npos, opt);
   const Result l = run({"lessons"});
   CHECK(l.rc == 0);

@@ -1,0 +1,427 @@
+// Computations of lessons 6, 8 and 9 that need a whole trained model rather than one attention
+// block: the language model's causal self-attention, the translation model's cross-attention on a
+// teacher-forced sentence pair, a post-norm layer with learned LayerNorm gains, next-token
+// probabilities and the coreference pair. Attention shown as a computation is replayed through the
+// core (lessons/trained.hpp) and checked against the model's own numbers; whole-model results
+// (translations, probabilities, deeper layers' weights) are read from the model.
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "core/attention.hpp"
+#include "core/mask.hpp"
+#include "lessons/model.hpp"
+#include "lessons/shows.hpp"
+#include "lessons/trained.hpp"
+#include "lessons/transformer.hpp"
+#include "model/decode.hpp"
+#include "util/error.hpp"
+
+namespace attnlab::lessons {
+
+namespace {
+
+using ModelBlock = model::Transformer<float>::Block;
+
+std::vector<int> with_bos(const std::vector<int>& ids) {
+  std::vector<int> v{model::kBos};
+  v.insert(v.end(), ids.begin(), ids.end());
+  return v;
+}
+
+std::vector<int> with_eos(const std::vector<int>& ids) {
+  std::vector<int> v = ids;
+  v.push_back(model::kEos);
+  return v;
+}
+
+std::vector<std::string> prefixed(const char* first, const std::vector<std::string>& tokens) {
+  std::vector<std::string> v{first};
+  v.insert(v.end(), tokens.begin(), tokens.end());
+  return v;
+}
+
+std::size_t argmax_row(const Matrix& m, std::size_t i) {
+  std::size_t best = 0;
+  for (std::size_t j = 1; j < cols(m); ++j)
+    if (m(i, j) > m(i, best)) best = j;
+  return best;
+}
+
+Matrix mean_of(const std::vector<Matrix>& ms) {
+  Matrix avg = Matrix(ms[0].shape(), 0.0f);
+  for (const Matrix& m : ms) avg += m / static_cast<float>(ms.size());
+  return avg;
+}
+
+std::vector<Matrix> head_weights(const AttentionTrace& t) {
+  std::vector<Matrix> out;
+  for (const HeadTrace& h : t.heads) out.push_back(h.weights);
+  return out;
+}
+
+// The model's greedy translation of `src`, as tokens (without <eos>).
+std::vector<int> own_translation(model::Transformer<float>& net, const std::vector<int>& src) {
+  model::DecodeOptions o;
+  return model::translate(net, src, o).tokens;
+}
+
+std::string joined(const std::vector<std::string>& tokens) {
+  std::string s;
+  for (const auto& t : tokens) s += (s.empty() ? "" : " ") + t;
+  return s;
+}
+
+}  // namespace
+
+// ---- lesson 6 ---------------------------------------------------------------------------
+
+bool show_causal_trained(LessonContext& c) {
+  const TrainedModel* lm = c.session.language_model();
+  if (!lm) return false;
+  std::vector<std::string> sentences = c.text.causal.size() == 2 ? c.text.causal : std::vector<std::string>{c.text.sentence, c.text.second};
+  if (c.session.options().sentence) sentences[0] = *c.session.options().sentence;
+  bool first = true;
+  for (const std::string& text : sentences) {
+    TokenizedSentence s = encode(text, lm->vocab(), "causal sentence");
+    c.session.warn_unknown(s.unknown, "causal sentence", "the vocabulary of " + lm->label);
+    // The language model reads <bos> + the sentence; the attention input of layer 0 is LN1 of the
+    // embeddings (pre-norm), which is what attention_view's query input holds.
+    const std::vector<int> ids = with_bos(s.int_ids());
+    forward_one(lm->net(), {}, ids);
+    const std::size_t n = ids.size();
+    const Replay r = replay_attention(lm->net(), ModelBlock::DecoderSelf, 0, n, n);
+    const HeadTrace& t = r.trace.heads[0];
+    const std::vector<std::string> tk = prefixed("<bos>", s.tokens);
+    c.out.line(fmt::format("\"{}\" as the language model reads it: <bos> {}", s.text, joined(s.tokens)));
+    c.out.line("");
+    if (first) {
+      const Mask mask = causal_mask(n);
+      c.out.matrix(mask_item("causal_mask", "causal mask (1 = may attend: key j ≤ query i)", mask, tk, tk));
+      MatrixItem m = item("masked", "masked = scaled scores (layer 0, head 0) with −inf above the diagonal", t.masked, tk, tk);
+      m.masked = true;
+      c.out.matrix(m);
+    }
+    c.out.matrix(weights_item(first ? "weights" : "weights_second", "weights under the causal mask (layer 0, head 0)", t.weights, tk, tk));
+    std::vector<MatrixItem> heads;
+    for (std::size_t h = 1; h < r.trace.heads.size(); ++h)
+      heads.push_back(weights_item(fmt::format("{}weights_head_{}", first ? "" : "second_", h), fmt::format("head {}", h),
+                                   r.trace.heads[h].weights, tk, tk));
+    c.out.side_by_side(heads);
+    c.out.line(fmt::format("Check: the core's replay equals the model's own layer 0 self-attention ({}).", agreement(r.max_difference)));
+    c.out.value(first ? "max_difference_from_model" : "max_difference_from_model_second", r.max_difference);
+    c.out.line("");
+    first = false;
+  }
+  return true;
+}
+
+// ---- lesson 8 ---------------------------------------------------------------------------
+
+void show_cross_attention_trained(LessonContext& c) {
+  model::Transformer<float>& net = c.model->net();
+  const TokenizedSentence& tgt = c.target();
+  const auto& src = c.src.tokens;
+  const std::vector<int> own = own_translation(net, c.src.int_ids());  // before the teacher-forced pass
+  const std::vector<int> tgt_in = with_bos(tgt.int_ids());
+  forward_one(net, c.src.int_ids(), tgt_in, with_eos(tgt.int_ids()));
+  const std::size_t n = tgt_in.size(), m = src.size();
+  // Row i holds the query of decoder position i, which reads tgt_in[i] and is about to write the
+  // next word: label each row with the word it writes.
+  std::vector<std::string> rl = tgt.tokens;
+  rl.push_back("<eos>");
+  const int last = net.config().decoder_layers - 1;
+  const Replay r0 = replay_attention(net, ModelBlock::DecoderCross, 0, n, m);
+  const Replay rl_ = replay_attention(net, ModelBlock::DecoderCross, last, n, m);
+  const HeadTrace& h = r0.trace.heads[0];
+  c.out.line(fmt::format("Decoder (queries): <bos> {}  (n = {}, teacher forced: it reads the target shifted right by one).",
+                         joined(tgt.tokens), n));
+  c.out.line(fmt::format("Encoder output M (keys, values): \"{}\" after {} encoder layers, m = {}.", c.src.text,
+                         net.config().encoder_layers, m));
+  c.out.line("Each row is labelled with the word the decoder is about to write at that position.");
+  c.out.line("");
+  c.out.matrix(item("q", fmt::format("Q = Y · W_Q + b_Q  (layer 0, head 0; Y is the decoder stream: n × d_k = {} × {})", n, cols(h.q)),
+                    h.q, rl, numbered_labels("q", cols(h.q))));
+  c.out.side_by_side({item("k", fmt::format("K = M · W_K + b_K  ({} × {})", m, cols(h.k)), h.k, src, numbered_labels("k", cols(h.k))),
+                      item("v", fmt::format("V = M · W_V + b_V  ({} × {})", m, cols(h.v)), h.v, src, numbered_labels("v", cols(h.v)))});
+  c.out.matrix(item("scaled", fmt::format("Q · Kᵀ / √d_k  (n × m = {} × {})", n, m), h.scaled, rl, src));
+  c.out.matrix(weights_item("weights", fmt::format("alignment, layer 0 head 0 (n × m = {} × {}), each row sums to 1", n, m), h.weights, rl, src));
+  c.out.matrix(item("context", "context = weights · V  (one row per decoder position)", h.context, rl, numbered_labels("v", cols(h.context))));
+  c.out.line(fmt::format("Check: the core's replay equals the model's own cross-attention ({}).",
+                         agreement(std::max(r0.max_difference, rl_.max_difference))));
+  c.out.value("max_difference_from_model", std::max(r0.max_difference, rl_.max_difference));
+  c.out.line("");
+
+  for (const auto* r : {&r0, &rl_}) {
+    const int layer = r == &r0 ? 0 : last;
+    if (r == &rl_ && last == 0) break;
+    std::vector<MatrixItem> heads;
+    for (std::size_t k = 0; k < r->trace.heads.size(); ++k)
+      heads.push_back(weights_item(fmt::format("layer_{}_head_{}", layer, k), fmt::format("layer {} head {}", layer, k),
+                                   r->trace.heads[k].weights, rl, src));
+    c.out.side_by_side(heads);
+    const Matrix avg = mean_of(head_weights(r->trace));
+    c.out.matrix(weights_item(fmt::format("layer_{}_mean", layer), fmt::format("layer {}: mean of the {} heads", layer, r->trace.heads.size()),
+                              avg, rl, src));
+    c.out.line(fmt::format("Layer {}, mean of the heads: the source word each target word looks at most", layer));
+    std::vector<std::string> argmax;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t best = argmax_row(avg, i);
+      argmax.push_back(src[best]);
+      c.out.line(fmt::format("  {:<10} → {:<10} ({:.1f} %)", rl[i], src[best], 100.0 * avg(i, best)));
+    }
+    c.out.value(fmt::format("layer_{}_argmax", layer), argmax);
+    c.out.line("");
+  }
+  const std::string own_text = c.model->vocab().decode(own);
+  c.out.line(fmt::format("The model's own translation of \"{}\" (greedy): \"{}\"", c.src.text, own_text));
+  c.out.value("translation", own_text);
+  c.out.line("");
+}
+
+// ---- lesson 9 ---------------------------------------------------------------------------
+
+namespace {
+
+// Encoder layer 0 of the trained model recomputed by the lesson from the replayed attention.
+struct EncoderLayer0 {
+  Matrix x, a, residual, normalized, after_attn, hidden, ffn, output;
+  NormParams ln1, ln2;
+};
+
+EncoderLayer0 encoder_layer0(LessonContext& c) {
+  const TrainedModel& tm = *c.model;
+  const auto& lay = tm.net().layout().enc.at(0);
+  const float eps = tm.net().config().ln_eps;
+  const bool pre = tm.net().config().pre_norm;
+  EncoderLayer0 e;
+  e.ln1 = norm_of(tm.net(), lay.ln1);
+  e.ln2 = norm_of(tm.net(), lay.ln2);
+  e.x = model_input(c.embeddings, c.pe);
+  e.a = c.encoder_replay().trace.output;
+  e.residual = add(e.x, e.a);
+  e.normalized = layer_norm(e.residual, eps);
+  // post-norm: h = LN1(x + A), out = LN2(h + FFN(h)); pre-norm: h = x + A, out = h + FFN(LN2(h)).
+  e.after_attn = pre ? e.residual : layer_norm(e.residual, eps, &e.ln1.gain, &e.ln1.bias);
+  const Matrix ffn_in = pre ? layer_norm(e.after_attn, eps, &e.ln2.gain, &e.ln2.bias) : e.after_attn;
+  e.ffn = feed_forward(ffn_in, feed_forward_of(tm.net(), lay.ffn), &e.hidden);
+  e.output = pre ? add(e.after_attn, e.ffn) : layer_norm(add(e.after_attn, e.ffn), eps, &e.ln2.gain, &e.ln2.bias);
+  return e;
+}
+
+}  // namespace
+
+void show_residual_layernorm_trained(LessonContext& c) {
+  const EncoderLayer0 e = encoder_layer0(c);
+  const auto& tk = c.src.tokens;
+  const auto dl = numbered_labels("d", c.d_model);
+  const bool pre = c.model->net().config().pre_norm;
+  c.out.matrix(item("attention_output", "A = MultiHead(X): encoder layer 0's attention output (n × d_model)", e.a, tk, dl));
+  c.out.matrix(item("residual", "X + A  (the residual connection)", e.residual, tk, dl));
+  c.out.matrix(item("layer_norm", "(x − μ) / √(σ² + ε) for each row of X + A: mean 0, variance 1", e.normalized, tk, dl));
+  c.out.side_by_side({item("stats_before", "rows of X + A", row_stats(e.residual), tk, {"mean", "var"}),
+                      item("stats_after", "rows after normalising", row_stats(e.normalized), tk, {"mean", "var"})});
+  c.out.side_by_side({item("ln1_gain", "learned gain γ of LayerNorm 1", e.ln1.gain, {"γ"}, dl),
+                      item("ln1_bias", "learned bias β of LayerNorm 1", e.ln1.bias, {"β"}, dl)});
+  if (!pre) c.out.matrix(item("after_attention", "H = γ ⊙ normalised + β = LayerNorm(X + A)", e.after_attn, tk, dl));
+  else c.out.line("This model is pre-norm: the residual stream X + A goes on unnormalised, and LayerNorm is applied to each sub-layer's input.");
+}
+
+void show_feed_forward_trained(LessonContext& c) {
+  const EncoderLayer0 e = encoder_layer0(c);
+  model::Transformer<float>& net = c.model->net();
+  const auto& tk = c.src.tokens;
+  const auto dl = numbered_labels("d", c.d_model);
+  const std::size_t F = static_cast<std::size_t>(net.config().d_ff);
+  c.out.line(fmt::format("FFN(x) = max(0, x·W1 + b1)·W2 + b2 with the model's W1: {} × {}, W2: {} × {} (d_ff = {})", c.d_model, F, F,
+                         c.d_model, F));
+  c.out.line("");
+  c.out.matrix(item("ffn_hidden", "hidden = max(0, H·W1 + b1)  (n × d_ff; ReLU zeroes the negatives)", e.hidden, tk,
+                    numbered_labels("f", cols(e.hidden))));
+  std::size_t zeros = 0;
+  for (float v : e.hidden) zeros += v == 0.0f;
+  c.out.line(fmt::format("{:.0f} % of the hidden units are exactly 0 after the ReLU.", 100.0 * zeros / static_cast<double>(e.hidden.size())));
+  c.out.line("");
+  c.out.matrix(item("ffn_out", "FFN(H)  (n × d_model)", e.ffn, tk, dl));
+  c.out.matrix(item("encoder_output", "LayerNorm(H + FFN(H)) with LayerNorm 2's γ and β: encoder layer 0's output", e.output, tk, dl));
+  if (net.config().encoder_layers > 1 && !net.config().pre_norm) {
+    // Layer 1's attention input is layer 0's output: compare with the model's own forward pass.
+    forward_one(net, c.src.int_ids(), {model::kBos});
+    const auto v = net.attention_view(ModelBlock::EncoderSelf, 1);
+    const float d = max_abs_difference(e.output, rows_of(v.query_input, 0, tk.size(), c.d_model));
+    c.out.line(fmt::format("Check: the lesson's recomputation equals the input of the model's encoder layer 1 ({}).", agreement(d)));
+    c.out.value("max_difference_from_model", d);
+    c.out.line("");
+  }
+}
+
+void show_encoder_decoder_trained(LessonContext& c) {
+  model::Transformer<float>& net = c.model->net();
+  const TokenizedSentence& tgt = c.target();
+  const std::vector<int> tgt_in = with_bos(tgt.int_ids());
+  forward_one(net, c.src.int_ids(), tgt_in, with_eos(tgt.int_ids()));
+  const auto& src = c.src.tokens;
+  const std::size_t n = tgt_in.size(), m = src.size(), C = c.d_model, H = c.heads;
+  const std::vector<std::string> dt = prefixed("<bos>", tgt.tokens);
+  const auto& cfg = net.config();
+  c.out.line(fmt::format("The model's own forward pass: {} encoder and {} decoder layers, {} heads each, d_model = {}, d_ff = {}.",
+                         cfg.encoder_layers, cfg.decoder_layers, cfg.heads, cfg.d_model, cfg.d_ff));
+  c.out.line("");
+  c.out.matrix(item("encoder_output", "encoder output M (after the last layer and the final LayerNorm)", rows_of(net.memory().data(), 0, m, C), src,
+                    numbered_labels("d", C)));
+  auto head = [&](const std::vector<float>& att, std::size_t k, std::size_t tq, std::size_t tkn) { return rows_of(att.data(), k * tq, tq, tkn); };
+  std::vector<MatrixItem> self;
+  for (std::size_t k = 0; k < H; ++k)
+    self.push_back(weights_item(fmt::format("decoder_self_weights_{}", k), fmt::format("layer 0 head {}", k), head(net.decoder_self_attention(0), k, n, n),
+                                dt, dt));
+  c.out.line("Decoder masked self-attention, layer 0 (rows: decoder input tokens):");
+  c.out.line("");
+  c.out.side_by_side(self);
+  const int last = cfg.decoder_layers - 1;
+  std::vector<MatrixItem> cross;
+  for (std::size_t k = 0; k < H; ++k)
+    cross.push_back(weights_item(fmt::format("decoder_cross_weights_{}", k), fmt::format("layer {} head {}", last, k),
+                                 head(net.decoder_cross_attention(last), k, n, m), dt, src));
+  c.out.line(fmt::format("Decoder cross-attention to M, layer {} (n × m; rows: decoder input tokens):", last));
+  c.out.line("");
+  c.out.side_by_side(cross);
+}
+
+void show_next_token_trained(LessonContext& c) {
+  model::Transformer<float>& net = c.model->net();
+  const text::Vocab& vocab = c.model->vocab();
+  const TokenizedSentence& tgt = c.target();
+  const std::vector<int> tgt_in = with_bos(tgt.int_ids());
+  forward_one(net, c.src.int_ids(), tgt_in, with_eos(tgt.int_ids()));
+  const std::size_t n = tgt_in.size(), V = vocab.size();
+  const Matrix probs = rows_of(net.probabilities().data(), 0, n, V);
+  std::vector<std::string> want = tgt.tokens;
+  want.push_back("<eos>");
+  const std::vector<std::string> ins = prefixed("<bos>", tgt.tokens);
+  show_next_token_table(c, probs, ins, want);
+  std::size_t right_top = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t best = argmax_row(probs, i);
+    const std::size_t right = static_cast<std::size_t>(vocab.id(want[i]));
+    right_top += best == right;
+    c.out.line(fmt::format("  after {:<10} most likely: {:<10} ({:.4f}); the right word {:<10} gets {:.4f}", ins[i],
+                           vocab.word(static_cast<text::TokenId>(best)), probs(i, best), want[i], probs(i, right)));
+  }
+  c.out.line("");
+  // The example of the lesson text: P(next | source, a prefix of the target).
+  const auto pos = std::find(tgt.tokens.begin(), tgt.tokens.end(), c.text.next);
+  if (!c.text.next.empty() && pos != tgt.tokens.end()) {
+    const auto i = static_cast<std::size_t>(pos - tgt.tokens.begin());
+    std::vector<std::string> prefix(tgt.tokens.begin(), pos);
+    c.out.line(fmt::format("After \"{}\" the model gives \"{}\" the probability {:.4f} (given the source \"{}\").", joined(prefix), c.text.next,
+                           probs(i, static_cast<std::size_t>(vocab.id(c.text.next))), c.src.text));
+    c.out.value("example_probability", probs(i, static_cast<std::size_t>(vocab.id(c.text.next))));
+  }
+  c.out.line(fmt::format("The right word is the most likely one at {} of {} positions.", right_top, n));
+  c.out.value("right_word_is_top", right_top);
+  c.out.line("");
+}
+
+void show_coreference_trained(LessonContext& c) {
+  if (c.text.coreference.size() != 2) throw RuntimeError("data/sentences/lessons.json: lesson 9 needs a \"coreference\" pair");
+  model::Transformer<float>& net = c.model->net();
+  const text::Vocab& vocab = c.model->vocab();
+  const auto& cfg = net.config();
+  const std::size_t H = static_cast<std::size_t>(cfg.heads);
+  const text::TokenId il = vocab.id("il"), elle = vocab.id("elle");
+  std::vector<TokenizedSentence> sents;
+  for (const std::string& s : c.text.coreference) sents.push_back(c.encode(s, "coreference sentence"));
+  const std::size_t f = focus_index(sents[0].tokens, c.text.coreference_focus);
+  const std::size_t animal = focus_index(sents[0].tokens, "animal"), street = focus_index(sents[0].tokens, "street");
+  const std::string last0 = sents[0].tokens[sents[0].tokens.size() - 2], last1 = sents[1].tokens[sents[1].tokens.size() - 2];
+  // Encoder self-attention from the pronoun to the two nouns, for every layer and head (rows), in
+  // both sentences (columns).
+  const std::size_t rows_n = static_cast<std::size_t>(cfg.encoder_layers) * H;
+  Matrix enc = Matrix::from_shape({rows_n, 4});  // (layer, head) × (animal, street in sentence 0, then 1)
+  std::vector<std::string> enc_rows;
+  for (int l = 0; l < cfg.encoder_layers; ++l)
+    for (std::size_t k = 0; k < H; ++k) enc_rows.push_back(fmt::format("L{}h{}", l, k));
+  const std::vector<std::string> ends{"…" + last0, "…" + last1};
+  const std::vector<std::string> pair_rows{last0 + ":animal", last0 + ":street", last1 + ":animal", last1 + ":street"};
+  // Cross-attention while writing the pronoun: (layer, sentence) × source tokens, mean of the heads.
+  std::vector<std::string> src_cols;
+  for (std::size_t j = 0; j < sents[0].tokens.size(); ++j)
+    src_cols.push_back(sents[0].tokens[j] == sents[1].tokens[j] ? sents[0].tokens[j] : sents[0].tokens[j] + "/" + sents[1].tokens[j]);
+  if (sents[0].tokens.size() != sents[1].tokens.size()) throw RuntimeError("the coreference pair must have the same number of tokens");
+  Matrix cross = Matrix(Matrix::shape_type{2 * static_cast<std::size_t>(cfg.decoder_layers), src_cols.size()}, 0.0f);
+  std::vector<std::string> cross_rows;
+  for (int l = 0; l < cfg.decoder_layers; ++l)
+    for (std::size_t s = 0; s < 2; ++s) cross_rows.push_back(fmt::format("L{} {}", l, ends[s]));
+  std::vector<std::string> translations;
+  for (std::size_t s = 0; s < 2; ++s) {
+    const std::vector<int> src = sents[s].int_ids();
+    const std::size_t m = src.size();
+    const std::vector<int> own = own_translation(net, src);
+    translations.push_back(vocab.decode(own));
+    forward_one(net, src, with_bos(own), with_eos(own));
+    for (int l = 0; l < cfg.encoder_layers; ++l) {
+      const std::vector<float>& att = net.encoder_attention(l);
+      for (std::size_t k = 0; k < H; ++k) {
+        const std::size_t r = static_cast<std::size_t>(l) * H + k;
+        enc(r, 2 * s) = att[(k * m + f) * m + animal];
+        enc(r, 2 * s + 1) = att[(k * m + f) * m + street];
+      }
+    }
+    c.out.line(fmt::format("\"{}\"", sents[s].text));
+    c.out.line(fmt::format("  the model translates: \"{}\"", translations.back()));
+    // The pronoun in its own translation: P(il) and P(elle) where it wrote it, and what the
+    // decoder's cross-attention looked at in that step.
+    const auto pos = std::find_if(own.begin(), own.end(), [&](int t) { return t == il || t == elle; });
+    if (pos == own.end()) {
+      c.out.line("  (the translation has neither il nor elle)");
+      continue;
+    }
+    const auto i = static_cast<std::size_t>(pos - own.begin());
+    const std::size_t V = vocab.size();
+    const float p_il = net.probabilities()[i * V + static_cast<std::size_t>(il)], p_elle = net.probabilities()[i * V + static_cast<std::size_t>(elle)];
+    std::vector<std::string> prefix;
+    for (std::size_t k = 0; k < i; ++k) prefix.push_back(vocab.word(own[k]));
+    c.out.line(fmt::format("  after \"{}\": P(il) = {:.4f}, P(elle) = {:.4f}", joined(prefix), p_il, p_elle));
+    c.out.value(fmt::format("p_il_{}", s), p_il);
+    c.out.value(fmt::format("p_elle_{}", s), p_elle);
+    const std::size_t T = own.size() + 1;
+    for (int l = 0; l < cfg.decoder_layers; ++l) {
+      const std::vector<float>& att = net.decoder_cross_attention(l);
+      for (std::size_t k = 0; k < H; ++k)
+        for (std::size_t j = 0; j < m; ++j) cross(2 * static_cast<std::size_t>(l) + s, j) += att[(k * T + i) * m + j] / static_cast<float>(H);
+    }
+  }
+  c.out.value("translations", translations);
+  c.out.line("");
+  Matrix enc_t = Matrix::from_shape({4, rows_n});
+  for (std::size_t r = 0; r < rows_n; ++r)
+    for (std::size_t q = 0; q < 4; ++q) enc_t(q, r) = enc(r, q);
+  c.out.matrix(item("it_encoder_weights",
+                    fmt::format("encoder self-attention: weight from \"{}\" on each noun, per layer L and head h", sents[0].tokens[f]),
+                    enc_t, pair_rows, enc_rows));
+  double best_gap = -1.0;
+  std::size_t best = 0;
+  for (std::size_t r = 0; r < rows_n; ++r) {
+    // How much more this head prefers the right noun: animal in the first sentence, street in the second.
+    const double gap = (enc(r, 0) - enc(r, 1)) + (enc(r, 3) - enc(r, 2));
+    if (gap > best_gap) {
+      best_gap = gap;
+      best = r;
+    }
+  }
+  c.out.line(fmt::format("Encoder head that best separates the nouns: {} (animal {:.3f} vs street {:.3f} in {}; animal {:.3f} vs street {:.3f} in {}).",
+                         enc_rows[best], enc(best, 0), enc(best, 1), ends[0], enc(best, 2), enc(best, 3), ends[1]));
+  c.out.value("most_telling_head", enc_rows[best]);
+  c.out.line("");
+  MatrixItem x = weights_item("pronoun_cross_weights", "cross-attention while writing il/elle, mean of the heads (rows: layer, sentence)",
+                              cross, cross_rows, src_cols);
+  c.out.matrix(x);
+  for (std::size_t r = 0; r < rows(cross); ++r) {
+    const std::size_t top = argmax_row(cross, r);
+    c.out.line(fmt::format("  {:<10} looks most at {:<12} ({:.1f} %)", cross_rows[r], src_cols[top], 100.0 * cross(r, top)));
+  }
+  c.out.line("");
+}
+
+}  // namespace attnlab::lessons
