@@ -287,7 +287,7 @@ TEST_CASE("reset keeps a backup and restores the stub") {
   const Result r = run(home, {"reset", "layer-norm"});
   CHECK(r.code == 0);
   CHECK(contains(r.out, "Saved your file as"));
-  CHECK(slurp(home.learner("layer-norm")) == slurp(kLessons / "09-transformer/exercises/layer-norm/exercise.cpp"));
+  CHECK(slurp(home.learner("layer-norm")) == slurp(kLessons / "09-whole-transformer/exercises/layer-norm/exercise.cpp"));
   bool found = false;
   for (const auto& e : fs::directory_iterator(home.learner("layer-norm").parent_path()))
     if (contains(e.path().filename().string(), "exercise.cpp.bak-")) found = slurp(e.path()) == "// my attempt\n";

@@ -1,4 +1,4 @@
-// Exercise: layer normalisation                       (lesson 09-transformer · easy · ~20 min)
+// Exercise: layer normalisation                       (lesson 09-whole-transformer · easy · ~20 min)
 //
 // Every Transformer sub-layer is wrapped as LayerNorm(x + Sublayer(x)). Write layer_norm for x
 // (n × d_model, one token per row), with per-feature gain gamma and bias beta (d_model values each):
