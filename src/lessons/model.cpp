@@ -4,17 +4,11 @@
 #include <numbers>
 
 #include "util/error.hpp"
+#include "util/rng.hpp"
 
 namespace attnlab::lessons {
 
 namespace {
-
-std::uint64_t splitmix64(std::uint64_t& x) {
-  std::uint64_t z = (x += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 
 std::uint64_t fnv1a(std::string_view s) {
   std::uint64_t h = 0xcbf29ce484222325ull;
