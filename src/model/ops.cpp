@@ -241,6 +241,146 @@ void attention_backward(T* dq, T* dk, T* dv, T* scratch, const T* dout, const T*
 }
 
 template <typename T>
+std::size_t attention_tiled_workspace(int block_q, int block_k) {
+  return static_cast<std::size_t>(block_q) * block_k + 2 * static_cast<std::size_t>(block_q);
+}
+
+template <typename T>
+void attention_forward_tiled(T* out, T* lse, T* work, const T* q, const T* k, const T* v, const int* key_len,
+                             bool causal, int B, int Tq, int Tk, int C, int H, int block_q, int block_k) {
+  const int hs = C / H;
+  const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(hs)));
+  const T neg_inf = -std::numeric_limits<T>::infinity();
+  T* s = work;                                             // block_q × block_k scores, then weights
+  T* m = work + static_cast<std::size_t>(block_q) * block_k;  // running maximum per query row
+  T* l = m + block_q;                                      // running normaliser per query row
+  for (int b = 0; b < B; ++b) {
+    const int valid = key_len ? std::min(key_len[b], Tk) : Tk;
+    for (int h = 0; h < H; ++h) {
+      const T* qb = q + static_cast<std::size_t>(b) * Tq * C + h * hs;
+      const T* kb = k + static_cast<std::size_t>(b) * Tk * C + h * hs;
+      const T* vb = v + static_cast<std::size_t>(b) * Tk * C + h * hs;
+      T* ob = out + static_cast<std::size_t>(b) * Tq * C + h * hs;
+      T* lb = lse + (static_cast<std::size_t>(b) * H + h) * Tq;
+      for (int i0 = 0; i0 < Tq; i0 += block_q) {
+        const int rows = std::min(block_q, Tq - i0);
+        for (int r = 0; r < rows; ++r) {
+          std::fill(ob + static_cast<std::size_t>(i0 + r) * C, ob + static_cast<std::size_t>(i0 + r) * C + hs, T(0));
+          m[r] = neg_inf;
+          l[r] = T(0);
+        }
+        // Keys beyond `valid`, and (causal) beyond the block's last query, are hidden from every row.
+        const int kend = std::min(valid, causal ? std::min(Tk, i0 + rows) : Tk);
+        for (int j0 = 0; j0 < kend; j0 += block_k) {
+          const int cols = std::min(block_k, kend - j0);
+          gemm<T>(false, true, rows, cols, hs, scale, qb + static_cast<std::size_t>(i0) * C, C,
+                  kb + static_cast<std::size_t>(j0) * C, C, T(0), s, block_k);
+          for (int r = 0; r < rows; ++r) {
+            T* row = s + static_cast<std::size_t>(r) * block_k;
+            const int i = i0 + r;
+            // Visible keys of this row inside the tile: [j0, j0 + vis).
+            const int vis = std::min(cols, (causal ? std::min(valid, i + 1) : valid) - j0);
+            if (vis <= 0) {
+              std::fill(row, row + cols, T(0));
+              continue;
+            }
+            T mx = m[r];
+            for (int j = 0; j < vis; ++j) mx = std::max(mx, row[j]);
+            const T corr = std::exp(m[r] - mx);  // exp(−inf) = 0 on the row's first visible tile
+            T sum = 0;
+            for (int j = 0; j < vis; ++j) {
+              row[j] = std::exp(row[j] - mx);
+              sum += row[j];
+            }
+            std::fill(row + vis, row + cols, T(0));
+            l[r] = l[r] * corr + sum;
+            m[r] = mx;
+            if (corr != T(1)) {
+              T* o = ob + static_cast<std::size_t>(i) * C;
+              for (int c = 0; c < hs; ++c) o[c] *= corr;
+            }
+          }
+          gemm<T>(false, false, rows, hs, cols, T(1), s, block_k, vb + static_cast<std::size_t>(j0) * C, C, T(1),
+                  ob + static_cast<std::size_t>(i0) * C, C);
+        }
+        for (int r = 0; r < rows; ++r) {
+          T* o = ob + static_cast<std::size_t>(i0 + r) * C;
+          if (l[r] > T(0)) {
+            const T inv = T(1) / l[r];
+            for (int c = 0; c < hs; ++c) o[c] *= inv;
+            lb[i0 + r] = m[r] + std::log(l[r]);
+          } else {
+            lb[i0 + r] = neg_inf;  // no visible key: the output row stays zero
+          }
+        }
+      }
+    }
+  }
+}
+
+template <typename T>
+std::size_t attention_tiled_backward_workspace(int block_q, int block_k) {
+  return 2 * static_cast<std::size_t>(block_q) * block_k + static_cast<std::size_t>(block_q);
+}
+
+template <typename T>
+void attention_backward_tiled(T* dq, T* dk, T* dv, T* work, const T* dout, const T* out, const T* lse, const T* q,
+                              const T* k, const T* v, const int* key_len, bool causal, int B, int Tq, int Tk, int C,
+                              int H, int block_q, int block_k) {
+  const int hs = C / H;
+  const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(hs)));
+  T* p = work;                                                  // block_q × block_k weights
+  T* dp = work + static_cast<std::size_t>(block_q) * block_k;  // block_q × block_k, then dscores
+  T* d = dp + static_cast<std::size_t>(block_q) * block_k;     // D_i = dout_i · out_i
+  for (int b = 0; b < B; ++b) {
+    const int valid = key_len ? std::min(key_len[b], Tk) : Tk;
+    for (int h = 0; h < H; ++h) {
+      const std::size_t qo = static_cast<std::size_t>(b) * Tq * C + h * hs;
+      const std::size_t ko = static_cast<std::size_t>(b) * Tk * C + h * hs;
+      const T* lb = lse + (static_cast<std::size_t>(b) * H + h) * Tq;
+      for (int i0 = 0; i0 < Tq; i0 += block_q) {
+        const int rows = std::min(block_q, Tq - i0);
+        for (int r = 0; r < rows; ++r) {
+          const T* g = dout + qo + static_cast<std::size_t>(i0 + r) * C;
+          const T* o = out + qo + static_cast<std::size_t>(i0 + r) * C;
+          T acc = 0;
+          for (int c = 0; c < hs; ++c) acc += g[c] * o[c];
+          d[r] = acc;
+        }
+        const int kend = std::min(valid, causal ? std::min(Tk, i0 + rows) : Tk);
+        for (int j0 = 0; j0 < kend; j0 += block_k) {
+          const int cols = std::min(block_k, kend - j0);
+          // P = exp(scale · Q·Kᵀ − lse), zero where hidden.
+          gemm<T>(false, true, rows, cols, hs, scale, q + qo + static_cast<std::size_t>(i0) * C, C,
+                  k + ko + static_cast<std::size_t>(j0) * C, C, T(0), p, block_k);
+          for (int r = 0; r < rows; ++r) {
+            T* row = p + static_cast<std::size_t>(r) * block_k;
+            const int i = i0 + r;
+            const int vis = std::max(0, std::min(cols, (causal ? std::min(valid, i + 1) : valid) - j0));
+            for (int j = 0; j < vis; ++j) row[j] = std::exp(row[j] - lb[i]);
+            std::fill(row + vis, row + cols, T(0));
+          }
+          // dV += Pᵀ · dout;  dP = dout · Vᵀ;  dS = P ⊙ (dP − D)
+          gemm<T>(true, false, cols, hs, rows, T(1), p, block_k, dout + qo + static_cast<std::size_t>(i0) * C, C, T(1),
+                  dv + ko + static_cast<std::size_t>(j0) * C, C);
+          gemm<T>(false, true, rows, cols, hs, T(1), dout + qo + static_cast<std::size_t>(i0) * C, C,
+                  v + ko + static_cast<std::size_t>(j0) * C, C, T(0), dp, block_k);
+          for (int r = 0; r < rows; ++r) {
+            const T* pr = p + static_cast<std::size_t>(r) * block_k;
+            T* dr = dp + static_cast<std::size_t>(r) * block_k;
+            for (int j = 0; j < cols; ++j) dr[j] = pr[j] * (dr[j] - d[r]);
+          }
+          gemm<T>(false, false, rows, hs, cols, scale, dp, block_k, k + ko + static_cast<std::size_t>(j0) * C, C, T(1),
+                  dq + qo + static_cast<std::size_t>(i0) * C, C);
+          gemm<T>(true, false, cols, hs, rows, scale, dp, block_k, q + qo + static_cast<std::size_t>(i0) * C, C, T(1),
+                  dk + ko + static_cast<std::size_t>(j0) * C, C);
+        }
+      }
+    }
+  }
+}
+
+template <typename T>
 T cross_entropy_forward(T* probs, const T* logits, const int* targets, int N, int V, T smoothing, int ignore_index,
                         int* count) {
   double total = 0.0;
@@ -302,6 +442,12 @@ void cross_entropy_backward(T* dlogits, const T* probs, const int* targets, int 
                                      int);                                                                       \
   template void attention_backward<T>(T*, T*, T*, T*, const T*, const T*, const T*, const T*, const T*, int, int, \
                                       int, int, int);                                                            \
+  template std::size_t attention_tiled_workspace<T>(int, int);                                                  \
+  template void attention_forward_tiled<T>(T*, T*, T*, const T*, const T*, const T*, const int*, bool, int, int, int, \
+                                           int, int, int, int);                                                 \
+  template std::size_t attention_tiled_backward_workspace<T>(int, int);                                         \
+  template void attention_backward_tiled<T>(T*, T*, T*, T*, const T*, const T*, const T*, const T*, const T*,    \
+                                            const T*, const int*, bool, int, int, int, int, int, int, int);     \
   template T cross_entropy_forward<T>(T*, const T*, const int*, int, int, T, int, int*);                        \
   template void cross_entropy_backward<T>(T*, const T*, const int*, int, int, T, int, int, T);
 
