@@ -1,5 +1,7 @@
 #include "model/ops.hpp"
 
+#include "model/profile.hpp"
+
 #include <cblas.h>
 
 #include <algorithm>
@@ -11,6 +13,7 @@ namespace attnlab::model {
 template <>
 void gemm<float>(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, int lda, const float* b,
                  int ldb, float beta, float* c, int ldc) {
+  prof::Scope prof_scope(prof::Op::Matmul);
   if (m == 0 || n == 0) return;
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, alpha, a,
               lda, b, ldb, beta, c, ldc);
@@ -19,6 +22,7 @@ void gemm<float>(bool ta, bool tb, int m, int n, int k, float alpha, const float
 template <>
 void gemm<double>(bool ta, bool tb, int m, int n, int k, double alpha, const double* a, int lda, const double* b,
                   int ldb, double beta, double* c, int ldc) {
+  prof::Scope prof_scope(prof::Op::Matmul);
   if (m == 0 || n == 0) return;
   cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, alpha, a,
               lda, b, ldb, beta, c, ldc);
@@ -40,6 +44,7 @@ std::vector<T> positional_encoding(int max_len, int C) {
 
 template <typename T>
 void embedding_forward(T* out, const int* tokens, const T* wte, const T* pe, int B, int Tn, int C, T scale) {
+  prof::Scope prof_scope(prof::Op::Elementwise);
   for (int b = 0; b < B; ++b)
     for (int t = 0; t < Tn; ++t) {
       T* o = out + (static_cast<std::size_t>(b) * Tn + t) * C;
@@ -51,6 +56,7 @@ void embedding_forward(T* out, const int* tokens, const T* wte, const T* pe, int
 
 template <typename T>
 void embedding_backward(T* dwte, const T* dout, const int* tokens, int B, int Tn, int C, T scale) {
+  prof::Scope prof_scope(prof::Op::Elementwise);
   for (int r = 0; r < B * Tn; ++r) {
     T* d = dwte + static_cast<std::size_t>(tokens[r]) * C;
     const T* g = dout + static_cast<std::size_t>(r) * C;
@@ -60,6 +66,7 @@ void embedding_backward(T* dwte, const T* dout, const int* tokens, int B, int Tn
 
 template <typename T>
 void linear_forward(T* out, const T* inp, const T* w, const T* bias, int N, int IC, int OC) {
+  prof::Scope prof_scope(prof::Op::Elementwise);
   if (bias) {
     for (int r = 0; r < N; ++r) std::copy(bias, bias + OC, out + static_cast<std::size_t>(r) * OC);
   }
@@ -68,6 +75,7 @@ void linear_forward(T* out, const T* inp, const T* w, const T* bias, int N, int 
 
 template <typename T>
 void linear_backward(T* dinp, T* dw, T* dbias, const T* dout, const T* inp, const T* w, int N, int IC, int OC) {
+  prof::Scope prof_scope(prof::Op::Elementwise);
   if (dinp) gemm<T>(false, true, N, IC, OC, T(1), dout, OC, w, OC, T(1), dinp, IC);
   if (dw) gemm<T>(true, false, IC, OC, N, T(1), inp, IC, dout, OC, T(1), dw, OC);
   if (dbias) {
@@ -80,6 +88,7 @@ void linear_backward(T* dinp, T* dw, T* dbias, const T* dout, const T* inp, cons
 
 template <typename T>
 void layernorm_forward(T* out, T* mean, T* rstd, const T* inp, const T* gamma, const T* beta, int N, int C, T eps) {
+  prof::Scope prof_scope(prof::Op::LayerNorm);
   for (int r = 0; r < N; ++r) {
     const T* x = inp + static_cast<std::size_t>(r) * C;
     T* o = out + static_cast<std::size_t>(r) * C;
@@ -99,6 +108,7 @@ void layernorm_forward(T* out, T* mean, T* rstd, const T* inp, const T* gamma, c
 template <typename T>
 void layernorm_backward(T* dinp, T* dgamma, T* dbeta, const T* dout, const T* inp, const T* gamma, const T* mean,
                         const T* rstd, int N, int C) {
+  prof::Scope prof_scope(prof::Op::LayerNorm);
   for (int r = 0; r < N; ++r) {
     const T* x = inp + static_cast<std::size_t>(r) * C;
     const T* g = dout + static_cast<std::size_t>(r) * C;
@@ -124,21 +134,25 @@ void layernorm_backward(T* dinp, T* dgamma, T* dbeta, const T* dout, const T* in
 
 template <typename T>
 void relu_forward(T* out, const T* inp, std::size_t n) {
+  prof::Scope prof_scope(prof::Op::Elementwise);
   for (std::size_t i = 0; i < n; ++i) out[i] = inp[i] > T(0) ? inp[i] : T(0);
 }
 
 template <typename T>
 void relu_backward(T* dinp, const T* dout, const T* inp, std::size_t n) {
+  prof::Scope prof_scope(prof::Op::Elementwise);
   for (std::size_t i = 0; i < n; ++i) dinp[i] += inp[i] > T(0) ? dout[i] : T(0);
 }
 
 template <typename T>
 void add_forward(T* out, const T* a, const T* b, std::size_t n) {
+  prof::Scope prof_scope(prof::Op::Elementwise);
   for (std::size_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
 }
 
 template <typename T>
 void accumulate(T* dst, const T* src, std::size_t n) {
+  prof::Scope prof_scope(prof::Op::Elementwise);
   for (std::size_t i = 0; i < n; ++i) dst[i] += src[i];
 }
 
@@ -154,6 +168,7 @@ inline std::uint64_t splitmix64(std::uint64_t& s) {
 
 template <typename T>
 void dropout_forward(T* out, T* mask, const T* inp, std::size_t n, float p, std::uint64_t& rng_state) {
+  prof::Scope prof_scope(prof::Op::Elementwise);
   if (p <= 0.0f) {
     for (std::size_t i = 0; i < n; ++i) {
       out[i] = inp[i];
@@ -171,12 +186,14 @@ void dropout_forward(T* out, T* mask, const T* inp, std::size_t n, float p, std:
 
 template <typename T>
 void dropout_backward(T* dinp, const T* dout, const T* mask, std::size_t n) {
+  prof::Scope prof_scope(prof::Op::Elementwise);
   for (std::size_t i = 0; i < n; ++i) dinp[i] += dout[i] * mask[i];
 }
 
 template <typename T>
 void attention_forward(T* out, T* att, const T* q, const T* k, const T* v, const int* key_len, bool causal, int B,
                        int Tq, int Tk, int C, int H) {
+  prof::Scope prof_scope(prof::Op::Softmax);
   const int hs = C / H;
   const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(hs)));
   for (int b = 0; b < B; ++b) {
@@ -215,6 +232,7 @@ void attention_forward(T* out, T* att, const T* q, const T* k, const T* v, const
 template <typename T>
 void attention_backward(T* dq, T* dk, T* dv, T* scratch, const T* dout, const T* att, const T* q, const T* k,
                         const T* v, int B, int Tq, int Tk, int C, int H) {
+  prof::Scope prof_scope(prof::Op::Softmax);
   const int hs = C / H;
   const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(hs)));
   for (int b = 0; b < B; ++b) {
@@ -248,6 +266,7 @@ std::size_t attention_tiled_workspace(int block_q, int block_k) {
 template <typename T>
 void attention_forward_tiled(T* out, T* lse, T* work, const T* q, const T* k, const T* v, const int* key_len,
                              bool causal, int B, int Tq, int Tk, int C, int H, int block_q, int block_k) {
+  prof::Scope prof_scope(prof::Op::Softmax);
   const int hs = C / H;
   const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(hs)));
   const T neg_inf = -std::numeric_limits<T>::infinity();
@@ -327,6 +346,7 @@ template <typename T>
 void attention_backward_tiled(T* dq, T* dk, T* dv, T* work, const T* dout, const T* out, const T* lse, const T* q,
                               const T* k, const T* v, const int* key_len, bool causal, int B, int Tq, int Tk, int C,
                               int H, int block_q, int block_k) {
+  prof::Scope prof_scope(prof::Op::Softmax);
   const int hs = C / H;
   const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(hs)));
   T* p = work;                                                  // block_q × block_k weights
@@ -383,6 +403,7 @@ void attention_backward_tiled(T* dq, T* dk, T* dv, T* work, const T* dout, const
 template <typename T>
 T cross_entropy_forward(T* probs, const T* logits, const int* targets, int N, int V, T smoothing, int ignore_index,
                         int* count) {
+  prof::Scope prof_scope(prof::Op::Loss);
   double total = 0.0;
   int used = 0;
   for (int r = 0; r < N; ++r) {
@@ -412,6 +433,7 @@ T cross_entropy_forward(T* probs, const T* logits, const int* targets, int N, in
 template <typename T>
 void cross_entropy_backward(T* dlogits, const T* probs, const int* targets, int N, int V, T smoothing,
                             int ignore_index, int count, T dloss) {
+  prof::Scope prof_scope(prof::Op::Loss);
   if (count == 0) return;
   const T g = dloss / static_cast<T>(count);
   const T uniform = smoothing / static_cast<T>(V);
