@@ -93,9 +93,9 @@ def main():
     blas_lines = []
     for line in torch.__config__.show().splitlines():
         line = line.strip()
-        if line.startswith("- Build settings:"):  # keep only the BLAS/LAPACK entries of the long flag list
-            line = "Build settings: " + ", ".join(
-                w.strip() for w in line.split(",") if "BLAS_INFO" in w or "LAPACK_INFO" in w)
+        if line.startswith("- Build settings:") or line.startswith("Build settings:"):  # keep only the BLAS/LAPACK entries of the long flag list
+            line = "- Build settings: " + ", ".join(
+                w.strip() for w in line.split(":", 1)[1].split(",") if "BLAS_INFO" in w or "LAPACK_INFO" in w)
         if any(w in line for w in ("BLAS", "LAPACK", "MKL", "CPU capability")):
             blas_lines.append(line)
 
