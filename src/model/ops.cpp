@@ -39,8 +39,10 @@ namespace {
 // target_clones compiles the loop for AVX-512, AVX2 and plain x86-64 and picks one at load time.
 __attribute__((target_clones("avx512f", "avx2", "default"))) void exp_inplace_f32(float* x, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) {
-    const float v = std::min(x[i], 88.0f);
-    const float fx = std::floor(v * 1.44269504088896341f + 0.5f);
+    const float v = x[i] > 88.0f ? 88.0f : x[i];  // (a NaN stays NaN)
+    // round(v·log₂e) by the 1.5·2²³ trick (adding it pushes the fraction out of the mantissa): plain
+    // arithmetic, where floor() would be a call in the generic clone and keep the loop scalar.
+    const float fx = (v * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
     const float r = (v - fx * 0.693359375f) + fx * 2.12194440e-4f;
     float p = 1.9875691500e-4f;
     p = p * r + 1.3981999507e-3f;
@@ -49,7 +51,7 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void exp_inplace_f3
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
     p = p * r * r + r + 1.0f;
-    const int e = static_cast<int>(std::max(fx, -127.0f)) + 127;  // clamped so the shift stays defined
+    const int e = static_cast<int>(fx > -127.0f ? fx : -127.0f) + 127;  // clamped so the shift stays defined
     float scale;
     const std::uint32_t bits = static_cast<std::uint32_t>(e) << 23;
     std::memcpy(&scale, &bits, sizeof scale);
