@@ -20,9 +20,10 @@ namespace attnlab::cli {
 
 struct BenchCliOptions {
   std::string config;
-  int d_model = 0, heads = 0, layers = 0, d_ff = 0, vocab = 0;
-  int batch = 16, seq = 128, threads = 0, repeats = 3, attention_max = 4096;
-  int block_q = 64, block_k = 256;
+  int d_model = 0, heads = 0, layers = 0, d_ff = 0, vocab = 0, threads = 0;
+  bench::BenchOptions defaults;  // batch, seq, repeats, attention_max, tiles: one set of defaults
+  int batch = defaults.batch, seq = defaults.seq, repeats = defaults.repeats, attention_max = defaults.attention_max;
+  int block_q = defaults.block_q, block_k = defaults.block_k;
   bool json = false, no_models = false, quiet = false;
 };
 
