@@ -114,3 +114,34 @@ TEST_CASE("tiled attention: large scores do not overflow (online softmax stays s
   for (float x : tout) REQUIRE(std::isfinite(x));
   CHECK(rel_err(tout, out) < 1e-5);
 }
+
+// Float softmaxes use a vectorised polynomial exp (ops.cpp); double uses libm. Their agreement checks it.
+TEST_CASE("float softmaxes (fast exp) agree with double (libm exp): attention and the loss") {
+  std::mt19937 rng(5);
+  const int B = 2, H = 2, C = 16, Tq = 37, Tk = 53;
+  const auto qd = randn<double>(rng, static_cast<std::size_t>(B) * Tq * C, 2.0);
+  const auto kd = randn<double>(rng, static_cast<std::size_t>(B) * Tk * C, 2.0);
+  const auto vd = randn<double>(rng, static_cast<std::size_t>(B) * Tk * C);
+  const std::vector<float> qf(qd.begin(), qd.end()), kf(kd.begin(), kd.end()), vf(vd.begin(), vd.end());
+  const std::vector<int> key_len = {Tk, 20};
+  std::vector<double> od(qd.size()), ad(static_cast<std::size_t>(B) * H * Tq * Tk);
+  std::vector<float> of(qd.size()), af(ad.size());
+  attention_forward<double>(od.data(), ad.data(), qd.data(), kd.data(), vd.data(), key_len.data(), true, B, Tq, Tk, C, H);
+  attention_forward<float>(of.data(), af.data(), qf.data(), kf.data(), vf.data(), key_len.data(), true, B, Tq, Tk, C, H);
+  CHECK(rel_err(std::vector<double>(af.begin(), af.end()), ad) < 1e-5);
+  CHECK(rel_err(std::vector<double>(of.begin(), of.end()), od) < 1e-5);
+
+  const int N = 9, V = 5000;  // logits spread over ±15 so many exps are tiny and some are large
+  const auto zd = randn<double>(rng, static_cast<std::size_t>(N) * V, 5.0);
+  const std::vector<float> zf(zd.begin(), zd.end());
+  std::vector<int> targets(N);
+  for (int r = 0; r < N; ++r) targets[static_cast<std::size_t>(r)] = (r * 997) % V;
+  std::vector<double> pd(zd.size());
+  std::vector<float> pf(zd.size());
+  int cd = 0, cf = 0;
+  const double ld = cross_entropy_forward<double>(pd.data(), zd.data(), targets.data(), N, V, 0.1, -1, &cd);
+  const float lf = cross_entropy_forward<float>(pf.data(), zf.data(), targets.data(), N, V, 0.1f, -1, &cf);
+  CHECK(cd == cf);
+  CHECK(std::fabs(lf - ld) / std::fabs(ld) < 1e-5);
+  CHECK(rel_err(std::vector<double>(pf.begin(), pf.end()), pd) < 1e-5);
+}
