@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   attnlab::cli::setup_attend(app);
   attnlab::cli::setup_generate(app);
   attnlab::cli::setup_doctor(app);
+  attnlab::cli::setup_bench(app);
   attnlab::cli::setup_corpus(app);
   attnlab::cli::setup_exercises(app);
   attnlab::cli::setup_check(app);

@@ -97,6 +97,33 @@ template <typename T>
 void attention_backward(T* dq, T* dk, T* dv, T* scratch, const T* dout, const T* att, const T* q, const T* k,
                         const T* v, int B, int Tq, int Tk, int C, int H);
 
+// ---- attention, tiled (the FlashAttention idea) -------------------------------------------------
+//
+// The same result as attention_forward without ever forming the Tq × Tk matrix. Queries are taken in
+// blocks of block_q rows and keys in blocks of block_k; for each query row we keep a running maximum
+// m and a running normaliser l of the exponentials seen so far. When a new key block raises the
+// maximum from m to m', everything accumulated so far is rescaled by exp(m − m') ("online softmax"):
+//   l ← l·exp(m − m') + Σ_j exp(s_j − m'),     O ← O·exp(m − m') + Σ_j exp(s_j − m')·V_j,
+// and at the end O ← O / l. Extra memory: one block_q × block_k score tile and 2·block_q running
+// values (attention_tiled_workspace), independent of Tk; the output itself is Tq × C as always.
+// Masking is that of attention_forward (key_len, causal); a row with no visible key gives zeros.
+// lse (B × H × Tq) receives log Σ_j exp(s_j) per row (−inf for a fully masked row), all that the
+// backward pass needs to recompute the weights.
+template <typename T>
+std::size_t attention_tiled_workspace(int block_q, int block_k);
+template <typename T>
+void attention_forward_tiled(T* out, T* lse, T* work, const T* q, const T* k, const T* v, const int* key_len,
+                             bool causal, int B, int Tq, int Tk, int C, int H, int block_q, int block_k);
+// Backward of the tiled path (FlashAttention-2 style): recomputes each weight tile from lse instead of
+// reading a stored Tq × Tk matrix. With D_i = Σ_c dout_ic·out_ic, dscores = P ⊙ (dout·Vᵀ − D).
+// dq, dk, dv accumulate. work needs attention_tiled_backward_workspace(block_q, block_k) elements.
+template <typename T>
+std::size_t attention_tiled_backward_workspace(int block_q, int block_k);
+template <typename T>
+void attention_backward_tiled(T* dq, T* dk, T* dv, T* work, const T* dout, const T* out, const T* lse, const T* q,
+                              const T* k, const T* v, const int* key_len, bool causal, int B, int Tq, int Tk, int C,
+                              int H, int block_q, int block_k);
+
 // ---- loss -----------------------------------------------------------------------------------------
 
 // Cross-entropy with label smoothing ε over N rows of logits (N × V), as torch.nn.CrossEntropyLoss

@@ -1,5 +1,7 @@
 #include "model/optim.hpp"
 
+#include "model/profile.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -12,6 +14,7 @@ double noam_lr(std::int64_t step, int d_model, int warmup, double scale) {
 }
 
 double clip_grad_norm(std::vector<float>& grads, double max_norm) {
+  prof::Scope prof_scope(prof::Op::Optimizer);
   double sq = 0.0;
   for (float g : grads) sq += static_cast<double>(g) * g;
   const double norm = std::sqrt(sq);
@@ -25,6 +28,7 @@ double clip_grad_norm(std::vector<float>& grads, double max_norm) {
 void adam_step(std::vector<float>& params, const std::vector<float>& grads, std::vector<float>& m,
                std::vector<float>& v, std::int64_t step, double lr, const AdamConfig& cfg,
                const std::vector<std::uint8_t>& decay_mask) {
+  prof::Scope prof_scope(prof::Op::Optimizer);
   const double b1 = cfg.beta1, b2 = cfg.beta2;
   // Bias corrections undo the zero initialisation of the moments in the first steps.
   const double c1 = 1.0 - std::pow(b1, static_cast<double>(step));

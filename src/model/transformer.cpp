@@ -82,9 +82,14 @@ void Transformer<T>::attn_bwd(const AttnLayout& o, const T* xq, int Tq, const T*
                               const T* dout, T* dxq, T* dxkv) {
   const int B = batch_.B, C = cfg_.d_model, H = cfg_.heads;
   const std::size_t nq = static_cast<std::size_t>(B) * Tq * C, nk = static_cast<std::size_t>(B) * Tk * C;
-  std::vector<T> dctx(nq, T(0)), dq(nq, T(0)), dk(nk, T(0)), dv(nk, T(0)), scratch(static_cast<std::size_t>(Tq) * Tk);
+  std::vector<T>&dctx = ws_dctx_, &dq = ws_dq_, &dk = ws_dk_, &dv = ws_dv_;
+  dctx.assign(nq, T(0));  // assign keeps the capacity: no allocation after the first step
+  dq.assign(nq, T(0));
+  dk.assign(nk, T(0));
+  dv.assign(nk, T(0));
+  ws_scores_.resize(static_cast<std::size_t>(Tq) * Tk);
   linear_backward<T>(dctx.data(), G(o.wo), G(o.bo), dout, a.ctx.data(), P(o.wo), B * Tq, C, C);
-  attention_backward<T>(dq.data(), dk.data(), dv.data(), scratch.data(), dctx.data(), a.att.data(), a.q.data(),
+  attention_backward<T>(dq.data(), dk.data(), dv.data(), ws_scores_.data(), dctx.data(), a.att.data(), a.q.data(),
                         a.k.data(), a.v.data(), B, Tq, Tk, C, H);
   linear_backward<T>(dxq, G(o.wq), G(o.bq), dq.data(), xq, P(o.wq), B * Tq, C, C);
   linear_backward<T>(dxkv, G(o.wk), G(o.bk), dk.data(), xkv, P(o.wk), B * Tk, C, C);
@@ -105,7 +110,9 @@ void Transformer<T>::ffn_fwd(const FfnLayout& o, const T* x, int N, FfnAct& a) {
 template <typename T>
 void Transformer<T>::ffn_bwd(const FfnLayout& o, const T* x, int N, const FfnAct& a, const T* dout, T* dx) {
   const int C = cfg_.d_model, F = cfg_.d_ff;
-  std::vector<T> da(static_cast<std::size_t>(N) * F, T(0)), dh(static_cast<std::size_t>(N) * F, T(0));
+  std::vector<T>&da = ws_da_, &dh = ws_dh_;
+  da.assign(static_cast<std::size_t>(N) * F, T(0));
+  dh.assign(static_cast<std::size_t>(N) * F, T(0));
   linear_backward<T>(da.data(), G(o.w2), G(o.b2), dout, a.a.data(), P(o.w2), N, F, C);
   relu_backward<T>(dh.data(), da.data(), a.h.data(), dh.size());
   linear_backward<T>(dx, G(o.w1), G(o.b1), dh.data(), x, P(o.w1), N, C, F);
@@ -264,7 +271,8 @@ void Transformer<T>::backward() {
   const T scale = static_cast<T>(std::sqrt(static_cast<double>(C)));
   std::fill(grads.begin(), grads.end(), T(0));
 
-  std::vector<T> dlogits(static_cast<std::size_t>(N) * V, T(0));
+  std::vector<T>& dlogits = dlogits_;
+  dlogits.assign(static_cast<std::size_t>(N) * V, T(0));
   cross_entropy_backward<T>(dlogits.data(), probs_.data(), b.tgt_out.data(), N, V, smoothing_, kPad, count_, T(1));
   std::vector<T> dh(static_cast<std::size_t>(N) * C, T(0));
   if (cfg_.tie_embeddings) {

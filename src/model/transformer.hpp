@@ -158,6 +158,9 @@ class Transformer {
   std::vector<DecLayer> dec_;
   LNAct dec_final_;
   std::vector<T> logits_, probs_;
+  // Backward-pass scratch, kept between steps so a training step does not allocate (and page-fault)
+  // hundreds of megabytes every time: dlogits alone is (B·T) × V.
+  std::vector<T> dlogits_, ws_dctx_, ws_dq_, ws_dk_, ws_dv_, ws_scores_, ws_da_, ws_dh_;
 
   // Decoding state.
   int beams_ = 0, step_ = 0, src_len_ = 0;

@@ -363,3 +363,34 @@ TEST_CASE("corpus: bad flag values exit with code 2 and say why") {
   expect_input_error(run({"corpus", "--out", file.string()}), {"exists and is not a directory"});
   expect_input_error(run({"corpus", "--out", ""}), {"--out needs a directory"});
 }
+
+// A seconds-long smoke of `attnlab bench` on a tiny model: it runs, its JSON parses and holds every
+// part of the report. The real measurements are not tests (docs/performance.md).
+TEST_CASE("bench smoke: a tiny config runs and its JSON parses") {
+  const Result r = run({"bench", "--d-model", "32", "--heads", "2", "--layers", "1", "--d-ff", "64", "--vocab", "100",
+                        "--batch", "2", "--seq", "16", "--repeats", "1", "--attention-max", "256", "--json", "--quiet"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  CHECK(j["format"] == "attnlab-bench");
+  CHECK(!j["blas"]["kernel"].get<std::string>().empty());
+  CHECK(j["sgemm_ceiling_gflops"].get<double>() > 0.0);
+  REQUIRE(j["models"].size() == 2);
+  for (const auto& m : j["models"]) {
+    CHECK(m["forward"]["tokens_per_s"].get<double>() > 0.0);
+    CHECK(m["train_step"]["tokens_per_s"].get<double>() > 0.0);
+    double share = 0.0;
+    for (const auto& op : m["breakdown"]["ops"]) share += op["share"].get<double>();
+    CHECK(share == doctest::Approx(1.0).epsilon(0.05));  // exclusive categories add up to the wall time
+  }
+  REQUIRE(j["attention"]["rows"].size() == 3);  // n = 64, 128, 256
+  // The plain path keeps the n × n weights; the tiled one a fixed tile plus O(n).
+  const auto& last = j["attention"]["rows"].back();
+  CHECK(last["plain"]["extra_bytes_forward"].get<double>() == 4.0 * 256 * 256);
+  CHECK(last["tiled"]["extra_bytes_forward"].get<double>() < last["plain"]["extra_bytes_forward"].get<double>());
+
+  const Result bad = run({"bench", "--d-model", "32", "--heads", "3", "--layers", "1", "--d-ff", "64"});
+  CHECK(bad.code == 2);
+  const Result both = run({"bench", "--config", "transformer-base", "--d-model", "32"});
+  CHECK(both.code == 2);
+}

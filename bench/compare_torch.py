@@ -1,0 +1,206 @@
+#!/usr/bin/python3
+"""attnlab against PyTorch on the same model, batch, thread count and BLAS kernel, in one call.
+
+Runs `attnlab bench --json` (the ceiling and the models; the attention sweep is skipped), then builds the
+same two models in PyTorch and times them the same way (median of --repeats after one warm-up):
+  encoder-decoder: torch.nn.Transformer (post-norm, ReLU, a final LayerNorm per stack, as attnlab),
+                   one embedding shared by source, target and output projection (tied), x sqrt(d_model),
+                   plus the interleaved sinusoidal positions; causal mask in the decoder;
+  decoder-only:    torch.nn.TransformerEncoder with a causal mask (self-attention + feed-forward per
+                   layer, as attnlab's decoder-only model), a final LayerNorm, tied embeddings.
+float32, train mode with dropout 0, cross-entropy with label smoothing 0.1, gradient clipping at 1.0,
+Adam(0.9, 0.98, 1e-9). "forward" is the training-mode forward (autograd recording, as attnlab's forward
+keeps its activations); "step" is forward + backward + clip + Adam. Tokens = source + target tokens.
+
+PyTorch gets the same OpenBLAS kernel as attnlab: OPENBLAS_CORETYPE is set to the kernel attnlab
+reports before torch (and with it OpenBLAS) is loaded, unless you set it yourself; OPENBLAS_NUM_THREADS
+and torch.set_num_threads get the same thread count.
+
+  /usr/bin/python3 bench/compare_torch.py --attnlab build/attnlab [--config NAME | --d-model ...]
+         [--batch B] [--seq T] [--threads K] [--repeats R] [--json]
+"""
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--attnlab", default="build/attnlab", help="the attnlab binary")
+    p.add_argument("--config")
+    p.add_argument("--d-model", type=int)
+    p.add_argument("--heads", type=int)
+    p.add_argument("--layers", type=int)
+    p.add_argument("--d-ff", type=int)
+    p.add_argument("--vocab", type=int)
+    p.add_argument("--batch", type=int, default=16)
+    p.add_argument("--seq", type=int, default=128)
+    p.add_argument("--threads", type=int, default=os.cpu_count())
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--json", action="store_true", help="print one JSON document")
+    return p.parse_args()
+
+
+def run_attnlab(a):
+    cmd = [a.attnlab, "bench", "--json", "--quiet", "--attention-max", "0", "--batch", str(a.batch), "--seq", str(a.seq),
+           "--threads", str(a.threads), "--repeats", str(a.repeats)]
+    for flag, val in (("--config", a.config), ("--d-model", a.d_model), ("--heads", a.heads), ("--layers", a.layers),
+                      ("--d-ff", a.d_ff), ("--vocab", a.vocab)):
+        if val is not None:
+            cmd += [flag, str(val)]
+    print("running: " + " ".join(cmd), file=sys.stderr)
+    out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE).stdout
+    return cmd, json.loads(out)
+
+
+def median_seconds(repeats, fn):
+    fn()  # warm-up
+    samples = []
+    for _ in range(max(1, repeats)):
+        t = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - t)
+    samples.sort()
+    return samples[len(samples) // 2]
+
+
+def main():
+    a = parse_args()
+    cmd, report = run_attnlab(a)
+    kernel = report["blas"]["kernel"]
+    if "OPENBLAS_CORETYPE" not in os.environ:
+        os.environ["OPENBLAS_CORETYPE"] = kernel  # read when OpenBLAS loads, i.e. at `import torch`
+    os.environ["OPENBLAS_NUM_THREADS"] = str(a.threads)
+    os.environ["OMP_NUM_THREADS"] = str(a.threads)
+
+    import ctypes
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    torch.set_num_threads(a.threads)
+    try:  # the OpenBLAS that torch loaded (Debian's torch calls BLAS through libblas.so.3 -> OpenBLAS)
+        ob = ctypes.CDLL("libopenblas.so.0")
+        ob.openblas_get_corename.restype = ctypes.c_char_p
+        torch_kernel = ob.openblas_get_corename().decode()
+        torch_blas_threads = ob.openblas_get_num_threads()
+    except OSError:
+        torch_kernel, torch_blas_threads = "unknown", 0
+    blas_lines = []
+    for line in torch.__config__.show().splitlines():
+        line = line.strip()
+        if line.startswith("- Build settings:") or line.startswith("Build settings:"):  # keep only the BLAS/LAPACK entries of the long flag list
+            line = "- Build settings: " + ", ".join(
+                w.strip() for w in line.split(":", 1)[1].split(",") if "BLAS_INFO" in w or "LAPACK_INFO" in w)
+        if any(w in line for w in ("BLAS", "LAPACK", "MKL", "CPU capability")):
+            blas_lines.append(line)
+
+    c = report["config"]
+    C, H, L, Fd, V, B, T = c["d_model"], c["heads"], c["layers"], c["d_ff"], c["vocab"], c["batch"], c["seq"]
+
+    def positions(n):
+        pe = torch.zeros(n, C)
+        pos = torch.arange(n, dtype=torch.float64)[:, None]
+        i = torch.arange(0, C, 2, dtype=torch.float64)
+        ang = pos / torch.pow(10000.0, i / C)
+        pe[:, 0::2] = torch.sin(ang).float()
+        pe[:, 1::2] = torch.cos(ang[:, : C // 2]).float()
+        return pe
+
+    class Model(nn.Module):
+        def __init__(self, decoder_only):
+            super().__init__()
+            self.decoder_only = decoder_only
+            self.emb = nn.Embedding(V, C)
+            self.register_buffer("pe", positions(T))
+            if decoder_only:
+                layer = nn.TransformerEncoderLayer(C, H, Fd, dropout=0.0, batch_first=True)
+                self.body = nn.TransformerEncoder(layer, L, norm=nn.LayerNorm(C), enable_nested_tensor=False)
+            else:
+                self.body = nn.Transformer(C, H, L, L, Fd, dropout=0.0, batch_first=True)
+            self.register_buffer("causal", torch.triu(torch.full((T, T), float("-inf")), diagonal=1))
+
+        def embed(self, tok):
+            return self.emb(tok) * math.sqrt(C) + self.pe[: tok.shape[1]]
+
+        def forward(self, src, tgt):
+            if self.decoder_only:
+                h = self.body(self.embed(tgt), mask=self.causal)
+            else:
+                h = self.body(self.embed(src), self.embed(tgt), tgt_mask=self.causal)
+            return h @ self.emb.weight.t()  # tied output projection
+
+    g = torch.Generator().manual_seed(7)
+    src = torch.randint(4, V, (B, T), generator=g)
+    tgt_in = torch.randint(4, V, (B, T), generator=g)
+    tgt_out = torch.randint(4, V, (B, T), generator=g)
+
+    results = []
+    for md in report["models"]:
+        decoder_only = md["model"] == "decoder-only"
+        torch.manual_seed(1)
+        model = Model(decoder_only).train()
+        opt = torch.optim.Adam(model.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-9)
+        params = sum(p.numel() for p in model.parameters())
+
+        def loss_fn():
+            logits = model(src, tgt_in)
+            return F.cross_entropy(logits.reshape(-1, V), tgt_out.reshape(-1), label_smoothing=0.1)
+
+        def step():
+            opt.zero_grad(set_to_none=True)
+            loss = loss_fn()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+
+        print(f"torch {md['model']}: forward", file=sys.stderr)
+        fwd = median_seconds(a.repeats, loss_fn)
+        print(f"torch {md['model']}: training step", file=sys.stderr)
+        stp = median_seconds(a.repeats, step)
+        tokens = md["tokens_per_step"]
+        results.append({
+            "model": md["model"],
+            "parameters": {"attnlab": md["parameters"], "torch": params},
+            "forward_tokens_per_s": {"attnlab": md["forward"]["tokens_per_s"], "torch": tokens / fwd,
+                                     "ratio": md["forward"]["tokens_per_s"] / (tokens / fwd)},
+            "step_tokens_per_s": {"attnlab": md["train_step"]["tokens_per_s"], "torch": tokens / stp,
+                                  "ratio": md["train_step"]["tokens_per_s"] / (tokens / stp)},
+        })
+
+    out = {
+        "attnlab_command": " ".join(cmd),
+        "config": c,
+        "threads": a.threads,
+        "attnlab_blas": report["blas"],
+        "torch": {"version": torch.__version__, "openblas_kernel": torch_kernel, "openblas_threads": torch_blas_threads,
+                  "torch_threads": torch.get_num_threads(), "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE"),
+                  "config_blas_lines": blas_lines},
+        "sgemm_ceiling_gflops": report["sgemm_ceiling_gflops"],
+        "load_average": [report["machine"]["load_average_at_start"], report["machine"]["load_average_at_end"]],
+        "models": results,
+    }
+    if a.json:
+        print(json.dumps(out, indent=2))
+        return
+    print(f"attnlab vs PyTorch {torch.__version__}: {c['name']}, d_model {C}, {H} heads, d_ff {Fd}, {L} layers, "
+          f"vocab {V}, batch {B} x {T} tokens, {a.threads} thread(s)")
+    print(f"  attnlab: OpenBLAS kernel {report['blas']['kernel']} ({report['blas']['threads']} threads)")
+    print(f"  torch:   OpenBLAS kernel {torch_kernel} ({torch_blas_threads} BLAS threads, "
+          f"{torch.get_num_threads()} torch threads); OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE')}")
+    for l in blas_lines:
+        print(f"           torch config: {l}")
+    print(f"  load average during attnlab's run: {out['load_average'][0]} -> {out['load_average'][1]}")
+    print(f"  {'':<30} {'attnlab tok/s':>10} {'torch tok/s':>14} {'ratio':>8}")
+    for r in results:
+        for key, label in (("forward_tokens_per_s", "forward"), ("step_tokens_per_s", "training step")):
+            x = r[key]
+            print(f"  {r['model'] + ' ' + label:<30} {x['attnlab']:>10.0f} {x['torch']:>14.0f} {x['ratio']:>7.2f}x")
+
+
+if __name__ == "__main__":
+    main()

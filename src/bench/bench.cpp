@@ -1,0 +1,322 @@
+#include "bench/bench.hpp"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "model/ops.hpp"
+#include "model/optim.hpp"
+#include "model/profile.hpp"
+#include "model/transformer.hpp"
+#include "util/blas_setup.hpp"
+
+namespace attnlab::bench {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// One warm-up call, then `repeats` samples; returns the median seconds per call. Calls much shorter
+// than 20 ms are repeated inside each sample so the clock's resolution and noise do not dominate.
+template <class F>
+double median_seconds(int repeats, F&& f) {
+  const auto t0 = Clock::now();
+  f();
+  const double first = seconds_since(t0);
+  const int inner = first >= 0.02 ? 1 : static_cast<int>(std::min(1000.0, 0.02 / std::max(first, 1e-7)) + 1);
+  std::vector<double> samples;
+  for (int r = 0; r < std::max(1, repeats); ++r) {
+    const auto t = Clock::now();
+    for (int i = 0; i < inner; ++i) f();
+    samples.push_back(seconds_since(t) / inner);
+  }
+  std::sort(samples.begin(), samples.end());
+  return samples[samples.size() / 2];
+}
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(" \t", colon + 1));
+    }
+  }
+  return "unknown";
+}
+
+std::vector<double> load_average() {
+  std::ifstream in("/proc/loadavg");
+  double a = 0, b = 0, c = 0;
+  if (in >> a >> b >> c) return {a, b, c};
+  return {};
+}
+
+std::vector<float> random_floats(std::size_t n, std::uint32_t seed, float sd = 1.0f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(0.0f, sd);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+nlohmann::ordered_json sgemm_point(const std::string& label, int m, int n, int k, bool trans_b, int repeats) {
+  const auto a = random_floats(static_cast<std::size_t>(m) * k, 1, 0.1f);
+  const auto b = random_floats(static_cast<std::size_t>(k) * n, 2, 0.1f);
+  std::vector<float> c(static_cast<std::size_t>(m) * n);
+  const double s = median_seconds(repeats, [&] {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a.data(), k, b.data(),
+                trans_b ? k : n, 0.0f, c.data(), n);
+  });
+  const double flops = 2.0 * m * n * k;
+  nlohmann::ordered_json j;
+  j["shape"] = label;
+  j["m"] = m;
+  j["n"] = n;
+  j["k"] = k;
+  j["seconds"] = s;
+  j["gflops"] = flops / s / 1e9;
+  return j;
+}
+
+model::Batch random_batch(const model::ModelConfig& c, int B, int T, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> tok(4, c.vocab_size - 1);
+  model::Batch b;
+  b.B = B;
+  b.T = T;
+  b.tgt_in.resize(static_cast<std::size_t>(B) * T);
+  b.tgt_out.resize(b.tgt_in.size());
+  for (auto& t : b.tgt_in) t = tok(rng);
+  for (auto& t : b.tgt_out) t = tok(rng);
+  if (!c.decoder_only) {
+    b.S = T;
+    b.src.resize(static_cast<std::size_t>(B) * T);
+    for (auto& t : b.src) t = tok(rng);
+    b.src_len.assign(B, T);
+  }
+  return b;
+}
+
+nlohmann::ordered_json measure_model(const std::string& label, const model::ModelConfig& cfg, const BenchOptions& o,
+                                     double ceiling, const std::function<void(const std::string&)>& say) {
+  say(fmt::format("{}: building the model", label));
+  model::Transformer<float> net(cfg);
+  net.init_params(1);
+  const model::Batch batch = random_batch(cfg, o.batch, o.seq, 7);
+  const int S = cfg.decoder_only ? 0 : o.seq;
+  const double tokens = static_cast<double>(o.batch) * (S + o.seq);
+  const double fwd_flops = forward_flops(cfg, o.batch, S, o.seq);
+  std::uint64_t rng = 1;
+  std::vector<float> m(net.params.size(), 0.0f), v(net.params.size(), 0.0f);
+  std::int64_t step = 0;
+  const model::AdamConfig adam;
+  auto train_step = [&] {
+    net.forward(batch, 0.1f, true, &rng);
+    net.backward();
+    model::clip_grad_norm(net.grads, 1.0);
+    model::adam_step(net.params, net.grads, m, v, ++step, 1e-4, adam, {});
+  };
+
+  say(fmt::format("{}: forward", label));
+  const double fwd = median_seconds(o.repeats, [&] { net.forward(batch, 0.1f, true, &rng); });
+  say(fmt::format("{}: training step", label));
+  const double stp = median_seconds(o.repeats, train_step);
+
+  // The breakdown comes from separate, profiled steps so the timers cannot disturb the numbers above.
+  say(fmt::format("{}: per-op breakdown", label));
+  const int profiled = std::max(1, o.repeats);
+  const auto t0 = Clock::now();
+  model::prof::start();
+  for (int i = 0; i < profiled; ++i) train_step();
+  const model::prof::Totals tot = model::prof::stop();
+  const double wall = seconds_since(t0);
+
+  nlohmann::ordered_json j;
+  j["model"] = label;
+  j["parameters"] = model::parameter_count(cfg);
+  j["tokens_per_step"] = tokens;
+  auto point = [&](double s, double flops) {
+    nlohmann::ordered_json p;
+    p["seconds"] = s;
+    p["tokens_per_s"] = tokens / s;
+    p["gflop"] = flops / 1e9;
+    p["gflops"] = flops / s / 1e9;
+    p["fraction_of_ceiling"] = ceiling > 0 ? flops / s / 1e9 / ceiling : 0.0;
+    return p;
+  };
+  j["forward"] = point(fwd, fwd_flops);
+  j["train_step"] = point(stp, 3.0 * fwd_flops);
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (int i = 0; i < model::prof::kOps; ++i) {
+    const auto op = static_cast<model::prof::Op>(i);
+    rows.push_back({{"op", model::prof::name(op)},
+                    {"seconds_per_step", tot.seconds[static_cast<std::size_t>(i)] / profiled},
+                    {"share", tot.seconds[static_cast<std::size_t>(i)] / wall},
+                    {"calls_per_step", tot.calls[static_cast<std::size_t>(i)] / profiled}});
+  }
+  j["breakdown"] = {{"profiled_steps", profiled}, {"seconds_per_step", wall / profiled}, {"ops", rows}};
+  return j;
+}
+
+nlohmann::ordered_json measure_attention(const BenchOptions& o, const std::function<void(const std::string&)>& say) {
+  const int H = o.attention_heads, C = H * o.attention_dk;
+  nlohmann::ordered_json j;
+  j["heads"] = H;
+  j["d_k"] = o.attention_dk;
+  j["block_q"] = o.block_q;
+  j["block_k"] = o.block_k;
+  j["what"] = "self-attention of one sequence (no mask): forward, and backward from a random upstream gradient";
+  j["extra_memory"] =
+      "bytes of the buffers a path needs beyond its inputs Q, K, V, its output and the gradients it returns: "
+      "plain forward = the saved weights (H·n·n floats), plain backward adds an n·n scratch; tiled forward = one "
+      "block_q·block_k tile + 2·block_q running values + the saved log-sum-exp (H·n), tiled backward = two tiles + "
+      "block_q + the log-sum-exp";
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (int n = 64; n <= o.attention_max; n *= 2) {
+    say(fmt::format("attention alone: n = {}", n));
+    const std::size_t nc = static_cast<std::size_t>(n) * C;
+    const auto q = random_floats(nc, 11), k = random_floats(nc, 12), v = random_floats(nc, 13), dout = random_floats(nc, 14);
+    std::vector<float> out(nc), dq(nc), dk(nc), dv(nc);
+    const double flops = 4.0 * n * n * C;  // Q·Kᵀ and weights·V, summed over heads
+
+    nlohmann::ordered_json row;
+    row["n"] = n;
+    {
+      std::vector<float> att(static_cast<std::size_t>(H) * n * n), scratch(static_cast<std::size_t>(n) * n);
+      const double f = median_seconds(o.repeats, [&] {
+        model::attention_forward<float>(out.data(), att.data(), q.data(), k.data(), v.data(), nullptr, false, 1, n, n, C, H);
+      });
+      const double b = median_seconds(o.repeats, [&] {
+        model::attention_backward<float>(dq.data(), dk.data(), dv.data(), scratch.data(), dout.data(), att.data(),
+                                         q.data(), k.data(), v.data(), 1, n, n, C, H);
+      });
+      row["plain"] = {{"forward_s", f},
+                      {"backward_s", b},
+                      {"forward_gflops", flops / f / 1e9},
+                      {"extra_bytes_forward", att.size() * sizeof(float)},
+                      {"extra_bytes_backward", (att.size() + scratch.size()) * sizeof(float)}};
+    }
+    {
+      std::vector<float> lse(static_cast<std::size_t>(H) * n);
+      std::vector<float> work(model::attention_tiled_workspace<float>(o.block_q, o.block_k));
+      std::vector<float> bwork(model::attention_tiled_backward_workspace<float>(o.block_q, o.block_k));
+      const double f = median_seconds(o.repeats, [&] {
+        model::attention_forward_tiled<float>(out.data(), lse.data(), work.data(), q.data(), k.data(), v.data(), nullptr,
+                                              false, 1, n, n, C, H, o.block_q, o.block_k);
+      });
+      const double b = median_seconds(o.repeats, [&] {
+        model::attention_backward_tiled<float>(dq.data(), dk.data(), dv.data(), bwork.data(), dout.data(), out.data(),
+                                               lse.data(), q.data(), k.data(), v.data(), nullptr, false, 1, n, n, C, H,
+                                               o.block_q, o.block_k);
+      });
+      row["tiled"] = {{"forward_s", f},
+                      {"backward_s", b},
+                      {"forward_gflops", flops / f / 1e9},
+                      {"extra_bytes_forward", (work.size() + lse.size()) * sizeof(float)},
+                      {"extra_bytes_backward", (bwork.size() + lse.size()) * sizeof(float)}};
+    }
+    rows.push_back(row);
+  }
+  j["rows"] = rows;
+  return j;
+}
+
+}  // namespace
+
+double forward_flops(const model::ModelConfig& c, int B, int S, int T) {
+  const double C = c.d_model, F = c.d_ff, V = c.vocab_size;
+  const double Ns = static_cast<double>(B) * S, Nt = static_cast<double>(B) * T;
+  // One attention block: Q and output projections on the Nq query rows, K and V projections on the Nk
+  // key rows, then Q·Kᵀ and weights·V (2·Tq·Tk·d_k each per head; summed over heads d_k becomes C).
+  auto attention = [&](double Nq, double Nk, double Tq, double Tk) {
+    return 2.0 * (2.0 * Nq * C * C) + 2.0 * (2.0 * Nk * C * C) + 2.0 * (2.0 * B * Tq * Tk * C);
+  };
+  auto ffn = [&](double N) { return 2.0 * (2.0 * N * C * F); };
+  double f = 0.0;
+  if (!c.decoder_only) f += c.encoder_layers * (attention(Ns, Ns, S, S) + ffn(Ns));
+  const double cross = c.decoder_only ? 0.0 : attention(Nt, Ns, T, S);
+  f += c.decoder_layers * (attention(Nt, Nt, T, T) + cross + ffn(Nt));
+  f += 2.0 * Nt * C * V;  // output projection to the vocabulary (tied or not, the same product)
+  return f;
+}
+
+nlohmann::ordered_json run_bench(const BenchOptions& o, const std::function<void(const std::string&)>& progress) {
+  auto say = [&](const std::string& s) {
+    if (progress) progress(s);
+  };
+  if (o.threads > 0) openblas_set_num_threads(o.threads);
+  const BlasInfo blas = blas_info();
+
+  nlohmann::ordered_json j;
+  j["format"] = "attnlab-bench";
+  j["version"] = 1;
+  j["machine"] = {{"cpu", cpu_model()},
+                  {"hardware_threads", std::thread::hardware_concurrency()},
+                  {"load_average_at_start", load_average()}};
+  j["blas"] = {{"library", blas.config},
+               {"kernel", blas.corename},
+               {"cpu_best_kernel", blas.cpu_best},
+               {"threads", blas.threads},
+               {"verdict", blas.verdict}};
+  const model::ModelConfig& mc = o.model;
+  j["config"] = {{"name", o.name},          {"d_model", mc.d_model},       {"heads", mc.heads},
+                 {"layers", mc.decoder_layers}, {"d_ff", mc.d_ff},         {"vocab", mc.vocab_size},
+                 {"batch", o.batch},        {"seq", o.seq},                {"repeats", o.repeats},
+                 {"dropout", 0.0},          {"norm", mc.pre_norm ? "pre" : "post"},
+                 {"tie_embeddings", mc.tie_embeddings}};
+  j["flop_counting"] =
+      "2·m·n·k per matrix product (m×k)·(k×n); every product counted: Q/K/V/output projections, Q·Kᵀ and "
+      "weights·V (full Tq×Tk rectangle, also under a causal mask), both feed-forward products, the output "
+      "projection; training step = 3 × forward. Softmax, layer norm, loss and Adam are not counted as FLOPs.";
+  j["timing"] = fmt::format("median of {} timed repetitions after one warm-up", o.repeats);
+
+  // (a) the ceiling
+  const int N = o.batch * o.seq, C = mc.d_model, F = mc.d_ff, V = mc.vocab_size;
+  nlohmann::ordered_json gemms = nlohmann::ordered_json::array();
+  double ceiling = 0.0;
+  if (o.models) {
+    say("sgemm at the model's shapes");
+    const std::string NC = fmt::format("({}×{})", N, C);
+    gemms.push_back(sgemm_point(fmt::format("N×C · C×C  {}·({}×{})  attention projections", NC, C, C), N, C, C, false, o.repeats));
+    gemms.push_back(sgemm_point(fmt::format("N×C · C×F  {}·({}×{})  feed-forward in", NC, C, F), N, F, C, false, o.repeats));
+    gemms.push_back(sgemm_point(fmt::format("N×F · F×C  ({}×{})·({}×{})  feed-forward out", N, F, F, C), N, C, F, false, o.repeats));
+    gemms.push_back(sgemm_point(fmt::format("N×C · C×V  {}·({}×{})ᵀ  output projection", NC, V, C), N, V, C, true, o.repeats));
+  }
+  say("sgemm at 2048 × 2048 × 2048");
+  gemms.push_back(sgemm_point("2048×2048 · 2048×2048  large square", 2048, 2048, 2048, false, o.repeats));
+  for (const auto& g : gemms) ceiling = std::max(ceiling, g["gflops"].get<double>());
+  j["sgemm"] = gemms;
+  j["sgemm_ceiling_gflops"] = ceiling;
+
+  // (b) + (d) the models
+  if (o.models) {
+    nlohmann::ordered_json models = nlohmann::ordered_json::array();
+    model::ModelConfig ed = mc;
+    ed.decoder_only = false;
+    ed.max_len = std::max(ed.max_len, o.seq);
+    ed.dropout = 0.0f;
+    models.push_back(measure_model("encoder-decoder", ed, o, ceiling, say));
+    model::ModelConfig lm = ed;
+    lm.decoder_only = true;
+    models.push_back(measure_model("decoder-only", lm, o, ceiling, say));
+    j["models"] = models;
+  }
+
+  // (c) attention alone
+  if (o.attention_max >= 64) j["attention"] = measure_attention(o, say);
+  j["machine"]["load_average_at_end"] = load_average();
+  return j;
+}
+
+}  // namespace attnlab::bench

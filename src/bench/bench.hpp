@@ -1,0 +1,45 @@
+#pragma once
+// The measuring behind `attnlab bench`: the sgemm ceiling of this machine, the model's forward and
+// training-step speed against that ceiling, attention alone (plain and tiled) over sequence lengths,
+// and where a training step's time goes.
+//
+// FLOP counting (the convention of the Transformer and scaling-law papers): a matrix product
+// (m × k)·(k × n) costs 2·m·n·k floating-point operations; only matrix products are counted, every one
+// of them, attention's included: per attention block Q, K, V and output projections, the scores Q·Kᵀ
+// (2·Tq·Tk·d_k per head, the full rectangle even when a causal mask hides half of it, because the plain
+// path computes all of it) and weights·V (the same again); the two feed-forward products; the output
+// projection to the vocabulary. A training step counts 3 × the forward (the backward pass does two
+// matrix products for each one of the forward: one for the input's gradient, one for the weight's).
+// Softmax, layer norm, the loss and Adam are real time but not FLOPs in this count.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "model/config.hpp"
+
+namespace attnlab::bench {
+
+struct BenchOptions {
+  std::string name = "custom";  // config name, for the report
+  model::ModelConfig model;     // encoder_layers = decoder_layers = the benchmark's layer count
+  int batch = 16, seq = 128;    // B sequences of T tokens (encoder–decoder: S = T = seq)
+  int threads = 0;              // OpenBLAS threads; 0 = leave OpenBLAS's choice
+  int repeats = 3;              // timed repetitions after one warm-up; the median is reported
+  int attention_max = 4096;     // attention alone for n = 64, 128, … up to this (0 = skip)
+  int attention_heads = 1, attention_dk = 64;
+  int block_q = 64, block_k = 256;  // tile sizes of the tiled attention
+  bool models = true;           // measure the models (off: ceiling and attention only)
+};
+
+// Matrix-product FLOPs of one forward pass over a batch of B × S source and B × T target tokens (see
+// the comment at the top for what is counted).
+double forward_flops(const model::ModelConfig& c, int B, int S, int T);
+
+// Runs every measurement and returns the report as JSON (the CLI prints it as text or JSON).
+// `progress` receives one short line before each stage (may be empty).
+nlohmann::ordered_json run_bench(const BenchOptions& o, const std::function<void(const std::string&)>& progress);
+
+}  // namespace attnlab::bench

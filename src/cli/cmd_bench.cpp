@@ -1,0 +1,211 @@
+// attnlab bench [--config NAME | --d-model D --heads H --layers N --d-ff F --vocab V] [--batch B] [--seq T]
+//               [--threads K] [--json]
+// Measures how fast this machine runs the model: the sgemm ceiling, forward and training-step tokens/s
+// against it, attention alone (plain and tiled) over sequence lengths, and where a step's time goes.
+// The measuring lives in src/bench/bench.cpp; this file parses options and prints the report.
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "bench/bench.hpp"
+#include "cli/commands.hpp"
+#include "tasks/task.hpp"
+#include "util/error.hpp"
+#include "util/paths.hpp"
+
+namespace attnlab::cli {
+
+struct BenchCliOptions {
+  std::string config;
+  int d_model = 0, heads = 0, layers = 0, d_ff = 0, vocab = 0, threads = 0;
+  bench::BenchOptions defaults;  // batch, seq, repeats, attention_max, tiles: one set of defaults
+  int batch = defaults.batch, seq = defaults.seq, repeats = defaults.repeats, attention_max = defaults.attention_max;
+  int block_q = defaults.block_q, block_k = defaults.block_k;
+  bool json = false, no_models = false, quiet = false;
+};
+
+namespace {
+
+// The paper's base model; its 37K vocabulary is the shared EN-DE BPE vocabulary.
+model::ModelConfig transformer_base() {
+  model::ModelConfig c;
+  c.d_model = 512;
+  c.heads = 8;
+  c.d_ff = 2048;
+  c.encoder_layers = c.decoder_layers = 6;
+  c.vocab_size = 37000;
+  return c;
+}
+
+bench::BenchOptions to_bench_options(const BenchCliOptions& o) {
+  bench::BenchOptions b;
+  const bool explicit_shape = o.d_model || o.heads || o.layers || o.d_ff;
+  if (!o.config.empty() && explicit_shape)
+    throw InputError("bench: give either --config or --d-model/--heads/--layers/--d-ff, not both");
+  if (!o.config.empty()) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    std::string path = o.config;
+    if (!fs::exists(path, ec)) path = resolve_data_path("data/configs/" + o.config + ".json");
+    if (fs::exists(path, ec)) {
+      const tasks::RunConfig run = tasks::load_run_config(path);
+      b.model = run.model;
+      b.name = run.name.empty() ? o.config : run.name;
+    } else if (o.config == "transformer-base") {
+      b.model = transformer_base();
+      b.name = "transformer-base (built in)";
+    } else {
+      throw InputError("--config " + o.config + ": no such file, and no data/configs/" + o.config + ".json");
+    }
+    b.model.vocab_size = 37000;  // a run config takes its vocabulary from the corpus; bench uses the paper's
+    b.model.encoder_layers = b.model.decoder_layers = std::max(b.model.encoder_layers, b.model.decoder_layers);
+  } else if (explicit_shape) {
+    if (!(o.d_model && o.heads && o.layers && o.d_ff))
+      throw InputError("bench: --d-model, --heads, --layers and --d-ff go together (or use --config NAME)");
+    b.model.d_model = o.d_model;
+    b.model.heads = o.heads;
+    b.model.d_ff = o.d_ff;
+    b.model.encoder_layers = b.model.decoder_layers = o.layers;
+    b.model.vocab_size = 37000;
+    b.name = "custom";
+  } else {
+    b.model = transformer_base();
+    b.name = "transformer-base (built in)";
+  }
+  if (o.vocab) b.model.vocab_size = o.vocab;
+  b.model.max_len = std::max(b.model.max_len, o.seq);
+  b.model.dropout = 0.0f;
+  model::validate(b.model, "bench");
+  b.batch = o.batch;
+  b.seq = o.seq;
+  b.threads = o.threads;
+  b.repeats = o.repeats;
+  b.attention_max = o.attention_max;
+  b.block_q = o.block_q;
+  b.block_k = o.block_k;
+  b.models = !o.no_models;
+  return b;
+}
+
+std::string human_bytes(double b) {
+  if (b >= 1024.0 * 1024 * 1024) return fmt::format("{:.1f} GiB", b / (1024.0 * 1024 * 1024));
+  if (b >= 1024.0 * 1024) return fmt::format("{:.1f} MiB", b / (1024.0 * 1024));
+  if (b >= 1024.0) return fmt::format("{:.1f} KiB", b / 1024.0);
+  return fmt::format("{:.0f} B", b);
+}
+
+void print_text(const nlohmann::ordered_json& j) {
+  const auto& m = j["machine"];
+  const auto& b = j["blas"];
+  const auto& c = j["config"];
+  const auto la = m["load_average_at_start"];
+  std::cout << fmt::format("attnlab bench: {}\n", c["name"].get<std::string>());
+  std::cout << fmt::format("  machine   {} ({} hardware threads), load average {}\n", m["cpu"].get<std::string>(),
+                           m["hardware_threads"].get<unsigned>(), la.dump());
+  std::cout << fmt::format("  BLAS      {}\n", b["library"].get<std::string>());
+  std::cout << fmt::format("  kernel    {} with {} thread(s): {}\n", b["kernel"].get<std::string>(), b["threads"].get<int>(),
+                           b["verdict"].get<std::string>());
+  std::cout << fmt::format("  model     d_model {}, {} heads, d_ff {}, {} layers (+{} for the encoder–decoder), vocab {}; "
+                           "batch {} × {} tokens; dropout 0\n",
+                           c["d_model"].get<int>(), c["heads"].get<int>(), c["d_ff"].get<int>(), c["layers"].get<int>(),
+                           c["layers"].get<int>(), c["vocab"].get<int>(), c["batch"].get<int>(), c["seq"].get<int>());
+  std::cout << fmt::format("  timing    {}\n\n", j["timing"].get<std::string>());
+
+  std::cout << "(a) the ceiling: OpenBLAS sgemm\n";
+  for (const auto& g : j["sgemm"])
+    std::cout << fmt::format("  {:>8.1f} GFLOP/s  {:>9.3f} ms  {}\n", g["gflops"].get<double>(), g["seconds"].get<double>() * 1e3,
+                             g["shape"].get<std::string>());
+  const double ceiling = j["sgemm_ceiling_gflops"].get<double>();
+  std::cout << fmt::format("  ceiling (best of the above): {:.1f} GFLOP/s\n\n", ceiling);
+
+  if (j.contains("models")) {
+    std::cout << "(b) the model on random tokens (tokens = source + target tokens per step)\n";
+    std::cout << fmt::format("  {:<22} {:>10} {:>12} {:>10} {:>10} {:>9}\n", "", "ms", "tokens/s", "GFLOP", "GFLOP/s",
+                             "of ceil.");
+    for (const auto& md : j["models"]) {
+      for (const char* what : {"forward", "train_step"}) {
+        const auto& p = md[what];
+        std::cout << fmt::format("  {:<22} {:>10.1f} {:>12.0f} {:>10.1f} {:>10.1f} {:>8.0f}%\n",
+                                 md["model"].get<std::string>() + (std::string(what) == "forward" ? " fwd" : " step"),
+                                 p["seconds"].get<double>() * 1e3, p["tokens_per_s"].get<double>(), p["gflop"].get<double>(),
+                                 p["gflops"].get<double>(), 100.0 * p["fraction_of_ceiling"].get<double>());
+      }
+    }
+    std::cout << fmt::format("  FLOPs: {}\n\n", j["flop_counting"].get<std::string>());
+    std::cout << "(d) where a training step's time goes (exclusive wall time per category, profiled steps)\n";
+    for (const auto& md : j["models"]) {
+      const auto& bd = md["breakdown"];
+      std::cout << fmt::format("  {} ({:.1f} ms per profiled step)\n", md["model"].get<std::string>(),
+                               bd["seconds_per_step"].get<double>() * 1e3);
+      for (const auto& r : bd["ops"])
+        std::cout << fmt::format("    {:>5.1f}%  {:>9.1f} ms  {}\n", 100.0 * r["share"].get<double>(),
+                                 r["seconds_per_step"].get<double>() * 1e3, r["op"].get<std::string>());
+    }
+    std::cout << '\n';
+  }
+
+  if (j.contains("attention")) {
+    const auto& a = j["attention"];
+    std::cout << fmt::format("(c) attention alone: {} head(s), d_k = {}, tiles {} × {}; {}\n", a["heads"].get<int>(),
+                             a["d_k"].get<int>(), a["block_q"].get<int>(), a["block_k"].get<int>(), a["what"].get<std::string>());
+    std::cout << fmt::format("  {:>6}  {:>10} {:>10} {:>10} {:>10}  {:>11} {:>11}\n", "n", "plain fwd", "tiled fwd",
+                             "plain bwd", "tiled bwd", "plain mem", "tiled mem");
+    for (const auto& r : a["rows"]) {
+      const auto& p = r["plain"];
+      const auto& t = r["tiled"];
+      std::cout << fmt::format("  {:>6}  {:>8.3f}ms {:>8.3f}ms {:>8.3f}ms {:>8.3f}ms  {:>11} {:>11}\n", r["n"].get<int>(),
+                               p["forward_s"].get<double>() * 1e3, t["forward_s"].get<double>() * 1e3,
+                               p["backward_s"].get<double>() * 1e3, t["backward_s"].get<double>() * 1e3,
+                               human_bytes(p["extra_bytes_backward"].get<double>()),
+                               human_bytes(t["extra_bytes_backward"].get<double>()));
+    }
+    std::cout << fmt::format("  memory: {}\n", a["extra_memory"].get<std::string>());
+  }
+  std::cout << fmt::format("  load average at the end: {}\n", m["load_average_at_end"].dump());
+}
+
+void run_bench_cmd(const BenchCliOptions& o) {
+  const bench::BenchOptions b = to_bench_options(o);
+  auto progress = [&](const std::string& s) {
+    if (!o.quiet) std::cerr << "bench: " << s << '\n';
+  };
+  const nlohmann::ordered_json report = bench::run_bench(b, progress);
+  if (o.json) {
+    std::cout << report.dump(2) << '\n';
+  } else {
+    print_text(report);
+  }
+}
+
+}  // namespace
+
+void setup_bench(CLI::App& app) {
+  auto o = std::make_shared<BenchCliOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "bench", "Measure this machine: sgemm ceiling, model tokens/s, attention plain vs tiled, per-op time");
+  sub->add_option("-c,--config", o->config,
+                  "Model shape from data/configs/NAME.json (its \"model\" part), or transformer-base (the default)");
+  sub->add_option("--d-model", o->d_model, "Width d_model (with --heads, --layers, --d-ff)")->check(CLI::Range(1, 65536));
+  sub->add_option("--heads", o->heads, "Attention heads")->check(CLI::Range(1, 1024));
+  sub->add_option("--layers", o->layers, "Layers per stack (the encoder–decoder has this many of each)")->check(CLI::Range(1, 256));
+  sub->add_option("--d-ff", o->d_ff, "Feed-forward width")->check(CLI::Range(1, 1 << 20));
+  sub->add_option("--vocab", o->vocab, "Vocabulary size (default 37000, the paper's)")->check(CLI::Range(5, 1 << 22));
+  sub->add_option("--batch", o->batch, "Sequences per batch")->check(CLI::Range(1, 65536))->capture_default_str();
+  sub->add_option("--seq", o->seq, "Tokens per sequence (source and target)")->check(CLI::Range(1, 65536))->capture_default_str();
+  sub->add_option("--threads", o->threads, "OpenBLAS threads (default: OpenBLAS's own choice)")->check(CLI::Range(1, 1024));
+  sub->add_option("--repeats", o->repeats, "Timed repetitions after the warm-up (median reported)")
+      ->check(CLI::Range(1, 1000))->capture_default_str();
+  sub->add_option("--attention-max", o->attention_max, "Longest n of the attention sweep (0 = skip it)")
+      ->check(CLI::Range(0, 1 << 16))->capture_default_str();
+  sub->add_option("--block-q", o->block_q, "Query rows per tile of the tiled attention")->check(CLI::Range(1, 4096))->capture_default_str();
+  sub->add_option("--block-k", o->block_k, "Keys per tile of the tiled attention")->check(CLI::Range(1, 4096))->capture_default_str();
+  sub->add_flag("--no-models", o->no_models, "Skip the model measurements (ceiling and attention only)");
+  sub->add_flag("--json", o->json, "Print the report as JSON");
+  sub->add_flag("-q,--quiet", o->quiet, "No progress lines on stderr");
+  sub->callback([o] { run_bench_cmd(*o); });
+}
+
+}  // namespace attnlab::cli
