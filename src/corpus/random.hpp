@@ -12,17 +12,14 @@
 #include <utility>
 #include <vector>
 
+#include "util/rng.hpp"
+
 namespace attnlab::corpus {
 
 using Rng = std::mt19937_64;
 
 // SplitMix64 (Steele, Lea, Flood 2014): a good 64-bit mixer, used to derive independent seeds.
-inline std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
+inline std::uint64_t splitmix64(std::uint64_t x) { return attnlab::splitmix64(x); }  // x is the state, copied
 
 // A seed for stream number `stream` of the user's seed. Each split gets its own stream, so the test
 // split depends only on the seed and the test size, not on how large the training split is.
@@ -33,13 +30,7 @@ inline std::uint64_t derive_seed(std::uint64_t seed, std::uint64_t stream) {
 // A uniform integer in [0, n), n > 0, by rejection: draws above the largest multiple of n are
 // discarded, so every value is exactly equally likely (plain modulo would favour small values).
 inline std::size_t uniform_below(Rng& rng, std::size_t n) {
-  const std::uint64_t range = static_cast<std::uint64_t>(n);
-  const std::uint64_t limit = UINT64_MAX - UINT64_MAX % range;  // accept draws in [0, limit)
-  std::uint64_t x;
-  do {
-    x = rng();
-  } while (x >= limit);
-  return static_cast<std::size_t>(x % range);
+  return static_cast<std::size_t>(attnlab::bounded([&] { return rng(); }, static_cast<std::uint64_t>(n)));
 }
 
 // True with probability percent/100.
@@ -73,15 +64,6 @@ void shuffle(Rng& rng, std::vector<T>& v) {
   }
 }
 
-// 64-bit FNV-1a hash of a byte string: a fixed function of its bytes, used for the held-out rule
-// (std::hash is implementation-defined).
-inline std::uint64_t fnv1a(std::string_view s) {
-  std::uint64_t h = 0xCBF29CE484222325ULL;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001B3ULL;
-  }
-  return h;
-}
+using attnlab::fnv1a;
 
 }  // namespace attnlab::corpus

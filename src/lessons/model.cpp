@@ -8,16 +8,6 @@
 
 namespace attnlab::lessons {
 
-namespace {
-
-std::uint64_t fnv1a(std::string_view s) {
-  std::uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
-  return h;
-}
-
-}  // namespace
-
 Rng::Rng(std::uint64_t seed, std::string_view name) {
   std::uint64_t s = seed;
   state_ = splitmix64(s) ^ fnv1a(name);

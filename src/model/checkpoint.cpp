@@ -6,6 +6,7 @@
 
 #include "io/files.hpp"
 #include "util/error.hpp"
+#include "util/rng.hpp"
 
 namespace attnlab::model {
 
@@ -13,15 +14,6 @@ namespace {
 
 constexpr char kMagic[8] = {'A', 'T', 'N', 'L', 'C', 'K', 'P', 'T'};
 constexpr std::size_t kMaxCheckpointBytes = std::size_t(4) << 30;
-
-std::uint64_t fnv1a(const char* data, std::size_t n) {
-  std::uint64_t h = 0xcbf29ce484222325ull;
-  for (std::size_t i = 0; i < n; ++i) {
-    h ^= static_cast<unsigned char>(data[i]);
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
 
 template <typename U>
 void put(std::string& out, U v) {
@@ -69,7 +61,7 @@ void save_checkpoint(const std::string& path, const Checkpoint& ck) {
   put<std::uint64_t>(out, hj.size());
   out += hj;
   for (const auto& [data, group] : groups) out.append(reinterpret_cast<const char*>(data->data()), data->size() * 4);
-  put<std::uint64_t>(out, fnv1a(out.data(), out.size()));
+  put<std::uint64_t>(out, fnv1a(out));
   write_file_atomic(path, out);
 }
 
@@ -86,7 +78,7 @@ Checkpoint load_checkpoint(const std::string& path) {
               std::to_string(kCheckpointVersion) + "); retrain the model with this version");
   }
   const auto stored = get<std::uint64_t>(in, in.size() - 8);
-  if (fnv1a(in.data(), in.size() - 8) != stored) {
+  if (fnv1a(std::string_view(in).substr(0, in.size() - 8)) != stored) {
     throw bad("checksum mismatch: the file is corrupt or truncated (was it copied completely?)");
   }
   const auto hlen = get<std::uint64_t>(in, 16);

@@ -53,12 +53,7 @@ std::vector<std::size_t> epoch_order(std::size_t n, std::uint64_t seed, std::int
   for (std::size_t i = 0; i < n; ++i) order[i] = i;
   std::uint64_t s = seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(epoch) + 1;
   for (std::size_t i = n; i > 1; --i) {
-    // Unbiased bounded integer by rejection.
-    const std::uint64_t bound = i, limit = UINT64_MAX - UINT64_MAX % bound;
-    std::uint64_t r;
-    do r = splitmix64(s);
-    while (r >= limit);
-    std::swap(order[i - 1], order[r % bound]);
+    std::swap(order[i - 1], order[bounded([&] { return splitmix64(s); }, i)]);
   }
   return order;
 }
