@@ -16,6 +16,7 @@
 #include "model/profile.hpp"
 #include "model/transformer.hpp"
 #include "util/blas_setup.hpp"
+#include "util/parallel.hpp"
 
 namespace attnlab::bench {
 
@@ -179,9 +180,9 @@ nlohmann::ordered_json measure_attention(const BenchOptions& o, const std::funct
   j["what"] = "self-attention of one sequence (no mask): forward, and backward from a random upstream gradient";
   j["extra_memory"] =
       "bytes of the buffers a path needs beyond its inputs Q, K, V, its output and the gradients it returns: "
-      "plain forward = the saved weights (H·n·n floats), plain backward adds an n·n scratch; tiled forward = one "
-      "block_q·block_k tile + 2·block_q running values + the saved log-sum-exp (H·n), tiled backward = two tiles + "
-      "block_q + the log-sum-exp";
+      "plain forward = the saved weights (H·n·n floats), plain backward adds an n·n scratch per thread; tiled "
+      "forward = per thread one block_q·block_k tile + 2·block_q running values, plus the saved log-sum-exp (H·n); "
+      "tiled backward = per thread two tiles + block_q values + an n·d_k partial dQ, plus the log-sum-exp";
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (int n = 64; n <= o.attention_max; n *= 2) {
     say(fmt::format("attention alone: n = {}", n));
@@ -193,7 +194,7 @@ nlohmann::ordered_json measure_attention(const BenchOptions& o, const std::funct
     nlohmann::ordered_json row;
     row["n"] = n;
     {
-      std::vector<float> att(static_cast<std::size_t>(H) * n * n), scratch(static_cast<std::size_t>(n) * n);
+      std::vector<float> att(static_cast<std::size_t>(H) * n * n), scratch(model::attention_backward_scratch<float>(n, n));
       const double f = median_seconds(o.repeats, [&] {
         model::attention_forward<float>(out.data(), att.data(), q.data(), k.data(), v.data(), nullptr, false, 1, n, n, C, H);
       });
@@ -210,7 +211,7 @@ nlohmann::ordered_json measure_attention(const BenchOptions& o, const std::funct
     {
       std::vector<float> lse(static_cast<std::size_t>(H) * n);
       std::vector<float> work(model::attention_tiled_workspace<float>(o.block_q, o.block_k));
-      std::vector<float> bwork(model::attention_tiled_backward_workspace<float>(o.block_q, o.block_k));
+      std::vector<float> bwork(model::attention_tiled_backward_workspace<float>(o.block_q, o.block_k, n, o.attention_dk));
       const double f = median_seconds(o.repeats, [&] {
         model::attention_forward_tiled<float>(out.data(), lse.data(), work.data(), q.data(), k.data(), v.data(), nullptr,
                                               false, 1, n, n, C, H, o.block_q, o.block_k);
@@ -255,7 +256,10 @@ nlohmann::ordered_json run_bench(const BenchOptions& o, const std::function<void
   auto say = [&](const std::string& s) {
     if (progress) progress(s);
   };
-  if (o.threads > 0) openblas_set_num_threads(o.threads);
+  if (o.threads > 0) {
+    openblas_set_num_threads(o.threads);
+    par::set_threads(o.threads);  // attnlab's own loops (util/parallel.hpp) use the same count
+  }
   const BlasInfo blas = blas_info();
 
   nlohmann::ordered_json j;
@@ -268,6 +272,7 @@ nlohmann::ordered_json run_bench(const BenchOptions& o, const std::function<void
                {"kernel", blas.corename},
                {"cpu_best_kernel", blas.cpu_best},
                {"threads", blas.threads},
+               {"thread_timeout", blas.thread_timeout.empty() ? "default" : "2^" + blas.thread_timeout + " cycles"},
                {"verdict", blas.verdict}};
   const model::ModelConfig& mc = o.model;
   j["config"] = {{"name", o.name},          {"d_model", mc.d_model},       {"heads", mc.heads},

@@ -37,7 +37,8 @@ void run_doctor(const DoctorOptions& o) {
   j["cxx_standard"] = static_cast<long>(__cplusplus);
   j["xtensor"] = fmt::format("{}.{}.{}", XTENSOR_VERSION_MAJOR, XTENSOR_VERSION_MINOR, XTENSOR_VERSION_PATCH);
   j["blas"] = {{"library", b.config}, {"kernel", b.corename}, {"cpu_best_kernel", b.cpu_best},
-               {"threads", b.threads}, {"verdict", b.verdict}};
+               {"threads", b.threads}, {"verdict", b.verdict},
+               {"thread_timeout", b.thread_timeout.empty() ? "OpenBLAS default (2^28 cycles)" : "2^" + b.thread_timeout + " cycles"}};
   std::string root;
   try {
     root = project_root();
@@ -62,6 +63,8 @@ void run_doctor(const DoctorOptions& o) {
   std::cout << fmt::format("  BLAS          {}\n", b.config);
   std::cout << fmt::format("  BLAS kernel   {} ({} thread{})\n", b.corename, b.threads, b.threads == 1 ? "" : "s");
   std::cout << fmt::format("                {}\n", b.verdict);
+  std::cout << fmt::format("  BLAS spin     {}\n", b.thread_timeout.empty() ? "OpenBLAS default (2^28 cycles)"
+                                                    : "2^" + b.thread_timeout + " cycles before idle threads sleep (OPENBLAS_THREAD_TIMEOUT)");
   std::cout << fmt::format("  data folder   {}\n", root);
   std::cout << fmt::format("  CUDA          compiled: {}; nvcc: {}; device: {}\n", j["cuda"]["compiled"].get<bool>() ? "yes" : "no",
                            j["cuda"]["nvcc"].get<std::string>(), j["cuda"]["device"].get<std::string>());

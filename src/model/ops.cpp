@@ -1,7 +1,8 @@
 #include "model/ops.hpp"
 
-#include "util/rng.hpp"
 #include "model/profile.hpp"
+#include "util/parallel.hpp"
+#include "util/rng.hpp"
 
 #include <cblas.h>
 
@@ -9,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 
 namespace attnlab::model {
 
@@ -79,6 +81,48 @@ double sum_of(const T* x, std::size_t n) {
   return s;
 }
 
+// max x (n ≥ 1) as 16 interleaved running maxima, so the compiler can vectorise it (max is exact: the
+// result is that of a plain loop).
+template <typename T>
+T max_of(const T* x, std::size_t n) {
+  T acc[16];
+  std::fill(acc, acc + 16, x[0]);
+  std::size_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    for (int l = 0; l < 16; ++l) acc[l] = acc[l] < x[i + l] ? x[i + l] : acc[l];
+  T m = acc[0];
+  for (int l = 1; l < 16; ++l) m = m < acc[l] ? acc[l] : m;
+  for (; i < n; ++i) m = m < x[i] ? x[i] : m;
+  return m;
+}
+
+// Element-wise loops run on every thread in chunks of at least this many values (below it the wake-up
+// costs more than it saves).
+constexpr std::size_t kElementChunk = 1 << 15;
+
+// Calls fn(begin, end) on [0, n) split across the pool (util/parallel.hpp).
+template <class F>
+void par_range(std::size_t n, std::size_t min_chunk, F&& fn) {
+  par::parallel_for(n, min_chunk, [&](std::size_t b, std::size_t e) { fn(b, e); });
+}
+
+// Work items 0 … items−1 dealt round-robin to `slots` workers, each with its own scratch index
+// (slot), so per-thread buffers need no locking; round-robin evens out causal masks, whose later
+// query blocks have more keys.
+template <class F>
+void for_each_slot(int slots, int items, F&& fn) {
+  par::parallel_for(static_cast<std::size_t>(slots), 1, [&](std::size_t s0, std::size_t s1) {
+    for (std::size_t s = s0; s < s1; ++s)
+      for (int it = static_cast<int>(s); it < items; it += slots) fn(static_cast<int>(s), it);
+  });
+}
+
+// Threads for per-head attention work, and whether it is worth waking them: B·H·Tq·Tk·d_k multiply-adds.
+int attention_slots(int B, int H, int Tq, int Tk, int hs) {
+  const double work = static_cast<double>(B) * H * Tq * Tk * hs;
+  return work < 262144.0 ? 1 : std::max(1, std::min(par::threads(), B * H));
+}
+
 }  // namespace
 
 template <typename T>
@@ -98,13 +142,15 @@ std::vector<T> positional_encoding(int max_len, int C) {
 template <typename T>
 void embedding_forward(T* out, const int* tokens, const T* wte, const T* pe, int B, int Tn, int C, T scale) {
   prof::Scope prof_scope(prof::Op::Elementwise);
-  for (int b = 0; b < B; ++b)
-    for (int t = 0; t < Tn; ++t) {
-      T* o = out + (static_cast<std::size_t>(b) * Tn + t) * C;
-      const T* e = wte + static_cast<std::size_t>(tokens[b * Tn + t]) * C;
+  par_range(static_cast<std::size_t>(B) * Tn, 64, [&](std::size_t r0, std::size_t r1) {
+    for (std::size_t r = r0; r < r1; ++r) {
+      const int t = static_cast<int>(r % static_cast<std::size_t>(Tn));
+      T* o = out + r * C;
+      const T* e = wte + static_cast<std::size_t>(tokens[r]) * C;
       const T* p = pe + static_cast<std::size_t>(t) * C;
       for (int c = 0; c < C; ++c) o[c] = e[c] * scale + p[c];
     }
+  });
 }
 
 template <typename T>
@@ -121,7 +167,9 @@ template <typename T>
 void linear_forward(T* out, const T* inp, const T* w, const T* bias, int N, int IC, int OC) {
   prof::Scope prof_scope(prof::Op::Elementwise);
   if (bias) {
-    for (int r = 0; r < N; ++r) std::copy(bias, bias + OC, out + static_cast<std::size_t>(r) * OC);
+    par_range(static_cast<std::size_t>(N), 16, [&](std::size_t r0, std::size_t r1) {
+      for (std::size_t r = r0; r < r1; ++r) std::copy(bias, bias + OC, out + r * OC);
+    });
   }
   gemm<T>(false, false, N, OC, IC, T(1), inp, IC, w, OC, bias ? T(1) : T(0), out, OC);
 }
@@ -132,19 +180,23 @@ void linear_backward(T* dinp, T* dw, T* dbias, const T* dout, const T* inp, cons
   if (dinp) gemm<T>(false, true, N, IC, OC, T(1), dout, OC, w, OC, T(1), dinp, IC);
   if (dw) gemm<T>(true, false, IC, OC, N, T(1), inp, IC, dout, OC, T(1), dw, OC);
   if (dbias) {
-    for (int r = 0; r < N; ++r) {
-      const T* g = dout + static_cast<std::size_t>(r) * OC;
-      for (int c = 0; c < OC; ++c) dbias[c] += g[c];
-    }
+    // Column sums split by columns, rows in order: the same additions in the same order on any thread count.
+    par_range(static_cast<std::size_t>(OC), 64, [&](std::size_t c0, std::size_t c1) {
+      for (int r = 0; r < N; ++r) {
+        const T* g = dout + static_cast<std::size_t>(r) * OC;
+        for (std::size_t c = c0; c < c1; ++c) dbias[c] += g[c];
+      }
+    });
   }
 }
 
 template <typename T>
 void layernorm_forward(T* out, T* mean, T* rstd, const T* inp, const T* gamma, const T* beta, int N, int C, T eps) {
   prof::Scope prof_scope(prof::Op::LayerNorm);
-  for (int r = 0; r < N; ++r) {
-    const T* x = inp + static_cast<std::size_t>(r) * C;
-    T* o = out + static_cast<std::size_t>(r) * C;
+  par_range(static_cast<std::size_t>(N), 16, [&](std::size_t r0, std::size_t r1) {
+  for (std::size_t r = r0; r < r1; ++r) {
+    const T* x = inp + r * C;
+    T* o = out + r * C;
     double m = 0.0;
     for (int c = 0; c < C; ++c) m += x[c];
     m /= C;
@@ -156,67 +208,89 @@ void layernorm_forward(T* out, T* mean, T* rstd, const T* inp, const T* gamma, c
     mean[r] = static_cast<T>(m);
     rstd[r] = static_cast<T>(rs);
   }
+  });
 }
 
 template <typename T>
 void layernorm_backward(T* dinp, T* dgamma, T* dbeta, const T* dout, const T* inp, const T* gamma, const T* mean,
                         const T* rstd, int N, int C) {
   prof::Scope prof_scope(prof::Op::LayerNorm);
-  for (int r = 0; r < N; ++r) {
-    const T* x = inp + static_cast<std::size_t>(r) * C;
-    const T* g = dout + static_cast<std::size_t>(r) * C;
-    T* dx = dinp + static_cast<std::size_t>(r) * C;
-    // With x̂ = (x − μ)·rstd and dx̂ = dout ⊙ γ:
-    //   dx = rstd · (dx̂ − mean(dx̂) − x̂ · mean(dx̂ ⊙ x̂)).
-    double sum_dxhat = 0.0, sum_dxhat_xhat = 0.0;
-    for (int c = 0; c < C; ++c) {
-      const T xhat = (x[c] - mean[r]) * rstd[r];
-      const T dxhat = g[c] * gamma[c];
-      sum_dxhat += dxhat;
-      sum_dxhat_xhat += dxhat * xhat;
-      dgamma[c] += g[c] * xhat;
-      dbeta[c] += g[c];
+  // dx row by row (rows are independent) ...
+  par_range(static_cast<std::size_t>(N), 16, [&](std::size_t r0, std::size_t r1) {
+    for (std::size_t r = r0; r < r1; ++r) {
+      const T* x = inp + r * C;
+      const T* g = dout + r * C;
+      T* dx = dinp + r * C;
+      // With x̂ = (x − μ)·rstd and dx̂ = dout ⊙ γ:
+      //   dx = rstd · (dx̂ − mean(dx̂) − x̂ · mean(dx̂ ⊙ x̂)).
+      double sum_dxhat = 0.0, sum_dxhat_xhat = 0.0;
+      for (int c = 0; c < C; ++c) {
+        const T xhat = (x[c] - mean[r]) * rstd[r];
+        const T dxhat = g[c] * gamma[c];
+        sum_dxhat += dxhat;
+        sum_dxhat_xhat += dxhat * xhat;
+      }
+      const T m1 = static_cast<T>(sum_dxhat / C), m2 = static_cast<T>(sum_dxhat_xhat / C);
+      for (int c = 0; c < C; ++c) {
+        const T xhat = (x[c] - mean[r]) * rstd[r];
+        dx[c] += rstd[r] * (g[c] * gamma[c] - m1 - xhat * m2);
+      }
     }
-    const T m1 = static_cast<T>(sum_dxhat / C), m2 = static_cast<T>(sum_dxhat_xhat / C);
-    for (int c = 0; c < C; ++c) {
-      const T xhat = (x[c] - mean[r]) * rstd[r];
-      dx[c] += rstd[r] * (g[c] * gamma[c] - m1 - xhat * m2);
+  });
+  // ... and γ, β's gradients summed over rows, split by columns so every sum keeps the row order.
+  par_range(static_cast<std::size_t>(C), 64, [&](std::size_t c0, std::size_t c1) {
+    for (int r = 0; r < N; ++r) {
+      const T* x = inp + static_cast<std::size_t>(r) * C;
+      const T* g = dout + static_cast<std::size_t>(r) * C;
+      for (std::size_t c = c0; c < c1; ++c) {
+        const T xhat = (x[c] - mean[r]) * rstd[r];
+        dgamma[c] += g[c] * xhat;
+        dbeta[c] += g[c];
+      }
     }
-  }
+  });
 }
 
 template <typename T>
 void relu_forward(T* out, const T* inp, std::size_t n) {
   prof::Scope prof_scope(prof::Op::Elementwise);
-  for (std::size_t i = 0; i < n; ++i) out[i] = inp[i] > T(0) ? inp[i] : T(0);
+  par_range(n, kElementChunk, [&](std::size_t b, std::size_t e) {
+    for (std::size_t i = b; i < e; ++i) out[i] = inp[i] > T(0) ? inp[i] : T(0);
+  });
 }
 
 template <typename T>
 void relu_backward(T* dinp, const T* dout, const T* inp, std::size_t n) {
   prof::Scope prof_scope(prof::Op::Elementwise);
-  for (std::size_t i = 0; i < n; ++i) dinp[i] += inp[i] > T(0) ? dout[i] : T(0);
+  par_range(n, kElementChunk, [&](std::size_t b, std::size_t e) {
+    for (std::size_t i = b; i < e; ++i) dinp[i] += inp[i] > T(0) ? dout[i] : T(0);
+  });
 }
 
 template <typename T>
 void add_forward(T* out, const T* a, const T* b, std::size_t n) {
   prof::Scope prof_scope(prof::Op::Elementwise);
-  for (std::size_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
+  par_range(n, kElementChunk, [&](std::size_t i0, std::size_t i1) {
+    for (std::size_t i = i0; i < i1; ++i) out[i] = a[i] + b[i];
+  });
 }
 
 template <typename T>
 void accumulate(T* dst, const T* src, std::size_t n) {
   prof::Scope prof_scope(prof::Op::Elementwise);
-  for (std::size_t i = 0; i < n; ++i) dst[i] += src[i];
+  par_range(n, kElementChunk, [&](std::size_t b, std::size_t e) {
+    for (std::size_t i = b; i < e; ++i) dst[i] += src[i];
+  });
 }
 
 template <typename T>
 void dropout_forward(T* out, T* mask, const T* inp, std::size_t n, float p, std::uint64_t& rng_state) {
   prof::Scope prof_scope(prof::Op::Elementwise);
   if (p <= 0.0f) {
-    for (std::size_t i = 0; i < n; ++i) {
-      out[i] = inp[i];
-      mask[i] = T(1);
-    }
+    par_range(n, kElementChunk, [&](std::size_t b, std::size_t e) {
+      std::copy(inp + b, inp + e, out + b);
+      std::fill(mask + b, mask + e, T(1));
+    });
     return;
   }
   const T keep_scale = static_cast<T>(1.0 / (1.0 - p));
@@ -230,7 +304,9 @@ void dropout_forward(T* out, T* mask, const T* inp, std::size_t n, float p, std:
 template <typename T>
 void dropout_backward(T* dinp, const T* dout, const T* mask, std::size_t n) {
   prof::Scope prof_scope(prof::Op::Elementwise);
-  for (std::size_t i = 0; i < n; ++i) dinp[i] += dout[i] * mask[i];
+  par_range(n, kElementChunk, [&](std::size_t b, std::size_t e) {
+    for (std::size_t i = b; i < e; ++i) dinp[i] += dout[i] * mask[i];
+  });
 }
 
 template <typename T>
@@ -239,36 +315,48 @@ void attention_forward(T* out, T* att, const T* q, const T* k, const T* v, const
   prof::Scope prof_scope(prof::Op::Softmax);
   const int hs = C / H;
   const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(hs)));
-  for (int b = 0; b < B; ++b) {
+  // One (batch, head) pair per work item. Its products are small (Tq × Tk × hs), so each thread runs
+  // its own pairs with single-threaded sgemm rather than both threads sharing every small product.
+  auto one_head = [&](int bh) {
+    const int b = bh / H, h = bh % H;
     const int valid = key_len ? key_len[b] : Tk;
-    for (int h = 0; h < H; ++h) {
-      T* a = att + (static_cast<std::size_t>(b) * H + h) * Tq * Tk;
-      const T* qb = q + static_cast<std::size_t>(b) * Tq * C + h * hs;
-      const T* kb = k + static_cast<std::size_t>(b) * Tk * C + h * hs;
-      const T* vb = v + static_cast<std::size_t>(b) * Tk * C + h * hs;
-      // scores = Q_bh · K_bhᵀ / √hs, straight into the attention buffer.
-      gemm<T>(false, true, Tq, Tk, hs, scale, qb, C, kb, C, T(0), a, Tk);
-      for (int i = 0; i < Tq; ++i) {
-        T* row = a + static_cast<std::size_t>(i) * Tk;
-        const int visible = std::min(valid, causal ? i + 1 : Tk);
-        if (visible <= 0) {
-          std::fill(row, row + Tk, T(0));
-          continue;
-        }
-        T mx = row[0];
-        for (int j = 1; j < visible; ++j) mx = std::max(mx, row[j]);
-        for (int j = 0; j < visible; ++j) row[j] -= mx;
-        exp_inplace(row, static_cast<std::size_t>(visible));
-        T sum = 0;
-        for (int j = 0; j < visible; ++j) sum += row[j];
-        const T inv = T(1) / sum;
-        for (int j = 0; j < visible; ++j) row[j] *= inv;
-        std::fill(row + visible, row + Tk, T(0));
+    T* a = att + static_cast<std::size_t>(bh) * Tq * Tk;
+    const T* qb = q + static_cast<std::size_t>(b) * Tq * C + h * hs;
+    const T* kb = k + static_cast<std::size_t>(b) * Tk * C + h * hs;
+    const T* vb = v + static_cast<std::size_t>(b) * Tk * C + h * hs;
+    // scores = Q_bh · K_bhᵀ / √hs, straight into the attention buffer.
+    gemm<T>(false, true, Tq, Tk, hs, scale, qb, C, kb, C, T(0), a, Tk);
+    for (int i = 0; i < Tq; ++i) {
+      T* row = a + static_cast<std::size_t>(i) * Tk;
+      const int visible = std::min(valid, causal ? i + 1 : Tk);
+      if (visible <= 0) {
+        std::fill(row, row + Tk, T(0));
+        continue;
       }
-      gemm<T>(false, false, Tq, hs, Tk, T(1), a, Tk, vb, C, T(0), out + static_cast<std::size_t>(b) * Tq * C + h * hs,
-              C);
+      T mx = row[0];
+      for (int j = 1; j < visible; ++j) mx = std::max(mx, row[j]);
+      for (int j = 0; j < visible; ++j) row[j] -= mx;
+      exp_inplace(row, static_cast<std::size_t>(visible));
+      T sum = 0;
+      for (int j = 0; j < visible; ++j) sum += row[j];
+      const T inv = T(1) / sum;
+      for (int j = 0; j < visible; ++j) row[j] *= inv;
+      std::fill(row + visible, row + Tk, T(0));
     }
+    gemm<T>(false, false, Tq, hs, Tk, T(1), a, Tk, vb, C, T(0), out + static_cast<std::size_t>(b) * Tq * C + h * hs, C);
+  };
+  const int slots = attention_slots(B, H, Tq, Tk, hs);
+  if (slots == 1) {
+    for (int bh = 0; bh < B * H; ++bh) one_head(bh);
+    return;
   }
+  par::BlasSerial serial;
+  for_each_slot(slots, B * H, [&](int, int bh) { one_head(bh); });
+}
+
+template <typename T>
+std::size_t attention_backward_scratch(int Tq, int Tk) {
+  return static_cast<std::size_t>(std::max(1, par::threads())) * Tq * Tk;
 }
 
 template <typename T>
@@ -277,32 +365,41 @@ void attention_backward(T* dq, T* dk, T* dv, T* scratch, const T* dout, const T*
   prof::Scope prof_scope(prof::Op::Softmax);
   const int hs = C / H;
   const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(hs)));
-  for (int b = 0; b < B; ++b) {
-    for (int h = 0; h < H; ++h) {
-      const T* a = att + (static_cast<std::size_t>(b) * H + h) * Tq * Tk;
-      const std::size_t qo = static_cast<std::size_t>(b) * Tq * C + h * hs;
-      const std::size_t ko = static_cast<std::size_t>(b) * Tk * C + h * hs;
-      // dV += attᵀ · dout;   datt = dout · Vᵀ
-      gemm<T>(true, false, Tk, hs, Tq, T(1), a, Tk, dout + qo, C, T(1), dv + ko, C);
-      gemm<T>(false, true, Tq, Tk, hs, T(1), dout + qo, C, v + ko, C, T(0), scratch, Tk);
-      // Softmax backward in place: dscores = att ⊙ (datt − rowsum(att ⊙ datt)).
-      for (int i = 0; i < Tq; ++i) {
-        const T* ar = a + static_cast<std::size_t>(i) * Tk;
-        T* dr = scratch + static_cast<std::size_t>(i) * Tk;
-        T dot = 0;
-        for (int j = 0; j < Tk; ++j) dot += ar[j] * dr[j];
-        for (int j = 0; j < Tk; ++j) dr[j] = ar[j] * (dr[j] - dot);
-      }
-      // scores = scale · Q·Kᵀ, so dQ += scale · dscores · K and dK += scale · dscoresᵀ · Q.
-      gemm<T>(false, false, Tq, hs, Tk, scale, scratch, Tk, k + ko, C, T(1), dq + qo, C);
-      gemm<T>(true, false, Tk, hs, Tq, scale, scratch, Tk, q + qo, C, T(1), dk + ko, C);
+  // Each (batch, head) pair writes only its own column block of dq, dk, dv: no two items collide.
+  auto one_head = [&](int slot, int bh) {
+    const int b = bh / H, h = bh % H;
+    T* sc = scratch + static_cast<std::size_t>(slot) * Tq * Tk;
+    const T* a = att + static_cast<std::size_t>(bh) * Tq * Tk;
+    const std::size_t qo = static_cast<std::size_t>(b) * Tq * C + h * hs;
+    const std::size_t ko = static_cast<std::size_t>(b) * Tk * C + h * hs;
+    // dV += attᵀ · dout;   datt = dout · Vᵀ
+    gemm<T>(true, false, Tk, hs, Tq, T(1), a, Tk, dout + qo, C, T(1), dv + ko, C);
+    gemm<T>(false, true, Tq, Tk, hs, T(1), dout + qo, C, v + ko, C, T(0), sc, Tk);
+    // Softmax backward in place: dscores = att ⊙ (datt − rowsum(att ⊙ datt)).
+    for (int i = 0; i < Tq; ++i) {
+      const T* ar = a + static_cast<std::size_t>(i) * Tk;
+      T* dr = sc + static_cast<std::size_t>(i) * Tk;
+      T dot = 0;
+      for (int j = 0; j < Tk; ++j) dot += ar[j] * dr[j];
+      for (int j = 0; j < Tk; ++j) dr[j] = ar[j] * (dr[j] - dot);
     }
+    // scores = scale · Q·Kᵀ, so dQ += scale · dscores · K and dK += scale · dscoresᵀ · Q.
+    gemm<T>(false, false, Tq, hs, Tk, scale, sc, Tk, k + ko, C, T(1), dq + qo, C);
+    gemm<T>(true, false, Tk, hs, Tq, scale, sc, Tk, q + qo, C, T(1), dk + ko, C);
+  };
+  const int slots = attention_slots(B, H, Tq, Tk, hs);
+  if (slots == 1) {
+    for (int bh = 0; bh < B * H; ++bh) one_head(0, bh);
+    return;
   }
+  par::BlasSerial serial;
+  for_each_slot(slots, B * H, one_head);
 }
 
 template <typename T>
 std::size_t attention_tiled_workspace(int block_q, int block_k) {
-  return static_cast<std::size_t>(block_q) * block_k + 2 * static_cast<std::size_t>(block_q);
+  return static_cast<std::size_t>(std::max(1, par::threads())) *
+         (static_cast<std::size_t>(block_q) * block_k + 2 * static_cast<std::size_t>(block_q));
 }
 
 template <typename T>
@@ -312,75 +409,86 @@ void attention_forward_tiled(T* out, T* lse, T* work, const T* q, const T* k, co
   const int hs = C / H;
   const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(hs)));
   const T neg_inf = -std::numeric_limits<T>::infinity();
-  T* s = work;                                             // block_q × block_k scores, then weights
-  T* m = work + static_cast<std::size_t>(block_q) * block_k;  // running maximum per query row
-  T* l = m + block_q;                                      // running normaliser per query row
-  for (int b = 0; b < B; ++b) {
+  const std::size_t per_slot = static_cast<std::size_t>(block_q) * block_k + 2 * static_cast<std::size_t>(block_q);
+  const int qblocks = (Tq + block_q - 1) / block_q;
+  // One work item per (batch, head, query block): each writes its own output rows and log-sum-exps.
+  auto one_block = [&](int slot, int item) {
+    const int bh = item / qblocks, i0 = (item % qblocks) * block_q;
+    const int b = bh / H, h = bh % H;
+    T* s = work + static_cast<std::size_t>(slot) * per_slot;  // block_q × block_k scores, then weights
+    T* m = s + static_cast<std::size_t>(block_q) * block_k;    // running maximum per query row
+    T* l = m + block_q;                                        // running normaliser per query row
     const int valid = key_len ? std::min(key_len[b], Tk) : Tk;
-    for (int h = 0; h < H; ++h) {
-      const T* qb = q + static_cast<std::size_t>(b) * Tq * C + h * hs;
-      const T* kb = k + static_cast<std::size_t>(b) * Tk * C + h * hs;
-      const T* vb = v + static_cast<std::size_t>(b) * Tk * C + h * hs;
-      T* ob = out + static_cast<std::size_t>(b) * Tq * C + h * hs;
-      T* lb = lse + (static_cast<std::size_t>(b) * H + h) * Tq;
-      for (int i0 = 0; i0 < Tq; i0 += block_q) {
-        const int rows = std::min(block_q, Tq - i0);
-        for (int r = 0; r < rows; ++r) {
-          std::fill(ob + static_cast<std::size_t>(i0 + r) * C, ob + static_cast<std::size_t>(i0 + r) * C + hs, T(0));
-          m[r] = neg_inf;
-          l[r] = T(0);
+    const T* qb = q + static_cast<std::size_t>(b) * Tq * C + h * hs;
+    const T* kb = k + static_cast<std::size_t>(b) * Tk * C + h * hs;
+    const T* vb = v + static_cast<std::size_t>(b) * Tk * C + h * hs;
+    T* ob = out + static_cast<std::size_t>(b) * Tq * C + h * hs;
+    T* lb = lse + static_cast<std::size_t>(bh) * Tq;
+    const int rows = std::min(block_q, Tq - i0);
+    for (int r = 0; r < rows; ++r) {
+      std::fill(ob + static_cast<std::size_t>(i0 + r) * C, ob + static_cast<std::size_t>(i0 + r) * C + hs, T(0));
+      m[r] = neg_inf;
+      l[r] = T(0);
+    }
+    // Keys beyond `valid`, and (causal) beyond the block's last query, are hidden from every row.
+    const int kend = std::min(valid, causal ? std::min(Tk, i0 + rows) : Tk);
+    for (int j0 = 0; j0 < kend; j0 += block_k) {
+      const int cols = std::min(block_k, kend - j0);
+      gemm<T>(false, true, rows, cols, hs, scale, qb + static_cast<std::size_t>(i0) * C, C,
+              kb + static_cast<std::size_t>(j0) * C, C, T(0), s, block_k);
+      for (int r = 0; r < rows; ++r) {
+        T* row = s + static_cast<std::size_t>(r) * block_k;
+        const int i = i0 + r;
+        // Visible keys of this row inside the tile: [j0, j0 + vis).
+        const int vis = std::min(cols, (causal ? std::min(valid, i + 1) : valid) - j0);
+        if (vis <= 0) {
+          std::fill(row, row + cols, T(0));
+          continue;
         }
-        // Keys beyond `valid`, and (causal) beyond the block's last query, are hidden from every row.
-        const int kend = std::min(valid, causal ? std::min(Tk, i0 + rows) : Tk);
-        for (int j0 = 0; j0 < kend; j0 += block_k) {
-          const int cols = std::min(block_k, kend - j0);
-          gemm<T>(false, true, rows, cols, hs, scale, qb + static_cast<std::size_t>(i0) * C, C,
-                  kb + static_cast<std::size_t>(j0) * C, C, T(0), s, block_k);
-          for (int r = 0; r < rows; ++r) {
-            T* row = s + static_cast<std::size_t>(r) * block_k;
-            const int i = i0 + r;
-            // Visible keys of this row inside the tile: [j0, j0 + vis).
-            const int vis = std::min(cols, (causal ? std::min(valid, i + 1) : valid) - j0);
-            if (vis <= 0) {
-              std::fill(row, row + cols, T(0));
-              continue;
-            }
-            T mx = m[r];
-            for (int j = 0; j < vis; ++j) mx = std::max(mx, row[j]);
-            const T corr = std::exp(m[r] - mx);  // exp(−inf) = 0 on the row's first visible tile
-            for (int j = 0; j < vis; ++j) row[j] -= mx;
-            exp_inplace(row, static_cast<std::size_t>(vis));
-            T sum = 0;
-            for (int j = 0; j < vis; ++j) sum += row[j];
-            std::fill(row + vis, row + cols, T(0));
-            l[r] = l[r] * corr + sum;
-            m[r] = mx;
-            if (corr != T(1)) {
-              T* o = ob + static_cast<std::size_t>(i) * C;
-              for (int c = 0; c < hs; ++c) o[c] *= corr;
-            }
-          }
-          gemm<T>(false, false, rows, hs, cols, T(1), s, block_k, vb + static_cast<std::size_t>(j0) * C, C, T(1),
-                  ob + static_cast<std::size_t>(i0) * C, C);
-        }
-        for (int r = 0; r < rows; ++r) {
-          T* o = ob + static_cast<std::size_t>(i0 + r) * C;
-          if (l[r] > T(0)) {
-            const T inv = T(1) / l[r];
-            for (int c = 0; c < hs; ++c) o[c] *= inv;
-            lb[i0 + r] = m[r] + std::log(l[r]);
-          } else {
-            lb[i0 + r] = neg_inf;  // no visible key: the output row stays zero
-          }
+        T mx = m[r];
+        for (int j = 0; j < vis; ++j) mx = std::max(mx, row[j]);
+        const T corr = std::exp(m[r] - mx);  // exp(−inf) = 0 on the row's first visible tile
+        for (int j = 0; j < vis; ++j) row[j] -= mx;
+        exp_inplace(row, static_cast<std::size_t>(vis));
+        T sum = 0;
+        for (int j = 0; j < vis; ++j) sum += row[j];
+        std::fill(row + vis, row + cols, T(0));
+        l[r] = l[r] * corr + sum;
+        m[r] = mx;
+        if (corr != T(1)) {
+          T* o = ob + static_cast<std::size_t>(i) * C;
+          for (int c = 0; c < hs; ++c) o[c] *= corr;
         }
       }
+      gemm<T>(false, false, rows, hs, cols, T(1), s, block_k, vb + static_cast<std::size_t>(j0) * C, C, T(1),
+              ob + static_cast<std::size_t>(i0) * C, C);
     }
+    for (int r = 0; r < rows; ++r) {
+      T* o = ob + static_cast<std::size_t>(i0 + r) * C;
+      if (l[r] > T(0)) {
+        const T inv = T(1) / l[r];
+        for (int c = 0; c < hs; ++c) o[c] *= inv;
+        lb[i0 + r] = m[r] + std::log(l[r]);
+      } else {
+        lb[i0 + r] = neg_inf;  // no visible key: the output row stays zero
+      }
+    }
+  };
+  const int items = B * H * qblocks;
+  const int slots = std::max(1, std::min(par::threads(), items));
+  if (slots == 1) {
+    for (int it = 0; it < items; ++it) one_block(0, it);
+    return;
   }
+  par::BlasSerial serial;
+  for_each_slot(slots, items, one_block);
 }
 
 template <typename T>
-std::size_t attention_tiled_backward_workspace(int block_q, int block_k) {
-  return 2 * static_cast<std::size_t>(block_q) * block_k + static_cast<std::size_t>(block_q);
+std::size_t attention_tiled_backward_workspace(int block_q, int block_k, int Tq, int hs) {
+  return static_cast<std::size_t>(std::max(1, par::threads())) *
+         (2 * static_cast<std::size_t>(block_q) * block_k + static_cast<std::size_t>(block_q) +
+          static_cast<std::size_t>(Tq) * hs);
 }
 
 template <typename T>
@@ -390,54 +498,84 @@ void attention_backward_tiled(T* dq, T* dk, T* dv, T* work, const T* dout, const
   prof::Scope prof_scope(prof::Op::Softmax);
   const int hs = C / H;
   const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(hs)));
-  T* p = work;                                                  // block_q × block_k weights
-  T* dp = work + static_cast<std::size_t>(block_q) * block_k;  // block_q × block_k, then dscores
-  T* d = dp + static_cast<std::size_t>(block_q) * block_k;     // D_i = dout_i · out_i
-  for (int b = 0; b < B; ++b) {
+  const std::size_t per_slot = 2 * static_cast<std::size_t>(block_q) * block_k + static_cast<std::size_t>(block_q) +
+                               static_cast<std::size_t>(Tq) * hs;
+  const int kblocks = (Tk + block_k - 1) / block_k;
+  const int slots = std::max(1, std::min(par::threads(), kblocks));
+  // FlashAttention-2's order: one work item per key block of a (batch, head), which owns that block's
+  // rows of dK and dV and loops over every query block. dQ gets contributions from every key block, so
+  // each slot gathers them in its own Tq × hs buffer, and the buffers are added to dq in slot order once
+  // the (batch, head) is done: a fixed order, so results repeat exactly for a given thread count.
+  auto one_block = [&](int slot, int bh, int kb) {
+    const int j0 = kb * block_k;
+    const int b = bh / H, h = bh % H;
+    T* p = work + static_cast<std::size_t>(slot) * per_slot;       // block_q × block_k weights
+    T* dp = p + static_cast<std::size_t>(block_q) * block_k;        // block_q × block_k, then dscores
+    T* d = dp + static_cast<std::size_t>(block_q) * block_k;        // D_i = dout_i · out_i
+    T* dqs = d + block_q;                                           // this slot's dQ for (b, h): Tq × hs
     const int valid = key_len ? std::min(key_len[b], Tk) : Tk;
-    for (int h = 0; h < H; ++h) {
-      const std::size_t qo = static_cast<std::size_t>(b) * Tq * C + h * hs;
-      const std::size_t ko = static_cast<std::size_t>(b) * Tk * C + h * hs;
-      const T* lb = lse + (static_cast<std::size_t>(b) * H + h) * Tq;
-      for (int i0 = 0; i0 < Tq; i0 += block_q) {
-        const int rows = std::min(block_q, Tq - i0);
-        for (int r = 0; r < rows; ++r) {
-          const T* g = dout + qo + static_cast<std::size_t>(i0 + r) * C;
-          const T* o = out + qo + static_cast<std::size_t>(i0 + r) * C;
-          T acc = 0;
-          for (int c = 0; c < hs; ++c) acc += g[c] * o[c];
-          d[r] = acc;
-        }
-        const int kend = std::min(valid, causal ? std::min(Tk, i0 + rows) : Tk);
-        for (int j0 = 0; j0 < kend; j0 += block_k) {
-          const int cols = std::min(block_k, kend - j0);
-          // P = exp(scale · Q·Kᵀ − lse), zero where hidden.
-          gemm<T>(false, true, rows, cols, hs, scale, q + qo + static_cast<std::size_t>(i0) * C, C,
-                  k + ko + static_cast<std::size_t>(j0) * C, C, T(0), p, block_k);
-          for (int r = 0; r < rows; ++r) {
-            T* row = p + static_cast<std::size_t>(r) * block_k;
-            const int i = i0 + r;
-            const int vis = std::max(0, std::min(cols, (causal ? std::min(valid, i + 1) : valid) - j0));
-            for (int j = 0; j < vis; ++j) row[j] -= lb[i];
-            exp_inplace(row, static_cast<std::size_t>(std::max(vis, 0)));
-            std::fill(row + vis, row + cols, T(0));
-          }
-          // dV += Pᵀ · dout;  dP = dout · Vᵀ;  dS = P ⊙ (dP − D)
-          gemm<T>(true, false, cols, hs, rows, T(1), p, block_k, dout + qo + static_cast<std::size_t>(i0) * C, C, T(1),
-                  dv + ko + static_cast<std::size_t>(j0) * C, C);
-          gemm<T>(false, true, rows, cols, hs, T(1), dout + qo + static_cast<std::size_t>(i0) * C, C,
-                  v + ko + static_cast<std::size_t>(j0) * C, C, T(0), dp, block_k);
-          for (int r = 0; r < rows; ++r) {
-            const T* pr = p + static_cast<std::size_t>(r) * block_k;
-            T* dr = dp + static_cast<std::size_t>(r) * block_k;
-            for (int j = 0; j < cols; ++j) dr[j] = pr[j] * (dr[j] - d[r]);
-          }
-          gemm<T>(false, false, rows, hs, cols, scale, dp, block_k, k + ko + static_cast<std::size_t>(j0) * C, C, T(1),
-                  dq + qo + static_cast<std::size_t>(i0) * C, C);
-          gemm<T>(true, false, cols, hs, rows, scale, dp, block_k, q + qo + static_cast<std::size_t>(i0) * C, C, T(1),
-                  dk + ko + static_cast<std::size_t>(j0) * C, C);
-        }
+    const std::size_t qo = static_cast<std::size_t>(b) * Tq * C + h * hs;
+    const std::size_t ko = static_cast<std::size_t>(b) * Tk * C + h * hs;
+    const T* lb = lse + static_cast<std::size_t>(bh) * Tq;
+    const int cols = std::min(block_k, Tk - j0);
+    for (int i0 = 0; i0 < Tq; i0 += block_q) {
+      const int rows = std::min(block_q, Tq - i0);
+      // Keys visible to some row of this query block: [0, kend).
+      const int kend = std::min(valid, causal ? std::min(Tk, i0 + rows) : Tk);
+      const int kc = std::min(cols, kend - j0);
+      if (kc <= 0) continue;
+      for (int r = 0; r < rows; ++r) {
+        const T* g = dout + qo + static_cast<std::size_t>(i0 + r) * C;
+        const T* o = out + qo + static_cast<std::size_t>(i0 + r) * C;
+        T acc = 0;
+        for (int c = 0; c < hs; ++c) acc += g[c] * o[c];
+        d[r] = acc;
       }
+      // P = exp(scale · Q·Kᵀ − lse), zero where hidden.
+      gemm<T>(false, true, rows, kc, hs, scale, q + qo + static_cast<std::size_t>(i0) * C, C,
+              k + ko + static_cast<std::size_t>(j0) * C, C, T(0), p, block_k);
+      for (int r = 0; r < rows; ++r) {
+        T* row = p + static_cast<std::size_t>(r) * block_k;
+        const int i = i0 + r;
+        const int vis = std::max(0, std::min(kc, (causal ? std::min(valid, i + 1) : valid) - j0));
+        for (int j = 0; j < vis; ++j) row[j] -= lb[i];
+        exp_inplace(row, static_cast<std::size_t>(vis));
+        std::fill(row + vis, row + kc, T(0));
+      }
+      // dV += Pᵀ · dout;  dP = dout · Vᵀ;  dS = P ⊙ (dP − D)
+      gemm<T>(true, false, kc, hs, rows, T(1), p, block_k, dout + qo + static_cast<std::size_t>(i0) * C, C, T(1),
+              dv + ko + static_cast<std::size_t>(j0) * C, C);
+      gemm<T>(false, true, rows, kc, hs, T(1), dout + qo + static_cast<std::size_t>(i0) * C, C,
+              v + ko + static_cast<std::size_t>(j0) * C, C, T(0), dp, block_k);
+      for (int r = 0; r < rows; ++r) {
+        const T* pr = p + static_cast<std::size_t>(r) * block_k;
+        T* dr = dp + static_cast<std::size_t>(r) * block_k;
+        for (int j = 0; j < kc; ++j) dr[j] = pr[j] * (dr[j] - d[r]);
+      }
+      gemm<T>(false, false, rows, hs, kc, scale, dp, block_k, k + ko + static_cast<std::size_t>(j0) * C, C, T(1),
+              dqs + static_cast<std::size_t>(i0) * hs, hs);
+      gemm<T>(true, false, kc, hs, rows, scale, dp, block_k, q + qo + static_cast<std::size_t>(i0) * C, C, T(1),
+              dk + ko + static_cast<std::size_t>(j0) * C, C);
+    }
+  };
+  auto slot_dq = [&](int slot) {
+    return work + static_cast<std::size_t>(slot) * per_slot + 2 * static_cast<std::size_t>(block_q) * block_k + block_q;
+  };
+  std::optional<par::BlasSerial> serial;
+  if (slots > 1) serial.emplace();
+  for (int bh = 0; bh < B * H; ++bh) {
+    for (int sl = 0; sl < slots; ++sl) std::fill(slot_dq(sl), slot_dq(sl) + static_cast<std::size_t>(Tq) * hs, T(0));
+    if (slots == 1) {
+      for (int kb = 0; kb < kblocks; ++kb) one_block(0, bh, kb);
+    } else {
+      for_each_slot(slots, kblocks, [&](int slot, int kb) { one_block(slot, bh, kb); });
+    }
+    const int b = bh / H, h = bh % H;
+    T* dqb = dq + static_cast<std::size_t>(b) * Tq * C + h * hs;
+    for (int sl = 0; sl < slots; ++sl) {
+      const T* part = slot_dq(sl);
+      for (int i = 0; i < Tq; ++i)
+        for (int c = 0; c < hs; ++c) dqb[static_cast<std::size_t>(i) * C + c] += part[static_cast<std::size_t>(i) * hs + c];
     }
   }
 }
@@ -446,13 +584,14 @@ template <typename T>
 T cross_entropy_forward(T* probs, const T* logits, const int* targets, int N, int V, T smoothing, int ignore_index,
                         int* count) {
   prof::Scope prof_scope(prof::Op::Loss);
-  double total = 0.0;
-  int used = 0;
-  for (int r = 0; r < N; ++r) {
+  // Rows in parallel, each row's loss kept apart and added up afterwards in row order, so the total is
+  // the same sum, in the same order, on any number of threads.
+  std::vector<double> row_loss(static_cast<std::size_t>(N), 0.0);
+  par_range(static_cast<std::size_t>(N), 4, [&](std::size_t r0, std::size_t r1) {
+  for (std::size_t r = r0; r < r1; ++r) {
     const T* z = logits + static_cast<std::size_t>(r) * V;
     T* p = probs + static_cast<std::size_t>(r) * V;
-    T mx = z[0];
-    for (int c = 1; c < V; ++c) mx = std::max(mx, z[c]);
+    const T mx = max_of(z, static_cast<std::size_t>(V));
     // One exponential per logit (N·V of them, 75M for Transformer-base): p = exp(z − max) unnormalised,
     // then scaled by 1/Σ. A row is 148 KB at V = 37000, so shift, sum, exp and sum run on L1-sized
     // chunks while they are in cache rather than as four passes over memory.
@@ -475,7 +614,14 @@ T cross_entropy_forward(T* probs, const T* logits, const int* targets, int N, in
     if (targets[r] == ignore_index) continue;
     const double logp_t = static_cast<double>(z[targets[r]] - mx) - log_sum;
     const double eps = static_cast<double>(smoothing);
-    total += -(1.0 - eps) * logp_t - eps / V * sum_logp;
+    row_loss[r] = -(1.0 - eps) * logp_t - eps / V * sum_logp;
+  }
+  });
+  double total = 0.0;
+  int used = 0;
+  for (int r = 0; r < N; ++r) {
+    if (targets[r] == ignore_index) continue;
+    total += row_loss[static_cast<std::size_t>(r)];
     ++used;
   }
   if (count) *count = used;
@@ -489,13 +635,15 @@ void cross_entropy_backward(T* dlogits, const T* probs, const int* targets, int 
   if (count == 0) return;
   const T g = dloss / static_cast<T>(count);
   const T uniform = smoothing / static_cast<T>(V);
-  for (int r = 0; r < N; ++r) {
-    if (targets[r] == ignore_index) continue;
-    const T* p = probs + static_cast<std::size_t>(r) * V;
-    T* d = dlogits + static_cast<std::size_t>(r) * V;
-    for (int c = 0; c < V; ++c) d[c] += (p[c] - uniform) * g;
-    d[targets[r]] -= (T(1) - smoothing) * g;
-  }
+  par_range(static_cast<std::size_t>(N), 4, [&](std::size_t r0, std::size_t r1) {
+    for (std::size_t r = r0; r < r1; ++r) {
+      if (targets[r] == ignore_index) continue;
+      const T* p = probs + r * V;
+      T* d = dlogits + r * V;
+      for (int c = 0; c < V; ++c) d[c] += (p[c] - uniform) * g;
+      d[targets[r]] -= (T(1) - smoothing) * g;
+    }
+  });
 }
 
 #define ATTNLAB_INSTANTIATE(T)                                                                                   \
@@ -519,7 +667,8 @@ void cross_entropy_backward(T* dlogits, const T* probs, const int* targets, int 
   template std::size_t attention_tiled_workspace<T>(int, int);                                                  \
   template void attention_forward_tiled<T>(T*, T*, T*, const T*, const T*, const T*, const int*, bool, int, int, int, \
                                            int, int, int, int);                                                 \
-  template std::size_t attention_tiled_backward_workspace<T>(int, int);                                         \
+  template std::size_t attention_backward_scratch<T>(int, int);                                                 \
+  template std::size_t attention_tiled_backward_workspace<T>(int, int, int, int);                                        \
   template void attention_backward_tiled<T>(T*, T*, T*, T*, const T*, const T*, const T*, const T*, const T*,    \
                                             const T*, const int*, bool, int, int, int, int, int, int, int);     \
   template T cross_entropy_forward<T>(T*, const T*, const int*, int, int, T, int, int*);                        \

@@ -90,9 +90,12 @@ void dropout_backward(T* dinp, const T* dout, const T* mask, std::size_t n);
 template <typename T>
 void attention_forward(T* out, T* att, const T* q, const T* k, const T* v, const int* key_len, bool causal,
                        int B, int Tq, int Tk, int C, int H);
-// Given dout (B·Tq × C): dq, dk, dv accumulate. scratch needs Tq·Tk elements.
+// Given dout (B·Tq × C): dq, dk, dv accumulate. scratch needs attention_backward_scratch(Tq, Tk)
+// elements (Tq·Tk per thread of util/parallel.hpp: heads run in parallel).
 // Softmax backward: dscores = att ⊙ (datt − Σ_j att·datt), which is zero wherever att was zero
 // (masked keys), so masks need no special treatment here.
+template <typename T>
+std::size_t attention_backward_scratch(int Tq, int Tk);
 template <typename T>
 void attention_backward(T* dq, T* dk, T* dv, T* scratch, const T* dout, const T* att, const T* q, const T* k,
                         const T* v, int B, int Tq, int Tk, int C, int H);
@@ -105,7 +108,9 @@ void attention_backward(T* dq, T* dk, T* dv, T* scratch, const T* dout, const T*
 // maximum from m to m', everything accumulated so far is rescaled by exp(m − m') ("online softmax"):
 //   l ← l·exp(m − m') + Σ_j exp(s_j − m'),     O ← O·exp(m − m') + Σ_j exp(s_j − m')·V_j,
 // and at the end O ← O / l. Extra memory: one block_q × block_k score tile and 2·block_q running
-// values (attention_tiled_workspace), independent of Tk; the output itself is Tq × C as always.
+// values per thread (attention_tiled_workspace), independent of Tk; the output itself is Tq × C as
+// always. Work items are (batch, head, query block), shared among the threads of util/parallel.hpp,
+// each running single-threaded sgemm on its tiles.
 // Masking is that of attention_forward (key_len, causal); a row with no visible key gives zeros.
 // lse (B × H × Tq) receives log Σ_j exp(s_j) per row (−inf for a fully masked row), all that the
 // backward pass needs to recompute the weights.
@@ -116,9 +121,12 @@ void attention_forward_tiled(T* out, T* lse, T* work, const T* q, const T* k, co
                              bool causal, int B, int Tq, int Tk, int C, int H, int block_q, int block_k);
 // Backward of the tiled path (FlashAttention-2 style): recomputes each weight tile from lse instead of
 // reading a stored Tq × Tk matrix. With D_i = Σ_c dout_ic·out_ic, dscores = P ⊙ (dout·Vᵀ − D).
-// dq, dk, dv accumulate. work needs attention_tiled_backward_workspace(block_q, block_k) elements.
+// dq, dk, dv accumulate. Work items are key blocks (each owns its rows of dK and dV); every thread
+// gathers its dQ contributions in its own Tq × d_k buffer, added to dq in thread order. work needs
+// attention_tiled_backward_workspace(block_q, block_k, Tq, C / H) elements: per thread two tiles,
+// block_q values and that buffer, so O(Tq) and never Tq × Tk.
 template <typename T>
-std::size_t attention_tiled_backward_workspace(int block_q, int block_k);
+std::size_t attention_tiled_backward_workspace(int block_q, int block_k, int Tq, int hs);
 template <typename T>
 void attention_backward_tiled(T* dq, T* dk, T* dv, T* work, const T* dout, const T* out, const T* lse, const T* q,
                               const T* k, const T* v, const int* key_len, bool causal, int B, int Tq, int Tk, int C,

@@ -6,7 +6,8 @@
 // nested inside it, so attention_forward (category Softmax) does not also count the matrix products
 // it calls (category Matmul), and the categories add up to the wall time between reset() and
 // totals(). Time spent outside every scope (allocations, zeroing, bookkeeping) is charged to Other.
-// Single-threaded by design: OpenBLAS's own threads never call back into these scopes.
+// Counted on the main thread only: OpenBLAS's threads never call back into these scopes, and attnlab's
+// own pool workers (util/parallel.hpp) skip them.
 #include <array>
 #include <chrono>
 #include <cstdint>
@@ -32,6 +33,9 @@ struct State {
   Totals totals;
 };
 inline State g_state;  // one per program (an inline variable: no call, no guard)
+// Set on util/parallel.hpp's pool workers: their scopes are not counted (the main thread's clock already
+// charges the wall time of a parallel region to the scope that opened it).
+inline thread_local bool t_worker = false;
 inline State& state() { return g_state; }
 // Charges the time since the last event to the innermost open scope (Other when none).
 inline void charge(State& s, Clock::time_point now) {
@@ -51,7 +55,7 @@ class Scope {
  public:
   explicit Scope(Op op) {
     detail::State& s = detail::state();
-    if (!s.enabled || s.depth >= static_cast<int>(s.stack.size())) return;
+    if (!s.enabled || detail::t_worker || s.depth >= static_cast<int>(s.stack.size())) return;
     detail::charge(s, detail::Clock::now());
     s.stack[static_cast<std::size_t>(s.depth++)] = op;
     ++s.totals.calls[static_cast<std::size_t>(op)];

@@ -87,7 +87,7 @@ void Transformer<T>::attn_bwd(const AttnLayout& o, const T* xq, int Tq, const T*
   dq.assign(nq, T(0));
   dk.assign(nk, T(0));
   dv.assign(nk, T(0));
-  ws_scores_.resize(static_cast<std::size_t>(Tq) * Tk);
+  ws_scores_.resize(attention_backward_scratch<T>(Tq, Tk));
   linear_backward<T>(dctx.data(), G(o.wo), G(o.bo), dout, a.ctx.data(), P(o.wo), B * Tq, C, C);
   attention_backward<T>(dq.data(), dk.data(), dv.data(), ws_scores_.data(), dctx.data(), a.att.data(), a.q.data(),
                         a.k.data(), a.v.data(), B, Tq, Tk, C, H);
@@ -142,12 +142,19 @@ void Transformer<T>::sub_fwd(Sub& s, Kind kind, const AttnLayout* attn, const Ff
     ffn_fwd(*ffn, in, N, s.ffn);
     out = s.ffn.out.data();
   }
-  s.mask.resize(n);
-  s.dropped.resize(n);
+  // Without dropout (inference, or p = 0) the sub-layer's output goes straight into the residual sum:
+  // no copy and no mask of ones (dropout_forward draws no random numbers at p = 0 either).
+  const float p = train ? cfg_.dropout : 0.0f;
+  s.dropout = p > 0.0f;
+  if (s.dropout) {
+    s.mask.resize(n);
+    s.dropped.resize(n);
+    std::uint64_t dummy = 0;
+    dropout_forward<T>(s.dropped.data(), s.mask.data(), out, n, p, rng ? *rng : dummy);
+    out = s.dropped.data();
+  }
   s.sum.resize(n);
-  std::uint64_t dummy = 0;
-  dropout_forward<T>(s.dropped.data(), s.mask.data(), out, n, train ? cfg_.dropout : 0.0f, rng ? *rng : dummy);
-  add_forward<T>(s.sum.data(), x, s.dropped.data(), n);
+  add_forward<T>(s.sum.data(), x, out, n);
   if (cfg_.pre_norm) {
     s.y = s.sum.data();
   } else {
@@ -161,21 +168,28 @@ void Transformer<T>::sub_bwd(Sub& s, Kind kind, const AttnLayout* attn, const Ff
                              int Tq, const T* mem, int Tk, const T* dy, T* dx, T* dmem) {
   const int N = batch_.B * Tq, C = cfg_.d_model;
   const std::size_t n = static_cast<std::size_t>(N) * C;
-  std::vector<T> dsum(n, T(0));
-  if (cfg_.pre_norm) std::copy(dy, dy + n, dsum.begin());
-  else ln_bwd(norm, s.sum.data(), N, s.ln, dy, dsum.data());
-  accumulate<T>(dx, dsum.data(), n);  // the residual path
-  std::vector<T> dsub(n, T(0));
-  dropout_backward<T>(dsub.data(), dsum.data(), s.mask.data(), n);
-  std::vector<T> din;
+  std::vector<T>&dsum = ws_dsum_, &dsub = ws_dsub_, &din = ws_din_;  // reused: no allocation per step
+  const T* dsum_ptr = dy;  // pre-norm: the residual sum is the output itself
+  if (!cfg_.pre_norm) {
+    dsum.assign(n, T(0));
+    ln_bwd(norm, s.sum.data(), N, s.ln, dy, dsum.data());
+    dsum_ptr = dsum.data();
+  }
+  accumulate<T>(dx, dsum_ptr, n);  // the residual path
+  const T* dsub_ptr = dsum_ptr;    // no dropout in the forward: the sub-layer's gradient is the sum's
+  if (s.dropout) {
+    dsub.assign(n, T(0));
+    dropout_backward<T>(dsub.data(), dsum_ptr, s.mask.data(), n);
+    dsub_ptr = dsub.data();
+  }
   T* din_ptr = dx;  // post-norm: the sub-layer saw x itself
   if (cfg_.pre_norm) {
     din.assign(n, T(0));
     din_ptr = din.data();
   }
-  if (kind == Kind::SelfAttn) attn_bwd(*attn, s.sub_in, Tq, s.sub_in, Tq, s.attn, dsub.data(), din_ptr, din_ptr);
-  else if (kind == Kind::CrossAttn) attn_bwd(*attn, s.sub_in, Tq, mem, Tk, s.attn, dsub.data(), din_ptr, dmem);
-  else ffn_bwd(*ffn, s.sub_in, N, s.ffn, dsub.data(), din_ptr);
+  if (kind == Kind::SelfAttn) attn_bwd(*attn, s.sub_in, Tq, s.sub_in, Tq, s.attn, dsub_ptr, din_ptr, din_ptr);
+  else if (kind == Kind::CrossAttn) attn_bwd(*attn, s.sub_in, Tq, mem, Tk, s.attn, dsub_ptr, din_ptr, dmem);
+  else ffn_bwd(*ffn, s.sub_in, N, s.ffn, dsub_ptr, din_ptr);
   if (cfg_.pre_norm) ln_bwd(norm, s.x, N, s.ln, din.data(), dx);
 }
 

@@ -105,6 +105,7 @@ class Transformer {
     AttnAct attn;
     FfnAct ffn;
     std::vector<T> mask, dropped, sum;
+    bool dropout = false;       // whether the forward applied dropout (mask and dropped are valid)
     const T* x = nullptr;       // the sub-layer's input (the residual stream)
     const T* sub_in = nullptr;  // what the attention/FFN saw (x for post-norm, LN(x) for pre-norm)
     const T* y = nullptr;       // output: LN(sum) for post-norm, sum for pre-norm
@@ -160,7 +161,7 @@ class Transformer {
   std::vector<T> logits_, probs_;
   // Backward-pass scratch, kept between steps so a training step does not allocate (and page-fault)
   // hundreds of megabytes every time: dlogits alone is (B·T) × V.
-  std::vector<T> dlogits_, ws_dctx_, ws_dq_, ws_dk_, ws_dv_, ws_scores_, ws_da_, ws_dh_;
+  std::vector<T> dlogits_, ws_dctx_, ws_dq_, ws_dk_, ws_dv_, ws_scores_, ws_da_, ws_dh_, ws_dsum_, ws_dsub_, ws_din_;
 
   // Decoding state.
   int beams_ = 0, step_ = 0, src_len_ = 0;

@@ -7,7 +7,9 @@
 // read at load time, i.e. before main() runs. So at start-up attnlab compares the kernel OpenBLAS
 // chose with what the CPU supports and, when the kernel is a known-generic one and a better one
 // fits, re-executes itself once with OPENBLAS_CORETYPE set. A user's own OPENBLAS_CORETYPE is
-// always respected.
+// always respected. The same restart sets OPENBLAS_THREAD_TIMEOUT (unless the user did), so that
+// OpenBLAS's idle threads stop spinning soon after a product and leave the cores to attnlab's own
+// parallel loops (util/parallel.hpp).
 #include <string>
 
 namespace attnlab {
@@ -16,6 +18,7 @@ struct BlasInfo {
   std::string corename;     // the kernel OpenBLAS runs, e.g. "SkylakeX"
   std::string config;       // openblas_get_config()
   int threads = 0;
+  std::string thread_timeout;  // OPENBLAS_THREAD_TIMEOUT in effect ("" = OpenBLAS's default, 2^28 cycles)
   std::string cpu_best;     // the kernel this CPU's features call for ("SkylakeX", "Haswell", or "")
   std::string detected;     // what OpenBLAS picked by itself before attnlab's re-exec (if one happened)
   bool user_override = false;  // OPENBLAS_CORETYPE was set by the user

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "model/ops.hpp"
+#include "util/parallel.hpp"
 
 using namespace attnlab::model;
 
@@ -76,11 +77,11 @@ void check_against_plain(double tol) {
 
       // Backward: the same gradients as the plain path's.
       auto dout = randn<T>(rng, nq);
-      std::vector<T> dq(nq, T(0)), dk(nk, T(0)), dv(nk, T(0)), scratch(static_cast<std::size_t>(cs.Tq) * cs.Tk);
+      std::vector<T> dq(nq, T(0)), dk(nk, T(0)), dv(nk, T(0)), scratch(attention_backward_scratch<T>(cs.Tq, cs.Tk));
       attention_backward<T>(dq.data(), dk.data(), dv.data(), scratch.data(), dout.data(), att.data(), q.data(), k.data(),
                             v.data(), B, cs.Tq, cs.Tk, C, H);
       std::vector<T> tdq(nq, T(0)), tdk(nk, T(0)), tdv(nk, T(0));
-      std::vector<T> bwork(attention_tiled_backward_workspace<T>(bq, bk));
+      std::vector<T> bwork(attention_tiled_backward_workspace<T>(bq, bk, cs.Tq, C / H));
       attention_backward_tiled<T>(tdq.data(), tdk.data(), tdv.data(), bwork.data(), dout.data(), tout.data(), lse.data(),
                                   q.data(), k.data(), v.data(), kl, cs.causal, B, cs.Tq, cs.Tk, C, H, bq, bk);
       CHECK(rel_err(tdq, dq) < tol);
@@ -97,8 +98,11 @@ TEST_CASE("tiled attention equals the plain path (double)") { check_against_plai
 TEST_CASE("tiled attention equals the plain path (float, 1e-5 relative)") { check_against_plain<float>(1e-5); }
 
 TEST_CASE("tiled attention: workspace does not grow with the sequence") {
-  CHECK(attention_tiled_workspace<float>(64, 128) == 64 * 128 + 2 * 64);
-  CHECK(attention_tiled_backward_workspace<float>(64, 128) == 2 * 64 * 128 + 64);
+  // Per thread: one tile and two running values per query row (forward); two tiles, one value per query
+  // row and a Tq × d_k partial dQ (backward): O(Tq), never Tq × Tk.
+  const std::size_t t = static_cast<std::size_t>(attnlab::par::threads());
+  CHECK(attention_tiled_workspace<float>(64, 128) == t * (64 * 128 + 2 * 64));
+  CHECK(attention_tiled_backward_workspace<float>(64, 128, 4096, 64) == t * (2 * 64 * 128 + 64 + 4096 * 64));
 }
 
 TEST_CASE("tiled attention: large scores do not overflow (online softmax stays stable)") {

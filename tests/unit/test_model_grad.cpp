@@ -106,7 +106,7 @@ TEST_CASE("attention backward: self (causal, padded keys) and cross") {
       return dot(out, r);
     };
     loss();
-    std::vector<double> dq(q.size(), 0), dk(k.size(), 0), dv(v.size(), 0), scratch(Tq * Tk);
+    std::vector<double> dq(q.size(), 0), dk(k.size(), 0), dv(v.size(), 0), scratch(attention_backward_scratch<double>(Tq, Tk));
     attention_backward<double>(dq.data(), dk.data(), dv.data(), scratch.data(), r.data(), att.data(), q.data(), k.data(),
                                v.data(), B, Tq, Tk, C, H);
     check_grad("dq", q, dq, loss);
