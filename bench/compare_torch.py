@@ -13,8 +13,9 @@ Adam(0.9, 0.98, 1e-9). "forward" is the training-mode forward (autograd recordin
 keeps its activations); "step" is forward + backward + clip + Adam. Tokens = source + target tokens.
 
 PyTorch gets the same OpenBLAS kernel as attnlab: OPENBLAS_CORETYPE is set to the kernel attnlab
-reports before torch (and with it OpenBLAS) is loaded, unless you set it yourself; OPENBLAS_NUM_THREADS
-and torch.set_num_threads get the same thread count.
+reports before torch (and with it OpenBLAS) is loaded, unless you set it yourself; so is attnlab's
+OPENBLAS_THREAD_TIMEOUT (how long idle BLAS threads spin); OPENBLAS_NUM_THREADS and
+torch.set_num_threads get the same thread count.
 
   /usr/bin/python3 bench/compare_torch.py --attnlab build/attnlab [--config NAME | --d-model ...]
          [--batch B] [--seq T] [--threads K] [--repeats R] [--json]
@@ -74,6 +75,11 @@ def main():
     kernel = report["blas"]["kernel"]
     if "OPENBLAS_CORETYPE" not in os.environ:
         os.environ["OPENBLAS_CORETYPE"] = kernel  # read when OpenBLAS loads, i.e. at `import torch`
+    # attnlab restarts itself with a short OpenBLAS idle-spin timeout (util/blas_setup.hpp); PyTorch gets
+    # the same setting (it also runs its own threads between products), unless you set it yourself.
+    timeout = report["blas"].get("thread_timeout", "default")
+    if timeout.startswith("2^") and "OPENBLAS_THREAD_TIMEOUT" not in os.environ:
+        os.environ["OPENBLAS_THREAD_TIMEOUT"] = timeout[2:].split()[0]
     os.environ["OPENBLAS_NUM_THREADS"] = str(a.threads)
     os.environ["OMP_NUM_THREADS"] = str(a.threads)
 
@@ -179,6 +185,7 @@ def main():
         "attnlab_blas": report["blas"],
         "torch": {"version": torch.__version__, "openblas_kernel": torch_kernel, "openblas_threads": torch_blas_threads,
                   "torch_threads": torch.get_num_threads(), "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE"),
+                  "OPENBLAS_THREAD_TIMEOUT": os.environ.get("OPENBLAS_THREAD_TIMEOUT"),
                   "config_blas_lines": blas_lines},
         "sgemm_ceiling_gflops": report["sgemm_ceiling_gflops"],
         "load_average": [report["machine"]["load_average_at_start"], report["machine"]["load_average_at_end"]],

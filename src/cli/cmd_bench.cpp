@@ -195,7 +195,7 @@ void setup_bench(CLI::App& app) {
   sub->add_option("--vocab", o->vocab, "Vocabulary size (default 37000, the paper's)")->check(CLI::Range(5, 1 << 22));
   sub->add_option("--batch", o->batch, "Sequences per batch")->check(CLI::Range(1, 65536))->capture_default_str();
   sub->add_option("--seq", o->seq, "Tokens per sequence (source and target)")->check(CLI::Range(1, 65536))->capture_default_str();
-  sub->add_option("--threads", o->threads, "OpenBLAS threads (default: OpenBLAS's own choice)")->check(CLI::Range(1, 1024));
+  sub->add_option("--threads", o->threads, "Threads for OpenBLAS and attnlab's own loops (default: OpenBLAS's own choice)")->check(CLI::Range(1, 1024));
   sub->add_option("--repeats", o->repeats, "Timed repetitions after the warm-up (median reported)")
       ->check(CLI::Range(1, 1000))->capture_default_str();
   sub->add_option("--attention-max", o->attention_max, "Longest n of the attention sweep (0 = skip it)")
