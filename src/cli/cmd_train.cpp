@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/validators.hpp"
 #include "io/files.hpp"
 #include "model/config.hpp"
 #include "render/progress.hpp"
@@ -142,7 +143,7 @@ void setup_train(CLI::App& app) {
   auto opts = std::make_shared<TrainOptions>();
   CLI::App* sub = app.add_subcommand("train", "Train a transformer on the generated corpus (resumable; Ctrl-C saves and stops)");
   sub->add_option("-c,--config", opts->config, "Run config, e.g. data/configs/translate-small.json")->required();
-  sub->add_option("--steps", opts->steps, "Train for this many steps instead of the config's train.steps")->check(CLI::Range(1, 1000000000));
+  sub->add_option("--steps", opts->steps, "Train for this many steps instead of the config's train.steps")->check(whole_number(1, 1000000000));
   sub->add_option("-o,--out", opts->out, "Output folder for model.ckpt, train-state.ckpt, train-log.json (default runs/NAME)");
   sub->add_flag("--resume", opts->resume, "Continue the run saved in --out, bit-exactly");
   sub->add_option("-f,--format", opts->format, "Summary format on stdout")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
