@@ -59,7 +59,11 @@ bench::BenchOptions to_bench_options(const BenchCliOptions& o) {
       b.model = transformer_base();
       b.name = "transformer-base (built in)";
     } else {
-      throw InputError("--config " + o.config + ": no such file, and no data/configs/" + o.config + ".json");
+      const bool path_like = o.config.find('/') != std::string::npos || o.config.ends_with(".json");
+      throw InputError("--config " + o.config + ": " +
+                       (path_like ? std::string("no such file")
+                                  : "no such file, and no data/configs/" + o.config + ".json") +
+                       "; give a run config file or the name of one in data/configs (e.g. translate-small)");
     }
     b.model.vocab_size = 37000;  // a run config takes its vocabulary from the corpus; bench uses the paper's
     b.model.encoder_layers = b.model.decoder_layers = std::max(b.model.encoder_layers, b.model.decoder_layers);
