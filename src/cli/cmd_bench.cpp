@@ -84,6 +84,12 @@ bench::BenchOptions to_bench_options(const BenchCliOptions& o) {
   b.model.max_len = std::max(b.model.max_len, o.seq);
   b.model.dropout = 0.0f;
   model::validate(b.model, "bench");
+  if (!o.no_models) {
+    model::check_fits_in_memory(b.model, o.batch, o.seq,
+                                fmt::format("--batch {} × --seq {} on a model of {} parameters", o.batch, o.seq,
+                                            model::parameter_count(b.model)),
+                                "lower --batch or --seq, or choose a smaller model");
+  }
   b.batch = o.batch;
   b.seq = o.seq;
   b.threads = o.threads;

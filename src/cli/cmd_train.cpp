@@ -55,6 +55,10 @@ void run_train(const TrainOptions& o) {
   if (ec) throw RuntimeError(out + ": cannot create the folder (" + ec.message() + ")");
 
   const tasks::TaskData data = tasks::build_task_data(run);
+  model::check_fits_in_memory(run.model, run.train.batch_size, run.model.max_len,
+                              fmt::format("train.batch_size = {} with model.max_len = {} and {} parameters", run.train.batch_size,
+                                          run.model.max_len, model::parameter_count(run.model)),
+                              "lower train.batch_size or the model's size in " + o.config);
   model::Trainer trainer(run.model, run.train, data.vocab.words());
   if (o.resume) trainer.restore(state_path);
   const BlasInfo blas = blas_info();
