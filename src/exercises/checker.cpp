@@ -246,12 +246,13 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
   if (sanitized) {
     // AddressSanitizer reserves terabytes of address space for its shadow memory, so RLIMIT_AS cannot
     // bound it. Instead its allocator returns null (std::bad_alloc, reported by the grader) for one
-    // allocation above the limit or once the resident memory passes it, and, as the hard stop, the
-    // parent kills the grader when its resident memory goes well past the limit.
-    const std::string mb = std::to_string(opts.memory_mb);
+    // allocation above the limit, and the parent kills the grader when its resident memory passes the
+    // limit plus room for the shadow memory. (Not ASan's soft_rss_limit_mb: once it trips, every
+    // allocation fails until its thread looks again, and a std::bad_alloc thrown inside doctest's
+    // own bookkeeping ends in std::terminate.)
     env.push_back("ASAN_OPTIONS=detect_leaks=0:handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_abort=0:"
-                  "allocator_may_return_null=1:max_allocation_size_mb=" + mb + ":soft_rss_limit_mb=" + mb +
-                  ":color=never:print_legend=0");
+                  "allocator_may_return_null=1:max_allocation_size_mb=" + std::to_string(opts.memory_mb) +
+                  ":color=never");
     limits.memory_mb = 0;
     limits.rss_limit_mb = opts.memory_mb + opts.memory_mb / 4 + 256;  // room for the shadow memory
   }
@@ -284,8 +285,8 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
   } else if (r.memory_exceeded) {
     res.verdict = Verdict::Crashed;
     res.report += "\nused more than " + std::to_string(limits.rss_limit_mb) + " MiB of memory" + in_test +
-                  " and was stopped (the limit is attnlab check --memory-mb, " + std::to_string(opts.memory_mb) +
-                  " MiB, plus room for the checker).\nIs a size computed wrongly, or a vector growing inside an endless loop?\n";
+                  " and was stopped\n(attnlab check --memory-mb " + std::to_string(opts.memory_mb) +
+                  ", plus room for AddressSanitizer). Is a size computed wrongly, or a vector growing inside an endless loop?\n";
   } else if (r.timed_out) {
     res.verdict = Verdict::TimedOut;
     char secs[32];
