@@ -263,8 +263,12 @@ def run_attnlab(binary, args, env, cwd, stdin_path, timeout, user=None):
 
 # ---- running and judging one case --------------------------------------------------------------
 
-# What differs between machines, not between versions of attnlab.
-MACHINE_SPECIFIC = [(re.compile(r"this machine's \d+ GiB"), "this machine's N GiB")]
+# What differs between machines and runs, not between versions of attnlab.
+MACHINE_SPECIFIC = [
+    (re.compile(r"this machine's \d+ GiB"), "this machine's N GiB"),
+    (re.compile(r"out of memory allocating \d+ bytes after a total of \d+ bytes"),  # the compiler's own count
+     "out of memory allocating N bytes after a total of M bytes"),
+]
 
 
 def normalise(text, ctx):
