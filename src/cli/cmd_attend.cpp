@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/validators.hpp"
 #include "cli/model_view.hpp"
 #include "model/transformer.hpp"
 #include "tasks/task.hpp"
@@ -82,8 +83,8 @@ void setup_attend(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("attend", "Show a trained model's self-attention on a sentence");
   sub->add_option("text", opts->text, "The sentence")->required();
   sub->add_option("-m,--model", opts->model, "Model folder (or .ckpt file)")->capture_default_str();
-  sub->add_option("--layer", opts->layer, "Only this layer (default: all)")->check(CLI::Range(0, 1000));
-  sub->add_option("--head", opts->head, "Only this head (default: all)")->check(CLI::Range(0, 1000));
+  sub->add_option("--layer", opts->layer, "Only this layer (default: all)")->check(whole_number(0, 1000));
+  sub->add_option("--head", opts->head, "Only this head (default: all)")->check(whole_number(0, 1000));
   sub->add_option("-f,--format", opts->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   sub->add_flag("--no-color", opts->view.no_color, "Plain text without colour");
   sub->add_flag("--full", opts->view.full, "Never abbreviate wide matrices");

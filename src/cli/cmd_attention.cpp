@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/validators.hpp"
 #include "core/attention.hpp"
 #include "io/problem.hpp"
 #include "io/trace_json.hpp"
@@ -119,7 +120,7 @@ void setup_attention(CLI::App& app) {
   sub->add_flag("--no-color", opts->no_color, "Plain text without colour (also when NO_COLOR is set or stdout is not a terminal)");
   sub->add_flag("--full", opts->full, "Print every column even when the matrix is wider than the terminal");
   sub->add_option("--precision", opts->precision, "Digits after the decimal point in text output")
-      ->check(CLI::Range(0, 8))
+      ->check(whole_number(0, 8))
       ->capture_default_str();
   sub->footer(
       "Input schema: {\"tokens\": [..], \"x\": n × d_model, \"memory\": m × d_model (optional), \"memory_tokens\": [..],\n"

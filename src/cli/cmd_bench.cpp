@@ -12,6 +12,7 @@
 
 #include "bench/bench.hpp"
 #include "cli/commands.hpp"
+#include "cli/validators.hpp"
 #include "tasks/task.hpp"
 #include "util/error.hpp"
 #include "util/paths.hpp"
@@ -58,7 +59,11 @@ bench::BenchOptions to_bench_options(const BenchCliOptions& o) {
       b.model = transformer_base();
       b.name = "transformer-base (built in)";
     } else {
-      throw InputError("--config " + o.config + ": no such file, and no data/configs/" + o.config + ".json");
+      const bool path_like = o.config.find('/') != std::string::npos || o.config.ends_with(".json");
+      throw InputError("--config " + o.config + ": " +
+                       (path_like ? std::string("no such file")
+                                  : "no such file, and no data/configs/" + o.config + ".json") +
+                       "; give a run config file or the name of one in data/configs (e.g. translate-small)");
     }
     b.model.vocab_size = 37000;  // a run config takes its vocabulary from the corpus; bench uses the paper's
     b.model.encoder_layers = b.model.decoder_layers = std::max(b.model.encoder_layers, b.model.decoder_layers);
@@ -79,6 +84,12 @@ bench::BenchOptions to_bench_options(const BenchCliOptions& o) {
   b.model.max_len = std::max(b.model.max_len, o.seq);
   b.model.dropout = 0.0f;
   model::validate(b.model, "bench");
+  if (!o.no_models) {
+    model::check_fits_in_memory(b.model, o.batch, o.seq,
+                                fmt::format("--batch {} × --seq {} on a model of {} parameters", o.batch, o.seq,
+                                            model::parameter_count(b.model)),
+                                "lower --batch or --seq, or choose a smaller model");
+  }
   b.batch = o.batch;
   b.seq = o.seq;
   b.threads = o.threads;
@@ -188,20 +199,20 @@ void setup_bench(CLI::App& app) {
       "bench", "Measure this machine: sgemm ceiling, model tokens/s, attention plain vs tiled, per-op time");
   sub->add_option("-c,--config", o->config,
                   "Model shape from data/configs/NAME.json (its \"model\" part), or transformer-base (the default)");
-  sub->add_option("--d-model", o->d_model, "Width d_model (with --heads, --layers, --d-ff)")->check(CLI::Range(1, 65536));
-  sub->add_option("--heads", o->heads, "Attention heads")->check(CLI::Range(1, 1024));
-  sub->add_option("--layers", o->layers, "Layers per stack (the encoder–decoder has this many of each)")->check(CLI::Range(1, 256));
-  sub->add_option("--d-ff", o->d_ff, "Feed-forward width")->check(CLI::Range(1, 1 << 20));
-  sub->add_option("--vocab", o->vocab, "Vocabulary size (default 37000, the paper's)")->check(CLI::Range(5, 1 << 22));
-  sub->add_option("--batch", o->batch, "Sequences per batch")->check(CLI::Range(1, 65536))->capture_default_str();
-  sub->add_option("--seq", o->seq, "Tokens per sequence (source and target)")->check(CLI::Range(1, 65536))->capture_default_str();
-  sub->add_option("--threads", o->threads, "Threads for OpenBLAS and attnlab's own loops (default: OpenBLAS's own choice)")->check(CLI::Range(1, 1024));
+  sub->add_option("--d-model", o->d_model, "Width d_model (with --heads, --layers, --d-ff)")->check(whole_number(1, 65536));
+  sub->add_option("--heads", o->heads, "Attention heads")->check(whole_number(1, 1024));
+  sub->add_option("--layers", o->layers, "Layers per stack (the encoder–decoder has this many of each)")->check(whole_number(1, 256));
+  sub->add_option("--d-ff", o->d_ff, "Feed-forward width")->check(whole_number(1, 1 << 20));
+  sub->add_option("--vocab", o->vocab, "Vocabulary size (default 37000, the paper's)")->check(whole_number(5, 1 << 22));
+  sub->add_option("--batch", o->batch, "Sequences per batch")->check(whole_number(1, 65536))->capture_default_str();
+  sub->add_option("--seq", o->seq, "Tokens per sequence (source and target)")->check(whole_number(1, 65536))->capture_default_str();
+  sub->add_option("--threads", o->threads, "Threads for OpenBLAS and attnlab's own loops (default: OpenBLAS's own choice)")->check(whole_number(1, 1024));
   sub->add_option("--repeats", o->repeats, "Timed repetitions after the warm-up (median reported)")
-      ->check(CLI::Range(1, 1000))->capture_default_str();
+      ->check(whole_number(1, 1000))->capture_default_str();
   sub->add_option("--attention-max", o->attention_max, "Longest n of the attention sweep (0 = skip it)")
-      ->check(CLI::Range(0, 1 << 16))->capture_default_str();
-  sub->add_option("--block-q", o->block_q, "Query rows per tile of the tiled attention")->check(CLI::Range(1, 4096))->capture_default_str();
-  sub->add_option("--block-k", o->block_k, "Keys per tile of the tiled attention")->check(CLI::Range(1, 4096))->capture_default_str();
+      ->check(whole_number(0, 1 << 16))->capture_default_str();
+  sub->add_option("--block-q", o->block_q, "Query rows per tile of the tiled attention")->check(whole_number(1, 4096))->capture_default_str();
+  sub->add_option("--block-k", o->block_k, "Keys per tile of the tiled attention")->check(whole_number(1, 4096))->capture_default_str();
   sub->add_flag("--no-models", o->no_models, "Skip the model measurements (ceiling and attention only)");
   sub->add_flag("--json", o->json, "Print the report as JSON");
   sub->add_flag("-q,--quiet", o->quiet, "No progress lines on stderr");

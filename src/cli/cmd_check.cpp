@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/validators.hpp"
 #include "exercises/session.hpp"
 
 namespace attnlab::cli {
@@ -55,10 +56,10 @@ void setup_check(CLI::App& app) {
   sub->add_option("exercise", opts->exercise, "Exercise number or name (see 'attnlab exercises')");
   add_workspace_option(*sub, opts->workspace);
   sub->add_option("--timeout", opts->timeout_s, "Seconds the grader may run before it is stopped")
-      ->check(CLI::Range(0.1, 600.0))
+      ->check(real_number(0.1, 600.0))
       ->capture_default_str();
-  sub->add_option("--memory-mb", opts->memory_mb, "Address-space limit of the grader process, in MiB")
-      ->check(CLI::Range(64, 65536))
+  sub->add_option("--memory-mb", opts->memory_mb, "Memory limit of the grader process, in MiB")
+      ->check(whole_number(64, 65536))
       ->capture_default_str();
   sub->add_flag("--all", opts->all, "Check every exercise, one after the other");
   sub->add_flag("--timing", opts->timing, "Print how long compiling, linking and grading took");

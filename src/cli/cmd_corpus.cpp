@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/validators.hpp"
 #include "corpus/corpus.hpp"
 #include "corpus/tsv.hpp"
 #include "io/files.hpp"
@@ -181,21 +182,6 @@ void run_corpus(const CorpusOptions& o) {
   std::cout.flush();
 }
 
-// CLI11 2.1 reads "-3" into an unsigned seed as 2^64 - 3 and clamps values above 2^64 - 1; a seed
-// must be a plain decimal number in range, or the user would get a corpus they did not ask for.
-CLI::Validator seed_validator() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        std::uint64_t value = 0;
-        const char* end = text.data() + text.size();
-        const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-        if (text.empty() || ec != std::errc() || ptr != end)
-          return "seed must be a whole number from 0 to 18446744073709551615, got '" + text + "'";
-        return {};
-      },
-      "UINT64");
-}
-
 }  // namespace
 
 void setup_corpus(CLI::App& app) {
@@ -203,12 +189,12 @@ void setup_corpus(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "corpus", "Generate the English→French corpus in which context decides the translation (and the English LM corpus)");
   sub->add_option("--seed", opts->seed, "Random seed (0 to 2^64-1); the same seed gives the same corpus everywhere")
-      ->check(seed_validator())
+      ->check(seed_number())
       ->capture_default_str();
   CLI::Option* out = sub->add_option("-o,--out", opts->out,
                                      "Write train.tsv, valid.tsv, test.tsv, vocab.json, lm_train.txt, lm_valid.txt, "
                                      "lm_test.txt and lm_vocab.json here (created if missing); without it, print samples");
-  const auto size_range = CLI::Range(std::size_t{0}, corpus::kMaxSplitSize);
+  const auto size_range = whole_number(0, static_cast<long long>(corpus::kMaxSplitSize));
   sub->add_option("--train", opts->train, "Training sentence pairs (at least the lesson sentences)")
       ->check(size_range)
       ->capture_default_str();
@@ -224,7 +210,7 @@ void setup_corpus(CLI::App& app) {
       ->check(size_range)
       ->capture_default_str();
   sub->add_option("--samples", opts->samples, "Samples per category to print when there is no --out")
-      ->check(CLI::Range(std::size_t{0}, std::size_t{100}))
+      ->check(whole_number(0, 100))
       ->capture_default_str();
   sub->add_option("-f,--format", opts->format, "Output format of the summary")
       ->check(CLI::IsMember({"text", "json"}))

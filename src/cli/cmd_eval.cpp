@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/validators.hpp"
 #include "model/decode.hpp"
 #include "render/progress.hpp"
 #include "tasks/task.hpp"
@@ -121,9 +122,9 @@ void setup_eval(CLI::App& app) {
   auto opts = std::make_shared<EvalOptions>();
   CLI::App* sub = app.add_subcommand("eval", "Score a trained model on its test split (exact match, il/elle, word sense)");
   sub->add_option("-m,--model", opts->model, "Model folder (or .ckpt file)")->capture_default_str();
-  sub->add_option("--beam", opts->beam, "Beam size (1 = greedy)")->check(CLI::Range(1, 64))->capture_default_str();
-  sub->add_option("--limit", opts->limit, "Only the first N test sentences (0 = all)");
-  sub->add_option("--show-errors", opts->show_errors, "How many wrong translations to print")->check(CLI::Range(0, 100000))->capture_default_str();
+  sub->add_option("--beam", opts->beam, "Beam size (1 = greedy)")->check(whole_number(1, 64))->capture_default_str();
+  sub->add_option("--limit", opts->limit, "Only the first N test sentences (0 = all)")->check(whole_number(0, 1000000000));
+  sub->add_option("--show-errors", opts->show_errors, "How many wrong translations to print")->check(whole_number(0, 100000))->capture_default_str();
   sub->add_option("-f,--format", opts->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   sub->callback([opts] { run_eval(*opts); });
 }

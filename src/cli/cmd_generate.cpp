@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/validators.hpp"
 #include "cli/model_view.hpp"
 #include "model/decode.hpp"
 #include "tasks/task.hpp"
@@ -66,8 +67,8 @@ void setup_generate(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("generate", "Next-token probabilities and a continuation from the decoder-only language model");
   sub->add_option("text", opts->text, "The prompt")->required();
   sub->add_option("-m,--model", opts->model, "Model folder (or .ckpt file)")->capture_default_str();
-  sub->add_option("--top", opts->top, "How many next-token candidates to list")->check(CLI::Range(1, 1000))->capture_default_str();
-  sub->add_option("--max-new", opts->max_new, "Most tokens to generate")->check(CLI::Range(0, 1000))->capture_default_str();
+  sub->add_option("--top", opts->top, "How many next-token candidates to list")->check(whole_number(1, 1000))->capture_default_str();
+  sub->add_option("--max-new", opts->max_new, "Most tokens to generate")->check(whole_number(0, 1000))->capture_default_str();
   sub->add_option("-f,--format", opts->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   sub->callback([opts] { run_generate(*opts); });
 }

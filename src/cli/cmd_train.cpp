@@ -1,7 +1,13 @@
 // attnlab train --config data/configs/NAME.json [--steps N] [--out DIR] [--resume]
 // Trains a model on the generated corpus, with a progress bar, validation at intervals, atomic
 // checkpoints, Ctrl-C that saves and exits, and --resume that continues bit-exactly.
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <csignal>
 #include <filesystem>
 #include <iostream>
@@ -11,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/validators.hpp"
 #include "io/files.hpp"
 #include "model/config.hpp"
 #include "render/progress.hpp"
@@ -33,6 +40,30 @@ namespace {
 std::atomic<bool> g_stop{false};
 extern "C" void on_signal(int) { g_stop.store(true); }
 
+// One `attnlab train` per output folder: two writing the same checkpoints would interleave them. The
+// kernel releases the lock however the process ends (SIGKILL included); the descriptor stays open
+// until then.
+void lock_out_dir(const std::string& out) {
+  const std::string path = (std::filesystem::path(out) / ".train.lock").string();
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) throw RuntimeError(path + ": cannot create the lock file (" + std::strerror(errno) + ")");
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd);
+    throw RuntimeError(out + ": another attnlab train is writing to this folder; wait for it to finish, or stop it first");
+  }
+}
+
+// The temporary files of write_file_atomic (".NAME.tmp-XXXXXX") that a run killed mid-write left
+// behind: never a checkpoint that anything reads, but each as large as one.
+void remove_stale_temporaries(const std::string& out) {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(out, ec)) {
+    const std::string name = e.path().filename().string();
+    for (const char* prefix : {".model.ckpt.tmp-", ".train-state.ckpt.tmp-", ".train-log.json.tmp-"})
+      if (name.rfind(prefix, 0) == 0) std::filesystem::remove(e.path(), ec);
+  }
+}
+
 void run_train(const TrainOptions& o) {
   namespace fs = std::filesystem;
   tasks::RunConfig run = tasks::load_run_config(o.config);
@@ -52,10 +83,29 @@ void run_train(const TrainOptions& o) {
   }
   fs::create_directories(out, ec);
   if (ec) throw RuntimeError(out + ": cannot create the folder (" + ec.message() + ")");
+  lock_out_dir(out);
+  remove_stale_temporaries(out);
 
   const tasks::TaskData data = tasks::build_task_data(run);
+  model::check_fits_in_memory(run.model, run.train.batch_size, run.model.max_len,
+                              fmt::format("train.batch_size = {} with model.max_len = {} and {} parameters", run.train.batch_size,
+                                          run.model.max_len, model::parameter_count(run.model)),
+                              "lower train.batch_size or the model's size in " + o.config);
   model::Trainer trainer(run.model, run.train, data.vocab.words());
-  if (o.resume) trainer.restore(state_path);
+  auto meta = [&](std::int64_t step) {
+    return nlohmann::json{{"task", run.lm ? "lm" : "translate"},
+                          {"run_config", run.raw},
+                          {"config_file", o.config},
+                          {"trained_steps", step},
+                          {"attnlab_version", ATTNLAB_VERSION}};
+  };
+  if (o.resume) {
+    // Resuming reads train-state.ckpt only. A run killed between the renames of train-state.ckpt and
+    // model.ckpt left model.ckpt one checkpoint behind: write it again from the restored state, so
+    // the two agree from here on.
+    trainer.restore(state_path);
+    trainer.save_model(model_path, meta(trainer.step()));
+  }
   const BlasInfo blas = blas_info();
   std::cerr << fmt::format("train {}: {} model, {} parameters, vocabulary {}, {} train / {} valid sentences\n", run.name,
                            run.lm ? "decoder-only" : "encoder–decoder", model::parameter_count(run.model), data.vocab.size(),
@@ -77,16 +127,19 @@ void run_train(const TrainOptions& o) {
       nlohmann::json kept = nlohmann::json::array();
       if (log.contains(key) && log[key].is_array())
         for (const auto& e : log[key])
-          if (e.value("step", std::int64_t{0}) <= trainer.step()) kept.push_back(e);
+          if (e.is_object() && e.contains("step") && e["step"].is_number_integer() &&
+              e["step"].get<std::int64_t>() <= trainer.step())
+            kept.push_back(e);
       log[key] = kept;
     }
   }
-  auto meta = [&](std::int64_t step) {
-    return nlohmann::json{{"task", run.lm ? "lm" : "translate"},
-                          {"run_config", run.raw},
-                          {"config_file", o.config},
-                          {"trained_steps", step},
-                          {"attnlab_version", ATTNLAB_VERSION}};
+  // One checkpoint: the log first (it may run ahead of the state: resuming drops the steps the state
+  // has not done), then train-state.ckpt, which is all --resume reads, then model.ckpt. Each write is
+  // atomic; a kill between them leaves files that are each complete, and resuming rewrites model.ckpt.
+  auto save_checkpoint = [&](std::int64_t step) {
+    write_file_atomic(log_path, log.dump());
+    trainer.save(state_path, meta(step));
+    trainer.save_model(model_path, meta(step));
   };
   ProgressBar bar(run.train.steps, "train");
   double tokens_per_s = 0, last_loss = 0;
@@ -110,22 +163,18 @@ void run_train(const TrainOptions& o) {
         }
         bar.update(s.step, fmt::format("loss {:.3f} {:.0f} tok/s", s.loss, s.tokens_per_s));
       },
-      [&](std::int64_t step) {
-        trainer.save(state_path, meta(step));
-        trainer.save_model(model_path, meta(step));
-        write_file_atomic(log_path, log.dump());
-      },
+      [&](std::int64_t step) { save_checkpoint(step); },
       &g_stop);
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGTERM, &old_term, nullptr);
   if (g_stop.load() && reached < run.train.steps) {
-    trainer.save(state_path, meta(reached));
-    trainer.save_model(model_path, meta(reached));
-    write_file_atomic(log_path, log.dump());
+    save_checkpoint(reached);  // a second Ctrl-C meanwhile only sets the flag again: the save completes
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGTERM, &old_term, nullptr);
     bar.message("");
     throw Interrupted(fmt::format("interrupted at step {} of {}; checkpoint saved in {}.\nContinue with: attnlab train --config {} --out {} --resume",
                                   reached, run.train.steps, out, o.config, out));
   }
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
   bar.finish(fmt::format("(step {}, loss {:.4f}, {:.0f} tokens/s)", reached, last_loss, tokens_per_s));
   if (o.format == "json") {
     nlohmann::json j = {{"out", out}, {"steps", reached}, {"final_loss", last_loss}, {"tokens_per_s", tokens_per_s},
@@ -142,7 +191,7 @@ void setup_train(CLI::App& app) {
   auto opts = std::make_shared<TrainOptions>();
   CLI::App* sub = app.add_subcommand("train", "Train a transformer on the generated corpus (resumable; Ctrl-C saves and stops)");
   sub->add_option("-c,--config", opts->config, "Run config, e.g. data/configs/translate-small.json")->required();
-  sub->add_option("--steps", opts->steps, "Train for this many steps instead of the config's train.steps")->check(CLI::Range(1, 1000000000));
+  sub->add_option("--steps", opts->steps, "Train for this many steps instead of the config's train.steps")->check(whole_number(1, 1000000000));
   sub->add_option("-o,--out", opts->out, "Output folder for model.ckpt, train-state.ckpt, train-log.json (default runs/NAME)");
   sub->add_flag("--resume", opts->resume, "Continue the run saved in --out, bit-exactly");
   sub->add_option("-f,--format", opts->format, "Summary format on stdout")->check(CLI::IsMember({"text", "json"}))->capture_default_str();

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/validators.hpp"
 #include "cli/model_view.hpp"
 #include "model/decode.hpp"
 #include "tasks/task.hpp"
@@ -84,8 +85,8 @@ void setup_translate(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("translate", "Translate English to French with a trained model, optionally showing its cross-attention");
   sub->add_option("text", opts->text, "The English sentence")->required();
   sub->add_option("-m,--model", opts->model, "Model folder (or .ckpt file)")->capture_default_str();
-  sub->add_option("--beam", opts->beam, "Beam size (1 = greedy)")->check(CLI::Range(1, 64))->capture_default_str();
-  sub->add_option("--length-penalty", opts->length_penalty, "α of the length penalty ((5+|Y|)/6)^α")->check(CLI::Range(0.0, 5.0))->capture_default_str();
+  sub->add_option("--beam", opts->beam, "Beam size (1 = greedy)")->check(whole_number(1, 64))->capture_default_str();
+  sub->add_option("--length-penalty", opts->length_penalty, "α of the length penalty ((5+|Y|)/6)^α")->check(real_number(0.0, 5.0))->capture_default_str();
   sub->add_flag("--show-attention", opts->show_attention, "Print the cross-attention heatmap of each layer and head");
   sub->add_option("-f,--format", opts->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   sub->add_flag("--no-color", opts->view.no_color, "Plain text without colour");

@@ -2,7 +2,9 @@
 
 #include <iostream>
 
+#include "cli/validators.hpp"
 #include "lessons/output.hpp"
+#include "lessons/session.hpp"
 #include "render/terminal.hpp"
 
 namespace attnlab::cli {
@@ -16,10 +18,10 @@ void add_lesson_options(CLI::App* sub, LessonFlags& f) {
   sub->add_flag("--random", f.random, "Seeded random weights instead of the trained model (as before training)");
   f.heads_opt = sub->add_option("--heads", f.heads,
                                 "Number of attention heads h (1 to 64; must divide --d-model). Implies random weights. Default: 2")
-                    ->check(CLI::PositiveNumber);
+                    ->check(whole_number(1, static_cast<long long>(lessons::kMaxHeads)));
   f.d_model_opt = sub->add_option("--d-model", f.d_model, "Model width d_model (2 to 512). Implies random weights. Default: 8")
-                      ->check(CLI::PositiveNumber);
-  sub->add_option("--seed", f.seed, "Seed of the random embeddings and weights")->capture_default_str();
+                      ->check(whole_number(2, static_cast<long long>(lessons::kMaxDModel)));
+  sub->add_option("--seed", f.seed, "Seed of the random embeddings and weights")->check(seed_number())->capture_default_str();
   sub->add_option("--weights", f.weights,
                   "Attention weights from a JSON file in the schema of 'attnlab attention --input' (its heads and w_o are "
                   "used for every attention block; its x only fixes d_model). Implies random weights elsewhere")
@@ -30,7 +32,7 @@ void add_lesson_options(CLI::App* sub, LessonFlags& f) {
   sub->add_flag("--no-color", f.no_color, "Plain text without escape codes (also when NO_COLOR is set or stdout is not a terminal)");
   sub->add_flag("--full", f.full, "Print every column even when a matrix is wider than the terminal");
   sub->add_flag("--no-pause", f.no_pause, "Run straight through instead of waiting for Enter after each step");
-  sub->add_option("--precision", f.precision, "Digits after the decimal point")->check(CLI::Range(0, 8))->capture_default_str();
+  sub->add_option("--precision", f.precision, "Digits after the decimal point")->check(whole_number(0, 8))->capture_default_str();
 }
 
 lessons::LessonOptions to_options(const LessonFlags& f) {

@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     // Bad flags or flag values are usage errors: exit code 2, as for every other bad input.
-    std::fprintf(stderr, "attnlab: %s\nRun 'attnlab --help' (or 'attnlab SUBCOMMAND --help') for usage.\n", e.what());
+    std::fprintf(stderr, "attnlab: error: %s\nRun 'attnlab --help' (or 'attnlab SUBCOMMAND --help') for usage.\n", e.what());
     return 2;
   } catch (const attnlab::cli::ExitCode& e) {
     return e.code;

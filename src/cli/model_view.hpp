@@ -1,6 +1,7 @@
 #pragma once
 // Shared by the commands that use a trained model (translate, attend, generate, eval): tokenising the
 // user's text with a warning for unknown words, and printing attention weights as labelled heatmaps.
+#include <algorithm>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -27,7 +28,18 @@ inline std::vector<int> encode_user_text(const text::Vocab& vocab, const std::st
   }
   std::vector<std::string> unknown;
   const auto ids = vocab.encode_tokens(toks, &unknown);
-  if (!unknown.empty()) std::cerr << "attnlab: warning: " << text::unknown_words_warning(unknown) << '\n';
+  if (std::all_of(ids.begin(), ids.end(), [](auto id) { return id == text::Vocab::kUnk; })) {
+    // Every token would be <unk>: whatever the model printed would be noise, not a result.
+    std::string list;
+    for (std::size_t i = 0; i < unknown.size() && i < 5; ++i) {
+      const std::string& w = unknown[i];
+      list += (i ? ", \"" : "\"") + (w.size() > 30 ? w.substr(0, 27) + "..." : w) + "\"";
+    }
+    if (unknown.size() > 5) list += ", ...";
+    throw InputError("TEXT: none of its words is in the model's vocabulary (" + list +
+                     "); the model knows only the corpus's words, e.g. \"The boy trains the puppy.\"");
+  }
+  if (!unknown.empty()) std::cerr << "attnlab: " << text::unknown_words_warning(unknown) << '\n';
   if (tokens_out) {
     tokens_out->clear();
     for (std::size_t i = 0; i < toks.size(); ++i) tokens_out->push_back(ids[i] == text::Vocab::kUnk ? "<unk>" : toks[i]);

@@ -28,6 +28,7 @@ Kit load_kit() {
     kit.support_objects = j.at("support_objects").get<std::vector<std::string>>();
     kit.libraries = j.at("libraries").get<std::vector<std::string>>();
     kit.graders = j.at("graders").get<std::map<std::string, std::vector<std::string>>>();
+    if (j.contains("sanitizer_flags")) kit.sanitizer_flags = j.at("sanitizer_flags").get<std::vector<std::string>>();
   } catch (const std::exception& err) {
     throw RuntimeError(kit.file.string() + ": unreadable exercise kit (" + err.what() +
                        "); rebuild with cmake --build build");
@@ -119,7 +120,67 @@ std::string describe_link_failure(const std::string& output, const ExerciseInfo&
   return "The program cannot be linked. The linker says:\n" + trim_compiler_output(output, "\x01", 20);
 }
 
+// The grader output without AddressSanitizer's own text: its report (addresses, shadow bytes) is
+// replaced by describe_sanitizer_report's sentence, and its "==PID==... soft rss limit exhausted"
+// notes by the grader's own out-of-memory message.
+std::string strip_sanitizer_output(const std::string& output) {
+  const auto report = output.find("=================================================================\n==");
+  std::istringstream in(output.substr(0, report));
+  static const std::regex asan_note("^==[0-9]+==.*");
+  std::string line, out;
+  while (std::getline(in, line))
+    if (!std::regex_match(line, asan_note)) out += line + "\n";
+  return out;
+}
+
 }  // namespace
+
+std::string describe_sanitizer_report(const std::string& output, const std::string& learner_file) {
+  std::smatch m;
+  static const std::regex kind_re(R"(ERROR: AddressSanitizer: ([A-Za-z-]+))");
+  if (!std::regex_search(output, m, kind_re)) return "";
+  const std::string kind = m[1];
+  const std::string report = output.substr(static_cast<std::size_t>(m.position(0)));
+  bool write = false;
+  std::string size;
+  static const std::regex access_re(R"((READ|WRITE) of size ([0-9]+))");
+  if (std::regex_search(report, m, access_re)) {
+    write = m[1] == "WRITE";
+    size = m[2];
+  }
+  // Where: the first stack frame in the learner's file, else the first frame with a source line.
+  std::string where;
+  static const std::regex frame_re(R"(#[0-9]+ 0x[0-9a-f]+ in ([^\n]+?) (/[^\s:]+):([0-9]+))");
+  for (auto it = std::sregex_iterator(report.begin(), report.end(), frame_re); it != std::sregex_iterator(); ++it) {
+    const std::string file = (*it)[2], function = (*it)[1];
+    const bool mine = file == learner_file;
+    if (mine || where.empty()) {
+      where = " at " + fs::path(file).filename().string() + ":" + std::string((*it)[3]) + " in " +
+              function.substr(0, function.find('('));
+    }
+    if (mine) break;
+  }
+  std::string region;
+  static const std::regex region_re(R"(located ([0-9]+) bytes to the (right|left) of ([0-9]+)-byte region)");
+  if (std::regex_search(report, m, region_re)) {
+    const std::string by = m[1] == "0" ? std::string("just") : std::string(m[1]) + " bytes";
+    region = (size.empty() ? std::string("an access ") : "a " + size + "-byte " + (write ? "write " : "read ")) + by +
+             (m[2] == "right" ? " past the end of a " : " before the start of a ") + std::string(m[3]) + "-byte block: ";
+  }
+  std::string what;
+  if (kind.find("overflow") != std::string::npos || kind.find("underflow") != std::string::npos) {
+    what = write ? "wrote out of bounds" : "read out of bounds";
+  } else if (kind == "heap-use-after-free") {
+    what = write ? "wrote to memory after it was freed" : "read memory after it was freed";
+  } else if (kind.rfind("stack-use-after", 0) == 0) {
+    what = "used a local variable after its scope ended";
+  } else if (kind == "attempting" && report.find("double-free") != std::string::npos) {
+    what = "freed the same memory twice";
+  } else {
+    what = "made a memory error";
+  }
+  return what + where + " (" + region + kind + ")";
+}
 
 CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& ws, const CheckOptions& opts) {
   CheckResult res;
@@ -133,13 +194,22 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
   fs::create_directories(dir, ec);
   if (ec) throw RuntimeError("cannot create " + dir.string() + " (" + ec.message() + ")");
   const fs::path source = ws.learner_file(ex), object = dir / "exercise.o", program = dir / "grader";
+  try {
+    read_text_file(source.string(), 4u << 20);  // a folder, an unreadable or a giant file: say so plainly
+  } catch (const InputError& e) {
+    throw InputError(std::string(e.what()) + "; it should be your exercise file: move it away and run attnlab check " +
+                     ex.slug + " to start again from the stub");
+  }
 
   // 1. Compile the learner's file (only this file: the grader is prebuilt).
   std::vector<std::string> cc{kit.compiler};
   cc.insert(cc.end(), kit.compile_flags.begin(), kit.compile_flags.end());
+  cc.insert(cc.end(), kit.sanitizer_flags.begin(), kit.sanitizer_flags.end());
   cc.insert(cc.end(), {"-fdiagnostics-color=never", "-fmax-errors=10", "-c", source.string(), "-o", object.string()});
   fs::remove(object, ec);
-  const ChildResult c = run_child(cc, {"LC_ALL=C"}, {.timeout_s = 120, .memory_mb = 0}, dir / "compile.log");
+  // The compiler gets a memory limit too: `#include "/dev/zero"` or a runaway template would otherwise
+  // eat the machine's memory.
+  const ChildResult c = run_child(cc, {"LC_ALL=C"}, {.timeout_s = 120, .memory_mb = 4096}, dir / "compile.log");
   res.compile_s = c.seconds;
   if (!c.started) throw RuntimeError(c.error);
   if (c.timed_out || c.exit_code != 0) {
@@ -156,8 +226,9 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
   ld.insert(ld.end(), grader->second.begin(), grader->second.end());
   ld.insert(ld.end(), kit.support_objects.begin(), kit.support_objects.end());
   ld.insert(ld.end(), kit.libraries.begin(), kit.libraries.end());
+  ld.insert(ld.end(), kit.sanitizer_flags.begin(), kit.sanitizer_flags.end());
   ld.insert(ld.end(), {"-o", program.string()});
-  const ChildResult l = run_child(ld, {"LC_ALL=C"}, {.timeout_s = 120, .memory_mb = 0}, dir / "link.log");
+  const ChildResult l = run_child(ld, {"LC_ALL=C"}, {.timeout_s = 120, .memory_mb = 4096}, dir / "link.log");
   res.link_s = l.seconds;
   if (!l.started) throw RuntimeError(l.error);
   if (l.timed_out || l.exit_code != 0) {
@@ -169,15 +240,54 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
   // 3. Run the grader with limits; it appends each test's name to the status file as it starts.
   const fs::path status = dir / "status.txt";
   fs::remove(status, ec);
-  const ChildResult r = run_child({program.string()},
-                                  {"ATTNLAB_GRADER_STATUS=" + status.string(), "OPENBLAS_NUM_THREADS=1"},
-                                  {.timeout_s = opts.timeout_s, .memory_mb = opts.memory_mb}, dir / "run.log");
+  std::vector<std::string> env{"ATTNLAB_GRADER_STATUS=" + status.string(), "OPENBLAS_NUM_THREADS=1"};
+  ChildLimits limits{.timeout_s = opts.timeout_s, .memory_mb = opts.memory_mb};
+  const bool sanitized = !kit.sanitizer_flags.empty();
+  if (sanitized) {
+    // AddressSanitizer reserves terabytes of address space for its shadow memory, so RLIMIT_AS cannot
+    // bound it. Instead its allocator returns null (std::bad_alloc, reported by the grader) for one
+    // allocation above the limit, and the parent kills the grader when its resident memory passes the
+    // limit plus room for the shadow memory. (Not ASan's soft_rss_limit_mb: once it trips, every
+    // allocation fails until its thread looks again, and a std::bad_alloc thrown inside doctest's
+    // own bookkeeping ends in std::terminate.)
+    env.push_back("ASAN_OPTIONS=detect_leaks=0:handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_abort=0:"
+                  "allocator_may_return_null=1:max_allocation_size_mb=" + std::to_string(opts.memory_mb) +
+                  ":color=never");
+    limits.memory_mb = 0;
+    limits.rss_limit_mb = opts.memory_mb + opts.memory_mb / 4 + 256;  // room for the shadow memory
+  }
+  const ChildResult r = run_child({program.string()}, env, limits, dir / "run.log");
   res.run_s = r.seconds;
   if (!r.started) throw RuntimeError(r.error);
   const std::string test = last_test_started(status);
   const std::string in_test = test.empty() ? "" : " while running the test '" + test + "'";
-  res.report = shorten(r.output);
-  if (r.timed_out) {
+  if (sanitized && test.empty() && (r.output.find("AddressSanitizer failed to allocate") != std::string::npos ||
+                                    r.output.find("ReserveShadowMemoryRange") != std::string::npos ||
+                                    r.output.find("Shadow memory range interleaves") != std::string::npos ||
+                                    r.output.find("AddressSanitizer:DEADLYSIGNAL") != std::string::npos)) {
+    // AddressSanitizer itself cannot start here (a hard ulimit -v, an unusual kernel): check again
+    // without it rather than blame the learner's code.
+    Kit plain = kit;
+    plain.sanitizer_flags.clear();
+    CheckResult again = run_check(plain, ex, ws, opts);
+    again.report = "(note: checked without AddressSanitizer, which cannot start here; is ulimit -v set?)\n" + again.report;
+    again.compile_s += res.compile_s;
+    again.link_s += res.link_s;
+    return again;
+  }
+  const std::string sanitizer = sanitized ? describe_sanitizer_report(r.output, source.string()) : "";
+  res.report = shorten(sanitized ? strip_sanitizer_output(r.output) : r.output);
+  if (!sanitizer.empty()) {
+    res.verdict = Verdict::Crashed;
+    res.report += "\n" + sanitizer + in_test +
+                  ".\nCheck the loop bounds and the index arithmetic on that line: an n-element buffer has\n"
+                  "indices 0 … n-1, and element (i, j) of a rows × cols matrix is data[i * cols + j].\n";
+  } else if (r.memory_exceeded) {
+    res.verdict = Verdict::Crashed;
+    res.report += "\nused more than " + std::to_string(limits.rss_limit_mb) + " MiB of memory" + in_test +
+                  " and was stopped\n(attnlab check --memory-mb " + std::to_string(opts.memory_mb) +
+                  ", plus room for AddressSanitizer). Is a size computed wrongly, or a vector growing inside an endless loop?\n";
+  } else if (r.timed_out) {
     res.verdict = Verdict::TimedOut;
     char secs[32];
     std::snprintf(secs, sizeof secs, "%g", opts.timeout_s);

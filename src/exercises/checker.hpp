@@ -16,6 +16,10 @@ namespace attnlab::exercises {
 struct Kit {
   std::string compiler;
   std::vector<std::string> compile_flags, support_objects, libraries;
+  // Added when compiling and linking the learner's file, when the compiler can build and run
+  // AddressSanitizer programs (probed by CMake): -fsanitize=address, so that a write out of bounds
+  // is reported where it happens instead of silently corrupting memory. Empty otherwise.
+  std::vector<std::string> sanitizer_flags;
   std::map<std::string, std::vector<std::string>> graders;  // slug → object files
   fs::path file;
 };
@@ -39,6 +43,11 @@ struct CheckResult {
 };
 
 CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& ws, const CheckOptions& opts);
+
+// Turns an AddressSanitizer report in a grader's output into one sentence for the learner, e.g.
+// "wrote out of bounds at exercise.cpp:13 in ex::softmax_rows (a 4-byte write just past the end of a
+// 36-byte block: heap-buffer-overflow)". Returns "" when the output holds no such report.
+std::string describe_sanitizer_report(const std::string& output, const std::string& learner_file);
 
 // Keeps only the compiler diagnostics that concern `learner_file` (with their source excerpts), at
 // most max_lines lines; the rest (notes deep inside system headers) only hides the point.

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -16,6 +17,24 @@
 extern char** environ;
 
 namespace attnlab::exercises {
+
+namespace {
+// The resident memory of a process in MiB (0 when it cannot be read, e.g. it has just exited).
+std::size_t resident_mb(pid_t pid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/statm", static_cast<int>(pid));
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buf[128];
+  const ssize_t got = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (got <= 0) return 0;
+  buf[got] = '\0';
+  unsigned long long size = 0, resident = 0;
+  if (std::sscanf(buf, "%llu %llu", &size, &resident) != 2) return 0;
+  return static_cast<std::size_t>(resident * static_cast<unsigned long long>(::sysconf(_SC_PAGESIZE)) >> 20);
+}
+}  // namespace
 
 ChildResult run_child(const std::vector<std::string>& argv, const std::vector<std::string>& env,
                       const ChildLimits& limits, const std::filesystem::path& output_file) {
@@ -50,6 +69,14 @@ ChildResult run_child(const std::vector<std::string>& argv, const std::vector<st
     if (mem) {
       struct rlimit rl{mem, mem};
       ::setrlimit(RLIMIT_AS, &rl);
+    } else if (limits.rss_limit_mb) {
+      // Watched from outside instead: lift an inherited soft address-space limit (ulimit -v) as far as
+      // the hard limit allows, since AddressSanitizer cannot start under one.
+      struct rlimit rl{};
+      if (::getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        ::setrlimit(RLIMIT_AS, &rl);
+      }
     }
     struct rlimit fl{fsize, fsize};
     ::setrlimit(RLIMIT_FSIZE, &fl);
@@ -77,8 +104,11 @@ ChildResult run_child(const std::vector<std::string>& argv, const std::vector<st
       r.error = std::string("lost track of the child process: ") + std::strerror(errno);
       break;
     }
-    if (std::chrono::steady_clock::now() >= deadline) {
-      r.timed_out = true;
+    const bool over_time = std::chrono::steady_clock::now() >= deadline;
+    const bool over_memory = limits.rss_limit_mb && resident_mb(pid) > limits.rss_limit_mb;
+    if (over_time || over_memory) {
+      r.timed_out = over_time;
+      r.memory_exceeded = !over_time;
       ::kill(-pid, SIGKILL);
       ::kill(pid, SIGKILL);
       while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
@@ -88,7 +118,7 @@ ChildResult run_child(const std::vector<std::string>& argv, const std::vector<st
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (!r.timed_out) {
+  if (!r.timed_out && !r.memory_exceeded) {
     if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
     else if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
     ::kill(-pid, SIGKILL);  // anything it left running in its group

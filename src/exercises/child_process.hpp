@@ -11,6 +11,9 @@ namespace attnlab::exercises {
 struct ChildLimits {
   double timeout_s = 10.0;              // wall clock; the whole process group is killed after it
   std::size_t memory_mb = 0;            // address-space limit (RLIMIT_AS); 0 = none
+  std::size_t rss_limit_mb = 0;         // resident memory, watched from outside (killed above it); 0 = none.
+                                        // For programs that cannot run under RLIMIT_AS (AddressSanitizer
+                                        // reserves terabytes of address space for its shadow memory).
   std::size_t max_output_mb = 16;       // output file size limit (RLIMIT_FSIZE)
 };
 
@@ -19,6 +22,7 @@ struct ChildResult {
   int exit_code = -1;         // when it exited normally
   int signal = 0;             // when a signal killed it (other than our timeout kill)
   bool timed_out = false;
+  bool memory_exceeded = false;  // killed by us for going over rss_limit_mb
   double seconds = 0.0;
   std::string output;         // at most the first 256 KiB of stdout + stderr
   std::string error;

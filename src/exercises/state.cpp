@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/files.hpp"
+#include "io/json_text.hpp"
 #include "util/error.hpp"
 
 namespace attnlab::exercises {
@@ -25,6 +26,10 @@ std::string utc_now() {
 ProgressStore::ProgressStore(fs::path file) : file_(std::move(file)) {
   std::error_code ec;
   if (!fs::exists(file_, ec)) return;  // first run: nothing yet
+  if (fs::is_directory(file_, ec)) {
+    // Not a damaged progress file but something else in its place: never move a folder aside.
+    throw InputError("the progress file " + file_.string() + " is a folder; move it away (attnlab keeps your progress in that file)");
+  }
   try {
     const auto j = nlohmann::json::parse(read_text_file(file_.string(), 4 << 20));
     if (!j.is_object() || j.value("version", 0) != 1 || !j.contains("exercises") || !j["exercises"].is_object()) {
@@ -49,7 +54,7 @@ ProgressStore::ProgressStore(fs::path file) : file_(std::move(file)) {
     fs::rename(file_, aside, ec);
     std::fprintf(stderr,
                  "attnlab: warning: the progress file %s is corrupt (%s); starting a fresh one%s.\n",
-                 file_.c_str(), err.what(),
+                 file_.c_str(), json_error_text(err).c_str(),
                  ec ? "" : (" (the old file is kept as " + aside.string() + ")").c_str());
   }
 }

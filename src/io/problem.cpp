@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "io/files.hpp"
+#include "io/json_text.hpp"
 #include "util/error.hpp"
 
 namespace attnlab {
@@ -16,7 +17,7 @@ namespace {
 using nlohmann::json;
 
 std::string type_name(const json& j) {
-  if (j.is_string()) return "the string " + j.dump();
+  if (j.is_string()) return "the string " + json_brief(j);
   if (j.is_boolean()) return std::string("the boolean ") + (j.get<bool>() ? "true" : "false");
   if (j.is_null()) return "null";
   if (j.is_number()) return "the number " + j.dump();
@@ -262,20 +263,7 @@ Problem parse_problem_text(std::string_view text, const std::string& source, con
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     throw InputError(source + ": is empty; expected a JSON object with \"x\" and \"heads\" (see data/examples/)");
   }
-  json j;
-  try {
-    j = json::parse(text.begin(), text.end());
-  } catch (const json::out_of_range& e) {
-    // nlohmann reports numbers beyond double range (e.g. 1e400) this way.
-    std::string what = e.what();
-    if (auto pos = what.find("] "); pos != std::string::npos) what = what.substr(pos + 2);
-    throw InputError(source + ": " + what + "; every number must be a finite float32 value");
-  } catch (const json::parse_error& e) {
-    std::string what = e.what();
-    // Drop nlohmann's "[json.exception.parse_error.101] " tag; keep its line/column text.
-    if (auto pos = what.find("] "); pos != std::string::npos && what.rfind("[json.exception", 0) == 0) what = what.substr(pos + 2);
-    throw InputError(source + ": malformed JSON: " + what);
-  }
+  const json j = parse_json_text(text, source);
   try {
     return parse_problem(j, lim);
   } catch (const InputError& e) {

@@ -45,14 +45,16 @@ std::string describe(const tasks::LoadedModel& m) {
   const fs::path dir = fs::is_directory(m.dir) ? fs::path(m.dir) : fs::path(m.dir).parent_path();
   // `attnlab eval --model DIR --format json > DIR/eval.json` records the test-split figures.
   const nlohmann::json ev = optional_json(dir / "eval.json");
-  if (ev.is_object() && ev.contains("exact_match") && ev["exact_match"].contains("accuracy")) {
+  // These files are only read for detail: a field of the wrong type is skipped, never an error.
+  if (ev.is_object() && ev.contains("exact_match") && ev["exact_match"].contains("accuracy") &&
+      ev["exact_match"]["accuracy"].is_number()) {
     d += fmt::format("{}test exact match {:.1f} %", d.empty() ? "" : "; ", 100.0 * ev["exact_match"]["accuracy"].get<double>());
     return d;
   }
   const nlohmann::json log = optional_json(dir / "train-log.json");
   if (log.is_object() && log.contains("valid") && log["valid"].is_array() && !log["valid"].empty()) {
     const auto& v = log["valid"].back();
-    if (v.contains("token_accuracy") && v.contains("step"))
+    if (v.contains("token_accuracy") && v["token_accuracy"].is_number() && v.contains("step") && v["step"].is_number_integer())
       d += fmt::format("{}validation token accuracy {:.1f} % at step {}", d.empty() ? "" : "; ",
                        100.0 * v["token_accuracy"].get<double>(), v["step"].get<long long>());
   }

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "io/files.hpp"
+#include "io/json_text.hpp"
 #include "util/error.hpp"
 #include "util/rng.hpp"
 
@@ -70,8 +71,13 @@ Checkpoint load_checkpoint(const std::string& path) {
   auto bad = [&](const std::string& why) {
     return InputError(path + ": " + why);
   };
+  if (in.size() < 8 || std::memcmp(in.data(), kMagic, 8) != 0) {
+    if (in.size() < 8 && std::memcmp(in.data(), kMagic, in.size()) == 0) {
+      throw bad("truncated: " + std::to_string(in.size()) + " bytes is too short for a checkpoint");
+    }
+    throw bad("not an attnlab checkpoint (the file does not start with \"ATNLCKPT\")");
+  }
   if (in.size() < 32) throw bad("truncated: " + std::to_string(in.size()) + " bytes is too short for a checkpoint");
-  if (std::memcmp(in.data(), kMagic, 8) != 0) throw bad("not an attnlab checkpoint (the file does not start with \"ATNLCKPT\")");
   const auto version = get<std::uint32_t>(in, 8);
   if (version != kCheckpointVersion) {
     throw bad("checkpoint format version " + std::to_string(version) + " is not supported (this attnlab reads version " +
@@ -87,7 +93,7 @@ Checkpoint load_checkpoint(const std::string& path) {
   try {
     header = nlohmann::json::parse(in.begin() + 24, in.begin() + 24 + static_cast<std::ptrdiff_t>(hlen));
   } catch (const nlohmann::json::exception& e) {
-    throw bad(std::string("corrupt header: ") + e.what());
+    throw bad("corrupt header: " + json_error_text(e));
   }
   Checkpoint ck;
   try {
@@ -98,7 +104,7 @@ Checkpoint load_checkpoint(const std::string& path) {
   } catch (const InputError& e) {
     throw bad(std::string("bad config in header: ") + e.what());
   } catch (const nlohmann::json::exception& e) {
-    throw bad(std::string("corrupt header: ") + e.what());
+    throw bad("corrupt header: " + json_error_text(e));
   }
   if (static_cast<int>(ck.vocab.size()) != ck.config.vocab_size) {
     throw bad("the vocabulary has " + std::to_string(ck.vocab.size()) + " words but config.vocab_size is " +
@@ -136,7 +142,7 @@ Checkpoint load_checkpoint(const std::string& path) {
       std::memcpy(dst.data() + want.offset, in.data() + data_start + off, count * 4);
     }
   } catch (const nlohmann::json::exception& e) {
-    throw bad(std::string("corrupt tensor table: ") + e.what());
+    throw bad("corrupt tensor table: " + json_error_text(e));
   }
   for (const auto& [group, count] : seen) {
     if (count != layout.tensors.size()) {

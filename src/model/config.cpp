@@ -1,7 +1,13 @@
 #include "model/config.hpp"
 
+#include <unistd.h>
+
+#include <cmath>
 #include <set>
 
+#include <fmt/format.h>
+
+#include "io/json_text.hpp"
 #include "util/error.hpp"
 
 namespace attnlab::model {
@@ -10,7 +16,7 @@ namespace {
 int get_int(const nlohmann::json& j, const char* key, int def, int lo, int hi, const std::string& where) {
   if (!j.contains(key)) return def;
   const auto& v = j[key];
-  if (!v.is_number_integer()) throw InputError(where + "." + key + ": expected an integer, got " + v.dump());
+  if (!v.is_number_integer()) throw InputError(where + "." + key + ": expected an integer, got " + json_brief(v));
   const auto x = v.get<long long>();
   if (x < lo || x > hi) {
     throw InputError(where + "." + key + ": " + std::to_string(x) + " is out of range [" + std::to_string(lo) + ", " +
@@ -45,7 +51,7 @@ ModelConfig model_config_from_json(const nlohmann::json& j, const std::string& w
   }
   if (j.contains("norm")) {
     const std::string n = j["norm"].is_string() ? j["norm"].get<std::string>() : "";
-    if (n != "post" && n != "pre") throw InputError(where + ".norm: expected \"post\" or \"pre\", got " + j["norm"].dump());
+    if (n != "post" && n != "pre") throw InputError(where + ".norm: expected \"post\" or \"pre\", got " + json_brief(j["norm"]));
     c.pre_norm = n == "pre";
   }
   if (j.contains("tie_embeddings")) {
@@ -136,5 +142,28 @@ ParamLayout make_layout(const ModelConfig& c) {
 }
 
 std::size_t parameter_count(const ModelConfig& c) { return make_layout(c).total; }
+
+double estimate_training_bytes(const ModelConfig& c, double batch, double seq) {
+  const double params = static_cast<double>(parameter_count(c));
+  const double tokens = batch * seq, C = c.d_model, F = c.d_ff, H = c.heads, V = c.vocab_size;
+  // Decoder layers hold two attention blocks (self and cross); the encoder's, one.
+  const double blocks = (c.decoder_only ? 0.0 : c.encoder_layers) + 2.0 * c.decoder_layers;
+  const double layers = (c.decoder_only ? 0.0 : c.encoder_layers) + c.decoder_layers;
+  const double per_block = tokens * 12.0 * C + 2.0 * batch * H * seq * seq;  // projections, norms; weights
+  const double per_ffn = tokens * (2.0 * F + 2.0 * C);
+  const double activations = blocks * per_block + layers * per_ffn + 3.0 * tokens * V;  // logits, probs, grads
+  return 4.0 * (4.0 * params + 2.0 * activations);  // float32; backward buffers mirror the forward ones
+}
+
+void check_fits_in_memory(const ModelConfig& c, double batch, double seq, const std::string& what, const std::string& fix) {
+  const double need = estimate_training_bytes(c, batch, seq);
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return;  // unknown: let the allocation decide
+  const double have = static_cast<double>(pages) * static_cast<double>(page);
+  if (need <= 0.8 * have) return;
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  throw InputError(fmt::format("{} needs about {:.0f} GiB for one training step, more than this machine's {:.0f} GiB of memory; {}",
+                               what, std::ceil(need / gib), have / gib, fix));
+}
 
 }  // namespace attnlab::model

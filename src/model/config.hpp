@@ -88,4 +88,15 @@ ParamLayout make_layout(const ModelConfig& c);
 // 2 per multiply–add of every matrix product) at sequence length `seq` (for attention's share).
 std::size_t parameter_count(const ModelConfig& c);
 
+// A rough estimate, in bytes, of what one training step at `batch` sequences of `seq` tokens holds
+// in memory: parameters, gradients and the two Adam moments, the activations kept for the backward
+// pass (and their gradients), and the logits over the vocabulary. Meant to be within a small factor.
+double estimate_training_bytes(const ModelConfig& c, double batch, double seq);
+
+// Throws InputError when estimate_training_bytes exceeds 80 % of this machine's physical memory, so
+// that a batch or model that cannot fit is refused with a message instead of being killed by the
+// kernel's OOM killer half-way. `what` names the settings ("train.batch_size = 1000000 with
+// model.max_len = 40"), `fix` says what to lower.
+void check_fits_in_memory(const ModelConfig& c, double batch, double seq, const std::string& what, const std::string& fix);
+
 }  // namespace attnlab::model

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "model/checkpoint.hpp"
+#include "io/json_text.hpp"
 #include "util/error.hpp"
 #include "util/rng.hpp"
 
@@ -20,10 +21,10 @@ TrainConfig train_config_from_json(const nlohmann::json& j, const std::string& w
   TrainConfig c;
   auto num = [&](const char* key, double lo, double hi, auto& out) {
     if (!j.contains(key)) return;
-    if (!j[key].is_number()) throw InputError(where + "." + key + ": expected a number, got " + j[key].dump());
+    if (!j[key].is_number()) throw InputError(where + "." + key + ": expected a number, got " + json_brief(j[key]));
     const double x = j[key].get<double>();
     if (!(x >= lo && x <= hi)) {
-      throw InputError(where + "." + key + ": " + j[key].dump() + " is out of range [" + std::to_string(lo) + ", " +
+      throw InputError(where + "." + key + ": " + json_brief(j[key]) + " is out of range [" + std::to_string(lo) + ", " +
                        std::to_string(hi) + "]");
     }
     out = static_cast<std::remove_reference_t<decltype(out)>>(x);
@@ -176,7 +177,7 @@ void Trainer::restore(const std::string& path) {
     dropout_rng_ = std::stoull(ck.train_state.at("dropout_rng").get<std::string>());
     losses_ = ck.train_state.at("losses").get<std::vector<double>>();
   } catch (const std::exception& e) {
-    throw InputError(path + ": corrupt training state (" + std::string(e.what()) + ")");
+    throw InputError(path + ": corrupt training state (" + json_error_text(e) + ")");
   }
 }
 

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "io/files.hpp"
+#include "io/json_text.hpp"
 #include "model/checkpoint.hpp"
 #include "text/tokenizer.hpp"
 #include "util/error.hpp"
@@ -16,7 +17,7 @@ namespace {
 std::size_t get_size(const nlohmann::json& j, const char* key, std::size_t def, const std::string& where) {
   if (!j.contains(key)) return def;
   if (!j[key].is_number_unsigned() && !(j[key].is_number_integer() && j[key].get<long long>() >= 0)) {
-    throw InputError(where + "." + key + ": expected a non-negative integer, got " + j[key].dump());
+    throw InputError(where + "." + key + ": expected a non-negative integer, got " + json_brief(j[key]));
   }
   const auto v = j[key].get<std::uint64_t>();
   if (v > corpus::kMaxSplitSize) {
@@ -34,8 +35,14 @@ RunConfig run_config_from_json(const nlohmann::json& j, const std::string& where
     if (!known.count(k)) throw InputError(where + ": unknown field \"" + k + "\"; expected name, task, corpus, model, train");
   RunConfig r;
   r.raw = j;
-  r.name = j.value("name", std::string("run"));
-  const std::string task = j.value("task", std::string("translate"));
+  auto text_field = [&](const char* key, const char* def) {
+    if (!j.contains(key)) return std::string(def);
+    if (!j[key].is_string()) throw InputError(where + "." + key + ": expected a string, got " + json_brief(j[key]));
+    return j[key].get<std::string>();
+  };
+  r.name = text_field("name", "run");
+  text_field("description", "");
+  const std::string task = text_field("task", "translate");
   if (task != "translate" && task != "lm") throw InputError(where + ".task: expected \"translate\" or \"lm\", got \"" + task + "\"");
   r.lm = task == "lm";
   const nlohmann::json c = j.value("corpus", nlohmann::json::object());
@@ -66,13 +73,7 @@ RunConfig run_config_from_json(const nlohmann::json& j, const std::string& where
 
 RunConfig load_run_config(const std::string& path) {
   const std::string text = read_text_file(path, 1u << 20);
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(path + ": malformed JSON: " + e.what());
-  }
-  return run_config_from_json(j, path);
+  return run_config_from_json(parse_json_text(text, path), path);
 }
 
 TaskData build_task_data(RunConfig& run, const text::Vocab* given) {
@@ -111,6 +112,9 @@ LoadedModel load_model(const std::string& dir_in) {
   std::string file = dir;
   std::error_code ec;
   if (fs::is_directory(dir, ec)) file = (fs::path(dir) / "model.ckpt").string();
+  if (!fs::exists(dir, ec)) {
+    throw InputError("--model " + dir_in + ": no such folder or file; give a model folder (holding model.ckpt) or a .ckpt file, e.g. data/models/translate-small");
+  }
   if (!fs::exists(file, ec)) {
     throw InputError(dir_in + ": no trained model there (expected " + file + "); train one with `attnlab train --config data/configs/NAME.json --out DIR`");
   }
@@ -120,7 +124,7 @@ LoadedModel load_model(const std::string& dir_in) {
   try {
     lm.vocab = text::Vocab::from_json({{"format", "attnlab-vocab"}, {"version", text::Vocab::kFormatVersion}, {"tokens", ck.vocab}});
   } catch (const std::exception& e) {
-    throw InputError(file + ": bad vocabulary: " + e.what());
+    throw InputError(file + ": " + e.what());
   }
   if (ck.meta.is_object() && ck.meta.contains("run_config")) {
     lm.run = run_config_from_json(ck.meta["run_config"], file + ": meta.run_config");

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "text/tokenizer.hpp"
+#include "io/json_text.hpp"
 #include "util/error.hpp"
 
 namespace attnlab::text {
@@ -94,7 +95,7 @@ Vocab Vocab::from_json(const nlohmann::json& j) {
     throw InputError("vocabulary: \"format\" must be \"attnlab-vocab\"");
   if (!j.contains("version") || !j["version"].is_number_integer() || j["version"] != kFormatVersion)
     throw InputError(fmt::format("vocabulary: unsupported \"version\" {} (this attnlab reads version {})",
-                                 j.contains("version") ? j["version"].dump() : "(missing)", kFormatVersion));
+                                 j.contains("version") ? json_brief(j["version"]) : "(missing)", kFormatVersion));
   if (!j.contains("tokens") || !j["tokens"].is_array())
     throw InputError("vocabulary: \"tokens\" must be an array of strings");
   const auto& toks = j["tokens"];
@@ -119,7 +120,11 @@ Vocab Vocab::from_json(const nlohmann::json& j) {
 std::string unknown_words_warning(const std::vector<std::string>& unknown_words) {
   if (unknown_words.empty()) return {};
   std::string list;
-  for (const auto& w : unknown_words) list += fmt::format("{}\"{}\"", list.empty() ? "" : ", ", w);
+  for (std::size_t i = 0; i < unknown_words.size() && i < 10; ++i) {  // a short line, however long the text
+    const std::string& w = unknown_words[i];
+    list += fmt::format("{}\"{}\"", list.empty() ? "" : ", ", w.size() > 30 ? w.substr(0, 27) + "..." : w);
+  }
+  if (unknown_words.size() > 10) list += ", ...";
   return fmt::format("warning: {} word{} not in the vocabulary and become{} <unk>: {}", unknown_words.size(),
                      unknown_words.size() == 1 ? " is" : "s are", unknown_words.size() == 1 ? "s" : "", list);
 }

@@ -333,7 +333,7 @@ TEST_CASE("bad input: exit code 2 and a message that says what is wrong") {
       {{"lesson", "3", "--d-model", "4096"}, "out of range"},
       {{"lesson", "3", "--format", "xml"}, "format"},
       {{"tour", "--target", "   "}, "--target: the sentence is empty"},
-      {{"lesson", "3", "--model", "/nonexistent/model-folder"}, "no trained model there"},
+      {{"lesson", "3", "--model", "/nonexistent/model-folder"}, "no such folder or file"},
       {{"lesson", "3", "--random", "--sentence", ""}, "the sentence is empty"},
   };
   for (const Case& c : cases) {

@@ -170,7 +170,7 @@ TEST_CASE("model commands: bad input exits with code 2 and says what is wrong") 
   if (!fs::exists(dir / "model.ckpt")) REQUIRE(run({"train", "--config", kConfig, "--out", dir.string(), "--steps", "24"}).code == 0);
   Result r = run({"translate", "hello", "--model", (temp_dir() / "no-such-model").string()});
   CHECK(r.code == 2);
-  CHECK(contains(r.err, "no trained model there"));
+  CHECK(contains(r.err, "no such folder or file"));
   r = run({"translate", "   ", "--model", dir.string()});
   CHECK(r.code == 2);
   CHECK(contains(r.err, "empty"));

@@ -1,0 +1,52 @@
+#include "io/json_text.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include "util/error.hpp"
+
+namespace attnlab {
+
+std::string json_error_text(const std::exception& e) {
+  std::string what = e.what();
+  if (what.rfind("[json.exception", 0) == 0) {
+    if (const auto pos = what.find("] "); pos != std::string::npos) what = what.substr(pos + 2);
+  }
+  return what;
+}
+
+namespace {
+// Whether the text just before byte `at` (1-based, where nlohmann stopped) starts a NaN or Infinity.
+bool at_non_finite_token(std::string_view text, std::size_t at) {
+  const std::size_t end = std::min(at, text.size());
+  std::size_t start = end;
+  while (start > 0 && (std::isalpha(static_cast<unsigned char>(text[start - 1])) || text[start - 1] == '-')) --start;
+  std::string word(text.substr(start, end - start + 8));
+  std::transform(word.begin(), word.end(), word.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (!word.empty() && word[0] == '-') word.erase(0, 1);
+  return word.rfind("nan", 0) == 0 || word.rfind("inf", 0) == 0;
+}
+}  // namespace
+
+std::string json_brief(const nlohmann::json& j) {
+  if (j.is_array()) return j.empty() ? "an empty array" : "an array of " + std::to_string(j.size());
+  if (j.is_object()) return j.empty() ? "an empty object" : "an object with " + std::to_string(j.size()) + " fields";
+  std::string text = j.dump();
+  if (text.size() > 40) text = text.substr(0, 37) + "...";
+  return text;
+}
+
+nlohmann::json parse_json_text(std::string_view text, const std::string& source) {
+  try {
+    return nlohmann::json::parse(text.begin(), text.end());
+  } catch (const nlohmann::json::out_of_range& e) {
+    // nlohmann reports numbers beyond double range (e.g. 1e400) this way.
+    throw InputError(source + ": " + json_error_text(e) + "; every number must be a finite float32 value");
+  } catch (const nlohmann::json::parse_error& e) {
+    std::string msg = source + ": malformed JSON: " + json_error_text(e);
+    if (at_non_finite_token(text, e.byte)) msg += " (JSON has no NaN or Infinity: every number must be finite)";
+    throw InputError(msg);
+  }
+}
+
+}  // namespace attnlab
