@@ -80,6 +80,27 @@ __device__ __forceinline__ void load_tile(float* tile, int stride, const float* 
   }
 }
 
+// a · b over the head width, one lane's dot product (a broadcast row against the lane's own tile row).
+__device__ __forceinline__ float dot(const float* a, const float* b, int d) {
+  float acc = 0.0f;
+  for (int c = 0; c < d; ++c) acc += a[c] * b[c];
+  return acc;
+}
+
+// acc[t] += Σ_{j < n} w_j · tile[j·stride + c] for this lane's columns c = lane + 32·t, where w_j is lane
+// j's value of w (a weight or a score gradient per key). Every lane of the warp must call it.
+__device__ __forceinline__ void add_weighted_rows(float (&acc)[kColsPerLane], float w, int n, const float* tile,
+                                                  int stride, int d, int lane) {
+  for (int j = 0; j < n; ++j) {
+    const float wj = __shfl_sync(kFullMask, w, j);
+#pragma unroll
+    for (int t = 0; t < kColsPerLane; ++t) {
+      const int c = lane + kWarpSize * t;
+      if (c < d) acc[t] += wj * tile[j * stride + c];
+    }
+  }
+}
+
 // ---- forward --------------------------------------------------------------------------------------
 
 __global__ void __launch_bounds__(kThreads)
@@ -122,14 +143,7 @@ __global__ void __launch_bounds__(kThreads)
       if (r >= rows) continue;  // uniform over the warp
       const int vis = min(cols, visible_limit(i0 + r, g.valid, causal) - j0);
       if (vis <= 0) continue;   // uniform over the warp
-      float s = -INFINITY;
-      if (lane < vis) {
-        const float* qr = Qs + r * kMaxD;
-        const float* kr = Ks + lane * kPad;
-        float acc = 0.0f;
-        for (int c = 0; c < d; ++c) acc += qr[c] * kr[c];
-        s = acc * scale;
-      }
+      const float s = lane < vis ? dot(Qs + r * kMaxD, Ks + lane * kPad, d) * scale : -INFINITY;
       const float mx = fmaxf(m[rr], detail::warp_max(s));  // finite: at least one lane is visible
       const float corr = expf(m[rr] - mx);                 // 0 on the row's first tile (m = −inf)
       const float p = lane < vis ? expf(s - mx) : 0.0f;
@@ -137,14 +151,7 @@ __global__ void __launch_bounds__(kThreads)
       m[rr] = mx;
 #pragma unroll
       for (int t = 0; t < kColsPerLane; ++t) o[rr][t] *= corr;
-      for (int j = 0; j < vis; ++j) {
-        const float pj = __shfl_sync(kFullMask, p, j);
-#pragma unroll
-        for (int t = 0; t < kColsPerLane; ++t) {
-          const int c = lane + kWarpSize * t;
-          if (c < d) o[rr][t] += pj * Vs[j * kMaxD + c];
-        }
-      }
+      add_weighted_rows(o[rr], p, vis, Vs, kMaxD, d, lane);
     }
   }
 
@@ -212,15 +219,8 @@ __global__ void __launch_bounds__(kThreads)
       __syncwarp();                            // qs, gs written by all lanes before any lane reads them
       const int vis = min(cols, visible_limit(i, g.valid, causal) - j0);
       if (lane < vis) {
-        float s = 0.0f, dp = 0.0f;
-        const float* kr = Ks + lane * kPad;
-        const float* vr = Vs + lane * kPad;
-        for (int c = 0; c < d; ++c) {
-          s += qs[c] * kr[c];
-          dp += gs[c] * vr[c];
-        }
-        p = expf(s * scale - lse_bh[i]);
-        ds = p * (dp - D);
+        p = expf(dot(qs, Ks + lane * kPad, d) * scale - lse_bh[i]);
+        ds = p * (dot(gs, Vs + lane * kPad, d) - D);
       }
     } else {
       for (int c = lane; c < d; c += kWarpSize) qs[c] = gs[c] = 0.0f;  // rows past Tq add nothing
@@ -313,26 +313,10 @@ __global__ void __launch_bounds__(kThreads)
       if (vis <= 0) continue;
       float ds = 0.0f;
       if (lane < vis) {
-        const float* qr = Qs + r * kMaxD;
-        const float* gr = Gs + r * kMaxD;
-        const float* kr = Ks + lane * kPad;
-        const float* vr = Vs + lane * kPad;
-        float s = 0.0f, dp = 0.0f;
-        for (int c = 0; c < d; ++c) {
-          s += qr[c] * kr[c];
-          dp += gr[c] * vr[c];
-        }
-        const float p = expf(s * scale - L[rr]);
-        ds = p * (dp - D[rr]);
+        const float p = expf(dot(Qs + r * kMaxD, Ks + lane * kPad, d) * scale - L[rr]);
+        ds = p * (dot(Gs + r * kMaxD, Vs + lane * kPad, d) - D[rr]);
       }
-      for (int j = 0; j < vis; ++j) {
-        const float dsj = __shfl_sync(kFullMask, ds, j);
-#pragma unroll
-        for (int t = 0; t < kColsPerLane; ++t) {
-          const int c = lane + kWarpSize * t;
-          if (c < d) acc[rr][t] += dsj * Ks[j * kPad + c];
-        }
-      }
+      add_weighted_rows(acc[rr], ds, vis, Ks, kPad, d, lane);
     }
   }
 
