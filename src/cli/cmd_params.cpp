@@ -101,7 +101,6 @@ struct Alternative {
 };
 
 void run_params(const ParamsOptions& o) {
-  if (o.format != "text" && o.format != "json") throw InputError("--format: expected text or json, got " + o.format);
   const std::string path = find_config(o.config);
   tasks::RunConfig run = tasks::load_run_config(path);
   model::ModelConfig mc = run.model;
@@ -120,7 +119,7 @@ void run_params(const ParamsOptions& o) {
     mc.vocab_size = run.reference->vocab_size;
     vocab_source = "the reference model, " + run.reference->model;
   } else {
-    const tasks::TaskData data = tasks::build_task_data(run);  // sets run.model.vocab_size
+    tasks::build_task_data(run);  // generates the corpus and sets run.model.vocab_size from its vocabulary
     mc.vocab_size = run.model.vocab_size;
     vocab_source = "the config's corpus, as `attnlab train` builds it";
   }
