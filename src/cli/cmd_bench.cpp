@@ -51,10 +51,14 @@ bench::BenchOptions to_bench_options(const BenchCliOptions& o) {
     std::error_code ec;
     std::string path = o.config;
     if (!fs::exists(path, ec)) path = resolve_data_path("data/configs/" + o.config + ".json");
+    // A run config takes its vocabulary from the corpus; bench uses the published model's (the config's
+    // "reference"), else the paper's 37K.
+    int vocab = 37000;
     if (fs::exists(path, ec)) {
       const tasks::RunConfig run = tasks::load_run_config(path);
       b.model = run.model;
       b.name = run.name.empty() ? o.config : run.name;
+      if (run.reference && run.reference->vocab_size > 0) vocab = run.reference->vocab_size;
     } else if (o.config == "transformer-base") {
       b.model = transformer_base();
       b.name = "transformer-base (built in)";
@@ -65,7 +69,7 @@ bench::BenchOptions to_bench_options(const BenchCliOptions& o) {
                                   : "no such file, and no data/configs/" + o.config + ".json") +
                        "; give a run config file or the name of one in data/configs (e.g. translate-small)");
     }
-    b.model.vocab_size = 37000;  // a run config takes its vocabulary from the corpus; bench uses the paper's
+    b.model.vocab_size = vocab;
     b.model.encoder_layers = b.model.decoder_layers = std::max(b.model.encoder_layers, b.model.decoder_layers);
   } else if (explicit_shape) {
     if (!(o.d_model && o.heads && o.layers && o.d_ff))
@@ -203,7 +207,7 @@ void setup_bench(CLI::App& app) {
   sub->add_option("--heads", o->heads, "Attention heads")->check(whole_number(1, 1024));
   sub->add_option("--layers", o->layers, "Layers per stack (the encoder–decoder has this many of each)")->check(whole_number(1, 256));
   sub->add_option("--d-ff", o->d_ff, "Feed-forward width")->check(whole_number(1, 1 << 20));
-  sub->add_option("--vocab", o->vocab, "Vocabulary size (default 37000, the paper's)")->check(whole_number(5, 1 << 22));
+  sub->add_option("--vocab", o->vocab, "Vocabulary size (default: the config's reference vocabulary, else 37000, the paper's)")->check(whole_number(5, 1 << 22));
   sub->add_option("--batch", o->batch, "Sequences per batch")->check(whole_number(1, 65536))->capture_default_str();
   sub->add_option("--seq", o->seq, "Tokens per sequence (source and target)")->check(whole_number(1, 65536))->capture_default_str();
   sub->add_option("--threads", o->threads, "Threads for OpenBLAS and attnlab's own loops (default: OpenBLAS's own choice)")->check(whole_number(1, 1024));

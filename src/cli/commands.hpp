@@ -9,6 +9,7 @@ namespace attnlab::cli {
 void setup_attention(CLI::App& app);
 void setup_doctor(CLI::App& app);
 void setup_bench(CLI::App& app);
+void setup_params(CLI::App& app);
 void setup_corpus(CLI::App& app);
 void setup_train(CLI::App& app);
 void setup_eval(CLI::App& app);

@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   attnlab::cli::setup_generate(app);
   attnlab::cli::setup_doctor(app);
   attnlab::cli::setup_bench(app);
+  attnlab::cli::setup_params(app);
   attnlab::cli::setup_corpus(app);
   attnlab::cli::setup_exercises(app);
   attnlab::cli::setup_check(app);

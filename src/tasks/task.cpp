@@ -26,13 +26,48 @@ std::size_t get_size(const nlohmann::json& j, const char* key, std::size_t def, 
   return static_cast<std::size_t>(v);
 }
 
+ReferenceModel reference_from_json(const nlohmann::json& j, const std::string& where) {
+  if (!j.is_object()) throw InputError(where + ": expected an object");
+  static const std::set<std::string> known = {"model", "vocab_size", "reported_params", "positions", "activation"};
+  for (const auto& [k, v] : j.items())
+    if (!known.count(k)) {
+      throw InputError(where + ": unknown field \"" + k + "\"; expected model, vocab_size, reported_params, positions, activation");
+    }
+  ReferenceModel r;
+  if (!j.contains("model") || !j["model"].is_string() || j["model"].get<std::string>().empty())
+    throw InputError(where + ".model: expected the name of the published model, e.g. \"Transformer base (Vaswani et al. 2017)\"");
+  r.model = j["model"].get<std::string>();
+  auto positive = [&](const char* key, long long hi) -> long long {
+    if (!j.contains(key)) return 0;
+    const auto& v = j[key];
+    if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > hi) {
+      throw InputError(where + "." + key + ": expected an integer in [1, " + std::to_string(hi) + "], got " + v.dump());
+    }
+    return v.get<long long>();
+  };
+  r.vocab_size = static_cast<int>(positive("vocab_size", 10'000'000));  // model_config_from_json's limit
+  if (j.contains("vocab_size") && r.vocab_size < 5)
+    throw InputError(where + ".vocab_size: " + std::to_string(r.vocab_size) + " is too small (4 special tokens + at least 1 word)");
+  r.reported_params = positive("reported_params", 1'000'000'000'000LL);
+  auto choice = [&](const char* key, const char* a, const char* b) -> bool {  // true for b
+    if (!j.contains(key)) return false;
+    const std::string v = j[key].is_string() ? j[key].get<std::string>() : "";
+    if (v != a && v != b)
+      throw InputError(where + "." + key + ": expected \"" + a + "\" or \"" + b + "\", got " + j[key].dump());
+    return v == b;
+  };
+  r.learned_positions = choice("positions", "sinusoidal", "learned");
+  r.gelu = choice("activation", "relu", "gelu");
+  return r;
+}
+
 }  // namespace
 
 RunConfig run_config_from_json(const nlohmann::json& j, const std::string& where) {
   if (!j.is_object()) throw InputError(where + ": expected a JSON object with \"task\", \"corpus\", \"model\" and \"train\"");
-  static const std::set<std::string> known = {"name", "task", "corpus", "model", "train", "description"};
+  static const std::set<std::string> known = {"name", "task", "corpus", "model", "train", "description", "reference"};
   for (const auto& [k, v] : j.items())
-    if (!known.count(k)) throw InputError(where + ": unknown field \"" + k + "\"; expected name, task, corpus, model, train");
+    if (!known.count(k)) throw InputError(where + ": unknown field \"" + k + "\"; expected name, task, corpus, model, train, reference");
   RunConfig r;
   r.raw = j;
   auto text_field = [&](const char* key, const char* def) {
@@ -68,6 +103,7 @@ RunConfig run_config_from_json(const nlohmann::json& j, const std::string& where
   m["decoder_only"] = r.lm;
   r.model = model::model_config_from_json(m, where + ".model");
   r.train = model::train_config_from_json(j.value("train", nlohmann::json::object()), where + ".train");
+  if (j.contains("reference")) r.reference = reference_from_json(j["reference"], where + ".reference");
   return r;
 }
 

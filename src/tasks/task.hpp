@@ -5,8 +5,11 @@
 //   {"name": "translate-small", "task": "translate" | "lm",
 //    "corpus": {"seed", "train", "valid", "test"},      sizes of the generated splits
 //    "model":  {…ModelConfig, without vocab_size (taken from the corpus's vocabulary)…},
-//    "train":  {…TrainConfig…}}
+//    "train":  {…TrainConfig…},
+//    "reference": {…ReferenceModel…}}                   optional: the published model the config mirrors
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +21,19 @@
 
 namespace attnlab::tasks {
 
+// The published model a config reproduces in shape (the paper's Transformer base/big, GPT-2 small), for
+// `attnlab params` and `attnlab bench`. It describes that model; it changes nothing about what attnlab
+// trains, which always takes its vocabulary from the corpus and always uses ReLU and sinusoidal
+// positions. JSON: {"model": "...", "vocab_size": V, "reported_params": P, "positions":
+// "sinusoidal"|"learned", "activation": "relu"|"gelu"}; every field but "model" is optional.
+struct ReferenceModel {
+  std::string model;                  // e.g. "Transformer base (Vaswani et al. 2017, Table 3)"
+  int vocab_size = 0;                 // the published vocabulary (0: not stated)
+  std::int64_t reported_params = 0;   // the published parameter count (0: not stated)
+  bool learned_positions = false;     // the published model learns a max_len × C position table
+  bool gelu = false;                  // the published model's FFN activation is GELU (no parameters)
+};
+
 struct RunConfig {
   std::string name;
   bool lm = false;  // task "lm": a decoder-only language model on English sentences
@@ -25,6 +41,7 @@ struct RunConfig {
   corpus::LmOptions lm_corpus;
   model::ModelConfig model;
   model::TrainConfig train;
+  std::optional<ReferenceModel> reference;
   nlohmann::json raw;  // the file as read, stored in checkpoints so eval can rebuild the test split
 };
 

@@ -394,3 +394,60 @@ TEST_CASE("bench smoke: a tiny config runs and its JSON parses") {
   const Result both = run({"bench", "--config", "transformer-base", "--d-model", "32"});
   CHECK(both.code == 2);
 }
+
+TEST_CASE("params: the paper's base model, text and JSON; the reference comparison") {
+  Result r = run({"params", "--config", "transformer-base", "--vocab", "37000", "--seq", "64"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(contains(r.out, "63,084,544"));
+  CHECK(contains(r.out, "reported 65M"));
+  CHECK(contains(r.out, "training FLOPs per token at S = T = 64"));
+  CHECK(contains(r.out, "not counted:"));
+
+  r = run({"params", "-c", "transformer-base", "--vocab", "37000", "--format", "json"});
+  REQUIRE(r.code == 0);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  CHECK(j["params"]["total"] == 63084544);
+  CHECK(j["params"]["embeddings"]["total"] == 37000 * 512);
+  CHECK(j["params"]["output_projection"]["tied"] == true);
+  CHECK(j["params"]["encoder"]["per_layer"]["total"] == 3152384);
+  CHECK(j["reference"]["reported_params"] == 65000000);
+  CHECK(j["reference"]["vocab_for_reported"] == 40741);  // (65M − 44,140,544) / 512
+  CHECK(j["flops"]["seq"] == 128);                        // the config's max_len by default
+  const double per_token = j["flops"]["training_per_token"].get<double>();
+  CHECK(per_token == doctest::Approx(j["flops"]["training_per_sequence"].get<double>() / 256));
+
+  // Without --vocab a config with a reference takes its vocabulary; GPT-2 small matches its checkpoint
+  // once the learned position table it has (and attnlab does not) is added back.
+  r = run({"params", "--config", "gpt2-small", "--format", "json"});
+  REQUIRE(r.code == 0);
+  const nlohmann::json g = nlohmann::json::parse(r.out);
+  CHECK(g["vocab"]["size"] == 50257);
+  CHECK(g["params"]["total"] == 123653376);
+  CHECK(g["reference"]["comparable"]["params"].get<double>() == 124439808.0);
+  CHECK(g["reference"]["comparable"]["difference"].get<double>() == 0.0);
+
+  // A file path works as well as a name; a config without a reference counts the corpus's vocabulary.
+  r = run({"params", "--config", std::string(ATTNLAB_SOURCE_DIR) + "/data/configs/tiny-test.json", "-f", "json"});
+  REQUIRE(r.code == 0);
+  CHECK(contains(r.out, "the config's corpus"));
+  CHECK_FALSE(nlohmann::json::parse(r.out).contains("reference"));
+}
+
+TEST_CASE("params: bad input exits with code 2 and says why") {
+  expect_input_error(run({"params", "--config", "no-such-model"}), {"no-such-model", "known configs:", "transformer-base"});
+  expect_input_error(run({"params", "--config", "transformer-base", "--vocab", "4"}), {"--vocab 4", "special tokens"});
+  expect_input_error(run({"params", "--config", "transformer-base", "--vocab", "0"}), {"--vocab 0"});
+  expect_input_error(run({"params", "--config", "transformer-base", "--seq", "0"}), {"--seq 0", "max_len"});
+  expect_input_error(run({"params", "--config", "transformer-base", "--seq", "129"}), {"--seq 129"});
+  Result r = run({"params", "--config", "transformer-base", "--vocab", "many"});
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "--vocab"));
+  r = run({"params"});
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "--config is required"));
+  r = run({"params", "--help"});
+  CHECK(r.code == 0);
+  CHECK(contains(r.out, "--vocab"));
+  CHECK(contains(r.out, "--seq"));
+}

@@ -1,0 +1,134 @@
+// LayerNorm forward/backward (see layernorm.hpp). One warp per row for everything that is per row;
+// the parameter gradients are column sums over all rows, done by a second kernel whose blocks own 32
+// columns each, so no two blocks add into the same element.
+#include "backend/cuda/layernorm.hpp"
+
+#include "backend/cuda/check.hpp"
+#include "backend/cuda/common.cuh"
+
+namespace attnlab::cuda {
+
+namespace {
+
+using detail::kWarpSize;
+constexpr int kRowWarps = 8;  // rows per block of the per-row kernels (one warp each)
+
+__global__ void __launch_bounds__(kRowWarps * kWarpSize)
+    layernorm_forward_kernel(float* __restrict__ out, float* __restrict__ mean, float* __restrict__ rstd,
+                             const float* __restrict__ inp, const float* __restrict__ gamma,
+                             const float* __restrict__ beta, int N, int C, float eps) {
+  const int lane = threadIdx.x % kWarpSize;
+  const std::size_t row = static_cast<std::size_t>(blockIdx.x) * kRowWarps + threadIdx.x / kWarpSize;
+  if (row >= static_cast<std::size_t>(N)) return;  // the whole warp leaves together
+  const float* x = inp + row * C;
+  float* o = out + row * C;
+  float s = 0.0f;
+  for (int c = lane; c < C; c += kWarpSize) s += x[c];
+  const float m = detail::warp_sum(s) / static_cast<float>(C);
+  float v = 0.0f;
+  for (int c = lane; c < C; c += kWarpSize) {
+    const float d = x[c] - m;
+    v += d * d;
+  }
+  const float var = detail::warp_sum(v) / static_cast<float>(C);  // biased, as the CPU and torch
+  const float rs = 1.0f / sqrtf(var + eps);                       // not rsqrtf: that one is approximate
+  for (int c = lane; c < C; c += kWarpSize) o[c] = ((x[c] - m) * rs) * gamma[c] + beta[c];
+  if (lane == 0) {
+    mean[row] = m;
+    rstd[row] = rs;
+  }
+}
+
+__global__ void __launch_bounds__(kRowWarps * kWarpSize)
+    layernorm_backward_input_kernel(float* __restrict__ dinp, const float* __restrict__ dout,
+                                    const float* __restrict__ inp, const float* __restrict__ gamma,
+                                    const float* __restrict__ mean, const float* __restrict__ rstd, int N, int C) {
+  const int lane = threadIdx.x % kWarpSize;
+  const std::size_t row = static_cast<std::size_t>(blockIdx.x) * kRowWarps + threadIdx.x / kWarpSize;
+  if (row >= static_cast<std::size_t>(N)) return;
+  const float* x = inp + row * C;
+  const float* g = dout + row * C;
+  float* dx = dinp + row * C;
+  const float mu = mean[row], rs = rstd[row];
+  float s1 = 0.0f, s2 = 0.0f;
+  for (int c = lane; c < C; c += kWarpSize) {
+    const float xhat = (x[c] - mu) * rs;
+    const float dxhat = g[c] * gamma[c];
+    s1 += dxhat;
+    s2 += dxhat * xhat;
+  }
+  const float m1 = detail::warp_sum(s1) / static_cast<float>(C);
+  const float m2 = detail::warp_sum(s2) / static_cast<float>(C);
+  for (int c = lane; c < C; c += kWarpSize) {
+    const float xhat = (x[c] - mu) * rs;
+    dx[c] += rs * (g[c] * gamma[c] - m1 - xhat * m2);
+  }
+}
+
+// Block (32, kColRows): threadIdx.x picks one of the block's 32 columns (adjacent threads, adjacent
+// addresses), threadIdx.y strides over the rows; the kColRows partial sums of a column are then added
+// in a fixed order by the threadIdx.y == 0 thread.
+constexpr int kColRows = 16;
+
+__global__ void __launch_bounds__(kWarpSize * kColRows)
+    layernorm_backward_params_kernel(float* __restrict__ dgamma, float* __restrict__ dbeta,
+                                     const float* __restrict__ dout, const float* __restrict__ inp,
+                                     const float* __restrict__ mean, const float* __restrict__ rstd, int N, int C) {
+  __shared__ float part_g[kColRows][kWarpSize + 1];
+  __shared__ float part_b[kColRows][kWarpSize + 1];
+  const int c = blockIdx.x * kWarpSize + threadIdx.x;
+  float sg = 0.0f, sb = 0.0f;
+  if (c < C) {
+    for (int r = threadIdx.y; r < N; r += kColRows) {
+      const std::size_t i = static_cast<std::size_t>(r) * C + c;
+      const float g = dout[i];
+      sg += g * ((inp[i] - mean[r]) * rstd[r]);
+      sb += g;
+    }
+  }
+  part_g[threadIdx.y][threadIdx.x] = sg;
+  part_b[threadIdx.y][threadIdx.x] = sb;
+  __syncthreads();
+  if (threadIdx.y == 0 && c < C) {
+    float tg = 0.0f, tb = 0.0f;
+    for (int y = 0; y < kColRows; ++y) {
+      tg += part_g[y][threadIdx.x];
+      tb += part_b[y][threadIdx.x];
+    }
+    dgamma[c] += tg;
+    dbeta[c] += tb;
+  }
+}
+
+void check_shape(const char* what, int N, int C) {
+  if (N < 0 || C < 1)
+    throw ShapeError(std::string(what) + ": N = " + std::to_string(N) + ", C = " + std::to_string(C) +
+                     " (need N ≥ 0, C ≥ 1)");
+}
+
+}  // namespace
+
+void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* gamma, const float* beta,
+                       int N, int C, float eps, Stream stream) {
+  check_shape("cuda::layernorm_forward", N, C);
+  if (N == 0) return;
+  const unsigned blocks = static_cast<unsigned>((N + kRowWarps - 1) / kRowWarps);
+  layernorm_forward_kernel<<<blocks, kRowWarps * kWarpSize, 0, stream>>>(out, mean, rstd, inp, gamma, beta, N, C, eps);
+  CUDA_CHECK_LAUNCH();
+}
+
+void layernorm_backward(float* dinp, float* dgamma, float* dbeta, const float* dout, const float* inp,
+                        const float* gamma, const float* mean, const float* rstd, int N, int C, Stream stream) {
+  check_shape("cuda::layernorm_backward", N, C);
+  if (N == 0) return;
+  const unsigned blocks = static_cast<unsigned>((N + kRowWarps - 1) / kRowWarps);
+  layernorm_backward_input_kernel<<<blocks, kRowWarps * kWarpSize, 0, stream>>>(dinp, dout, inp, gamma, mean, rstd,
+                                                                                 N, C);
+  CUDA_CHECK_LAUNCH();
+  const unsigned col_blocks = static_cast<unsigned>((C + kWarpSize - 1) / kWarpSize);
+  layernorm_backward_params_kernel<<<col_blocks, dim3(kWarpSize, kColRows), 0, stream>>>(dgamma, dbeta, dout, inp,
+                                                                                         mean, rstd, N, C);
+  CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace attnlab::cuda

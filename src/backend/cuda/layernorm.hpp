@@ -1,0 +1,24 @@
+#pragma once
+// LayerNorm on the GPU, mirroring model::layernorm_forward / layernorm_backward (model/ops.hpp).
+//
+// Shape legend (llm.c style): N rows (B·T tokens), C channels.
+//   inp, out, dout, dinp   N × C        gamma, beta, dgamma, dbeta   C
+//   mean, rstd             N            (saved by the forward for the backward)
+// out = (x − mean) · rstd · gamma + beta with rstd = 1 / √(var + eps), biased variance, eps inside
+// the square root, as torch.nn.LayerNorm and the CPU op. Reductions run in float32 (the CPU's in
+// double): one warp per row, two passes (mean, then squared deviations), so no cancellation.
+#include "backend/cuda/device.hpp"
+
+namespace attnlab::cuda {
+
+void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* gamma, const float* beta,
+                       int N, int C, float eps, Stream stream = nullptr);
+
+// dinp += rstd · (dx̂ − mean(dx̂) − x̂ · mean(dx̂ ⊙ x̂)) with x̂ = (x − mean)·rstd, dx̂ = dout ⊙ gamma;
+// dgamma += Σ_rows dout ⊙ x̂; dbeta += Σ_rows dout. The column sums run in a fixed order (no atomics),
+// so results repeat bit for bit.
+void layernorm_backward(float* dinp, float* dgamma, float* dbeta, const float* dout, const float* inp,
+                        const float* gamma, const float* mean, const float* rstd, int N, int C,
+                        Stream stream = nullptr);
+
+}  // namespace attnlab::cuda

@@ -1,0 +1,103 @@
+// The cuBLAS wrapper (see matmul.hpp).
+#include "backend/cuda/matmul.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "backend/cuda/check.hpp"
+#include "backend/cuda/common.cuh"
+
+namespace attnlab::cuda {
+
+namespace {
+
+cublasComputeType_t compute_type(Math math) {
+  return math == Math::Tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+}
+
+void check_gemm(const char* what, bool ta, bool tb, int m, int n, int k, int lda, int ldb, int ldc, int batch) {
+  auto bad = [&](const std::string& why) {
+    throw ShapeError(std::string(what) + ": " + why + " (m = " + std::to_string(m) + ", n = " + std::to_string(n) +
+                     ", k = " + std::to_string(k) + ", lda = " + std::to_string(lda) + ", ldb = " +
+                     std::to_string(ldb) + ", ldc = " + std::to_string(ldc) + ")");
+  };
+  if (m < 0 || n < 0 || k < 0 || batch < 0) bad("negative size");
+  if (lda < std::max(1, ta ? m : k)) bad("lda is smaller than A's row length");
+  if (ldb < std::max(1, tb ? k : n)) bad("ldb is smaller than B's row length");
+  if (ldc < std::max(1, n)) bad("ldc is smaller than C's row length");
+}
+
+// k = 0: op(A)·op(B) is an m × n matrix of zeros, so C = beta · C (beta = 0 writes zeros, never
+// reading C, as BLAS does). Done here rather than trusting every cuBLAS version with k = 0.
+__global__ void scale_kernel(float* c, int m, int n, int ldc, long long stride_c, int batch, float beta) {
+  const std::size_t total = static_cast<std::size_t>(batch) * m * n;
+  for (std::size_t e = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < total;
+       e += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const std::size_t bi = e / (static_cast<std::size_t>(m) * n), rest = e % (static_cast<std::size_t>(m) * n);
+    float* x = c + bi * stride_c + (rest / n) * ldc + rest % n;
+    *x = beta == 0.0f ? 0.0f : beta * *x;
+  }
+}
+
+void scale_c(Blas& blas, float* c, int m, int n, int ldc, long long stride_c, int batch, float beta) {
+  const std::size_t total = static_cast<std::size_t>(batch) * m * n;
+  if (total == 0) return;
+  scale_kernel<<<detail::grid_for(total, 256), 256, 0, blas.stream()>>>(c, m, n, ldc, stride_c, batch, beta);
+  CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+Blas::Blas(Stream stream) : stream_(stream) {
+  cublasHandle_t h = nullptr;
+  CUBLAS_CHECK(cublasCreate(&h));
+  handle_ = h;
+  const cublasStatus_t st = cublasSetStream(h, stream);
+  if (st != CUBLAS_STATUS_SUCCESS) {
+    (void)cublasDestroy(h);
+    handle_ = nullptr;
+    CUBLAS_CHECK(st);
+  }
+}
+
+Blas::~Blas() {
+  if (handle_) (void)cublasDestroy(handle_);
+}
+
+void gemm(Blas& blas, Math math, bool ta, bool tb, int m, int n, int k, float alpha, const float* a, int lda,
+          const float* b, int ldb, float beta, float* c, int ldc) {
+  check_gemm("cuda::gemm", ta, tb, m, n, k, lda, ldb, ldc, 1);
+  if (m == 0 || n == 0) return;
+  if (k == 0) return scale_c(blas, c, m, n, ldc, 0, 1, beta);
+  // Row-major C = op(A)·op(B)  ⇔  column-major Cᵀ (n × m) = op(B)ᵀ·op(A)ᵀ, where the column-major view
+  // of each row-major buffer is already its transpose: pass B first, with the same transpose flags.
+  CUBLAS_CHECK(cublasGemmEx(blas.handle(), tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k,
+                            &alpha, b, CUDA_R_32F, ldb, a, CUDA_R_32F, lda, &beta, c, CUDA_R_32F, ldc,
+                            compute_type(math), CUBLAS_GEMM_DEFAULT));
+}
+
+void gemm_strided_batched(Blas& blas, Math math, bool ta, bool tb, int m, int n, int k, float alpha, const float* a,
+                          int lda, long long stride_a, const float* b, int ldb, long long stride_b, float beta,
+                          float* c, int ldc, long long stride_c, int batch) {
+  check_gemm("cuda::gemm_strided_batched", ta, tb, m, n, k, lda, ldb, ldc, batch);
+  if (m == 0 || n == 0 || batch == 0) return;
+  if (k == 0) return scale_c(blas, c, m, n, ldc, stride_c, batch, beta);
+  CUBLAS_CHECK(cublasGemmStridedBatchedEx(blas.handle(), tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                          n, m, k, &alpha, b, CUDA_R_32F, ldb, stride_b, a, CUDA_R_32F, lda, stride_a,
+                                          &beta, c, CUDA_R_32F, ldc, stride_c, batch, compute_type(math),
+                                          CUBLAS_GEMM_DEFAULT));
+}
+
+void matmul_nn(Blas& blas, Math math, float* c, const float* a, const float* b, int m, int n, int k) {
+  gemm(blas, math, false, false, m, n, k, 1.0f, a, std::max(1, k), b, std::max(1, n), 0.0f, c, std::max(1, n));
+}
+
+void matmul_nt(Blas& blas, Math math, float* c, const float* a, const float* b, int m, int n, int k) {
+  gemm(blas, math, false, true, m, n, k, 1.0f, a, std::max(1, k), b, std::max(1, k), 0.0f, c, std::max(1, n));
+}
+
+void matmul_tn(Blas& blas, Math math, float* c, const float* a, const float* b, int m, int n, int k) {
+  gemm(blas, math, true, false, m, n, k, 1.0f, a, std::max(1, m), b, std::max(1, n), 0.0f, c, std::max(1, n));
+}
+
+}  // namespace attnlab::cuda

@@ -1,0 +1,54 @@
+#pragma once
+// Matrix products on the GPU through cuBLAS, with the row-major conventions of model::gemm
+// (model/ops.hpp): C = alpha · op(A) · op(B) + beta · C, where op(X) is X or Xᵀ, all row-major with
+// explicit leading dimensions (so heads can be addressed as column blocks of an N × C activation).
+//
+// Shape legend: op(A) is m × k, op(B) is k × n, C is m × n. Stored (row-major): A is m × k (k × m when
+// trans_a) with lda ≥ its column count; likewise B (k × n, or n × k when trans_b) with ldb; C with
+// ldc ≥ n. Batched: `batch` products, the i-th at a + i·stride_a, b + i·stride_b, c + i·stride_c.
+//
+// cuBLAS is column-major; a row-major matrix is its transpose seen column-major, so the product is
+// computed as Cᵀ = op(B)ᵀ · op(A)ᵀ: the same call with A and B (and m and n) swapped. No copies.
+//
+// Math: Fp32 computes in float32 (CUBLAS_COMPUTE_32F); Tf32 lets tensor cores round the inputs to
+// TF32 (10-bit mantissa, about 3 decimal digits; CUBLAS_COMPUTE_32F_FAST_TF32) and accumulate in
+// float32: several times faster on Ampere/Hopper, relative error ~1e-3 instead of ~1e-6.
+#include "backend/cuda/device.hpp"
+
+struct cublasContext;  // cuBLAS's handle type: cublasHandle_t is cublasContext*
+
+namespace attnlab::cuda {
+
+enum class Math { Fp32, Tf32 };
+
+// A cuBLAS handle bound to a stream. Creating one is slow (it allocates); keep one per stream.
+class Blas {
+ public:
+  explicit Blas(Stream stream = nullptr);
+  ~Blas();
+  Blas(const Blas&) = delete;
+  Blas& operator=(const Blas&) = delete;
+  cublasContext* handle() const { return handle_; }
+  Stream stream() const { return stream_; }
+
+ private:
+  cublasContext* handle_ = nullptr;
+  Stream stream_ = nullptr;
+};
+
+void gemm(Blas& blas, Math math, bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a,
+          int lda, const float* b, int ldb, float beta, float* c, int ldc);
+
+void gemm_strided_batched(Blas& blas, Math math, bool trans_a, bool trans_b, int m, int n, int k, float alpha,
+                          const float* a, int lda, long long stride_a, const float* b, int ldb, long long stride_b,
+                          float beta, float* c, int ldc, long long stride_c, int batch);
+
+// The three shapes the model uses, on packed matrices (leading dimension = column count), beta = 0:
+//   matmul_nn: C (m × n) = A (m × k) · B (k × n)       (a linear layer's forward)
+//   matmul_nt: C (m × n) = A (m × k) · Bᵀ, B is n × k  (the input gradient dX = dY · Wᵀ; Q·Kᵀ)
+//   matmul_tn: C (m × n) = Aᵀ · B, A is k × m          (the weight gradient dW = Xᵀ · dY)
+void matmul_nn(Blas& blas, Math math, float* c, const float* a, const float* b, int m, int n, int k);
+void matmul_nt(Blas& blas, Math math, float* c, const float* a, const float* b, int m, int n, int k);
+void matmul_tn(Blas& blas, Math math, float* c, const float* a, const float* b, int m, int n, int k);
+
+}  // namespace attnlab::cuda
