@@ -40,6 +40,30 @@ namespace {
 std::atomic<bool> g_stop{false};
 extern "C" void on_signal(int) { g_stop.store(true); }
 
+// While alive, Ctrl-C and SIGTERM only set g_stop. Installed first thing, so a signal that arrives
+// while the run is being set up (the corpus built, model.ckpt rewritten on --resume) also ends in a
+// saved checkpoint and exit 130 at the first step boundary, never in a kill half-way.
+class StopOnSignals {
+ public:
+  StopOnSignals() {
+    g_stop.store(false);
+    struct sigaction sa{};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~StopOnSignals() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  StopOnSignals(const StopOnSignals&) = delete;
+  StopOnSignals& operator=(const StopOnSignals&) = delete;
+
+ private:
+  struct sigaction old_int_{}, old_term_{};
+};
+
 // One `attnlab train` per output folder: two writing the same checkpoints would interleave them. The
 // kernel releases the lock however the process ends (SIGKILL included); the descriptor stays open
 // until then.
@@ -66,6 +90,7 @@ void remove_stale_temporaries(const std::string& out) {
 
 void run_train(const TrainOptions& o) {
   namespace fs = std::filesystem;
+  const StopOnSignals signals;
   tasks::RunConfig run = tasks::load_run_config(o.config);
   if (o.steps > 0) {
     run.train.steps = o.steps;
@@ -143,13 +168,6 @@ void run_train(const TrainOptions& o) {
   };
   ProgressBar bar(run.train.steps, "train");
   double tokens_per_s = 0, last_loss = 0;
-  g_stop.store(false);
-  struct sigaction sa{};
-  sa.sa_handler = on_signal;
-  sigemptyset(&sa.sa_mask);
-  struct sigaction old_int{}, old_term{};
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
   const std::int64_t reached = trainer.run(
       data.train, data.valid, 0,
       [&](const model::StepInfo& s) {
@@ -167,14 +185,10 @@ void run_train(const TrainOptions& o) {
       &g_stop);
   if (g_stop.load() && reached < run.train.steps) {
     save_checkpoint(reached);  // a second Ctrl-C meanwhile only sets the flag again: the save completes
-    sigaction(SIGINT, &old_int, nullptr);
-    sigaction(SIGTERM, &old_term, nullptr);
     bar.message("");
     throw Interrupted(fmt::format("interrupted at step {} of {}; checkpoint saved in {}.\nContinue with: attnlab train --config {} --out {} --resume",
                                   reached, run.train.steps, out, o.config, out));
   }
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGTERM, &old_term, nullptr);
   bar.finish(fmt::format("(step {}, loss {:.4f}, {:.0f} tokens/s)", reached, last_loss, tokens_per_s));
   if (o.format == "json") {
     nlohmann::json j = {{"out", out}, {"steps", reached}, {"final_loss", last_loss}, {"tokens_per_s", tokens_per_s},
