@@ -86,6 +86,25 @@ TEST_CASE("checkpoint round trip, with and without training state") {
   std::filesystem::remove(p);
 }
 
+TEST_CASE("in memory: checkpoint_to_bytes is the file save_checkpoint writes, parse_checkpoint reads it") {
+  const Checkpoint ck = sample();
+  const std::string p = tmp_path("mem");
+  save_checkpoint(p, ck);
+  const std::string bytes = checkpoint_to_bytes(ck);
+  CHECK(bytes == slurp(p));
+  const Checkpoint back = parse_checkpoint(bytes, "in-memory");
+  CHECK(back.params == ck.params);
+  CHECK(back.adam_v == ck.adam_v);
+  CHECK(back.vocab == ck.vocab);
+  try {
+    parse_checkpoint(std::string_view(bytes).substr(0, 20), "a name");
+    FAIL("a truncated checkpoint was accepted");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).rfind("a name: truncated", 0) == 0);
+  }
+  std::filesystem::remove(p);
+}
+
 TEST_CASE("damaged checkpoints are refused with a clear message") {
   const std::string p = tmp_path("bad");
   save_checkpoint(p, sample());
