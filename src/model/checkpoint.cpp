@@ -115,6 +115,14 @@ Checkpoint parse_checkpoint(std::string_view in, const std::string& source) {
   }
   const ParamLayout layout = make_layout(ck.config);
   const std::size_t data_start = 24 + hlen, data_end = in.size() - 8;
+  // Each group holds layout.total floats. Say no before allocating them when the file cannot hold even
+  // one group: tensor entries may point at the same bytes, so without this a forged config (many
+  // layers, a wide d_ff) made a file of a few KB ask for tens of GB.
+  if (layout.total > (data_end - data_start) / 4) {
+    throw bad("config does not match the tensors: the config defines " + std::to_string(layout.total) +
+              " parameters (" + std::to_string(layout.total * 4) + " bytes), but the file holds " +
+              std::to_string(data_end - data_start) + " bytes of tensor data");
+  }
   std::map<std::string, std::vector<float>*> groups{{"params", &ck.params}, {"adam_m", &ck.adam_m}, {"adam_v", &ck.adam_v}};
   std::map<std::string, std::size_t> seen;
   try {
