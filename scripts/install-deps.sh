@@ -9,6 +9,9 @@ packages=(
   libfmt-dev libcli11-dev doctest-dev nlohmann-json3-dev
   libopenblas-dev
   python3 python3-numpy python3-torch   # the PyTorch cross-check tests (run with /usr/bin/python3)
+  # scripts/fuzz.sh: clang (clang-14 on bookworm) and its runtime libraries, which hold libFuzzer
+  # (libclang_rt.fuzzer-x86_64.a) and clang's ASan/UBSan; the -14 must match clang's version.
+  clang libclang-rt-14-dev
 )
 
 missing=()

@@ -24,7 +24,7 @@ void put(std::string& out, U v) {
 }
 
 template <typename U>
-U get(const std::string& in, std::size_t at) {
+U get(std::string_view in, std::size_t at) {
   U v;
   std::memcpy(&v, in.data() + at, sizeof(U));
   return v;
@@ -32,7 +32,11 @@ U get(const std::string& in, std::size_t at) {
 
 }  // namespace
 
-void save_checkpoint(const std::string& path, const Checkpoint& ck) {
+void save_checkpoint(const std::string& path, const Checkpoint& ck) { write_file_atomic(path, checkpoint_to_bytes(ck)); }
+
+Checkpoint load_checkpoint(const std::string& path) { return parse_checkpoint(read_text_file(path, kMaxCheckpointBytes), path); }
+
+std::string checkpoint_to_bytes(const Checkpoint& ck) {
   const ParamLayout layout = make_layout(ck.config);
   if (ck.params.size() != layout.total) throw RuntimeError("save_checkpoint: parameter count does not match the config");
   nlohmann::json header;
@@ -63,13 +67,12 @@ void save_checkpoint(const std::string& path, const Checkpoint& ck) {
   out += hj;
   for (const auto& [data, group] : groups) out.append(reinterpret_cast<const char*>(data->data()), data->size() * 4);
   put<std::uint64_t>(out, fnv1a(out));
-  write_file_atomic(path, out);
+  return out;
 }
 
-Checkpoint load_checkpoint(const std::string& path) {
-  const std::string in = read_text_file(path, kMaxCheckpointBytes);
+Checkpoint parse_checkpoint(std::string_view in, const std::string& source) {
   auto bad = [&](const std::string& why) {
-    return InputError(path + ": " + why);
+    return InputError(source + ": " + why);
   };
   if (in.size() < 8 || std::memcmp(in.data(), kMagic, 8) != 0) {
     if (in.size() < 8 && std::memcmp(in.data(), kMagic, in.size()) == 0) {
@@ -84,7 +87,7 @@ Checkpoint load_checkpoint(const std::string& path) {
               std::to_string(kCheckpointVersion) + "); retrain the model with this version");
   }
   const auto stored = get<std::uint64_t>(in, in.size() - 8);
-  if (fnv1a(std::string_view(in).substr(0, in.size() - 8)) != stored) {
+  if (fnv1a(in.substr(0, in.size() - 8)) != stored) {
     throw bad("checksum mismatch: the file is corrupt or truncated (was it copied completely?)");
   }
   const auto hlen = get<std::uint64_t>(in, 16);
@@ -112,6 +115,14 @@ Checkpoint load_checkpoint(const std::string& path) {
   }
   const ParamLayout layout = make_layout(ck.config);
   const std::size_t data_start = 24 + hlen, data_end = in.size() - 8;
+  // Each group holds layout.total floats. Say no before allocating them when the file cannot hold even
+  // one group: tensor entries may point at the same bytes, so without this a forged config (many
+  // layers, a wide d_ff) made a file of a few KB ask for tens of GB.
+  if (layout.total > (data_end - data_start) / 4) {
+    throw bad("config does not match the tensors: the config defines " + std::to_string(layout.total) +
+              " parameters (" + std::to_string(layout.total * 4) + " bytes), but the file holds " +
+              std::to_string(data_end - data_start) + " bytes of tensor data");
+  }
   std::map<std::string, std::vector<float>*> groups{{"params", &ck.params}, {"adam_m", &ck.adam_m}, {"adam_v", &ck.adam_v}};
   std::map<std::string, std::size_t> seen;
   try {

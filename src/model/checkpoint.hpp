@@ -13,6 +13,7 @@
 // Groups: "params" (always; in the model's layout order), "adam_m" and "adam_v" (training state,
 // so that --resume continues bit-exactly). Files are written atomically (temp, fsync, rename).
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -37,5 +38,11 @@ void save_checkpoint(const std::string& path, const Checkpoint& ck);
 // Throws InputError with a clear message for a missing, truncated, corrupted (checksum), wrong-version
 // or inconsistent (config vs tensors, vocabulary size) file.
 Checkpoint load_checkpoint(const std::string& path);
+
+// The same two in memory: the bytes save_checkpoint writes, and the reader of load_checkpoint on
+// the bytes of a file. `source` (the path, or any name) starts every error message. The fuzz target
+// tests/fuzz/fuzz_checkpoint.cpp feeds parse_checkpoint directly.
+std::string checkpoint_to_bytes(const Checkpoint& ck);
+Checkpoint parse_checkpoint(std::string_view bytes, const std::string& source);
 
 }  // namespace attnlab::model

@@ -130,6 +130,12 @@ void emit_word(std::string_view w, std::vector<std::string>& out) {
     if (!is_elision_prefix(w.substr(0, pos))) break;
     out.emplace_back(w.substr(0, pos + 1));
     w.remove_prefix(pos + 1);
+    // What follows an elision starts a word of its own: its leading quote marks and stray hyphens
+    // split off as well ("l''animal" → "l'" "'" "animal", not "l'" "'animal").
+    while (!w.empty() && (w.front() == '\'' || w.front() == '-')) {
+      out.emplace_back(1, w.front());
+      w.remove_prefix(1);
+    }
   }
   if (!w.empty()) out.emplace_back(w);
   out.insert(out.end(), tail.rbegin(), tail.rend());

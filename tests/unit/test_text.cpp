@@ -47,6 +47,12 @@ TEST_CASE("tokenize: French elision splits after the apostrophe, English contrac
   // Apostrophes at the ends of a word are quotation marks; hyphens inside words stay.
   CHECK(tokenize("'peut-être'") == Tokens{"'", "peut-être", "'"});
   CHECK(tokenize("a - b") == Tokens{"a", "-", "b"});
+  // ... also at the front of what follows an elision, so tokenizing the tokens again changes nothing
+  // (found by fuzz_tokenizer: "d''1" gave "d'" "'1"; tests/fuzz/regressions/tokenizer/).
+  CHECK(tokenize("l''animal") == Tokens{"l'", "'", "animal"});
+  CHECK(tokenize("d''1") == Tokens{"d'", "'", "1"});
+  CHECK(tokenize("qu'-il") == Tokens{"qu'", "-", "il"});
+  CHECK(tokenize("d' ' 1") == tokenize("d''1"));
 }
 
 TEST_CASE("tokenize: French spacing and quotes, invalid UTF-8 never leaks") {
