@@ -12,6 +12,7 @@
 
 #include "bench/bench.hpp"
 #include "cli/commands.hpp"
+#include "cli/config_lookup.hpp"
 #include "cli/validators.hpp"
 #include "tasks/task.hpp"
 #include "util/error.hpp"
@@ -47,27 +48,24 @@ bench::BenchOptions to_bench_options(const BenchCliOptions& o) {
   if (!o.config.empty() && explicit_shape)
     throw InputError("bench: give either --config or --d-model/--heads/--layers/--d-ff, not both");
   if (!o.config.empty()) {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    std::string path = o.config;
-    if (!fs::exists(path, ec)) path = resolve_data_path("data/configs/" + o.config + ".json");
+    // The paper's model is built in, so the default works even without the data folder.
+    std::string path;
+    try {
+      path = find_config(o.config);
+    } catch (const InputError&) {
+      if (o.config != "transformer-base") throw;
+    }
     // A run config takes its vocabulary from the corpus; bench uses the published model's (the config's
     // "reference"), else the paper's 37K.
     int vocab = 37000;
-    if (fs::exists(path, ec)) {
+    if (!path.empty()) {
       const tasks::RunConfig run = tasks::load_run_config(path);
       b.model = run.model;
       b.name = run.name.empty() ? o.config : run.name;
       if (run.reference && run.reference->vocab_size > 0) vocab = run.reference->vocab_size;
-    } else if (o.config == "transformer-base") {
+    } else {
       b.model = transformer_base();
       b.name = "transformer-base (built in)";
-    } else {
-      const bool path_like = o.config.find('/') != std::string::npos || o.config.ends_with(".json");
-      throw InputError("--config " + o.config + ": " +
-                       (path_like ? std::string("no such file")
-                                  : "no such file, and no data/configs/" + o.config + ".json") +
-                       "; give a run config file or the name of one in data/configs (e.g. translate-small)");
     }
     b.model.vocab_size = vocab;
     b.model.encoder_layers = b.model.decoder_layers = std::max(b.model.encoder_layers, b.model.decoder_layers);

@@ -15,6 +15,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/config_lookup.hpp"
+#include "cli/validators.hpp"
 #include "model/size.hpp"
 #include "tasks/task.hpp"
 #include "util/error.hpp"
@@ -34,8 +36,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int kMinVocab = 5;  // <pad> <unk> <bos> <eos> and one word, as Transformer requires
-constexpr int kMaxVocab = 10'000'000;  // model_config_from_json's limit
+// --vocab's range, checked by its validator: <pad> <unk> <bos> <eos> and one word, as Transformer requires,
+// up to model_config_from_json's limit.
+constexpr int kMinVocab = 5;
+constexpr int kMaxVocab = 10'000'000;
 
 // 63084544 → "63,084,544"
 std::string grouped(double v) {
@@ -64,37 +68,6 @@ std::string reported_str(std::int64_t p) {
   return p % 1'000'000 == 0 ? fmt::format("{}M", p / 1'000'000) : grouped(static_cast<double>(p));
 }
 
-std::string config_names() {
-  std::set<std::string> names;
-  std::error_code ec;
-  const fs::path dir = fs::path(project_root()) / "data" / "configs";
-  for (const auto& e : fs::directory_iterator(dir, ec))
-    if (e.path().extension() == ".json") names.insert(e.path().stem().string());
-  std::string s;
-  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
-  return s.empty() ? "(none found)" : s;
-}
-
-// A config name (data/configs/NAME.json) or a file path.
-std::string find_config(const std::string& name) {
-  if (name.empty()) throw InputError("params: --config is required (a name such as transformer-base, or a file)");
-  std::error_code ec;
-  if (fs::is_regular_file(name, ec)) return name;
-  std::string named;
-  try {
-    named = resolve_data_path("data/configs/" + name + ".json");
-  } catch (const RuntimeError&) {
-  }
-  if (!named.empty() && fs::is_regular_file(named, ec)) return named;
-  std::string known;
-  try {
-    known = config_names();
-  } catch (const Error&) {
-    known = "(the data folder was not found)";
-  }
-  throw InputError("--config " + name + ": no such file and no data/configs/" + name + ".json; known configs: " + known);
-}
-
 struct Alternative {
   std::string what;
   double params;
@@ -109,10 +82,6 @@ void run_params(const ParamsOptions& o) {
   // The vocabulary: --vocab, else the published model's, else the one `attnlab train` would build.
   std::string vocab_source;
   if (o.vocab_given) {
-    if (o.vocab < kMinVocab || o.vocab > kMaxVocab) {
-      throw InputError("--vocab " + std::to_string(o.vocab) + ": expected " + std::to_string(kMinVocab) + " to " +
-                       grouped(kMaxVocab) + " (the 4 special tokens <pad> <unk> <bos> <eos> plus at least one word)");
-    }
     mc.vocab_size = o.vocab;
     vocab_source = "--vocab";
   } else if (run.reference && run.reference->vocab_size > 0) {
@@ -346,8 +315,10 @@ void setup_params(CLI::App& app) {
       ->required();
   CLI::Option* vocab = sub->add_option("--vocab", o->vocab,
                   "Vocabulary size V (default: the config's reference vocabulary, else the one `attnlab train` builds "
-                  "from the config's corpus)");
-  CLI::Option* seq = sub->add_option("--seq", o->seq, "Tokens per sequence for the FLOP count (default: the config's max_len)");
+                  "from the config's corpus)")
+      ->check(whole_number(kMinVocab, kMaxVocab));
+  CLI::Option* seq = sub->add_option("--seq", o->seq, "Tokens per sequence for the FLOP count (default: the config's max_len)")
+      ->check(whole_number(1, 1 << 20));
   sub->add_option("-f,--format", o->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   sub->footer(
       "Example: attnlab params --config transformer-base --vocab 37000\n"

@@ -1,4 +1,4 @@
-// attnlab train --config data/configs/NAME.json [--steps N] [--out DIR] [--resume]
+// attnlab train --config NAME|FILE [--steps N] [--out DIR] [--resume]
 // Trains a model on the generated corpus, with a progress bar, validation at intervals, atomic
 // checkpoints, Ctrl-C that saves and exits, and --resume that continues bit-exactly.
 #include <fcntl.h>
@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/config_lookup.hpp"
 #include "cli/validators.hpp"
 #include "io/files.hpp"
 #include "model/config.hpp"
@@ -91,7 +92,7 @@ void remove_stale_temporaries(const std::string& out) {
 void run_train(const TrainOptions& o) {
   namespace fs = std::filesystem;
   const StopOnSignals signals;
-  tasks::RunConfig run = tasks::load_run_config(o.config);
+  tasks::RunConfig run = tasks::load_run_config(find_config(o.config));
   if (o.steps > 0) {
     run.train.steps = o.steps;
     run.raw["train"]["steps"] = o.steps;
@@ -204,7 +205,7 @@ void run_train(const TrainOptions& o) {
 void setup_train(CLI::App& app) {
   auto opts = std::make_shared<TrainOptions>();
   CLI::App* sub = app.add_subcommand("train", "Train a transformer on the generated corpus (resumable; Ctrl-C saves and stops)");
-  sub->add_option("-c,--config", opts->config, "Run config, e.g. data/configs/translate-small.json")->required();
+  sub->add_option("-c,--config", opts->config, "Run config: a name from data/configs (translate-small, lm-small, …) or a file")->required();
   sub->add_option("--steps", opts->steps, "Train for this many steps instead of the config's train.steps")->check(whole_number(1, 1000000000));
   sub->add_option("-o,--out", opts->out, "Output folder for model.ckpt, train-state.ckpt, train-log.json (default runs/NAME)");
   sub->add_flag("--resume", opts->resume, "Continue the run saved in --out, bit-exactly");
