@@ -20,6 +20,7 @@
 #include "cli/config_lookup.hpp"
 #include "cli/validators.hpp"
 #include "io/files.hpp"
+#include "io/json_text.hpp"
 #include "model/config.hpp"
 #include "render/progress.hpp"
 #include "tasks/task.hpp"
@@ -143,7 +144,7 @@ void run_train(const TrainOptions& o) {
   const std::string log_path = (fs::path(out) / "train-log.json").string();
   if (o.resume && fs::exists(log_path, ec)) {
     try {
-      log = nlohmann::json::parse(read_text_file(log_path, 256u << 20));
+      log = parse_json_bounded(read_text_file(log_path, 256u << 20));
     } catch (const std::exception&) {
       std::cerr << "attnlab: warning: " << log_path << " is unreadable; starting a new log\n";
     }

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/files.hpp"
+#include "io/json_text.hpp"
 #include "util/error.hpp"
 
 namespace attnlab::exercises {
@@ -37,7 +38,7 @@ Catalogue Catalogue::load(const fs::path& lessons_dir) {
       e.lesson = lesson.path().filename().string();
       e.dir = dir.path();
       try {
-        const auto j = nlohmann::json::parse(read_text_file(meta.string(), 1 << 16));
+        const auto j = parse_json_bounded(read_text_file(meta.string(), 1 << 16));
         e.title = j.at("title").get<std::string>();
         e.difficulty = j.at("difficulty").get<std::string>();
         e.minutes = j.at("minutes").get<int>();

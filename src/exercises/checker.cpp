@@ -8,6 +8,7 @@
 
 #include "exercises/child_process.hpp"
 #include "io/files.hpp"
+#include "io/json_text.hpp"
 #include "util/error.hpp"
 
 namespace attnlab::exercises {
@@ -22,7 +23,7 @@ Kit load_kit() {
                        "). Build attnlab first: cmake --build build");
   }
   try {
-    const auto j = nlohmann::json::parse(read_text_file(kit.file.string(), 1 << 20));
+    const auto j = parse_json_bounded(read_text_file(kit.file.string(), 1 << 20));
     kit.compiler = j.at("compiler").get<std::string>();
     kit.compile_flags = j.at("compile_flags").get<std::vector<std::string>>();
     kit.support_objects = j.at("support_objects").get<std::vector<std::string>>();

@@ -31,7 +31,7 @@ ProgressStore::ProgressStore(fs::path file) : file_(std::move(file)) {
     throw InputError("the progress file " + file_.string() + " is a folder; move it away (attnlab keeps your progress in that file)");
   }
   try {
-    const auto j = nlohmann::json::parse(read_text_file(file_.string(), 4 << 20));
+    const auto j = parse_json_bounded(read_text_file(file_.string(), 4 << 20));
     if (!j.is_object() || j.value("version", 0) != 1 || !j.contains("exercises") || !j["exercises"].is_object()) {
       throw std::runtime_error("not an attnlab progress file (version 1)");
     }

@@ -26,7 +26,37 @@ bool at_non_finite_token(std::string_view text, std::size_t at) {
   if (!word.empty() && word[0] == '-') word.erase(0, 1);
   return word.rfind("nan", 0) == 0 || word.rfind("inf", 0) == 0;
 }
+
+// The 0-based offset of the first '[' or '{' (outside strings) that opens a level beyond max_depth, or
+// npos. Brackets inside strings do not count; a backslash escapes the character after it there.
+std::size_t too_deep_at(std::string_view text, int max_depth) {
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) return i;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return std::string_view::npos;
+}
 }  // namespace
+
+nlohmann::json parse_json_bounded(std::string_view text) {
+  if (const std::size_t at = too_deep_at(text, kMaxJsonDepth); at != std::string_view::npos) {
+    throw nlohmann::json::parse_error::create(
+        101, at + 1, "arrays and objects nested more than " + std::to_string(kMaxJsonDepth) + " levels deep", nullptr);
+  }
+  return nlohmann::json::parse(text.begin(), text.end());
+}
 
 std::string json_brief(const nlohmann::json& j) {
   if (j.is_array()) return j.empty() ? "an empty array" : "an array of " + std::to_string(j.size());
@@ -38,7 +68,7 @@ std::string json_brief(const nlohmann::json& j) {
 
 nlohmann::json parse_json_text(std::string_view text, const std::string& source) {
   try {
-    return nlohmann::json::parse(text.begin(), text.end());
+    return parse_json_bounded(text);
   } catch (const nlohmann::json::out_of_range& e) {
     // nlohmann reports numbers beyond double range (e.g. 1e400) this way.
     throw InputError(source + ": " + json_error_text(e) + "; every number must be a finite float32 value");

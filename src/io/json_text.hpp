@@ -15,6 +15,17 @@ namespace attnlab {
 // reported as such.
 nlohmann::json parse_json_text(std::string_view text, const std::string& source);
 
+// No attnlab file nests arrays and objects more than a few levels deep. Deeper text is refused before
+// parsing: nlohmann parses any depth, but copying, comparing or printing a value recurses once per
+// level, so a 100000-level file would overflow the stack later (seen under AddressSanitizer with a
+// run config). kMaxJsonDepth leaves room for any hand-written file.
+inline constexpr int kMaxJsonDepth = 256;
+
+// nlohmann::json::parse with that depth limit, for every reader of JSON files. Too deep a text throws
+// nlohmann::json::parse_error like any other malformed text ("parse error at byte N: arrays and objects
+// nested more than 256 levels deep"), so callers keep one catch.
+nlohmann::json parse_json_bounded(std::string_view text);
+
 // The message of an exception, without nlohmann's "[json.exception.KIND.N] " tag when it has one.
 std::string json_error_text(const std::exception& e);
 

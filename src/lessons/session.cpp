@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/files.hpp"
+#include "io/json_text.hpp"
 #include "lessons/data_dir.hpp"
 #include "lessons/model.hpp"
 #include "util/error.hpp"
@@ -104,7 +105,7 @@ Session::Session(const LessonOptions& opts, bool tour) : opts_(opts), tour_(tour
 
   const auto file = root_ / "data" / "sentences" / "lessons.json";
   try {
-    const nlohmann::json j = nlohmann::json::parse(read_text_file(file.string(), 1u << 20));
+    const nlohmann::json j = parse_json_bounded(read_text_file(file.string(), 1u << 20));
     const LessonSentences base = read_sentences(j.at("default"), {});
     defaults_["default"] = base;
     defaults_["tour"] = read_sentences(j.at("tour"), base);

@@ -10,6 +10,7 @@
 
 #include "core/mask.hpp"
 #include "io/files.hpp"
+#include "io/json_text.hpp"
 #include "util/error.hpp"
 #include "util/paths.hpp"
 
@@ -31,7 +32,7 @@ nlohmann::json optional_json(const fs::path& file) {
   std::error_code ec;
   if (!fs::is_regular_file(file, ec)) return nullptr;
   try {
-    return nlohmann::json::parse(read_text_file(file.string(), 64u << 20));
+    return parse_json_bounded(read_text_file(file.string(), 64u << 20));
   } catch (const std::exception&) {
     return nullptr;
   }

@@ -94,7 +94,7 @@ Checkpoint parse_checkpoint(std::string_view in, const std::string& source) {
   if (hlen > in.size() - 32) throw bad("corrupt: the header length runs past the end of the file");
   nlohmann::json header;
   try {
-    header = nlohmann::json::parse(in.begin() + 24, in.begin() + 24 + static_cast<std::ptrdiff_t>(hlen));
+    header = parse_json_bounded(in.substr(24, hlen));
   } catch (const nlohmann::json::exception& e) {
     throw bad("corrupt header: " + json_error_text(e));
   }

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "io/json_text.hpp"
 #include "io/problem.hpp"
 #include "io/trace_json.hpp"
 #include "util/error.hpp"
@@ -216,4 +217,26 @@ TEST_CASE("biases in the problem file") {
   j.erase("w_o");
   j["b_o"] = {0, 1, 2};
   expect(error_of(j), {"b_o", "without \"w_o\""});
+}
+
+// Deep nesting is refused before parsing: nlohmann copies and compares values recursively, so a
+// 100000-level value parsed fine but overflowed the stack when a run config was copied (ASan build).
+TEST_CASE("parse_json_bounded refuses nesting beyond kMaxJsonDepth, counting only brackets outside strings") {
+  const auto nested = [](int depth, const std::string& inner) {
+    return std::string(depth, '[') + inner + std::string(depth, ']');
+  };
+  CHECK(parse_json_bounded(nested(kMaxJsonDepth, "1")).is_array());
+  CHECK_THROWS_AS(parse_json_bounded(nested(kMaxJsonDepth + 1, "1")), nlohmann::json::parse_error);
+  // Brackets inside strings, and escaped quotes there, are not nesting.
+  const std::string brackets(10000, '[');
+  CHECK(parse_json_bounded("{\"a\": \"" + brackets + "\\\"" + brackets + "\"}").is_object());
+  // The message says what is wrong and where, after parse_json_text's usual prefix. The '{' is level 1,
+  // so the 256th '[', at byte 6 + 256 = 262, opens level 257.
+  try {
+    parse_json_text("{\"x\": " + nested(100000, "0") + "}", "deep.json");
+    FAIL("no error");
+  } catch (const InputError& e) {
+    const std::string msg = e.what();
+    CHECK(msg.find("deep.json: malformed JSON: parse error at byte 262: arrays and objects nested more than 256 levels deep") != std::string::npos);
+  }
 }
