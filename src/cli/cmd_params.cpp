@@ -16,7 +16,6 @@
 
 #include "cli/commands.hpp"
 #include "cli/config_lookup.hpp"
-#include "cli/validators.hpp"
 #include "model/size.hpp"
 #include "tasks/task.hpp"
 #include "util/error.hpp"
@@ -36,10 +35,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// --vocab's range, checked by its validator: <pad> <unk> <bos> <eos> and one word, as Transformer requires,
-// up to model_config_from_json's limit.
-constexpr int kMinVocab = 5;
-constexpr int kMaxVocab = 10'000'000;
+constexpr int kMinVocab = 5;  // <pad> <unk> <bos> <eos> and one word, as Transformer requires
+constexpr int kMaxVocab = 10'000'000;  // model_config_from_json's limit
 
 // 63084544 → "63,084,544"
 std::string grouped(double v) {
@@ -82,6 +79,10 @@ void run_params(const ParamsOptions& o) {
   // The vocabulary: --vocab, else the published model's, else the one `attnlab train` would build.
   std::string vocab_source;
   if (o.vocab_given) {
+    if (o.vocab < kMinVocab || o.vocab > kMaxVocab) {
+      throw InputError("--vocab " + std::to_string(o.vocab) + ": expected " + std::to_string(kMinVocab) + " to " +
+                       grouped(kMaxVocab) + " (the 4 special tokens <pad> <unk> <bos> <eos> plus at least one word)");
+    }
     mc.vocab_size = o.vocab;
     vocab_source = "--vocab";
   } else if (run.reference && run.reference->vocab_size > 0) {
@@ -315,10 +316,8 @@ void setup_params(CLI::App& app) {
       ->required();
   CLI::Option* vocab = sub->add_option("--vocab", o->vocab,
                   "Vocabulary size V (default: the config's reference vocabulary, else the one `attnlab train` builds "
-                  "from the config's corpus)")
-      ->check(whole_number(kMinVocab, kMaxVocab));
-  CLI::Option* seq = sub->add_option("--seq", o->seq, "Tokens per sequence for the FLOP count (default: the config's max_len)")
-      ->check(whole_number(1, 1 << 20));
+                  "from the config's corpus)");
+  CLI::Option* seq = sub->add_option("--seq", o->seq, "Tokens per sequence for the FLOP count (default: the config's max_len)");
   sub->add_option("-f,--format", o->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   sub->footer(
       "Example: attnlab params --config transformer-base --vocab 37000\n"
