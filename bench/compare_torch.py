@@ -17,8 +17,13 @@ reports before torch (and with it OpenBLAS) is loaded, unless you set it yoursel
 OPENBLAS_THREAD_TIMEOUT (how long idle BLAS threads spin); OPENBLAS_NUM_THREADS and
 torch.set_num_threads get the same thread count.
 
+--rounds N repeats the whole comparison N times, alternating which side runs first, and reports the
+median of the N per-round ratios (each round's numbers are in "rounds"). On a shared virtual machine
+whose speed drifts by tens of percent within minutes, one round compares attnlab on a fast minute with
+PyTorch on a slow one (or the reverse); rounds taken close together and alternated cancel most of it.
+
   /usr/bin/python3 bench/compare_torch.py --attnlab build/attnlab [--config NAME | --d-model ...]
-         [--batch B] [--seq T] [--threads K] [--repeats R] [--json]
+         [--batch B] [--seq T] [--threads K] [--repeats R] [--rounds N] [--json]
 """
 import argparse
 import json
@@ -42,6 +47,8 @@ def parse_args():
     p.add_argument("--seq", type=int, default=128)
     p.add_argument("--threads", type=int, default=os.cpu_count())
     p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--rounds", type=int, default=1,
+                   help="repeat the comparison N times, alternating which side goes first; report median ratios")
     p.add_argument("--json", action="store_true", help="print one JSON document")
     return p.parse_args()
 
@@ -53,7 +60,7 @@ def run_attnlab(a):
                       ("--d-ff", a.d_ff), ("--vocab", a.vocab)):
         if val is not None:
             cmd += [flag, str(val)]
-    print("running: " + " ".join(cmd), file=sys.stderr)
+    print("running: " + " ".join(cmd), file=sys.stderr, flush=True)
     out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE).stdout
     return cmd, json.loads(out)
 
@@ -145,8 +152,7 @@ def main():
     tgt_in = torch.randint(4, V, (B, T), generator=g)
     tgt_out = torch.randint(4, V, (B, T), generator=g)
 
-    results = []
-    for md in report["models"]:
+    def build(md):
         decoder_only = md["model"] == "decoder-only"
         torch.manual_seed(1)
         model = Model(decoder_only).train()
@@ -164,19 +170,58 @@ def main():
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             opt.step()
 
-        print(f"torch {md['model']}: forward", file=sys.stderr)
-        fwd = median_seconds(a.repeats, loss_fn)
-        print(f"torch {md['model']}: training step", file=sys.stderr)
-        stp = median_seconds(a.repeats, step)
-        tokens = md["tokens_per_step"]
-        results.append({
-            "model": md["model"],
-            "parameters": {"attnlab": md["parameters"], "torch": params},
-            "forward_tokens_per_s": {"attnlab": md["forward"]["tokens_per_s"], "torch": tokens / fwd,
-                                     "ratio": md["forward"]["tokens_per_s"] / (tokens / fwd)},
-            "step_tokens_per_s": {"attnlab": md["train_step"]["tokens_per_s"], "torch": tokens / stp,
-                                  "ratio": md["train_step"]["tokens_per_s"] / (tokens / stp)},
-        })
+        return params, loss_fn, step
+
+    torch_models = {md["model"]: build(md) for md in report["models"]}
+
+    def time_torch():
+        t = {}
+        for name, (_, loss_fn, step) in torch_models.items():
+            print(f"torch {name}: forward", file=sys.stderr, flush=True)
+            fwd = median_seconds(a.repeats, loss_fn)
+            print(f"torch {name}: training step", file=sys.stderr, flush=True)
+            t[name] = (fwd, median_seconds(a.repeats, step))
+        return t
+
+    def one_round(rep, t):
+        r = {"sgemm_ceiling_gflops": rep["sgemm_ceiling_gflops"], "models": []}
+        for md in rep["models"]:
+            fwd, stp = t[md["model"]]
+            tokens = md["tokens_per_step"]
+            r["models"].append({
+                "model": md["model"],
+                "forward_tokens_per_s": {"attnlab": md["forward"]["tokens_per_s"], "torch": tokens / fwd,
+                                         "ratio": md["forward"]["tokens_per_s"] / (tokens / fwd)},
+                "step_tokens_per_s": {"attnlab": md["train_step"]["tokens_per_s"], "torch": tokens / stp,
+                                      "ratio": md["train_step"]["tokens_per_s"] / (tokens / stp)},
+            })
+        return r
+
+    # Round 0: attnlab ran first (above, before torch was imported); later rounds alternate.
+    rounds = [one_round(report, time_torch())]
+    for i in range(1, max(1, a.rounds)):
+        print(f"round {i + 1} of {a.rounds}", file=sys.stderr, flush=True)
+        if i % 2:
+            t = time_torch()
+            _, rep = run_attnlab(a)
+        else:
+            _, rep = run_attnlab(a)
+            t = time_torch()
+        rounds.append(one_round(rep, t))
+
+    def median(xs):
+        xs = sorted(xs)
+        n = len(xs)
+        return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+
+    results = []
+    for k, md in enumerate(report["models"]):
+        entry = {"model": md["model"], "parameters": {"attnlab": md["parameters"], "torch": torch_models[md["model"]][0]}}
+        for key in ("forward_tokens_per_s", "step_tokens_per_s"):
+            per = [r["models"][k][key] for r in rounds]
+            entry[key] = {side: median([x[side] for x in per]) for side in ("attnlab", "torch", "ratio")}
+            entry[key]["ratio_range"] = [min(x["ratio"] for x in per), max(x["ratio"] for x in per)]
+        results.append(entry)
 
     out = {
         "attnlab_command": " ".join(cmd),
@@ -188,6 +233,10 @@ def main():
                   "OPENBLAS_THREAD_TIMEOUT": os.environ.get("OPENBLAS_THREAD_TIMEOUT"),
                   "config_blas_lines": blas_lines},
         "sgemm_ceiling_gflops": report["sgemm_ceiling_gflops"],
+        "rounds_run": len(rounds),
+        "what": "tokens/s are medians over the rounds; ratio is the median of the per-round ratios "
+                "(ratio_range: the lowest and highest); rounds alternate which side runs first",
+        "rounds": rounds,
         "load_average": [report["machine"]["load_average_at_start"], report["machine"]["load_average_at_end"]],
         "models": results,
     }
@@ -202,11 +251,16 @@ def main():
     for l in blas_lines:
         print(f"           torch config: {l}")
     print(f"  load average during attnlab's run: {out['load_average'][0]} -> {out['load_average'][1]}")
-    print(f"  {'':<30} {'attnlab tok/s':>10} {'torch tok/s':>14} {'ratio':>8}")
+    if len(rounds) > 1:
+        print(f"  {len(rounds)} rounds, alternating which side ran first; medians over the rounds, and the "
+              f"range of the per-round ratios")
+    print(f"  {'':<30} {'attnlab tok/s':>10} {'torch tok/s':>14} {'ratio':>8}  {'range':>13}")
     for r in results:
         for key, label in (("forward_tokens_per_s", "forward"), ("step_tokens_per_s", "training step")):
             x = r[key]
-            print(f"  {r['model'] + ' ' + label:<30} {x['attnlab']:>10.0f} {x['torch']:>14.0f} {x['ratio']:>7.2f}x")
+            lo, hi = x["ratio_range"]
+            print(f"  {r['model'] + ' ' + label:<30} {x['attnlab']:>10.0f} {x['torch']:>14.0f} {x['ratio']:>7.2f}x"
+                  f"  {lo:>5.2f}-{hi:.2f}x")
 
 
 if __name__ == "__main__":
