@@ -14,6 +14,7 @@
 #include "model/ops.hpp"
 #include "model/optim.hpp"
 #include "model/profile.hpp"
+#include "model/size.hpp"
 #include "model/transformer.hpp"
 #include "util/blas_setup.hpp"
 #include "util/parallel.hpp"
@@ -117,7 +118,8 @@ nlohmann::ordered_json measure_model(const std::string& label, const model::Mode
   const model::Batch batch = random_batch(cfg, o.batch, o.seq, 7);
   const int S = cfg.decoder_only ? 0 : o.seq;
   const double tokens = static_cast<double>(o.batch) * (S + o.seq);
-  const double fwd_flops = forward_flops(cfg, o.batch, S, o.seq);
+  // The same count as `attnlab params` (model/size.hpp), for the whole batch.
+  const double fwd_flops = o.batch * model::count_flops(cfg, o.seq).forward();
   std::uint64_t rng = 1;
   std::vector<float> m(net.params.size(), 0.0f), v(net.params.size(), 0.0f);
   std::int64_t step = 0;
@@ -234,23 +236,6 @@ nlohmann::ordered_json measure_attention(const BenchOptions& o, const std::funct
 }
 
 }  // namespace
-
-double forward_flops(const model::ModelConfig& c, int B, int S, int T) {
-  const double C = c.d_model, F = c.d_ff, V = c.vocab_size;
-  const double Ns = static_cast<double>(B) * S, Nt = static_cast<double>(B) * T;
-  // One attention block: Q and output projections on the Nq query rows, K and V projections on the Nk
-  // key rows, then Q·Kᵀ and weights·V (2·Tq·Tk·d_k each per head; summed over heads d_k becomes C).
-  auto attention = [&](double Nq, double Nk, double Tq, double Tk) {
-    return 2.0 * (2.0 * Nq * C * C) + 2.0 * (2.0 * Nk * C * C) + 2.0 * (2.0 * B * Tq * Tk * C);
-  };
-  auto ffn = [&](double N) { return 2.0 * (2.0 * N * C * F); };
-  double f = 0.0;
-  if (!c.decoder_only) f += c.encoder_layers * (attention(Ns, Ns, S, S) + ffn(Ns));
-  const double cross = c.decoder_only ? 0.0 : attention(Nt, Ns, T, S);
-  f += c.decoder_layers * (attention(Nt, Nt, T, T) + cross + ffn(Nt));
-  f += 2.0 * Nt * C * V;  // output projection to the vocabulary (tied or not, the same product)
-  return f;
-}
 
 nlohmann::ordered_json run_bench(const BenchOptions& o, const std::function<void(const std::string&)>& progress) {
   auto say = [&](const std::string& s) {

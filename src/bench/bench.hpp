@@ -34,10 +34,6 @@ struct BenchOptions {
   bool models = true;           // measure the models (off: ceiling and attention only)
 };
 
-// Matrix-product FLOPs of one forward pass over a batch of B × S source and B × T target tokens (see
-// the comment at the top for what is counted).
-double forward_flops(const model::ModelConfig& c, int B, int S, int T);
-
 // Runs every measurement and returns the report as JSON (the CLI prints it as text or JSON).
 // `progress` receives one short line before each stage (may be empty).
 nlohmann::ordered_json run_bench(const BenchOptions& o, const std::function<void(const std::string&)>& progress);

@@ -8,7 +8,6 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
-#include <set>
 #include <string>
 
 #include <fmt/format.h>
@@ -19,7 +18,6 @@
 #include "model/size.hpp"
 #include "tasks/task.hpp"
 #include "util/error.hpp"
-#include "util/paths.hpp"
 
 namespace attnlab::cli {
 
