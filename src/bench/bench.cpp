@@ -139,11 +139,24 @@ nlohmann::ordered_json measure_model(const std::string& label, const model::Mode
   // The breakdown comes from separate, profiled steps so the timers cannot disturb the numbers above.
   say(fmt::format("{}: per-op breakdown", label));
   const int profiled = std::max(1, o.repeats);
-  const auto t0 = Clock::now();
-  model::prof::start();
-  for (int i = 0; i < profiled; ++i) train_step();
-  const model::prof::Totals tot = model::prof::stop();
-  const double wall = seconds_since(t0);
+  auto profile = [&](const std::function<void()>& fn) {
+    const auto t0 = Clock::now();
+    model::prof::start();
+    for (int i = 0; i < profiled; ++i) fn();
+    const model::prof::Totals tot = model::prof::stop();
+    const double wall = seconds_since(t0);
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+    for (int i = 0; i < model::prof::kOps; ++i) {
+      const auto op = static_cast<model::prof::Op>(i);
+      rows.push_back({{"op", model::prof::name(op)},
+                      {"seconds_per_step", tot.seconds[static_cast<std::size_t>(i)] / profiled},
+                      {"share", tot.seconds[static_cast<std::size_t>(i)] / wall},
+                      {"calls_per_step", tot.calls[static_cast<std::size_t>(i)] / profiled}});
+    }
+    return nlohmann::ordered_json{{"profiled_steps", profiled}, {"seconds_per_step", wall / profiled}, {"ops", rows}};
+  };
+  const nlohmann::ordered_json step_breakdown = profile(train_step);
+  const nlohmann::ordered_json forward_breakdown = profile([&] { net.forward(batch, 0.1f, true, &rng); });
 
   nlohmann::ordered_json j;
   j["model"] = label;
@@ -160,15 +173,8 @@ nlohmann::ordered_json measure_model(const std::string& label, const model::Mode
   };
   j["forward"] = point(fwd, fwd_flops);
   j["train_step"] = point(stp, 3.0 * fwd_flops);
-  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  for (int i = 0; i < model::prof::kOps; ++i) {
-    const auto op = static_cast<model::prof::Op>(i);
-    rows.push_back({{"op", model::prof::name(op)},
-                    {"seconds_per_step", tot.seconds[static_cast<std::size_t>(i)] / profiled},
-                    {"share", tot.seconds[static_cast<std::size_t>(i)] / wall},
-                    {"calls_per_step", tot.calls[static_cast<std::size_t>(i)] / profiled}});
-  }
-  j["breakdown"] = {{"profiled_steps", profiled}, {"seconds_per_step", wall / profiled}, {"ops", rows}};
+  j["breakdown"] = step_breakdown;
+  j["forward_breakdown"] = forward_breakdown;
   return j;
 }
 

@@ -148,14 +148,21 @@ void print_text(const nlohmann::ordered_json& j) {
       }
     }
     std::cout << fmt::format("  FLOPs: {}\n\n", j["flop_counting"].get<std::string>());
-    std::cout << "(d) where a training step's time goes (exclusive wall time per category, profiled steps)\n";
+    std::cout << "(d) where the time goes (exclusive wall time per category, separately profiled runs)\n";
     for (const auto& md : j["models"]) {
-      const auto& bd = md["breakdown"];
-      std::cout << fmt::format("  {} ({:.1f} ms per profiled step)\n", md["model"].get<std::string>(),
-                               bd["seconds_per_step"].get<double>() * 1e3);
-      for (const auto& r : bd["ops"])
-        std::cout << fmt::format("    {:>5.1f}%  {:>9.1f} ms  {}\n", 100.0 * r["share"].get<double>(),
-                                 r["seconds_per_step"].get<double>() * 1e3, r["op"].get<std::string>());
+      for (const char* what : {"breakdown", "forward_breakdown"}) {
+        const auto& bd = md[what];
+        const bool fwd = std::string(what) == "forward_breakdown";
+        std::cout << fmt::format("  {} {} ({:.1f} ms per profiled {})\n", md["model"].get<std::string>(),
+                                 fwd ? "forward" : "training step", bd["seconds_per_step"].get<double>() * 1e3,
+                                 fwd ? "forward" : "step");
+        for (const auto& r : bd["ops"]) {
+          if (fwd && r["calls_per_step"].get<std::int64_t>() == 0 && r["op"].get<std::string>().rfind("optimizer", 0) == 0)
+            continue;  // a forward pass has no optimizer
+          std::cout << fmt::format("    {:>5.1f}%  {:>9.1f} ms  {}\n", 100.0 * r["share"].get<double>(),
+                                   r["seconds_per_step"].get<double>() * 1e3, r["op"].get<std::string>());
+        }
+      }
     }
     std::cout << '\n';
   }
