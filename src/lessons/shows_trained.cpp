@@ -379,7 +379,8 @@ void show_coreference_trained(LessonContext& c) {
     }
     const auto i = static_cast<std::size_t>(pos - own.begin());
     const std::size_t V = vocab.size();
-    const float p_il = net.probabilities()[i * V + static_cast<std::size_t>(il)], p_elle = net.probabilities()[i * V + static_cast<std::size_t>(elle)];
+    const std::vector<float> probs = net.probabilities();
+    const float p_il = probs[i * V + static_cast<std::size_t>(il)], p_elle = probs[i * V + static_cast<std::size_t>(elle)];
     std::vector<std::string> prefix;
     for (std::size_t k = 0; k < i; ++k) prefix.push_back(vocab.word(own[k]));
     c.out.line(fmt::format("  after \"{}\": P(il) = {:.4f}, P(elle) = {:.4f}", joined(prefix), p_il, p_elle));

@@ -40,26 +40,28 @@ namespace {
 // two parts for accuracy), exp(r) by a degree-6 polynomial, times 2ⁿ built in the exponent bits.
 // Relative error about 2e-7 (a couple of float ulps); below −87.3 the result is 0 (float underflow).
 // target_clones compiles the loop for AVX-512, AVX2 and plain x86-64 and picks one at load time.
+__attribute__((always_inline)) inline float fast_expf(float x) {
+  const float v = x > 88.0f ? 88.0f : x;  // (a NaN stays NaN)
+  // round(v·log₂e) by the 1.5·2²³ trick (adding it pushes the fraction out of the mantissa): plain
+  // arithmetic, where floor() would be a call in the generic clone and keep the loop scalar.
+  const float fx = (v * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  const float r = (v - fx * 0.693359375f) + fx * 2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  const int e = static_cast<int>(fx > -127.0f ? fx : -127.0f) + 127;  // clamped so the shift stays defined
+  float scale;
+  const std::uint32_t bits = static_cast<std::uint32_t>(e) << 23;
+  std::memcpy(&scale, &bits, sizeof scale);
+  return v < -87.3f ? 0.0f : p * scale;
+}
+
 __attribute__((target_clones("avx512f", "avx2", "default"))) void exp_inplace_f32(float* x, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) {
-    const float v = x[i] > 88.0f ? 88.0f : x[i];  // (a NaN stays NaN)
-    // round(v·log₂e) by the 1.5·2²³ trick (adding it pushes the fraction out of the mantissa): plain
-    // arithmetic, where floor() would be a call in the generic clone and keep the loop scalar.
-    const float fx = (v * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-    const float r = (v - fx * 0.693359375f) + fx * 2.12194440e-4f;
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * r * r + r + 1.0f;
-    const int e = static_cast<int>(fx > -127.0f ? fx : -127.0f) + 127;  // clamped so the shift stays defined
-    float scale;
-    const std::uint32_t bits = static_cast<std::uint32_t>(e) << 23;
-    std::memcpy(&scale, &bits, sizeof scale);
-    x[i] = v < -87.3f ? 0.0f : p * scale;
-  }
+  for (std::size_t i = 0; i < n; ++i) x[i] = fast_expf(x[i]);
 }
 
 inline void exp_inplace(float* x, std::size_t n) { exp_inplace_f32(x, n); }
@@ -67,32 +69,69 @@ inline void exp_inplace(double* x, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) x[i] = std::exp(x[i]);  // double: the gradient checks, exact libm
 }
 
-// Σ x as 16 interleaved partial sums (which the compiler vectorises; a single running sum it may not
-// reorder), added up in double.
-template <typename T>
-double sum_of(const T* x, std::size_t n) {
-  T acc[16] = {};
-  std::size_t i = 0;
-  for (; i + 16 <= n; i += 16)
-    for (int l = 0; l < 16; ++l) acc[l] += x[i + l];
-  double s = 0.0;
-  for (int l = 0; l < 16; ++l) s += static_cast<double>(acc[l]);
-  for (; i < n; ++i) s += static_cast<double>(x[i]);
-  return s;
+// The loss's hot loop, fused so that each value is touched once, in the widest vector unit (the
+// default x86-64 build has only SSE2 for plain loops). The `omp simd` reductions (-fopenmp-simd, no
+// OpenMP runtime) let the compiler keep one partial sum per vector lane; a hand-interleaved array of
+// 16 sums is not vectorised by GCC 12 at all. n is a chunk, not a row, so each float lane adds only
+// a few hundred terms before the sum goes on in double.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void shifted_exp_sums_f32(const float* z, std::size_t n,
+                                                                                     float shift, double* sum_shifted,
+                                                                                     double* sum_exp) {
+  float sa = 0.0f, se = 0.0f;
+#pragma omp simd reduction(+ : sa, se)
+  for (std::size_t i = 0; i < n; ++i) {
+    const float t = z[i] - shift;
+    sa += t;
+    se += fast_expf(t);
+  }
+  *sum_shifted += static_cast<double>(sa);
+  *sum_exp += static_cast<double>(se);
+}
+void shifted_exp_sums(const float* z, std::size_t n, float shift, double* sum_shifted, double* sum_exp) {
+  shifted_exp_sums_f32(z, n, shift, sum_shifted, sum_exp);
+}
+void shifted_exp_sums(const double* z, std::size_t n, double shift, double* sum_shifted, double* sum_exp) {
+  for (std::size_t i = 0; i < n; ++i) {
+    *sum_shifted += z[i] - shift;
+    *sum_exp += std::exp(z[i] - shift);
+  }
 }
 
-// max x (n ≥ 1) as 16 interleaved running maxima, so the compiler can vectorise it (max is exact: the
-// result is that of a plain loop).
+// d = (exp(z − lse) − uniform) · g: the loss's gradient, one pass (d may be z).
+__attribute__((target_clones("avx512f", "avx2", "default"))) void loss_grad_f32(float* d, const float* z, std::size_t n,
+                                                                              float lse, float uniform, float g) {
+  for (std::size_t i = 0; i < n; ++i) d[i] = (fast_expf(z[i] - lse) - uniform) * g;
+}
+void loss_grad(float* d, const float* z, std::size_t n, float lse, float uniform, float g) {
+  loss_grad_f32(d, z, n, lse, uniform, g);
+}
+void loss_grad(double* d, const double* z, std::size_t n, double lse, double uniform, double g) {
+  for (std::size_t i = 0; i < n; ++i) d[i] = (std::exp(z[i] - lse) - uniform) * g;
+}
+
+// max z (n ≥ 1) in the widest vector unit; max is exact, so the clone cannot change the result.
+__attribute__((target_clones("avx512f", "avx2", "default"))) float max_f32(const float* x, std::size_t n) {
+  float m = x[0];
+#pragma omp simd reduction(max : m)
+  for (std::size_t i = 0; i < n; ++i) m = x[i] > m ? x[i] : m;
+  return m;
+}
+
+// Σ x with one partial sum per vector lane (`omp simd`, as above), added up in double.
+template <typename T>
+double sum_of(const T* x, std::size_t n) {
+  T acc = T(0);
+#pragma omp simd reduction(+ : acc)
+  for (std::size_t i = 0; i < n; ++i) acc += x[i];
+  return static_cast<double>(acc);
+}
+
+// max x (n ≥ 1), vectorised (max is exact: the result is that of a plain loop).
 template <typename T>
 T max_of(const T* x, std::size_t n) {
-  T acc[16];
-  std::fill(acc, acc + 16, x[0]);
-  std::size_t i = 0;
-  for (; i + 16 <= n; i += 16)
-    for (int l = 0; l < 16; ++l) acc[l] = acc[l] < x[i + l] ? x[i + l] : acc[l];
-  T m = acc[0];
-  for (int l = 1; l < 16; ++l) m = m < acc[l] ? acc[l] : m;
-  for (; i < n; ++i) m = m < x[i] ? x[i] : m;
+  T m = x[0];
+#pragma omp simd reduction(max : m)
+  for (std::size_t i = 0; i < n; ++i) m = x[i] > m ? x[i] : m;
   return m;
 }
 
@@ -194,20 +233,25 @@ template <typename T>
 void layernorm_forward(T* out, T* mean, T* rstd, const T* inp, const T* gamma, const T* beta, int N, int C, T eps) {
   prof::Scope prof_scope(prof::Op::LayerNorm);
   par_range(static_cast<std::size_t>(N), 16, [&](std::size_t r0, std::size_t r1) {
-  for (std::size_t r = r0; r < r1; ++r) {
-    const T* x = inp + r * C;
-    T* o = out + r * C;
-    double m = 0.0;
-    for (int c = 0; c < C; ++c) m += x[c];
-    m /= C;
-    double var = 0.0;
-    for (int c = 0; c < C; ++c) var += (x[c] - m) * (x[c] - m);
-    var /= C;  // biased variance, as in torch.nn.LayerNorm
-    const double rs = 1.0 / std::sqrt(var + static_cast<double>(eps));
-    for (int c = 0; c < C; ++c) o[c] = static_cast<T>((x[c] - m) * rs) * gamma[c] + beta[c];
-    mean[r] = static_cast<T>(m);
-    rstd[r] = static_cast<T>(rs);
-  }
+    for (std::size_t r = r0; r < r1; ++r) {
+      const T* x = inp + r * C;
+      T* o = out + r * C;
+      // Two passes (mean, then the centred squares: no cancellation as in E[x²] − E[x]²), each with one
+      // partial sum per vector lane in T, then double. For float that is sums of C/16 (AVX-512) or
+      // C/4 (SSE2) terms in float, which at C = 512 loses nothing visible against a double
+      // accumulation (the unit tests compare with the double model).
+      const double m = sum_of(x, static_cast<std::size_t>(C)) / C;
+      const T mt = static_cast<T>(m);
+      T sq = T(0);
+#pragma omp simd reduction(+ : sq)
+      for (int c = 0; c < C; ++c) sq += (x[c] - mt) * (x[c] - mt);
+      const double var = static_cast<double>(sq) / C;  // biased variance, as in torch.nn.LayerNorm
+      const double rs = 1.0 / std::sqrt(var + static_cast<double>(eps));
+      const T rst = static_cast<T>(rs);
+      for (int c = 0; c < C; ++c) o[c] = (x[c] - mt) * rst * gamma[c] + beta[c];
+      mean[r] = mt;
+      rstd[r] = rst;
+    }
   });
 }
 
@@ -221,19 +265,22 @@ void layernorm_backward(T* dinp, T* dgamma, T* dbeta, const T* dout, const T* in
       const T* x = inp + r * C;
       const T* g = dout + r * C;
       T* dx = dinp + r * C;
+      const T mu = mean[r], rs = rstd[r];
       // With x̂ = (x − μ)·rstd and dx̂ = dout ⊙ γ:
       //   dx = rstd · (dx̂ − mean(dx̂) − x̂ · mean(dx̂ ⊙ x̂)).
-      double sum_dxhat = 0.0, sum_dxhat_xhat = 0.0;
+      // Both sums with one partial sum per vector lane (as in the forward).
+      T a1 = T(0), a2 = T(0);
+#pragma omp simd reduction(+ : a1, a2)
       for (int c = 0; c < C; ++c) {
-        const T xhat = (x[c] - mean[r]) * rstd[r];
+        const T xhat = (x[c] - mu) * rs;
         const T dxhat = g[c] * gamma[c];
-        sum_dxhat += dxhat;
-        sum_dxhat_xhat += dxhat * xhat;
+        a1 += dxhat;
+        a2 += dxhat * xhat;
       }
-      const T m1 = static_cast<T>(sum_dxhat / C), m2 = static_cast<T>(sum_dxhat_xhat / C);
+      const T m1 = static_cast<T>(static_cast<double>(a1) / C), m2 = static_cast<T>(static_cast<double>(a2) / C);
       for (int c = 0; c < C; ++c) {
-        const T xhat = (x[c] - mean[r]) * rstd[r];
-        dx[c] += rstd[r] * (g[c] * gamma[c] - m1 - xhat * m2);
+        const T xhat = (x[c] - mu) * rs;
+        dx[c] += rs * (g[c] * gamma[c] - m1 - xhat * m2);
       }
     }
   });
@@ -242,8 +289,9 @@ void layernorm_backward(T* dinp, T* dgamma, T* dbeta, const T* dout, const T* in
     for (int r = 0; r < N; ++r) {
       const T* x = inp + static_cast<std::size_t>(r) * C;
       const T* g = dout + static_cast<std::size_t>(r) * C;
+      const T mu = mean[r], rs = rstd[r];
       for (std::size_t c = c0; c < c1; ++c) {
-        const T xhat = (x[c] - mean[r]) * rstd[r];
+        const T xhat = (x[c] - mu) * rs;
         dgamma[c] += g[c] * xhat;
         dbeta[c] += g[c];
       }
@@ -445,7 +493,7 @@ void attention_forward_tiled(T* out, T* lse, T* work, const T* q, const T* k, co
           std::fill(row, row + cols, T(0));
           continue;
         }
-        // Vectorised max and sum (16 running lanes): the tile is the hot loop of this path.
+        // Vectorised max and sum: the tile is the hot loop of this path.
         const T mx = std::max(m[r], max_of(row, static_cast<std::size_t>(vis)));
         const T corr = std::exp(m[r] - mx);  // exp(−inf) = 0 on the row's first visible tile
         for (int j = 0; j < vis; ++j) row[j] -= mx;
@@ -579,8 +627,15 @@ void attention_backward_tiled(T* dq, T* dk, T* dv, T* work, const T* dout, const
   }
 }
 
+// The loss's rows are summed in chunks this long, so that float partial sums stay short (a
+// Transformer-base row is 37000 values).
+constexpr int kLossChunk = 2048;
+
+inline float row_max(const float* x, std::size_t n) { return max_f32(x, n); }
+inline double row_max(const double* x, std::size_t n) { return max_of(x, n); }
+
 template <typename T>
-T cross_entropy_forward(T* probs, const T* logits, const int* targets, int N, int V, T smoothing, int ignore_index,
+T cross_entropy_forward(T* lse, const T* logits, const int* targets, int N, int V, T smoothing, int ignore_index,
                         int* count) {
   prof::Scope prof_scope(prof::Op::Loss);
   // Rows in parallel, each row's loss kept apart and added up afterwards in row order, so the total is
@@ -589,25 +644,14 @@ T cross_entropy_forward(T* probs, const T* logits, const int* targets, int N, in
   par_range(static_cast<std::size_t>(N), 4, [&](std::size_t r0, std::size_t r1) {
   for (std::size_t r = r0; r < r1; ++r) {
     const T* z = logits + static_cast<std::size_t>(r) * V;
-    T* p = probs + static_cast<std::size_t>(r) * V;
-    const T mx = max_of(z, static_cast<std::size_t>(V));
-    // One exponential per logit (N·V of them, 75M for Transformer-base): p = exp(z − max) unnormalised,
-    // then scaled by 1/Σ. A row is 148 KB at V = 37000, so shift, sum, exp and sum run on L1-sized
-    // chunks while they are in cache rather than as four passes over memory.
+    // Two reads of the row and no write: the maximum (from memory), then Σ(z − max) and Σ exp(z − max)
+    // in one fused pass while the row is still in L2. Chunks keep the float partial sums short.
+    const T mx = row_max(z, static_cast<std::size_t>(V));
     double sum = 0.0, sum_shifted = 0.0;
-    constexpr int kChunk = 2048;
-    for (int c0 = 0; c0 < V; c0 += kChunk) {
-      const int len = std::min(kChunk, V - c0);
-      T* pc = p + c0;
-      const T* zc = z + c0;
-      for (int c = 0; c < len; ++c) pc[c] = zc[c] - mx;
-      sum_shifted += sum_of(pc, static_cast<std::size_t>(len));
-      exp_inplace(pc, static_cast<std::size_t>(len));
-      sum += sum_of(pc, static_cast<std::size_t>(len));
-    }
+    for (int c0 = 0; c0 < V; c0 += kLossChunk)
+      shifted_exp_sums(z + c0, static_cast<std::size_t>(std::min(kLossChunk, V - c0)), mx, &sum_shifted, &sum);
     const double log_sum = std::log(sum);
-    const T inv = static_cast<T>(1.0 / sum);
-    for (int c = 0; c < V; ++c) p[c] *= inv;
+    lse[r] = static_cast<T>(static_cast<double>(mx) + log_sum);
     // Σ_c log p_c = Σ_c (z_c − max) − V·log Σ, needed for the label-smoothing term.
     const double sum_logp = sum_shifted - static_cast<double>(V) * log_sum;
     if (targets[r] == ignore_index) continue;
@@ -628,19 +672,32 @@ T cross_entropy_forward(T* probs, const T* logits, const int* targets, int N, in
 }
 
 template <typename T>
-void cross_entropy_backward(T* dlogits, const T* probs, const int* targets, int N, int V, T smoothing,
-                            int ignore_index, int count, T dloss) {
+void cross_entropy_backward(T* dlogits, const T* logits, const T* lse, const int* targets, int N, int V,
+                            T smoothing, int ignore_index, int count, T dloss) {
   prof::Scope prof_scope(prof::Op::Loss);
-  if (count == 0) return;
-  const T g = dloss / static_cast<T>(count);
+  const T g = count > 0 ? dloss / static_cast<T>(count) : T(0);
   const T uniform = smoothing / static_cast<T>(V);
   par_range(static_cast<std::size_t>(N), 4, [&](std::size_t r0, std::size_t r1) {
     for (std::size_t r = r0; r < r1; ++r) {
-      if (targets[r] == ignore_index) continue;
-      const T* p = probs + r * V;
       T* d = dlogits + r * V;
-      for (int c = 0; c < V; ++c) d[c] += (p[c] - uniform) * g;
+      if (count == 0 || targets[r] == ignore_index) {
+        std::fill(d, d + V, T(0));
+        continue;
+      }
+      loss_grad(d, logits + r * V, static_cast<std::size_t>(V), lse[r], uniform, g);  // (in place when d is z)
       d[targets[r]] -= (T(1) - smoothing) * g;
+    }
+  });
+}
+
+template <typename T>
+void softmax_from_lse(T* probs, const T* logits, const T* lse, int N, int V) {
+  par_range(static_cast<std::size_t>(N), 4, [&](std::size_t r0, std::size_t r1) {
+    for (std::size_t r = r0; r < r1; ++r) {
+      T* p = probs + r * V;
+      const T* z = logits + r * V;
+      for (int c = 0; c < V; ++c) p[c] = z[c] - lse[r];
+      exp_inplace(p, static_cast<std::size_t>(V));
     }
   });
 }
@@ -671,7 +728,8 @@ void cross_entropy_backward(T* dlogits, const T* probs, const int* targets, int 
   template void attention_backward_tiled<T>(T*, T*, T*, T*, const T*, const T*, const T*, const T*, const T*,    \
                                             const T*, const int*, bool, int, int, int, int, int, int, int);     \
   template T cross_entropy_forward<T>(T*, const T*, const int*, int, int, T, int, int*);                        \
-  template void cross_entropy_backward<T>(T*, const T*, const int*, int, int, T, int, int, T);
+  template void cross_entropy_backward<T>(T*, const T*, const T*, const int*, int, int, T, int, int, T);        \
+  template void softmax_from_lse<T>(T*, const T*, const T*, int, int);
 
 ATTNLAB_INSTANTIATE(float)
 ATTNLAB_INSTANTIATE(double)

@@ -59,10 +59,13 @@ void layernorm_backward(T* dinp, T* dgamma, T* dbeta, const T* dout, const T* in
 
 // ---- element-wise ---------------------------------------------------------------------------------
 
+// out = max(inp, 0); out may be inp (in place).
 template <typename T>
 void relu_forward(T* out, const T* inp, std::size_t n);
+// dinp += dout where x > 0. x may be ReLU's input or its output: both are > 0 at the same places, so
+// the forward can run in place and keep only its output.
 template <typename T>
-void relu_backward(T* dinp, const T* dout, const T* inp, std::size_t n);
+void relu_backward(T* dinp, const T* dout, const T* x, std::size_t n);
 
 // out = a + b
 template <typename T>
@@ -136,14 +139,21 @@ void attention_backward_tiled(T* dq, T* dk, T* dv, T* work, const T* dout, const
 
 // Cross-entropy with label smoothing ε over N rows of logits (N × V), as torch.nn.CrossEntropyLoss
 // defines it: the target distribution is (1 − ε)·onehot(target) + ε/V on every class, and the loss is
-// averaged over rows whose target is not `ignore_index` (padding). probs (N × V) is saved for the
-// backward pass. Returns the mean loss; *count receives the number of non-ignored rows.
+// averaged over rows whose target is not `ignore_index` (padding). Returns the mean loss; *count
+// receives the number of non-ignored rows. lse (N) receives each row's log Σ_c exp(z_c), all the
+// backward pass needs: p_c = exp(z_c − lse). Saving that instead of an N × V probability matrix spares
+// a write of the whole matrix (303 MB for Transformer-base) and the memory to hold it.
 template <typename T>
-T cross_entropy_forward(T* probs, const T* logits, const int* targets, int N, int V, T smoothing,
+T cross_entropy_forward(T* lse, const T* logits, const int* targets, int N, int V, T smoothing,
                         int ignore_index, int* count);
-// dlogits += (probs − target distribution) · dloss / count   (0 for ignored rows)
+// dlogits = (softmax(logits) − target distribution) · dloss / count   (0 for ignored rows).
+// Unlike every other backward here it *writes* rather than accumulates: the loss is always the
+// graph's last op, and writing saves zero-filling N × V values first. dlogits may alias logits.
 template <typename T>
-void cross_entropy_backward(T* dlogits, const T* probs, const int* targets, int N, int V, T smoothing,
-                            int ignore_index, int count, T dloss);
+void cross_entropy_backward(T* dlogits, const T* logits, const T* lse, const int* targets, int N, int V,
+                            T smoothing, int ignore_index, int count, T dloss);
+// Softmax rows from the logits and the lse of cross_entropy_forward: probs = exp(logits − lse).
+template <typename T>
+void softmax_from_lse(T* probs, const T* logits, const T* lse, int N, int V);
 
 }  // namespace attnlab::model

@@ -99,11 +99,10 @@ void Transformer<T>::attn_bwd(const AttnLayout& o, const T* xq, int Tq, const T*
 template <typename T>
 void Transformer<T>::ffn_fwd(const FfnLayout& o, const T* x, int N, FfnAct& a) {
   const int C = cfg_.d_model, F = cfg_.d_ff;
-  a.h.resize(static_cast<std::size_t>(N) * F);
   a.a.resize(static_cast<std::size_t>(N) * F);
   a.out.resize(static_cast<std::size_t>(N) * C);
-  linear_forward<T>(a.h.data(), x, P(o.w1), P(o.b1), N, C, F);
-  relu_forward<T>(a.a.data(), a.h.data(), a.h.size());
+  linear_forward<T>(a.a.data(), x, P(o.w1), P(o.b1), N, C, F);
+  relu_forward<T>(a.a.data(), a.a.data(), a.a.size());  // in place: h > 0 exactly where ReLU(h) > 0
   linear_forward<T>(a.out.data(), a.a.data(), P(o.w2), P(o.b2), N, F, C);
 }
 
@@ -114,7 +113,7 @@ void Transformer<T>::ffn_bwd(const FfnLayout& o, const T* x, int N, const FfnAct
   da.assign(static_cast<std::size_t>(N) * F, T(0));
   dh.assign(static_cast<std::size_t>(N) * F, T(0));
   linear_backward<T>(da.data(), G(o.w2), G(o.b2), dout, a.a.data(), P(o.w2), N, F, C);
-  relu_backward<T>(dh.data(), da.data(), a.h.data(), dh.size());
+  relu_backward<T>(dh.data(), da.data(), a.a.data(), dh.size());
   linear_backward<T>(dx, G(o.w1), G(o.b1), dh.data(), x, P(o.w1), N, C, F);
 }
 
@@ -268,14 +267,21 @@ T Transformer<T>::forward(const Batch& b, T smoothing, bool train, std::uint64_t
   const int N = b.B * b.T;
   ln_fwd(layout_.dec_norm, y, N, dec_final_);
   logits_.resize(static_cast<std::size_t>(N) * V);
-  probs_.resize(logits_.size());
+  lse_.resize(static_cast<std::size_t>(N));
   if (cfg_.tie_embeddings) {
     // logits = h · Eᵀ: the output projection reuses the embedding matrix.
     gemm<T>(false, true, N, V, C, T(1), dec_final_.out.data(), C, P(layout_.tok_emb), C, T(0), logits_.data(), V);
   } else {
     linear_forward<T>(logits_.data(), dec_final_.out.data(), P(layout_.out_proj), nullptr, N, C, V);
   }
-  return cross_entropy_forward<T>(probs_.data(), logits_.data(), batch_.tgt_out.data(), N, V, smoothing, kPad, &count_);
+  return cross_entropy_forward<T>(lse_.data(), logits_.data(), batch_.tgt_out.data(), N, V, smoothing, kPad, &count_);
+}
+
+template <typename T>
+std::vector<T> Transformer<T>::probabilities() const {
+  std::vector<T> p(logits_.size());
+  if (!lse_.empty()) softmax_from_lse<T>(p.data(), logits_.data(), lse_.data(), static_cast<int>(lse_.size()), cfg_.vocab_size);
+  return p;
 }
 
 template <typename T>
@@ -286,8 +292,9 @@ void Transformer<T>::backward() {
   std::fill(grads.begin(), grads.end(), T(0));
 
   std::vector<T>& dlogits = dlogits_;
-  dlogits.assign(static_cast<std::size_t>(N) * V, T(0));
-  cross_entropy_backward<T>(dlogits.data(), probs_.data(), b.tgt_out.data(), N, V, smoothing_, kPad, count_, T(1));
+  dlogits.resize(static_cast<std::size_t>(N) * V);  // no zero fill: the loss's backward writes every value
+  cross_entropy_backward<T>(dlogits.data(), logits_.data(), lse_.data(), b.tgt_out.data(), N, V, smoothing_, kPad,
+                            count_, T(1));
   std::vector<T> dh(static_cast<std::size_t>(N) * C, T(0));
   if (cfg_.tie_embeddings) {
     gemm<T>(false, false, N, C, V, T(1), dlogits.data(), V, P(layout_.tok_emb), C, T(1), dh.data(), C);

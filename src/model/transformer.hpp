@@ -74,8 +74,9 @@ class Transformer {
   const std::vector<T>& decoder_embedding() const { return dec_emb_; }
   // The encoder's output (the memory that cross-attention reads), (B·S) × C.
   const std::vector<T>& memory() const { return enc_final_.out; }
-  // Softmax probabilities of the last forward, (B·T) × V.
-  const std::vector<T>& probabilities() const { return probs_; }
+  // Softmax probabilities of the last forward, (B·T) × V, computed on request from the logits and
+  // each row's log-sum-exp (the forward itself writes no probability matrix).
+  std::vector<T> probabilities() const;
 
   // ---- incremental decoding with a key/value cache ----
   // Encodes one source sentence for `beams` hypotheses that will be decoded side by side.
@@ -97,7 +98,7 @@ class Transformer {
     std::vector<T> q, k, v, att, ctx, out;
   };
   struct FfnAct {
-    std::vector<T> h, a, out;
+    std::vector<T> a, out;  // a = ReLU(x·W1 + b1), computed in place: ReLU's backward needs only a > 0
   };
   // One residual sub-layer: attention or feed-forward, with its norm, dropout and residual sum.
   struct Sub {
@@ -158,7 +159,7 @@ class Transformer {
   std::vector<T> dec_emb_, dec_emb_mask_, dec_x0_;
   std::vector<DecLayer> dec_;
   LNAct dec_final_;
-  std::vector<T> logits_, probs_;
+  std::vector<T> logits_, lse_;  // lse_: log Σ exp of each logits row (N), what the loss's backward needs
   // Backward-pass scratch, kept between steps so a training step does not allocate (and page-fault)
   // hundreds of megabytes every time: dlogits alone is (B·T) × V.
   std::vector<T> dlogits_, ws_dctx_, ws_dq_, ws_dk_, ws_dv_, ws_scores_, ws_da_, ws_dh_, ws_dsum_, ws_dsub_, ws_din_;

@@ -404,11 +404,12 @@ TEST_CASE("cross-entropy with label smoothing and padding, forward and backward"
         const auto logits = random_floats(rng, n, 3.0f);
         auto targets = random_ints(rng, s.N, 0, s.V - 1);  // some are 0: padding
         if (all_padding) std::fill(targets.begin(), targets.end(), ignore);
-        std::vector<float> probs(n);
+        std::vector<float> lse(static_cast<std::size_t>(s.N)), probs(n);
         int count = -1;
         const float loss =
-            cpu::cross_entropy_forward<float>(probs.data(), logits.data(), targets.data(), s.N, s.V, smoothing, ignore,
+            cpu::cross_entropy_forward<float>(lse.data(), logits.data(), targets.data(), s.N, s.V, smoothing, ignore,
                                               &count);
+        cpu::softmax_from_lse<float>(probs.data(), logits.data(), lse.data(), s.N, s.V);
         auto dlogits_in = up(logits);
         auto dtargets = up(targets);
         auto dprobs = poisoned(n), drow = poisoned(s.N), dloss = poisoned(1);
@@ -423,8 +424,11 @@ TEST_CASE("cross-entropy with label smoothing and padding, forward and backward"
         auto grad = random_floats(rng, n);
         auto dgrad = up(grad);
         auto cprobs = up(probs);
-        cpu::cross_entropy_backward<float>(grad.data(), probs.data(), targets.data(), s.N, s.V, smoothing, ignore,
-                                           count, 1.0f);
+        // The CPU backward writes its gradient; the CUDA kernel accumulates into dgrad.
+        std::vector<float> written(n);
+        cpu::cross_entropy_backward<float>(written.data(), logits.data(), lse.data(), targets.data(), s.N, s.V,
+                                           smoothing, ignore, count, 1.0f);
+        for (std::size_t i = 0; i < n; ++i) grad[i] += written[i];
         cu::cross_entropy_backward(dgrad.get(), cprobs.get(), dtargets.get(), dcount.get(), s.N, s.V, smoothing,
                                    ignore, 1.0f);
         CHECK_CLOSE(dgrad.download(), grad, kFp32Tol, 1.0);

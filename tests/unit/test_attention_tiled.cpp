@@ -140,12 +140,18 @@ TEST_CASE("float softmaxes (fast exp) agree with double (libm exp): attention an
   const std::vector<float> zf(zd.begin(), zd.end());
   std::vector<int> targets(N);
   for (int r = 0; r < N; ++r) targets[static_cast<std::size_t>(r)] = (r * 997) % V;
-  std::vector<double> pd(zd.size());
-  std::vector<float> pf(zd.size());
+  std::vector<double> lsed(N), pd(zd.size()), gd(zd.size());
+  std::vector<float> lsef(N), pf(zd.size()), gf(zd.size());
   int cd = 0, cf = 0;
-  const double ld = cross_entropy_forward<double>(pd.data(), zd.data(), targets.data(), N, V, 0.1, -1, &cd);
-  const float lf = cross_entropy_forward<float>(pf.data(), zf.data(), targets.data(), N, V, 0.1f, -1, &cf);
+  const double ld = cross_entropy_forward<double>(lsed.data(), zd.data(), targets.data(), N, V, 0.1, -1, &cd);
+  const float lf = cross_entropy_forward<float>(lsef.data(), zf.data(), targets.data(), N, V, 0.1f, -1, &cf);
   CHECK(cd == cf);
   CHECK(std::fabs(lf - ld) / std::fabs(ld) < 1e-5);
+  softmax_from_lse<double>(pd.data(), zd.data(), lsed.data(), N, V);
+  softmax_from_lse<float>(pf.data(), zf.data(), lsef.data(), N, V);
   CHECK(rel_err(std::vector<double>(pf.begin(), pf.end()), pd) < 1e-5);
+  // The float backward (fast exp, float lse) against the double one.
+  cross_entropy_backward<double>(gd.data(), zd.data(), lsed.data(), targets.data(), N, V, 0.1, -1, cd, 1.0);
+  cross_entropy_backward<float>(gf.data(), zf.data(), lsef.data(), targets.data(), N, V, 0.1f, -1, cf, 1.0f);
+  CHECK(rel_err(std::vector<double>(gf.begin(), gf.end()), gd) < 1e-5);
 }

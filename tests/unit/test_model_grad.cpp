@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <limits>
 #include <functional>
 #include <random>
 
@@ -122,9 +123,9 @@ TEST_CASE("cross-entropy with label smoothing: value and backward") {
   const int N = 4, V = 5;
   auto z = randn(rng, N * V, 2.0);
   const std::vector<int> targets{1, 0, 4, 2};  // row 1 is padding (ignore index 0)
-  std::vector<double> probs(N * V);
+  std::vector<double> lse(N);
   int count = 0;
-  auto loss = [&] { return cross_entropy_forward<double>(probs.data(), z.data(), targets.data(), N, V, 0.1, 0, &count); };
+  auto loss = [&] { return cross_entropy_forward<double>(lse.data(), z.data(), targets.data(), N, V, 0.1, 0, &count); };
   const double l = loss();
   CHECK(count == 3);
   // Direct check of row 0: (1 − ε)·(−log p_t) + ε/V · Σ_c (−log p_c), averaged over 3 rows.
@@ -138,9 +139,27 @@ TEST_CASE("cross-entropy with label smoothing: value and backward") {
     expect += 0.9 * -(z[r * V + targets[r]] - mx - std::log(s)) + 0.1 / V * sum_neg_logp;
   }
   CHECK(l == doctest::Approx(expect / 3).epsilon(1e-12));
-  std::vector<double> dz(z.size(), 0);
-  cross_entropy_backward<double>(dz.data(), probs.data(), targets.data(), N, V, 0.1, 0, count, 1.0);
+  // The backward writes every value (it does not accumulate): start from NaN to prove it.
+  std::vector<double> dz(z.size(), std::numeric_limits<double>::quiet_NaN());
+  loss();
+  cross_entropy_backward<double>(dz.data(), z.data(), lse.data(), targets.data(), N, V, 0.1, 0, count, 1.0);
+  for (int c = 0; c < V; ++c) CHECK(dz[static_cast<std::size_t>(V + c)] == 0.0);  // the padding row
   check_grad("dlogits", z, dz, loss);
+  // In place (dlogits = logits), as the loss's storage allows: the same values.
+  loss();
+  std::vector<double> inplace = z;
+  cross_entropy_backward<double>(inplace.data(), inplace.data(), lse.data(), targets.data(), N, V, 0.1, 0, count, 1.0);
+  for (std::size_t i = 0; i < z.size(); ++i) CHECK(inplace[i] == doctest::Approx(dz[i]).epsilon(1e-14));
+  // lse is each row's log Σ exp, so softmax_from_lse gives rows summing to 1 with the right ratios.
+  std::vector<double> p(z.size());
+  softmax_from_lse<double>(p.data(), z.data(), lse.data(), N, V);
+  for (int r = 0; r < N; ++r) {
+    double s = 0;
+    for (int c = 0; c < V; ++c) s += p[static_cast<std::size_t>(r * V + c)];
+    CHECK(s == doctest::Approx(1.0).epsilon(1e-14));
+    CHECK(p[static_cast<std::size_t>(r * V)] / p[static_cast<std::size_t>(r * V + 1)] ==
+          doctest::Approx(std::exp(z[static_cast<std::size_t>(r * V)] - z[static_cast<std::size_t>(r * V + 1)])).epsilon(1e-12));
+  }
 }
 
 TEST_CASE("embedding, relu and dropout backward") {

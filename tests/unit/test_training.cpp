@@ -51,11 +51,14 @@ ModelConfig small_model() {
 }  // namespace
 
 TEST_CASE("a small encoder–decoder learns to reverse sequences; greedy and beam decoding agree") {
+  // 1000 steps at lr_scale 0.3: with 600 steps at 1.0 the result depended on rounding (test accuracy
+  // 75–99 % over seeds 1–8, and a change in the loss's last float bits moved seed 1 from 95 to 88);
+  // with these settings seeds 1–20 all reached 94–100 %.
   TrainConfig t;
-  t.steps = 600;
+  t.steps = 1000;
   t.batch_size = 32;
   t.warmup = 100;
-  t.lr_scale = 1.0;
+  t.lr_scale = 0.3;
   t.label_smoothing = 0.0f;
   t.eval_every = 0;
   Trainer trainer(small_model(), t, vocab12());
