@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "model/ops.hpp"
+#include "util/buffers.hpp"
 #include "model/optim.hpp"
 #include "model/profile.hpp"
 #include "model/size.hpp"
@@ -67,7 +68,8 @@ std::vector<double> load_average() {
 std::vector<float> random_floats(std::size_t n, std::uint32_t seed, float sd = 1.0f) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> d(0.0f, sd);
-  std::vector<float> v(n);
+  std::vector<float> v;
+  util::size_buffer(v, n);  // huge pages where the model's buffers get them too (util/buffers.hpp)
   for (auto& x : v) x = d(rng);
   return v;
 }
@@ -75,7 +77,8 @@ std::vector<float> random_floats(std::size_t n, std::uint32_t seed, float sd = 1
 nlohmann::ordered_json sgemm_point(const std::string& label, int m, int n, int k, bool trans_b, int repeats) {
   const auto a = random_floats(static_cast<std::size_t>(m) * k, 1, 0.1f);
   const auto b = random_floats(static_cast<std::size_t>(k) * n, 2, 0.1f);
-  std::vector<float> c(static_cast<std::size_t>(m) * n);
+  std::vector<float> c;
+  util::size_buffer(c, static_cast<std::size_t>(m) * n);
   const double s = median_seconds(repeats, [&] {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a.data(), k, b.data(),
                 trans_b ? k : n, 0.0f, c.data(), n);

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "model/ops.hpp"
+#include "util/buffers.hpp"
 #include "util/error.hpp"
 #include "util/rng.hpp"
 
@@ -48,9 +49,9 @@ void Transformer<T>::init_params(std::uint64_t seed) {
 template <typename T>
 void Transformer<T>::ln_fwd(const NormLayout& o, const T* x, int N, LNAct& a) {
   const int C = cfg_.d_model;
-  a.out.resize(static_cast<std::size_t>(N) * C);
-  a.mean.resize(N);
-  a.rstd.resize(N);
+  util::size_buffer(a.out, static_cast<std::size_t>(N) * C);
+  util::size_buffer(a.mean, N);
+  util::size_buffer(a.rstd, N);
   layernorm_forward<T>(a.out.data(), a.mean.data(), a.rstd.data(), x, P(o.g), P(o.b), N, C, static_cast<T>(cfg_.ln_eps));
 }
 
@@ -64,12 +65,12 @@ void Transformer<T>::attn_fwd(const AttnLayout& o, const T* xq, int Tq, const T*
                               bool causal, AttnAct& a) {
   const int B = batch_.B, C = cfg_.d_model, H = cfg_.heads;
   const std::size_t nq = static_cast<std::size_t>(B) * Tq * C, nk = static_cast<std::size_t>(B) * Tk * C;
-  a.q.resize(nq);
-  a.k.resize(nk);
-  a.v.resize(nk);
-  a.ctx.resize(nq);
-  a.out.resize(nq);
-  a.att.resize(static_cast<std::size_t>(B) * H * Tq * Tk);
+  util::size_buffer(a.q, nq);
+  util::size_buffer(a.k, nk);
+  util::size_buffer(a.v, nk);
+  util::size_buffer(a.ctx, nq);
+  util::size_buffer(a.out, nq);
+  util::size_buffer(a.att, static_cast<std::size_t>(B) * H * Tq * Tk);
   linear_forward<T>(a.q.data(), xq, P(o.wq), P(o.bq), B * Tq, C, C);
   linear_forward<T>(a.k.data(), xkv, P(o.wk), P(o.bk), B * Tk, C, C);
   linear_forward<T>(a.v.data(), xkv, P(o.wv), P(o.bv), B * Tk, C, C);
@@ -83,11 +84,11 @@ void Transformer<T>::attn_bwd(const AttnLayout& o, const T* xq, int Tq, const T*
   const int B = batch_.B, C = cfg_.d_model, H = cfg_.heads;
   const std::size_t nq = static_cast<std::size_t>(B) * Tq * C, nk = static_cast<std::size_t>(B) * Tk * C;
   std::vector<T>&dctx = ws_dctx_, &dq = ws_dq_, &dk = ws_dk_, &dv = ws_dv_;
-  dctx.assign(nq, T(0));  // assign keeps the capacity: no allocation after the first step
-  dq.assign(nq, T(0));
-  dk.assign(nk, T(0));
-  dv.assign(nk, T(0));
-  ws_scores_.resize(attention_backward_scratch<T>(Tq, Tk));
+  util::zeroed_buffer(dctx, nq);  // keeps the capacity: no allocation after the first step
+  util::zeroed_buffer(dq, nq);
+  util::zeroed_buffer(dk, nk);
+  util::zeroed_buffer(dv, nk);
+  util::size_buffer(ws_scores_, attention_backward_scratch<T>(Tq, Tk));
   linear_backward<T>(dctx.data(), G(o.wo), G(o.bo), dout, a.ctx.data(), P(o.wo), B * Tq, C, C);
   attention_backward<T>(dq.data(), dk.data(), dv.data(), ws_scores_.data(), dctx.data(), a.att.data(), a.q.data(),
                         a.k.data(), a.v.data(), B, Tq, Tk, C, H);
@@ -99,8 +100,8 @@ void Transformer<T>::attn_bwd(const AttnLayout& o, const T* xq, int Tq, const T*
 template <typename T>
 void Transformer<T>::ffn_fwd(const FfnLayout& o, const T* x, int N, FfnAct& a) {
   const int C = cfg_.d_model, F = cfg_.d_ff;
-  a.a.resize(static_cast<std::size_t>(N) * F);
-  a.out.resize(static_cast<std::size_t>(N) * C);
+  util::size_buffer(a.a, static_cast<std::size_t>(N) * F);
+  util::size_buffer(a.out, static_cast<std::size_t>(N) * C);
   linear_forward<T>(a.a.data(), x, P(o.w1), P(o.b1), N, C, F);
   relu_forward<T>(a.a.data(), a.a.data(), a.a.size());  // in place: h > 0 exactly where ReLU(h) > 0
   linear_forward<T>(a.out.data(), a.a.data(), P(o.w2), P(o.b2), N, F, C);
@@ -110,8 +111,8 @@ template <typename T>
 void Transformer<T>::ffn_bwd(const FfnLayout& o, const T* x, int N, const FfnAct& a, const T* dout, T* dx) {
   const int C = cfg_.d_model, F = cfg_.d_ff;
   std::vector<T>&da = ws_da_, &dh = ws_dh_;
-  da.assign(static_cast<std::size_t>(N) * F, T(0));
-  dh.assign(static_cast<std::size_t>(N) * F, T(0));
+  util::zeroed_buffer(da, static_cast<std::size_t>(N) * F);
+  util::zeroed_buffer(dh, static_cast<std::size_t>(N) * F);
   linear_backward<T>(da.data(), G(o.w2), G(o.b2), dout, a.a.data(), P(o.w2), N, F, C);
   relu_backward<T>(dh.data(), da.data(), a.a.data(), dh.size());
   linear_backward<T>(dx, G(o.w1), G(o.b1), dh.data(), x, P(o.w1), N, C, F);
@@ -146,13 +147,13 @@ void Transformer<T>::sub_fwd(Sub& s, Kind kind, const AttnLayout* attn, const Ff
   const float p = train ? cfg_.dropout : 0.0f;
   s.dropout = p > 0.0f;
   if (s.dropout) {
-    s.mask.resize(n);
-    s.dropped.resize(n);
+    util::size_buffer(s.mask, n);
+    util::size_buffer(s.dropped, n);
     std::uint64_t dummy = 0;
     dropout_forward<T>(s.dropped.data(), s.mask.data(), out, n, p, rng ? *rng : dummy);
     out = s.dropped.data();
   }
-  s.sum.resize(n);
+  util::size_buffer(s.sum, n);
   add_forward<T>(s.sum.data(), x, out, n);
   if (cfg_.pre_norm) {
     s.y = s.sum.data();
@@ -170,20 +171,20 @@ void Transformer<T>::sub_bwd(Sub& s, Kind kind, const AttnLayout* attn, const Ff
   std::vector<T>&dsum = ws_dsum_, &dsub = ws_dsub_, &din = ws_din_;  // reused: no allocation per step
   const T* dsum_ptr = dy;  // pre-norm: the residual sum is the output itself
   if (!cfg_.pre_norm) {
-    dsum.assign(n, T(0));
+    util::zeroed_buffer(dsum, n);
     ln_bwd(norm, s.sum.data(), N, s.ln, dy, dsum.data());
     dsum_ptr = dsum.data();
   }
   accumulate<T>(dx, dsum_ptr, n);  // the residual path
   const T* dsub_ptr = dsum_ptr;    // no dropout in the forward: the sub-layer's gradient is the sum's
   if (s.dropout) {
-    dsub.assign(n, T(0));
+    util::zeroed_buffer(dsub, n);
     dropout_backward<T>(dsub.data(), dsum_ptr, s.mask.data(), n);
     dsub_ptr = dsub.data();
   }
   T* din_ptr = dx;  // post-norm: the sub-layer saw x itself
   if (cfg_.pre_norm) {
-    din.assign(n, T(0));
+    util::zeroed_buffer(din, n);
     din_ptr = din.data();
   }
   if (kind == Kind::SelfAttn) attn_bwd(*attn, s.sub_in, Tq, s.sub_in, Tq, s.attn, dsub_ptr, din_ptr, din_ptr);
@@ -223,9 +224,9 @@ T Transformer<T>::forward(const Batch& b, T smoothing, bool train, std::uint64_t
     for (int l : b.src_len)
       if (l < 1 || l > b.S) throw ShapeError("forward: a source length is outside [1, S]");
     const std::size_t n = static_cast<std::size_t>(b.B) * b.S * C;
-    enc_emb_.resize(n);
-    enc_emb_mask_.resize(n);
-    enc_x0_.resize(n);
+    util::size_buffer(enc_emb_, n);
+    util::size_buffer(enc_emb_mask_, n);
+    util::size_buffer(enc_x0_, n);
     const std::size_t src_emb = cfg_.tie_embeddings ? layout_.tok_emb : layout_.src_emb;
     embedding_forward<T>(enc_emb_.data(), b.src.data(), P(src_emb), pe_.data(), b.B, b.S, C, scale);
     dropout_forward<T>(enc_x0_.data(), enc_emb_mask_.data(), enc_emb_.data(), n, p, r);
@@ -244,9 +245,9 @@ T Transformer<T>::forward(const Batch& b, T smoothing, bool train, std::uint64_t
   }
 
   const std::size_t n = static_cast<std::size_t>(b.B) * b.T * C;
-  dec_emb_.resize(n);
-  dec_emb_mask_.resize(n);
-  dec_x0_.resize(n);
+  util::size_buffer(dec_emb_, n);
+  util::size_buffer(dec_emb_mask_, n);
+  util::size_buffer(dec_x0_, n);
   embedding_forward<T>(dec_emb_.data(), b.tgt_in.data(), P(layout_.tok_emb), pe_.data(), b.B, b.T, C, scale);
   dropout_forward<T>(dec_x0_.data(), dec_emb_mask_.data(), dec_emb_.data(), n, p, r);
   dec_.resize(layout_.dec.size());
@@ -266,7 +267,7 @@ T Transformer<T>::forward(const Batch& b, T smoothing, bool train, std::uint64_t
   }
   const int N = b.B * b.T;
   ln_fwd(layout_.dec_norm, y, N, dec_final_);
-  logits_.resize(static_cast<std::size_t>(N) * V);
+  util::size_buffer(logits_, static_cast<std::size_t>(N) * V);
   lse_.resize(static_cast<std::size_t>(N));
   if (cfg_.tie_embeddings) {
     // logits = h · Eᵀ: the output projection reuses the embedding matrix.
@@ -292,7 +293,7 @@ void Transformer<T>::backward() {
   std::fill(grads.begin(), grads.end(), T(0));
 
   std::vector<T>& dlogits = dlogits_;
-  dlogits.resize(static_cast<std::size_t>(N) * V);  // no zero fill: the loss's backward writes every value
+  util::size_buffer(dlogits, static_cast<std::size_t>(N) * V);  // no zero fill: the loss's backward writes every value
   cross_entropy_backward<T>(dlogits.data(), logits_.data(), lse_.data(), b.tgt_out.data(), N, V, smoothing_, kPad,
                             count_, T(1));
   std::vector<T> dh(static_cast<std::size_t>(N) * C, T(0));
