@@ -12,12 +12,12 @@
 #include <fmt/format.h>
 
 #include "model/ops.hpp"
-#include "util/buffers.hpp"
 #include "model/optim.hpp"
 #include "model/profile.hpp"
 #include "model/size.hpp"
 #include "model/transformer.hpp"
 #include "util/blas_setup.hpp"
+#include "util/buffers.hpp"
 #include "util/parallel.hpp"
 
 namespace attnlab::bench {

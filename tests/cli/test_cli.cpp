@@ -379,9 +379,15 @@ TEST_CASE("bench smoke: a tiny config runs and its JSON parses") {
   for (const auto& m : j["models"]) {
     CHECK(m["forward"]["tokens_per_s"].get<double>() > 0.0);
     CHECK(m["train_step"]["tokens_per_s"].get<double>() > 0.0);
-    double share = 0.0;
-    for (const auto& op : m["breakdown"]["ops"]) share += op["share"].get<double>();
-    CHECK(share == doctest::Approx(1.0).epsilon(0.05));  // exclusive categories add up to the wall time
+    for (const char* which : {"breakdown", "forward_breakdown"}) {
+      INFO(which);
+      double share = 0.0;
+      for (const auto& op : m[which]["ops"]) share += op["share"].get<double>();
+      CHECK(share == doctest::Approx(1.0).epsilon(0.05));  // exclusive categories add up to the wall time
+    }
+    // A forward pass runs no optimizer; a training step does.
+    for (const auto& op : m["forward_breakdown"]["ops"])
+      if (op["op"].get<std::string>().rfind("optimizer", 0) == 0) CHECK(op["calls_per_step"].get<int>() == 0);
   }
   REQUIRE(j["attention"]["rows"].size() == 3);  // n = 64, 128, 256
   // The plain path keeps the n × n weights; the tiled one a fixed tile plus O(n).

@@ -303,6 +303,38 @@ TEST_CASE("incremental decoding with the key/value cache equals the full forward
   }
 }
 
+TEST_CASE("the model's probabilities are the softmax of its logits, also after backward") {
+  // The forward keeps only each row's log-sum-exp; probabilities() rebuilds the rows from it.
+  ModelConfig c;
+  c.vocab_size = 12;
+  c.d_model = 8;
+  c.heads = 2;
+  c.d_ff = 16;
+  c.encoder_layers = 1;
+  c.decoder_layers = 1;
+  c.max_len = 10;
+  Transformer<float> m(c);
+  m.init_params(5);
+  const Batch b = tiny_batch(false);
+  m.forward(b, 0.1f, false, nullptr);
+  auto check = [&] {
+    const std::vector<float> p = m.probabilities();
+    const std::vector<float>& z = m.logits();
+    REQUIRE(p.size() == z.size());
+    const std::size_t V = static_cast<std::size_t>(c.vocab_size);
+    for (std::size_t r = 0; r < z.size() / V; ++r) {
+      double mx = -1e300, sum = 0;
+      for (std::size_t v = 0; v < V; ++v) mx = std::max(mx, static_cast<double>(z[r * V + v]));
+      for (std::size_t v = 0; v < V; ++v) sum += std::exp(static_cast<double>(z[r * V + v]) - mx);
+      for (std::size_t v = 0; v < V; ++v)
+        CHECK(p[r * V + v] == doctest::Approx(std::exp(static_cast<double>(z[r * V + v]) - mx) / sum).epsilon(1e-5));
+    }
+  };
+  check();
+  m.backward();  // the logits' gradient has its own buffer: logits and probabilities stay valid
+  check();
+}
+
 TEST_CASE("a trained model's attention replays exactly through the attention core") {
   // The lessons show a model's attention with the core's functions; they must give the same numbers.
   for (bool pre : {false, true}) {
