@@ -34,12 +34,13 @@ void gemm<double>(bool ta, bool tb, int m, int n, int k, double alpha, const dou
 
 namespace {
 
-// x[i] = exp(x[i]) over a span: the softmaxes' hot loop (attention: B·H·Tq·Tk values per block; the
-// loss: N·V, 75M for Transformer-base). glibc's expf is a call per element that the compiler cannot
+// exp for the softmaxes' hot loops (attention: B·H·Tq·Tk values per block; the loss: N·V, 75M for
+// Transformer-base, twice per step). glibc's expf is a call per element that the compiler cannot
 // vectorise, so floats use Cephes' expf written branch-free: n = round(x·log₂e), r = x − n·ln2 (in
 // two parts for accuracy), exp(r) by a degree-6 polynomial, times 2ⁿ built in the exponent bits.
 // Relative error about 2e-7 (a couple of float ulps); below −87.3 the result is 0 (float underflow).
-// target_clones compiles the loop for AVX-512, AVX2 and plain x86-64 and picks one at load time.
+// Always inlined into the loops below, which target_clones compiles for AVX-512, AVX2 and plain
+// x86-64, picking one at load time.
 __attribute__((always_inline)) inline float fast_expf(float x) {
   const float v = x > 88.0f ? 88.0f : x;  // (a NaN stays NaN)
   // round(v·log₂e) by the 1.5·2²³ trick (adding it pushes the fraction out of the mantissa): plain

@@ -3,6 +3,9 @@
 // cross_entropy_backward (model/ops.hpp): the target distribution is (1 − ε)·onehot(target) + ε/V on
 // every class, as torch.nn.CrossEntropyLoss(label_smoothing=ε) defines it, and rows whose target is
 // ignore_index (padding) carry no loss and no gradient.
+// One difference from the CPU path: these kernels save the N × V probabilities and their backward
+// accumulates into dlogits; the CPU forward keeps only each row's log-sum-exp and its backward writes
+// (tests/gpu/test_cuda_kernels.cpp rebuilds the probabilities and the accumulation to compare).
 //
 // Shape legend: N rows (B·T tokens), V vocabulary.
 //   logits, probs, dlogits  N × V        targets  N int32        row_loss  N        loss, count  1
