@@ -9,6 +9,7 @@
 
 #include "cli/commands.hpp"
 #include "util/blas_setup.hpp"
+#include "util/buffers.hpp"
 #include "util/error.hpp"
 #include "util/paths.hpp"
 #ifdef ATTNLAB_WITH_CUDA
@@ -46,6 +47,8 @@ void run_doctor(const DoctorOptions& o) {
     root = std::string("not found: ") + e.what();
   }
   j["data_dir"] = root;
+  const std::string thp = util::kernel_thp_mode();
+  j["huge_pages"] = {{"kernel_mode", thp.empty() ? "unavailable" : thp}, {"attnlab_asks", util::huge_pages_wanted()}};
 #ifdef ATTNLAB_WITH_CUDA
   std::string why;
   const bool dev = cuda_device_available(&why);
@@ -66,6 +69,10 @@ void run_doctor(const DoctorOptions& o) {
   std::cout << fmt::format("  BLAS spin     {}\n", b.thread_timeout.empty() ? "OpenBLAS default (2^28 cycles)"
                                                     : "2^" + b.thread_timeout + " cycles before idle threads sleep (OPENBLAS_THREAD_TIMEOUT)");
   std::cout << fmt::format("  data folder   {}\n", root);
+  std::cout << fmt::format("  huge pages    kernel mode {}; {}\n", thp.empty() ? "unavailable" : thp,
+                           !util::huge_pages_wanted() ? "attnlab does not ask for them (ATTNLAB_HUGE_PAGES=0)"
+                           : thp == "never" || thp.empty() ? "attnlab asks for them for large buffers, but the kernel gives none"
+                                                            : "attnlab asks for them for buffers of 4 MiB and more");
   std::cout << fmt::format("  CUDA          compiled: {}; nvcc: {}; device: {}\n", j["cuda"]["compiled"].get<bool>() ? "yes" : "no",
                            j["cuda"]["nvcc"].get<std::string>(), j["cuda"]["device"].get<std::string>());
 }
@@ -74,7 +81,7 @@ void run_doctor(const DoctorOptions& o) {
 
 void setup_doctor(CLI::App& app) {
   auto opts = std::make_shared<DoctorOptions>();
-  CLI::App* sub = app.add_subcommand("doctor", "Report the compiler, BLAS library and kernel, threads, CUDA compiler and device");
+  CLI::App* sub = app.add_subcommand("doctor", "Report the compiler, BLAS library and kernel, threads, huge pages, CUDA compiler and device");
   sub->add_option("-f,--format", opts->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   sub->callback([opts] { run_doctor(*opts); });
 }

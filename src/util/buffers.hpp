@@ -18,6 +18,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -34,6 +36,17 @@ inline bool huge_pages_wanted() {
     return !(e && std::string_view(e) == "0");
   }();
   return wanted;
+}
+
+// The kernel's transparent-huge-page mode ("always", "madvise", "never"), or "" where there is none
+// (not Linux, or no /sys/kernel/mm/transparent_hugepage). For `attnlab doctor`.
+inline std::string kernel_thp_mode() {
+  std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string line;
+  if (!std::getline(in, line)) return "";
+  const auto open = line.find('['), close = line.find(']');
+  return open != std::string::npos && close != std::string::npos && close > open ? line.substr(open + 1, close - open - 1)
+                                                                                 : "";
 }
 
 // Asks for huge pages on the 2 MiB-aligned part of [p, p + bytes); a no-op below 4 MiB.

@@ -272,7 +272,13 @@ TEST_CASE("doctor reports the BLAS kernel, and attnlab restarts itself when Open
   CHECK(j["blas"]["kernel"].is_string());
   CHECK(j["blas"]["threads"].get<int>() >= 1);
   CHECK(j["cuda"].contains("compiled"));
+  CHECK(j["huge_pages"]["attnlab_asks"] == true);
+  CHECK(j["huge_pages"]["kernel_mode"].is_string());
   const std::string best = j["blas"]["cpu_best_kernel"].get<std::string>();
+
+  r = run({"doctor", "-f", "json"}, "", {"ATTNLAB_HUGE_PAGES=0"});
+  REQUIRE(r.code == 0);
+  CHECK(nlohmann::json::parse(r.out)["huge_pages"]["attnlab_asks"] == false);
 
   // A user's OPENBLAS_CORETYPE is respected, even a slow one.
   r = run({"doctor", "-f", "json"}, "", {"OPENBLAS_CORETYPE=Prescott"});
