@@ -127,15 +127,16 @@ nlohmann::ordered_json measure_model(const std::string& label, const model::Mode
   std::vector<float> m(net.params.size(), 0.0f), v(net.params.size(), 0.0f);
   std::int64_t step = 0;
   const model::AdamConfig adam;
+  auto forward = [&] { net.forward(batch, 0.1f, true, &rng); };
   auto train_step = [&] {
-    net.forward(batch, 0.1f, true, &rng);
+    forward();
     net.backward();
     model::clip_grad_norm(net.grads, 1.0);
     model::adam_step(net.params, net.grads, m, v, ++step, 1e-4, adam, {});
   };
 
   say(fmt::format("{}: forward", label));
-  const double fwd = median_seconds(o.repeats, [&] { net.forward(batch, 0.1f, true, &rng); });
+  const double fwd = median_seconds(o.repeats, forward);
   say(fmt::format("{}: training step", label));
   const double stp = median_seconds(o.repeats, train_step);
 
@@ -159,7 +160,7 @@ nlohmann::ordered_json measure_model(const std::string& label, const model::Mode
     return nlohmann::ordered_json{{"profiled_steps", profiled}, {"seconds_per_step", wall / profiled}, {"ops", rows}};
   };
   const nlohmann::ordered_json step_breakdown = profile(train_step);
-  const nlohmann::ordered_json forward_breakdown = profile([&] { net.forward(batch, 0.1f, true, &rng); });
+  const nlohmann::ordered_json forward_breakdown = profile(forward);
 
   nlohmann::ordered_json j;
   j["model"] = label;

@@ -48,7 +48,8 @@ void run_doctor(const DoctorOptions& o) {
   }
   j["data_dir"] = root;
   const std::string thp = util::kernel_thp_mode();
-  j["huge_pages"] = {{"kernel_mode", thp.empty() ? "unavailable" : thp}, {"attnlab_asks", util::huge_pages_wanted()}};
+  const std::string thp_shown = thp.empty() ? "unavailable" : thp;
+  j["huge_pages"] = {{"kernel_mode", thp_shown}, {"attnlab_asks", util::huge_pages_wanted()}};
 #ifdef ATTNLAB_WITH_CUDA
   std::string why;
   const bool dev = cuda_device_available(&why);
@@ -69,7 +70,7 @@ void run_doctor(const DoctorOptions& o) {
   std::cout << fmt::format("  BLAS spin     {}\n", b.thread_timeout.empty() ? "OpenBLAS default (2^28 cycles)"
                                                     : "2^" + b.thread_timeout + " cycles before idle threads sleep (OPENBLAS_THREAD_TIMEOUT)");
   std::cout << fmt::format("  data folder   {}\n", root);
-  std::cout << fmt::format("  huge pages    kernel mode {}; {}\n", thp.empty() ? "unavailable" : thp,
+  std::cout << fmt::format("  huge pages    kernel mode {}; {}\n", thp_shown,
                            !util::huge_pages_wanted() ? "attnlab does not ask for them (ATTNLAB_HUGE_PAGES=0)"
                            : thp == "never" || thp.empty() ? "attnlab asks for them for large buffers, but the kernel gives none"
                                                             : "attnlab asks for them for buffers of 4 MiB and more");

@@ -135,6 +135,8 @@ T max_of(const T* x, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) m = x[i] > m ? x[i] : m;
   return m;
 }
+// Floats take the target_clones build above (the loss's rows, the tiled attention's tiles).
+inline float max_of(const float* x, std::size_t n) { return max_f32(x, n); }
 
 // Element-wise loops run on every thread in chunks of at least this many values (below it the wake-up
 // costs more than it saves).
@@ -632,9 +634,6 @@ void attention_backward_tiled(T* dq, T* dk, T* dv, T* work, const T* dout, const
 // Transformer-base row is 37000 values).
 constexpr int kLossChunk = 2048;
 
-inline float row_max(const float* x, std::size_t n) { return max_f32(x, n); }
-inline double row_max(const double* x, std::size_t n) { return max_of(x, n); }
-
 template <typename T>
 T cross_entropy_forward(T* lse, const T* logits, const int* targets, int N, int V, T smoothing, int ignore_index,
                         int* count) {
@@ -647,7 +646,7 @@ T cross_entropy_forward(T* lse, const T* logits, const int* targets, int N, int 
     const T* z = logits + static_cast<std::size_t>(r) * V;
     // Two reads of the row and no write: the maximum (from memory), then Σ(z − max) and Σ exp(z − max)
     // in one fused pass while the row is still in L2. Chunks keep the float partial sums short.
-    const T mx = row_max(z, static_cast<std::size_t>(V));
+    const T mx = max_of(z, static_cast<std::size_t>(V));
     double sum = 0.0, sum_shifted = 0.0;
     for (int c0 = 0; c0 < V; c0 += kLossChunk)
       shifted_exp_sums(z + c0, static_cast<std::size_t>(std::min(kLossChunk, V - c0)), mx, &sum_shifted, &sum);

@@ -222,6 +222,19 @@ Batch tiny_batch(bool decoder_only) {
   return b;
 }
 
+// The model of the decoding, probability and replay tests: 12 tokens, d_model 8, 2 heads, 2 + 2 layers.
+ModelConfig small_config() {
+  ModelConfig c;
+  c.vocab_size = 12;
+  c.d_model = 8;
+  c.heads = 2;
+  c.d_ff = 16;
+  c.encoder_layers = 2;
+  c.decoder_layers = 2;
+  c.max_len = 10;
+  return c;
+}
+
 void check_model(ModelConfig cfg, const char* what) {
   Transformer<double> m(cfg);
   m.init_params(7);
@@ -270,14 +283,7 @@ TEST_CASE("whole tiny models: every parameter's gradient by finite differences")
 
 TEST_CASE("incremental decoding with the key/value cache equals the full forward pass") {
   for (bool decoder_only : {false, true}) {
-    ModelConfig c;
-    c.vocab_size = 12;
-    c.d_model = 8;
-    c.heads = 2;
-    c.d_ff = 16;
-    c.encoder_layers = 2;
-    c.decoder_layers = 2;
-    c.max_len = 10;
+    ModelConfig c = small_config();
     c.decoder_only = decoder_only;
     c.pre_norm = decoder_only;
     Transformer<double> m(c);
@@ -305,14 +311,7 @@ TEST_CASE("incremental decoding with the key/value cache equals the full forward
 
 TEST_CASE("the model's probabilities are the softmax of its logits, also after backward") {
   // The forward keeps only each row's log-sum-exp; probabilities() rebuilds the rows from it.
-  ModelConfig c;
-  c.vocab_size = 12;
-  c.d_model = 8;
-  c.heads = 2;
-  c.d_ff = 16;
-  c.encoder_layers = 1;
-  c.decoder_layers = 1;
-  c.max_len = 10;
+  const ModelConfig c = small_config();
   Transformer<float> m(c);
   m.init_params(5);
   const Batch b = tiny_batch(false);
@@ -338,14 +337,7 @@ TEST_CASE("the model's probabilities are the softmax of its logits, also after b
 TEST_CASE("a trained model's attention replays exactly through the attention core") {
   // The lessons show a model's attention with the core's functions; they must give the same numbers.
   for (bool pre : {false, true}) {
-    ModelConfig c;
-    c.vocab_size = 12;
-    c.d_model = 8;
-    c.heads = 2;
-    c.d_ff = 16;
-    c.encoder_layers = 2;
-    c.decoder_layers = 2;
-    c.max_len = 10;
+    ModelConfig c = small_config();
     c.pre_norm = pre;
     Transformer<float> m(c);
     m.init_params(4);
