@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "backend/cuda/check.hpp"
+#include "backend/cuda/launch.cuh"
 #include "backend/cuda/common.cuh"
 
 namespace attnlab::cuda {
@@ -41,7 +42,7 @@ void adamw_step(float* params, const float* grads, float* m, float* v, const std
   const float lr_f = static_cast<float>(lr);
   const float step_size = static_cast<float>(lr / c1);
   const float inv_sqrt_c2 = static_cast<float>(1.0 / std::sqrt(c2));
-  adamw_kernel<<<detail::grid_for(n, kThreads), kThreads, 0, stream>>>(params, grads, m, v, decay_mask, n, lr_f,
+  ATTNLAB_LAUNCH(adamw_kernel, detail::grid_for(n, kThreads), kThreads, 0, stream)(params, grads, m, v, decay_mask, n, lr_f,
                                                                        step_size, inv_sqrt_c2, cfg.beta1, cfg.beta2,
                                                                        cfg.eps, cfg.weight_decay);
   CUDA_CHECK_LAUNCH();

@@ -21,6 +21,7 @@
 #include <string>
 
 #include "backend/cuda/check.hpp"
+#include "backend/cuda/launch.cuh"
 #include "backend/cuda/common.cuh"
 
 namespace attnlab::cuda {
@@ -353,7 +354,7 @@ void attention_forward(float* out, float* lse, const float* q, const float* k, c
   const long long blocks = static_cast<long long>(B) * H * qblocks;
   if (blocks > 0x7fffffffLL) throw ShapeError("cuda::attention_forward: too many query tiles for one grid");
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(C / H)));  // the CPU's rounding
-  attention_forward_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(out, lse, q, k, v, key_len, causal,
+  ATTNLAB_LAUNCH(attention_forward_kernel, static_cast<unsigned>(blocks), kThreads, 0, stream)(out, lse, q, k, v, key_len, causal,
                                                                                    Tq, Tk, C, H, qblocks, scale);
   CUDA_CHECK_LAUNCH();
 }
@@ -370,10 +371,10 @@ void attention_backward(float* dq, float* dk, float* dv, const float* dout, cons
   const long long q_blocks = static_cast<long long>(B) * H * qblocks;
   if (kv_blocks > 0x7fffffffLL || q_blocks > 0x7fffffffLL)
     throw ShapeError("cuda::attention_backward: too many tiles for one grid");
-  attention_backward_dkdv_kernel<<<static_cast<unsigned>(kv_blocks), kThreads, 0, stream>>>(
+  ATTNLAB_LAUNCH(attention_backward_dkdv_kernel, static_cast<unsigned>(kv_blocks), kThreads, 0, stream)(
       dk, dv, dout, out, lse, q, k, v, key_len, causal, Tq, Tk, C, H, kblocks, scale);
   CUDA_CHECK_LAUNCH();
-  attention_backward_dq_kernel<<<static_cast<unsigned>(q_blocks), kThreads, 0, stream>>>(
+  ATTNLAB_LAUNCH(attention_backward_dq_kernel, static_cast<unsigned>(q_blocks), kThreads, 0, stream)(
       dq, dout, out, lse, q, k, v, key_len, causal, Tq, Tk, C, H, qblocks, scale);
   CUDA_CHECK_LAUNCH();
 }

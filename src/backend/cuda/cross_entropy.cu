@@ -4,6 +4,7 @@
 #include "backend/cuda/cross_entropy.hpp"
 
 #include "backend/cuda/check.hpp"
+#include "backend/cuda/launch.cuh"
 #include "backend/cuda/common.cuh"
 
 namespace attnlab::cuda {
@@ -110,11 +111,11 @@ void cross_entropy_forward(float* probs, float* row_loss, float* loss, int* coun
   check_shape("cuda::cross_entropy_forward", N, V);
   if (N > 0) {
     const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>(static_cast<std::size_t>(N), kMaxRowBlocks));
-    cross_entropy_rows_kernel<<<blocks, kThreads, 0, stream>>>(probs, row_loss, logits, targets, N, V, smoothing,
+    ATTNLAB_LAUNCH(cross_entropy_rows_kernel, blocks, kThreads, 0, stream)(probs, row_loss, logits, targets, N, V, smoothing,
                                                                ignore_index);
     CUDA_CHECK_LAUNCH();
   }
-  cross_entropy_mean_kernel<<<1, kThreads, 0, stream>>>(loss, count, row_loss, targets, N, ignore_index);
+  ATTNLAB_LAUNCH(cross_entropy_mean_kernel, 1, kThreads, 0, stream)(loss, count, row_loss, targets, N, ignore_index);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -123,7 +124,7 @@ void cross_entropy_backward(float* dlogits, const float* probs, const int* targe
   check_shape("cuda::cross_entropy_backward", N, V);
   if (N == 0) return;
   const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>(static_cast<std::size_t>(N), kMaxRowBlocks));
-  cross_entropy_backward_kernel<<<blocks, kThreads, 0, stream>>>(dlogits, probs, targets, count, N, V, smoothing,
+  ATTNLAB_LAUNCH(cross_entropy_backward_kernel, blocks, kThreads, 0, stream)(dlogits, probs, targets, count, N, V, smoothing,
                                                                  ignore_index, dloss);
   CUDA_CHECK_LAUNCH();
 }

@@ -4,6 +4,7 @@
 #include "backend/cuda/elementwise.hpp"
 
 #include "backend/cuda/check.hpp"
+#include "backend/cuda/launch.cuh"
 #include "backend/cuda/common.cuh"
 
 namespace attnlab::cuda {
@@ -60,37 +61,37 @@ __global__ void gelu_backward_kernel(float* dinp, const float* dout,
 
 void add_forward(float* out, const float* a, const float* b, std::size_t n, Stream stream) {
   if (n == 0) return;
-  add_kernel<<<detail::grid_for(n, kThreads), kThreads, 0, stream>>>(out, a, b, n);
+  ATTNLAB_LAUNCH(add_kernel, detail::grid_for(n, kThreads), kThreads, 0, stream)(out, a, b, n);
   CUDA_CHECK_LAUNCH();
 }
 
 void accumulate(float* dst, const float* src, std::size_t n, Stream stream) {
   if (n == 0) return;
-  accumulate_kernel<<<detail::grid_for(n, kThreads), kThreads, 0, stream>>>(dst, src, n);
+  ATTNLAB_LAUNCH(accumulate_kernel, detail::grid_for(n, kThreads), kThreads, 0, stream)(dst, src, n);
   CUDA_CHECK_LAUNCH();
 }
 
 void relu_forward(float* out, const float* inp, std::size_t n, Stream stream) {
   if (n == 0) return;
-  relu_forward_kernel<<<detail::grid_for(n, kThreads), kThreads, 0, stream>>>(out, inp, n);
+  ATTNLAB_LAUNCH(relu_forward_kernel, detail::grid_for(n, kThreads), kThreads, 0, stream)(out, inp, n);
   CUDA_CHECK_LAUNCH();
 }
 
 void relu_backward(float* dinp, const float* dout, const float* inp, std::size_t n, Stream stream) {
   if (n == 0) return;
-  relu_backward_kernel<<<detail::grid_for(n, kThreads), kThreads, 0, stream>>>(dinp, dout, inp, n);
+  ATTNLAB_LAUNCH(relu_backward_kernel, detail::grid_for(n, kThreads), kThreads, 0, stream)(dinp, dout, inp, n);
   CUDA_CHECK_LAUNCH();
 }
 
 void gelu_forward(float* out, const float* inp, std::size_t n, Stream stream) {
   if (n == 0) return;
-  gelu_forward_kernel<<<detail::grid_for(n, kThreads), kThreads, 0, stream>>>(out, inp, n);
+  ATTNLAB_LAUNCH(gelu_forward_kernel, detail::grid_for(n, kThreads), kThreads, 0, stream)(out, inp, n);
   CUDA_CHECK_LAUNCH();
 }
 
 void gelu_backward(float* dinp, const float* dout, const float* inp, std::size_t n, Stream stream) {
   if (n == 0) return;
-  gelu_backward_kernel<<<detail::grid_for(n, kThreads), kThreads, 0, stream>>>(dinp, dout, inp, n);
+  ATTNLAB_LAUNCH(gelu_backward_kernel, detail::grid_for(n, kThreads), kThreads, 0, stream)(dinp, dout, inp, n);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -2,6 +2,7 @@
 #include "backend/cuda/embedding.hpp"
 
 #include "backend/cuda/check.hpp"
+#include "backend/cuda/launch.cuh"
 #include "backend/cuda/common.cuh"
 
 namespace attnlab::cuda {
@@ -60,7 +61,7 @@ void positional_encoding(float* pe, int L, int C, Stream stream) {
   if (L < 0 || C < 1) throw ShapeError("cuda::positional_encoding: L = " + std::to_string(L) + ", C = " + std::to_string(C));
   const std::size_t n = static_cast<std::size_t>(L) * ((C + 1) / 2);
   if (n == 0) return;
-  positional_encoding_kernel<<<detail::grid_for(n, kThreads), kThreads, 0, stream>>>(pe, L, C);
+  ATTNLAB_LAUNCH(positional_encoding_kernel, detail::grid_for(n, kThreads), kThreads, 0, stream)(pe, L, C);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -69,7 +70,7 @@ void embedding_forward(float* out, const int* tokens, const float* wte, const fl
   check_shape("cuda::embedding_forward", B, T, C, V);
   const std::size_t n = static_cast<std::size_t>(B) * T * C;
   if (n == 0) return;
-  embedding_forward_kernel<<<detail::grid_for(n, kThreads), kThreads, 0, stream>>>(out, tokens, wte, pe, T, C, V,
+  ATTNLAB_LAUNCH(embedding_forward_kernel, detail::grid_for(n, kThreads), kThreads, 0, stream)(out, tokens, wte, pe, T, C, V,
                                                                                     scale, n);
   CUDA_CHECK_LAUNCH();
 }
@@ -79,7 +80,7 @@ void embedding_backward(float* dwte, const float* dout, const int* tokens, int B
   check_shape("cuda::embedding_backward", B, T, C, V);
   const std::size_t n = static_cast<std::size_t>(B) * T * C;
   if (n == 0) return;
-  embedding_backward_kernel<<<detail::grid_for(n, kThreads), kThreads, 0, stream>>>(dwte, dout, tokens, C, V, scale,
+  ATTNLAB_LAUNCH(embedding_backward_kernel, detail::grid_for(n, kThreads), kThreads, 0, stream)(dwte, dout, tokens, C, V, scale,
                                                                                      n);
   CUDA_CHECK_LAUNCH();
 }

@@ -4,6 +4,7 @@
 #include "backend/cuda/layernorm.hpp"
 
 #include "backend/cuda/check.hpp"
+#include "backend/cuda/launch.cuh"
 #include "backend/cuda/common.cuh"
 
 namespace attnlab::cuda {
@@ -113,7 +114,7 @@ void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, c
   check_shape("cuda::layernorm_forward", N, C);
   if (N == 0) return;
   const unsigned blocks = static_cast<unsigned>((N + kRowWarps - 1) / kRowWarps);
-  layernorm_forward_kernel<<<blocks, kRowWarps * kWarpSize, 0, stream>>>(out, mean, rstd, inp, gamma, beta, N, C, eps);
+  ATTNLAB_LAUNCH(layernorm_forward_kernel, blocks, kRowWarps * kWarpSize, 0, stream)(out, mean, rstd, inp, gamma, beta, N, C, eps);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -122,11 +123,11 @@ void layernorm_backward(float* dinp, float* dgamma, float* dbeta, const float* d
   check_shape("cuda::layernorm_backward", N, C);
   if (N == 0) return;
   const unsigned blocks = static_cast<unsigned>((N + kRowWarps - 1) / kRowWarps);
-  layernorm_backward_input_kernel<<<blocks, kRowWarps * kWarpSize, 0, stream>>>(dinp, dout, inp, gamma, mean, rstd,
+  ATTNLAB_LAUNCH(layernorm_backward_input_kernel, blocks, kRowWarps * kWarpSize, 0, stream)(dinp, dout, inp, gamma, mean, rstd,
                                                                                  N, C);
   CUDA_CHECK_LAUNCH();
   const unsigned col_blocks = static_cast<unsigned>((C + kWarpSize - 1) / kWarpSize);
-  layernorm_backward_params_kernel<<<col_blocks, dim3(kWarpSize, kColRows), 0, stream>>>(dgamma, dbeta, dout, inp,
+  ATTNLAB_LAUNCH(layernorm_backward_params_kernel, col_blocks, dim3(kWarpSize, kColRows), 0, stream)(dgamma, dbeta, dout, inp,
                                                                                          mean, rstd, N, C);
   CUDA_CHECK_LAUNCH();
 }

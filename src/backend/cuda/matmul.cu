@@ -5,6 +5,7 @@
 #include <string>
 
 #include "backend/cuda/check.hpp"
+#include "backend/cuda/launch.cuh"
 #include "backend/cuda/common.cuh"
 
 namespace attnlab::cuda {
@@ -42,7 +43,7 @@ __global__ void scale_kernel(float* c, int m, int n, int ldc, long long stride_c
 void scale_c(Blas& blas, float* c, int m, int n, int ldc, long long stride_c, int batch, float beta) {
   const std::size_t total = static_cast<std::size_t>(batch) * m * n;
   if (total == 0) return;
-  scale_kernel<<<detail::grid_for(total, 256), 256, 0, blas.stream()>>>(c, m, n, ldc, stride_c, batch, beta);
+  ATTNLAB_LAUNCH(scale_kernel, detail::grid_for(total, 256), 256, 0, blas.stream())(c, m, n, ldc, stride_c, batch, beta);
   CUDA_CHECK_LAUNCH();
 }
 
