@@ -35,6 +35,7 @@
 #include "backend/cuda/layernorm.hpp"
 #include "backend/cuda/matmul.hpp"
 #include "backend/cuda/softmax.hpp"
+#include "device_gate.hpp"
 #include "kernel_check.hpp"
 #include "model/ops.hpp"
 #include "model/optim.hpp"
@@ -632,14 +633,14 @@ int main(int argc, char** argv) {
   }
   doctest::Context context(static_cast<int>(args.size()), args.data());
   std::string why = "--cpu-only";
-  const bool device = !cpu_only && attnlab::cuda_device_available(&why);
-  if (!device) {
+  const int gate = cpu_only ? 77 : attnlab::gputest::device_gate(&why);
+  if (gate == 1) return 1;
+  if (gate == 77) {
     context.setOption("test-suite", "cpu");
     const int rc = context.run();
     if (rc != 0 || context.shouldExit() || cpu_only) return rc;
     std::cout << "skipped: no CUDA device (" << why << "); the CPU-side checks above passed" << std::endl;
     return 77;
   }
-  std::cout << "device: " << attnlab::cuda::device_name() << std::endl;
   return context.run();
 }

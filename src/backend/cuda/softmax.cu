@@ -18,8 +18,11 @@
 
 #include <cuda_runtime.h>
 
+#include "backend/cuda/launch.cuh"
+
 #include <algorithm>
 #include <climits>
+#include <filesystem>
 #include <cmath>
 #include <string>
 
@@ -206,6 +209,36 @@ bool cuda_device_available(std::string* why) noexcept {
   return true;
 }
 
+bool nvidia_gpu_present(std::string* evidence) noexcept {
+  try {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    for (const char* dir : {"/proc/driver/nvidia/gpus"}) {
+      for (const auto& e : fs::directory_iterator(dir, ec)) {
+        if (evidence) *evidence = e.path().string();
+        return true;
+      }
+    }
+    for (int i = 0; i < 16; ++i) {
+      const std::string node = "/dev/nvidia" + std::to_string(i);
+      if (fs::exists(node, ec)) {
+        if (evidence) *evidence = node;
+        return true;
+      }
+    }
+  } catch (...) {
+  }
+  return false;
+}
+
+bool cuda_emulated() noexcept {
+#ifdef ATTNLAB_CUDA_EMULATED
+  return true;
+#else
+  return false;
+#endif
+}
+
 Matrix cuda_softmax_rows(const Matrix& scores, const Mask* mask,
                          std::vector<std::size_t>* fully_masked_rows) {
   return cuda_detail::softmax_rows(scores, mask, fully_masked_rows, /*poison_output=*/false);
@@ -248,7 +281,7 @@ Matrix cuda_detail::softmax_rows(const Matrix& scores, const Mask* mask,
       static_cast<unsigned>(std::min<std::size_t>((m + kWarpSize - 1) / kWarpSize * kWarpSize,
                                                   kMaxThreads));
   const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>(n, INT_MAX));
-  masked_softmax_rows_kernel<<<blocks, threads>>>(d_scores.as<const float>(),
+  ATTNLAB_LAUNCH(masked_softmax_rows_kernel, blocks, threads, 0, nullptr)(d_scores.as<const float>(),
                                                   mask ? d_mask.as<const unsigned char>() : nullptr,
                                                   d_out.as<float>(), d_status.as<unsigned char>(),
                                                   n, m);

@@ -29,6 +29,16 @@ namespace attnlab {
 // ask first and fall back to the CPU path cleanly on a machine without a GPU.
 bool cuda_device_available(std::string* why = nullptr) noexcept;
 
+// True when this machine has an NVIDIA GPU, whatever the CUDA runtime says (a /dev/nvidia<N> device
+// node or an entry in /proc/driver/nvidia/gpus). With a GPU present, a runtime that cannot start (a
+// driver older than the toolkit needs, say) is a failure to report loudly, not a reason to skip.
+// `evidence` receives what was found.
+bool nvidia_gpu_present(std::string* evidence = nullptr) noexcept;
+
+// True in the emulation build (-DATTNLAB_CUDA=EMULATE): the "device" is the CPU emulator of
+// src/backend/cuda/emulation/, for testing only; no speed it shows is a GPU's.
+bool cuda_emulated() noexcept;
+
 // Row softmax on the GPU with the same semantics as the CPU path softmax_rows(apply_mask(scores,
 // mask)): within row i only the visible keys (mask(i, j) != 0, or every key when mask is null) take
 // part; the row's max over those is subtracted before exponentiating, so nothing overflows; hidden
