@@ -23,8 +23,8 @@ void copy_to_host(void* dst, const void* src, std::size_t bytes) {
   if (bytes) CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
 }
 
-void device_memset(void* p, int byte, std::size_t bytes) {
-  if (bytes) CUDA_CHECK(cudaMemset(p, byte, bytes));
+void device_memset(void* p, int byte, std::size_t bytes, Stream stream) {
+  if (bytes) CUDA_CHECK(cudaMemsetAsync(p, byte, bytes, stream));
 }
 
 void device_synchronize() { CUDA_CHECK(cudaDeviceSynchronize()); }

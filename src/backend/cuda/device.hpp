@@ -29,7 +29,8 @@ void* device_malloc(std::size_t bytes);    // nullptr for 0 bytes
 void device_free(void* p) noexcept;        // nullptr is fine; errors are dropped (destructors call it)
 void copy_to_device(void* dst, const void* src, std::size_t bytes);
 void copy_to_host(void* dst, const void* src, std::size_t bytes);
-void device_memset(void* p, int byte, std::size_t bytes);
+// On `stream`, ordered with the kernels launched there (nullptr: the default stream).
+void device_memset(void* p, int byte, std::size_t bytes, Stream stream = nullptr);
 void device_synchronize();                 // waits for all work; reports errors of kernels that ran
 std::string device_name();                 // "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs)"
 
@@ -69,8 +70,9 @@ class DeviceArray {
   }
   // Every byte 0xFF: NaN as a float (and −1 as an int), so an element a kernel should have written
   // but did not is visible after download().
-  void poison() { device_memset(p_, 0xFF, n_ * sizeof(T)); }
-  void zero() { device_memset(p_, 0, n_ * sizeof(T)); }
+  // Both on `stream`, so they are ordered with the kernels launched there.
+  void poison(Stream stream = nullptr) { device_memset(p_, 0xFF, n_ * sizeof(T), stream); }
+  void zero(Stream stream = nullptr) { device_memset(p_, 0, n_ * sizeof(T), stream); }
 
  private:
   std::size_t n_ = 0;
