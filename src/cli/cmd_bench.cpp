@@ -11,6 +11,9 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/bench.hpp"
+#if defined(ATTNLAB_WITH_CUDA)
+#include "backend/cuda/softmax.hpp"
+#endif
 #include "cli/commands.hpp"
 #include "cli/config_lookup.hpp"
 #include "cli/validators.hpp"
@@ -125,7 +128,9 @@ void print_text(const nlohmann::ordered_json& j) {
                            "batch {} × {} tokens; dropout 0\n",
                            c["d_model"].get<int>(), c["heads"].get<int>(), c["d_ff"].get<int>(), c["layers"].get<int>(),
                            c["layers"].get<int>(), c["vocab"].get<int>(), c["batch"].get<int>(), c["seq"].get<int>());
-  std::cout << fmt::format("  timing    {}\n\n", j["timing"].get<std::string>());
+  std::cout << fmt::format("  timing    {}\n", j["timing"].get<std::string>());
+  if (j.contains("gpu")) std::cout << fmt::format("  GPU       none measured: {}\n", j["gpu"]["why"].get<std::string>());
+  std::cout << '\n';
 
   std::cout << "(a) the ceiling: OpenBLAS sgemm\n";
   for (const auto& g : j["sgemm"])
@@ -192,7 +197,17 @@ void run_bench_cmd(const BenchCliOptions& o) {
   auto progress = [&](const std::string& s) {
     if (!o.quiet) std::cerr << "bench: " << s << '\n';
   };
-  const nlohmann::ordered_json report = bench::run_bench(b, progress);
+  nlohmann::ordered_json report = bench::run_bench(b, progress);
+  // No GPU speed is ever reported from this binary's CUDA build when it is the emulator.
+#if defined(ATTNLAB_WITH_CUDA)
+  report["gpu"] = cuda_emulated()
+                      ? nlohmann::ordered_json{{"measured", false},
+                                               {"why", "CUDA is emulated on the CPU in this build (-DATTNLAB_CUDA=EMULATE), for "
+                                                       "testing only: no GPU speed can be measured"}}
+                      : nlohmann::ordered_json{{"measured", false}, {"why", "no GPU benchmark exists yet; CPU only"}};
+#else
+  report["gpu"] = {{"measured", false}, {"why", "built without CUDA"}};
+#endif
   if (o.json) {
     std::cout << report.dump(2) << '\n';
   } else {

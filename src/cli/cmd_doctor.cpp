@@ -13,6 +13,7 @@
 #include "util/error.hpp"
 #include "util/paths.hpp"
 #ifdef ATTNLAB_WITH_CUDA
+#include "backend/cuda/device.hpp"
 #include "backend/cuda/softmax.hpp"
 #endif
 
@@ -51,9 +52,20 @@ void run_doctor(const DoctorOptions& o) {
   const std::string thp_shown = thp.empty() ? "unavailable" : thp;
   j["huge_pages"] = {{"kernel_mode", thp_shown}, {"attnlab_asks", util::huge_pages_wanted()}};
 #ifdef ATTNLAB_WITH_CUDA
-  std::string why;
-  const bool dev = cuda_device_available(&why);
-  j["cuda"] = {{"compiled", true}, {"nvcc", ATTNLAB_NVCC_VERSION}, {"device", dev ? why : std::string("none: ") + why}};
+  std::string why, device;
+  if (cuda_device_available(&why)) {
+    try {
+      device = cuda::device_name();
+    } catch (const Error& e) {
+      device = std::string("present, but its properties cannot be read: ") + e.what();
+    }
+  } else {
+    std::string gpu;
+    device = nvidia_gpu_present(&gpu) ? "a GPU is present (" + gpu + ") but CUDA cannot use it: " + why
+                                      : "none: " + why;
+  }
+  j["cuda"] = {{"compiled", true}, {"nvcc", ATTNLAB_NVCC_VERSION}, {"device", device}, {"emulated", cuda_emulated()}};
+  if (cuda_emulated()) j["cuda"]["note"] = "CUDA: emulated on the CPU, for testing only";
 #else
   j["cuda"] = {{"compiled", false}, {"nvcc", "not found at configure time (or -DATTNLAB_CUDA=OFF)"}, {"device", "n/a"}};
 #endif
@@ -74,8 +86,13 @@ void run_doctor(const DoctorOptions& o) {
                            !util::huge_pages_wanted() ? "attnlab does not ask for them (ATTNLAB_HUGE_PAGES=0)"
                            : thp == "never" || thp.empty() ? "attnlab asks for them for large buffers, but the kernel gives none"
                                                             : "attnlab asks for them for buffers of 4 MiB and more");
-  std::cout << fmt::format("  CUDA          compiled: {}; nvcc: {}; device: {}\n", j["cuda"]["compiled"].get<bool>() ? "yes" : "no",
-                           j["cuda"]["nvcc"].get<std::string>(), j["cuda"]["device"].get<std::string>());
+  if (j["cuda"].value("emulated", false)) {
+    std::cout << fmt::format("  CUDA          emulated on the CPU, for testing only (an -DATTNLAB_CUDA=EMULATE build: no GPU is used, "
+                             "and no speed it shows is a GPU's); device: {}\n", j["cuda"]["device"].get<std::string>());
+  } else {
+    std::cout << fmt::format("  CUDA          compiled: {}; nvcc: {}; device: {}\n", j["cuda"]["compiled"].get<bool>() ? "yes" : "no",
+                             j["cuda"]["nvcc"].get<std::string>(), j["cuda"]["device"].get<std::string>());
+  }
 }
 
 }  // namespace
