@@ -38,8 +38,9 @@ double length_penalty(int length, double alpha) {
   return alpha == 0.0 ? 1.0 : std::pow((5.0 + length) / 6.0, alpha);
 }
 
-Hypothesis translate(Transformer<float>& model, const std::vector<int>& src, const DecodeOptions& opt) {
-  if (model.config().decoder_only) throw InputError("this model is a decoder-only language model; it cannot translate");
+namespace {
+
+Hypothesis beam_search(Transformer<float>& model, const std::vector<int>& src, const DecodeOptions& opt) {
   const int K = std::max(1, opt.beam), V = model.config().vocab_size;
   const int max_new = opt.max_len > 0 ? std::min(opt.max_len, model.config().max_len - 1) : model.config().max_len - 1;
   model.start_decoding(src, K);
@@ -89,7 +90,6 @@ Hypothesis translate(Transformer<float>& model, const std::vector<int>& src, con
           h.cross_attention.push_back(step_attention(model, c.beam));
         }
         finished.push_back(std::move(h));
-        if (static_cast<int>(finished.size()) >= K) break;
         continue;
       }
       Beam nb;
@@ -103,9 +103,12 @@ Hypothesis translate(Transformer<float>& model, const std::vector<int>& src, con
       parents.push_back(c.beam);
       next.push_back(std::move(nb));
     }
-    if (static_cast<int>(finished.size()) >= K || next.empty()) break;
-    // Early stop: no live hypothesis can beat the best finished one (log-probs only decrease, and
-    // with α ≥ 0 the best a live beam can reach is bounded by its score at the longest length).
+    // Stopping once K hypotheses have finished (the textbook rule) is wrong with a length penalty:
+    // short hypotheses finish first, and a live beam that ends later can still score better (this
+    // returned "Le vieux chat." for "The cat sees the small dog." over the greedy "Le chat voit le
+    // petit chien."). Stop only when nothing live can win: log-probs only decrease, and with α ≥ 0
+    // the best a live beam can reach is bounded by its score at the longest length.
+    if (next.empty()) break;
     if (!finished.empty()) {
       double best_done = -std::numeric_limits<double>::infinity();
       for (const auto& h : finished) best_done = std::max(best_done, h.score);
@@ -134,6 +137,27 @@ Hypothesis translate(Transformer<float>& model, const std::vector<int>& src, con
   }
   return *std::max_element(finished.begin(), finished.end(),
                            [](const Hypothesis& a, const Hypothesis& b) { return a.score < b.score; });
+}
+
+// Finished hypotheses first, then the higher score (ties keep the first).
+bool better(const Hypothesis& a, const Hypothesis& b) {
+  if (a.finished != b.finished) return a.finished;
+  return a.score > b.score;
+}
+
+}  // namespace
+
+Hypothesis translate(Transformer<float>& model, const std::vector<int>& src, const DecodeOptions& opt) {
+  if (model.config().decoder_only) throw InputError("this model is a decoder-only language model; it cannot translate");
+  if (opt.beam <= 1) return beam_search(model, src, opt);
+  // A beam can prune the greedy path (its prefix need not stay among the K best partial
+  // log-probs), so a wider search is not by itself guaranteed to score at least as well as greedy.
+  // Greedy costs 1/K of the beam; running it too makes "beam ≥ greedy" a guarantee, not a hope.
+  DecodeOptions g = opt;
+  g.beam = 1;
+  Hypothesis greedy = beam_search(model, src, g);
+  Hypothesis best = beam_search(model, src, opt);
+  return better(greedy, best) ? greedy : best;
 }
 
 std::vector<double> next_token_logprobs(Transformer<float>& model, const std::vector<int>& prompt) {

@@ -23,7 +23,9 @@ struct DecodeOptions {
   bool record_attention = false;
 };
 
-// Encoder–decoder: translates `src` (token ids). Returns the best hypothesis.
+// Encoder–decoder: translates `src` (token ids). Returns the best-scoring finished hypothesis the
+// search found. A beam (K > 1) keeps going until no live hypothesis can still beat the best finished
+// one, and greedy decoding runs too, so a beam never returns a worse score than greedy.
 Hypothesis translate(Transformer<float>& model, const std::vector<int>& src, const DecodeOptions& opt);
 
 // Decoder-only: feeds <bos> + prompt and returns the log-probabilities of the next token (size V).
