@@ -1,6 +1,11 @@
 #include "exercises/checker.hpp"
 
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <regex>
 #include <sstream>
 
@@ -30,6 +35,7 @@ Kit load_kit() {
     kit.libraries = j.at("libraries").get<std::vector<std::string>>();
     kit.graders = j.at("graders").get<std::map<std::string, std::vector<std::string>>>();
     if (j.contains("sanitizer_flags")) kit.sanitizer_flags = j.at("sanitizer_flags").get<std::vector<std::string>>();
+    if (j.contains("grader_cases")) kit.grader_cases = j.at("grader_cases").get<std::map<std::string, std::size_t>>();
   } catch (const std::exception& err) {
     throw RuntimeError(kit.file.string() + ": unreadable exercise kit (" + err.what() +
                        "); rebuild with cmake --build build");
@@ -71,18 +77,72 @@ std::string trim_compiler_output(const std::string& text, const std::string& lea
 
 namespace {
 
-std::string last_test_started(const fs::path& status_file) {
-  std::string text;
+std::string read_status(const fs::path& status_file) {
   try {
-    text = read_text_file(status_file.string(), 1 << 20);
+    return read_text_file(status_file.string(), 1 << 20);
   } catch (const Error&) {
     return "";
   }
-  std::istringstream in(text);
+}
+
+std::string last_test_started(const std::string& status) {
+  std::istringstream in(status);
   std::string line, last;
   while (std::getline(in, line))
     if (line.rfind("test\t", 0) == 0) last = line.substr(5);
   return last;
+}
+
+// A fresh random token for one grader run: 128 bits from the kernel, as 32 hex digits.
+std::string random_token() {
+  unsigned char bytes[16];
+  std::size_t got = 0;
+  while (got < sizeof bytes) {
+    const ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw RuntimeError(std::string("cannot get random bytes from the kernel: ") + std::strerror(errno));
+    got += static_cast<std::size_t>(n);
+  }
+  static const char hex[] = "0123456789abcdef";
+  std::string token;
+  for (unsigned char b : bytes) {
+    token += hex[b >> 4];
+    token += hex[b & 15];
+  }
+  return token;
+}
+
+// The grader's result record (grader_main.cpp): "result\tTOKEN\tRUN\tFAILED", written after its last
+// test case. Lines without this run's token were not written by this run's grader.
+struct ResultRecord {
+  enum class Kind { Missing, Found, TokenTaken, Foreign } kind = Kind::Missing;
+  std::size_t run = 0, failed = 0;
+};
+
+ResultRecord find_result_record(const std::string& status, const std::string& token) {
+  ResultRecord rec;
+  std::size_t matching = 0;
+  std::istringstream in(status);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("result\t", 0) != 0) continue;
+    std::istringstream fields(line.substr(7));
+    std::string got;
+    unsigned long long run = 0, failed = 0;
+    const bool parsed = static_cast<bool>(fields >> got >> run >> failed);
+    if (parsed && got == token) {
+      ++matching;
+      rec.kind = ResultRecord::Kind::Found;
+      rec.run = run;
+      rec.failed = failed;
+    } else if (parsed && got == "none" && rec.kind != ResultRecord::Kind::Found) {
+      rec.kind = ResultRecord::Kind::TokenTaken;
+    } else if (rec.kind == ResultRecord::Kind::Missing) {
+      rec.kind = ResultRecord::Kind::Foreign;
+    }
+  }
+  if (matching > 1) rec.kind = ResultRecord::Kind::Foreign;  // the token leaked: none of them counts
+  return rec;
 }
 
 // Keeps the first and last lines of a long grader output (a learner's debug prints can be huge).
@@ -238,10 +298,13 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
     return res;
   }
 
-  // 3. Run the grader with limits; it appends each test's name to the status file as it starts.
+  // 3. Run the grader with limits; it appends each test's name to the status file as it starts, and
+  // after the last one a result record carrying the token it was handed on file descriptor 3.
   const fs::path status = dir / "status.txt";
   fs::remove(status, ec);
-  std::vector<std::string> env{"ATTNLAB_GRADER_STATUS=" + status.string(), "OPENBLAS_NUM_THREADS=1"};
+  const std::string token = random_token();
+  std::vector<std::string> env{"ATTNLAB_GRADER_STATUS=" + status.string(), "ATTNLAB_GRADER_TOKEN_FD=3",
+                               "OPENBLAS_NUM_THREADS=1"};
   ChildLimits limits{.timeout_s = opts.timeout_s, .memory_mb = opts.memory_mb};
   const bool sanitized = !kit.sanitizer_flags.empty();
   if (sanitized) {
@@ -257,10 +320,11 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
     limits.memory_mb = 0;
     limits.rss_limit_mb = opts.memory_mb + opts.memory_mb / 4 + 256;  // room for the shadow memory
   }
-  const ChildResult r = run_child({program.string()}, env, limits, dir / "run.log");
+  const ChildResult r = run_child({program.string()}, env, limits, dir / "run.log", {.fd = 3, .data = token});
   res.run_s = r.seconds;
   if (!r.started) throw RuntimeError(r.error);
-  const std::string test = last_test_started(status);
+  const std::string status_text = read_status(status);
+  const std::string test = last_test_started(status_text);
   const std::string in_test = test.empty() ? "" : " while running the test '" + test + "'";
   if (sanitized && test.empty() && (r.output.find("AddressSanitizer failed to allocate") != std::string::npos ||
                                     r.output.find("ReserveShadowMemoryRange") != std::string::npos ||
@@ -298,13 +362,42 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
   } else if (r.signal != 0) {
     res.verdict = Verdict::Crashed;
     res.report += "\ncrashed" + in_test + ":\n" + describe_signal(r.signal) + ".\n";
-  } else if (r.exit_code == 0) {
-    res.verdict = Verdict::Passed;
   } else {
-    res.verdict = Verdict::Failed;
-    if (r.exit_code != 1) {
-      res.report += "\nthe grader exited with code " + std::to_string(r.exit_code) + in_test +
-                    " (did your code call exit() or std::abort()?)\n";
+    // A pass needs more than exit code 0: the grader's record, with this run's token, saying that every
+    // test case ran and none failed. Learner code that ends the process early never gets that far.
+    const ResultRecord rec = find_result_record(status_text, token);
+    const auto cases = kit.grader_cases.find(ex.slug);
+    const std::size_t expected = cases != kit.grader_cases.end() ? cases->second : 0;
+    const bool all_ran = rec.kind == ResultRecord::Kind::Found && rec.run > 0 && (expected == 0 || rec.run == expected);
+    const std::string code = std::to_string(r.exit_code);
+    if (all_ran && rec.failed == 0 && r.exit_code == 0) {
+      res.verdict = Verdict::Passed;
+    } else {
+      res.verdict = Verdict::Failed;
+      if (rec.kind == ResultRecord::Kind::Missing) {
+        res.report += "\nyour code ended the program (exit code " + code + ") " +
+                      (test.empty() ? std::string("before the first test started (from a static constructor?)")
+                                    : "while running the test '" + test + "', before the checks finished") +
+                      ".\nIs there a leftover exit() call (or _exit, quick_exit)? A check passes only when every test has run.\n";
+      } else if (rec.kind == ResultRecord::Kind::TokenTaken) {
+        res.report += "\nthe grader's private token for this run was gone when it started: code in your file read\n"
+                      "it first (a static constructor reading file descriptor 3?). This run cannot count as a pass.\n";
+      } else if (rec.kind == ResultRecord::Kind::Foreign) {
+        res.report += "\nthe status file holds a result record that the grader did not write (it lacks this run's\n"
+                      "token), and none that it did: your code ended the program (exit code " + code + ")" + in_test +
+                      "\nbefore the checks finished. This run cannot count as a pass.\n";
+      } else if (!all_ran) {
+        res.report += "\nthe grader ran " + std::to_string(rec.run) + " of its " + std::to_string(expected) +
+                      " tests, so this cannot count as a pass (is the grader out of date? rebuild attnlab).\n";
+      } else if (rec.failed == 0) {
+        res.report += "\nevery test passed, but the program then ended with exit code " + code +
+                      " (an exit() in a destructor or an atexit handler of yours?), so this does not count as a pass.\n";
+      } else if (r.exit_code == 0) {
+        res.report += "\nthe program ended with exit code 0 although " + std::to_string(rec.failed) +
+                      " tests failed (code of yours that runs at exit?), so this does not count as a pass.\n";
+      } else if (r.exit_code != 1) {
+        res.report += "\nthe grader exited with code " + code + " after its tests (did your code call exit()?)\n";
+      }
     }
   }
   return res;

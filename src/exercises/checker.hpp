@@ -21,6 +21,9 @@ struct Kit {
   // is reported where it happens instead of silently corrupting memory. Empty otherwise.
   std::vector<std::string> sanitizer_flags;
   std::map<std::string, std::vector<std::string>> graders;  // slug → object files
+  // slug → its grader's number of test cases (the TEST_CASE lines of grader.cpp, counted by CMake): a
+  // pass needs the grader's result record to say that this many ran. Older kits lack it.
+  std::map<std::string, std::size_t> grader_cases;
   fs::path file;
 };
 

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -37,8 +38,30 @@ std::size_t resident_mb(pid_t pid) {
 }  // namespace
 
 ChildResult run_child(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-                      const ChildLimits& limits, const std::filesystem::path& output_file) {
+                      const ChildLimits& limits, const std::filesystem::path& output_file, const ChildPipe& pipe) {
   ChildResult r;
+  // The pipe is filled and its write end closed before fork(): the child cannot block on it, and the
+  // parent has nothing to feed while it waits. O_CLOEXEC keeps it out of every other child.
+  int pipe_read = -1;
+  if (pipe.fd >= 3) {
+    if (pipe.data.size() > PIPE_BUF) {
+      r.error = "internal error: too much data for the child's pipe";
+      return r;
+    }
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) {
+      r.error = std::string("cannot create a pipe: ") + std::strerror(errno);
+      return r;
+    }
+    const ssize_t put = ::write(fds[1], pipe.data.data(), pipe.data.size());
+    ::close(fds[1]);
+    if (put != static_cast<ssize_t>(pipe.data.size())) {
+      ::close(fds[0]);
+      r.error = "cannot write to the child's pipe";
+      return r;
+    }
+    pipe_read = fds[0];
+  }
   // Everything the child needs is prepared before fork(): after it, only async-signal-safe calls.
   std::vector<std::string> env_s;
   for (char** e = environ; *e; ++e) {
@@ -61,6 +84,7 @@ ChildResult run_child(const std::vector<std::string>& argv, const std::vector<st
   const auto start = std::chrono::steady_clock::now();
   const pid_t pid = ::fork();
   if (pid < 0) {
+    if (pipe_read >= 0) ::close(pipe_read);
     r.error = std::string("cannot start a process: ") + std::strerror(errno);
     return r;
   }
@@ -88,12 +112,19 @@ ChildResult run_child(const std::vector<std::string>& argv, const std::vector<st
     ::dup2(in, 0);
     ::dup2(out, 1);
     ::dup2(out, 2);
+    if (in > 2) ::close(in);  // (they used to leak into the program as fds 3 and 4)
+    if (out > 2) ::close(out);
+    if (pipe_read >= 0) {
+      if (pipe_read == pipe.fd) ::fcntl(pipe_read, F_SETFD, 0);  // dup2 onto itself keeps O_CLOEXEC
+      else if (::dup2(pipe_read, pipe.fd) < 0) ::_exit(126);      // the copy is without O_CLOEXEC
+    }
     ::execve(args[0], args.data(), envp.data());
     const char msg[] = "attnlab: cannot run the program (execve failed)\n";
     [[maybe_unused]] ssize_t w = ::write(2, msg, sizeof msg - 1);
     ::_exit(127);
   }
   ::setpgid(pid, pid);
+  if (pipe_read >= 0) ::close(pipe_read);
   r.started = true;
   int status = 0;
   const auto deadline = start + std::chrono::duration<double>(limits.timeout_s);

@@ -28,9 +28,19 @@ struct ChildResult {
   std::string error;
 };
 
+// Bytes handed to the child on a pipe of their own: `data` is written into a fresh pipe and its write
+// end closed before fork(), and the read end becomes file descriptor `fd` in the child (and in no other
+// process attnlab starts), so the child reads `data`, then end-of-file. At most PIPE_BUF (4096)
+// bytes. `fd` < 3 (the default): no pipe.
+struct ChildPipe {
+  int fd = -1;
+  std::string data;
+};
+
 // argv[0] must be a path. `env` entries ("NAME=value") are added to the current environment.
 ChildResult run_child(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-                      const ChildLimits& limits, const std::filesystem::path& output_file);
+                      const ChildLimits& limits, const std::filesystem::path& output_file,
+                      const ChildPipe& pipe = {});
 
 // "SIGSEGV (segmentation fault: ...)": the signal's name and what it usually means in learner code.
 std::string describe_signal(int sig);

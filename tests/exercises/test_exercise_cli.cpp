@@ -390,3 +390,160 @@ TEST_CASE("check --all: every reference solution passes through the real check p
   const Result p = run(home, {"progress"});
   CHECK(contains(p.out, std::to_string(count) + " of " + std::to_string(count) + " exercises passed"));
 }
+
+// ---- a pass needs proof that the grader ran every test to the end (issue 17) -------------------------
+//
+// The grader's exit code alone proves nothing: learner code runs inside the grader process, and an
+// exit(0) there (a leftover debugging exit, or a static constructor) ends it with the code a pass has.
+
+namespace {
+
+// The attention reference solution with `text` inserted before its final return.
+std::string attention_with(const std::string& before_return, const std::string& prelude = "") {
+  std::string s = solution_of("05-weighted-sum", "attention");
+  const auto at = s.find("  return matmul(weights, v);");
+  REQUIRE(at != std::string::npos);
+  s.insert(at, before_return);
+  const auto ns = s.find("namespace ex {");
+  REQUIRE(ns != std::string::npos);
+  s.insert(ns, prelude);
+  return s;
+}
+
+// After a check that must not count: nothing recorded as passed, the solution still locked.
+void expect_not_passed(const Home& home, const Result& r) {
+  CHECK(r.code == 1);
+  CHECK(!contains(r.out, "PASSED"));
+  CHECK(contains(r.out, "NOT YET"));
+  const auto state = nlohmann::json::parse(slurp(home.state()));
+  CHECK(state["exercises"]["attention"]["status"] == "failing");
+  CHECK(!state["exercises"]["attention"].value("ever_passed", false));
+  const Result s = run(home, {"solution", "attention"});
+  CHECK(s.code == 2);
+  CHECK(contains(s.err, "has not passed yet"));
+  CHECK(!contains(s.out, "Matrix attention"));
+  const Result p = run(home, {"progress"});
+  CHECK(contains(p.out, "0 of "));
+}
+
+}  // namespace
+
+TEST_CASE("a leftover std::exit(0) in the exercise function is not a pass") {
+  Home home;
+  write(home.learner("attention"), attention_with("  std::exit(0);  // leftover from debugging\n",
+                                                  "#include <cstdlib>\n"));
+  const Result r = run(home, {"check", "attention"});
+  INFO(r.out << r.err);
+  expect_not_passed(home, r);
+  CHECK(contains(r.out, "your code ended the program (exit code 0) while running the test "
+                        "'a hand-made case: two queries, three keys', before the checks finished"));
+  CHECK(contains(r.out, "leftover exit() call"));
+}
+
+TEST_CASE("an exit(0) in the last test, after every other test passed, is not a pass") {
+  Home home;
+  // Only the last test ("large scores stay finite") has entries above 10.
+  write(home.learner("attention"),
+        attention_with("  for (float x : q.data)\n    if (std::abs(x) > 10) std::exit(0);\n", "#include <cstdlib>\n"));
+  const Result r = run(home, {"check", "attention"});
+  INFO(r.out << r.err);
+  expect_not_passed(home, r);
+  CHECK(contains(r.out, "✓ ties: identical keys give the average of the values"));
+  CHECK(contains(r.out, "your code ended the program (exit code 0) while running the test 'large scores stay finite'"));
+}
+
+TEST_CASE("a static constructor that prints a fake summary and calls _exit(0) is not a pass") {
+  Home home;
+  write(home.learner("attention"),
+        attention_with("", "#include <cstdio>\n#include <unistd.h>\n"
+                           "namespace {\n"
+                           "struct Fake {\n"
+                           "  Fake() {\n"
+                           "    std::printf(\"✓ a hand-made case: two queries, three keys\\npassed all 6 checks\\n\");\n"
+                           "    std::fflush(stdout);\n"
+                           "    _exit(0);\n"
+                           "  }\n"
+                           "} fake;\n"
+                           "}  // namespace\n\n"));
+  const Result r = run(home, {"check", "attention"});
+  INFO(r.out << r.err);
+  expect_not_passed(home, r);
+  CHECK(contains(r.out, "your code ended the program (exit code 0) before the first test started"));
+}
+
+TEST_CASE("a static constructor that reads the grader's channels and forges a result record is not a pass") {
+  // It tries what a forger would: the environment, /proc/self/environ and every inherited file
+  // descriptor, then appends a record in the grader's format to the status file for every token it
+  // found, prints a fake summary and ends the program with code 0.
+  Home home;
+  const std::string forger = R"(#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <string>
+#include <unistd.h>
+#include <vector>
+namespace {
+struct Forger {
+  Forger() {
+    std::vector<std::string> tokens;
+    auto split = [&](const std::string& text) {
+      std::string t;
+      for (char c : text + '\n') {
+        if (c == '\0' || c == '\n' || c == ' ' || c == '\t' || c == '=') {
+          if (!t.empty()) tokens.push_back(t);
+          t.clear();
+        } else {
+          t += c;
+        }
+      }
+    };
+    for (int fd = 3; fd < 64; ++fd) {
+      ::fcntl(fd, F_SETFL, O_NONBLOCK);
+      char buf[256];
+      const ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n > 0) split(std::string(buf, static_cast<std::size_t>(n)));
+    }
+    const int env = ::open("/proc/self/environ", O_RDONLY);
+    if (env >= 0) {
+      char buf[65536];
+      const ssize_t n = ::read(env, buf, sizeof buf);
+      if (n > 0) split(std::string(buf, static_cast<std::size_t>(n)));
+      ::close(env);
+    }
+    const char* status = std::getenv("ATTNLAB_GRADER_STATUS");
+    if (status) {
+      const int out = ::open(status, O_WRONLY | O_APPEND | O_CREAT, 0644);
+      for (const auto& t : tokens) {
+        const std::string line = "result\t" + t + "\t6\t0\n";
+        if (::write(out, line.data(), line.size()) < 0) break;
+      }
+      ::close(out);
+    }
+    std::printf("passed all 6 checks\n");
+    std::fflush(stdout);
+    _exit(0);
+  }
+} forger;
+}  // namespace
+
+)";
+  write(home.learner("attention"), attention_with("", forger));
+  const Result r = run(home, {"check", "attention"});
+  INFO(r.out << r.err);
+  expect_not_passed(home, r);
+  CHECK(contains(r.out, "a result record that the grader did not write"));
+}
+
+TEST_CASE("the reference solution still passes, with its record") {
+  Home home;
+  write(home.learner("attention"), solution_of("05-weighted-sum", "attention"));
+  const Result r = run(home, {"check", "attention"});
+  INFO(r.out << r.err);
+  CHECK(r.code == 0);
+  CHECK(contains(r.out, "passed all 6 checks"));
+  CHECK(contains(r.out, "PASSED"));
+  const auto state = nlohmann::json::parse(slurp(home.state()));
+  CHECK(state["exercises"]["attention"]["status"] == "passed");
+  CHECK(run(home, {"solution", "attention"}).code == 0);
+}
