@@ -2,6 +2,15 @@
 //
 // main() builds the command line from the subcommands' setup functions and is the one place where
 // errors are turned into messages and exit codes: 0 success, 1 run-time failure, 2 bad input or usage.
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 #include <cstdio>
 #include <exception>
 #include <new>
@@ -12,7 +21,73 @@
 #include "util/blas_setup.hpp"
 #include "util/error.hpp"
 
+namespace {
+
+// Whatever the command wrote to stdout must really have arrived: a full disk, /dev/full or a closed
+// stdout otherwise leaves truncated output (invalid JSON, say) behind an exit code of 0. std::cout
+// shares stdout's buffer (sync_with_stdio), so one fflush reports both; a failure turns the exit code
+// into 1 with the reason, unless the command already failed. A reader that went away (EPIPE, as in
+// `attnlab lessons | head -1` with SIGPIPE ignored) is not an error worth a message.
+bool g_stdout_was_closed = false;
+
+// A program started with stdin, stdout or stderr closed would hand those descriptor numbers to the
+// next files it opens: a checkpoint being written could then receive the output meant for stdout.
+// Fill them first: stdin and stderr with /dev/null, stdout with /dev/full so that writing to it fails
+// and finish_output says why.
+void guard_standard_fds() {
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    const int got = open(fd == 1 ? "/dev/full" : "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+    if (got >= 0 && got != fd) {
+      dup2(got, fd);
+      close(got);
+    }
+    if (fd == 1) g_stdout_was_closed = true;
+  }
+}
+
+// A write that failed before the last fflush (an explicit flush, std::endl) leaves stdout's error
+// flag but not its errno. Name the likely cause from what stdout is: a pipe or socket whose reader
+// went away, /dev/full, or a regular file on a full file system; 0 when none fits.
+int guess_stdout_errno() {
+  struct stat st {};
+  if (fstat(1, &st) != 0) return errno;
+  if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) return EPIPE;
+  if (S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 && minor(st.st_rdev) == 7) return ENOSPC;  // /dev/full
+  struct statvfs vfs {};
+  if (S_ISREG(st.st_mode) && fstatvfs(1, &vfs) == 0 && vfs.f_bavail == 0) return ENOSPC;
+  return 0;
+}
+
+int finish_output(int rc) {
+  std::cout.flush();
+  errno = 0;
+  const bool failed = std::fflush(stdout) != 0 || std::ferror(stdout) || std::cout.fail();
+  if (!failed) return rc;
+  const int err = errno ? errno : guess_stdout_errno();
+  if (err == EPIPE) return rc == 0 ? 1 : rc;
+  if (g_stdout_was_closed) std::fprintf(stderr, "attnlab: error: stdout: is closed; the output was lost\n");
+  else std::fprintf(stderr, "attnlab: error: stdout: could not write the output (%s); it is incomplete\n",
+                    err ? std::strerror(err) : "write error");
+  return rc == 0 ? 1 : rc;
+}
+
+int run(int argc, char** argv);
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  guard_standard_fds();
+  // Not a terminal: one 1 MiB buffer, so that a failing write (a full disk) usually happens in
+  // finish_output's fflush, where its errno can still be named.
+  static char out_buffer[1 << 20];
+  if (!isatty(1)) std::setvbuf(stdout, out_buffer, _IOFBF, sizeof out_buffer);
+  return finish_output(run(argc, argv));
+}
+
+namespace {
+
+int run(int argc, char** argv) {
   attnlab::ensure_blas_kernel(argv);  // may restart the program with the right OpenBLAS kernel
   CLI::App app{"attnlab: learn self-attention and multi-head attention step by step, on real sentences,\n"
                "with every intermediate matrix printed.",
@@ -75,3 +150,5 @@ int main(int argc, char** argv) {
   }
   return 0;
 }
+
+}  // namespace

@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
+#include <string>
+#include <unordered_set>
+#include <vector>
 
 #include "util/error.hpp"
 
@@ -55,7 +59,32 @@ nlohmann::json parse_json_bounded(std::string_view text) {
     throw nlohmann::json::parse_error::create(
         101, at + 1, "arrays and objects nested more than " + std::to_string(kMaxJsonDepth) + " levels deep", nullptr);
   }
-  return nlohmann::json::parse(text.begin(), text.end());
+  // A key twice in one object is refused: nlohmann keeps the last, other readers the first, so the
+  // file would mean different things to different tools (and a hand edit that added a second
+  // "steps" would silently win or lose).
+  std::vector<std::unordered_set<std::string>> keys;  // one set per open object
+  auto reject_duplicates = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    if (event == E::object_start) keys.emplace_back();
+    else if (event == E::object_end && !keys.empty()) keys.pop_back();
+    else if (event == E::key && !keys.empty() && !keys.back().insert(parsed.get<std::string>()).second) {
+      std::string key;
+      for (const char c : parsed.get<std::string>()) {  // control characters shown, never sent raw
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned char>(c));
+          key += buf;
+        } else {
+          key += c;
+        }
+      }
+      if (key.size() > 40) key = key.substr(0, 37) + "...";
+      throw nlohmann::json::parse_error::create(
+          101, 0, "the key \"" + key + "\" appears twice in one object (which one counts would be a guess)", nullptr);
+    }
+    return true;
+  };
+  return nlohmann::json::parse(text.begin(), text.end(), reject_duplicates);
 }
 
 std::string json_brief(const nlohmann::json& j) {

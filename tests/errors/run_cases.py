@@ -240,8 +240,11 @@ def unprivileged_user():
         return None
 
 
-def run_attnlab(binary, args, env, cwd, stdin_path, timeout, user=None):
+def run_attnlab(binary, args, env, cwd, stdin_path, timeout, user=None, stdout_to=None):
+    """stdout_to: None (a pipe, captured), a path such as /dev/full (opened for writing), or "closed"."""
     def prepare():
+        if stdout_to == "closed":
+            os.close(1)
         limit_memory()
         if user:
             os.setgroups([])
@@ -249,9 +252,10 @@ def run_attnlab(binary, args, env, cwd, stdin_path, timeout, user=None):
             os.setuid(user[0])
 
     stdin = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL
+    stdout = open(stdout_to, "wb") if stdout_to not in (None, "closed") else subprocess.PIPE
     start = time.monotonic()
     try:
-        p = subprocess.Popen([binary] + args, cwd=cwd, env=env, stdin=stdin, stdout=subprocess.PIPE,
+        p = subprocess.Popen([binary] + args, cwd=cwd, env=env, stdin=stdin, stdout=stdout,
                              stderr=subprocess.PIPE, preexec_fn=prepare, start_new_session=True)
         try:
             out, err = p.communicate(timeout=timeout)
@@ -263,6 +267,9 @@ def run_attnlab(binary, args, env, cwd, stdin_path, timeout, user=None):
     finally:
         if stdin_path:
             stdin.close()
+        if stdout is not subprocess.PIPE:
+            stdout.close()
+    out = out or b""
     return p.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"), timed_out, time.monotonic() - start
 
 
@@ -328,7 +335,8 @@ def run_case(case, binary):
                 with open(stdin_path, "w") as f:
                     f.write(case["stdin"])
         limit = case.get("timeout", 60)
-        code, out, err, timed_out, secs = run_attnlab(binary, make_args(case, ctx), env, tmp, stdin_path, limit, user)
+        code, out, err, timed_out, secs = run_attnlab(binary, make_args(case, ctx), env, tmp, stdin_path, limit, user,
+                                                      case.get("stdout"))
         result.update(code=code, stdout=out, stderr=err, seconds=secs)
         judge(case, result, code, out, err, timed_out, limit)
         result["message"] = normalise(shown_message(case, out, err), ctx)
