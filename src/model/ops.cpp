@@ -397,11 +397,13 @@ void attention_forward(T* out, T* att, const T* q, const T* k, const T* v, const
     gemm<T>(false, false, Tq, hs, Tk, T(1), a, Tk, vb, C, T(0), out + static_cast<std::size_t>(b) * Tq * C + h * hs, C);
   };
   const int slots = attention_slots(B, H, Tq, Tk, hs);
+  // Single-threaded sgemm per head on every path: OpenBLAS's own threading can round differently
+  // (its Haswell kernel does), and results must not depend on the thread count (docs/performance.md).
+  par::BlasSerial serial;
   if (slots == 1) {
     for (int bh = 0; bh < B * H; ++bh) one_head(bh);
     return;
   }
-  par::BlasSerial serial;
   for_each_slot(slots, B * H, [&](int, int bh) { one_head(bh); });
 }
 
@@ -439,11 +441,13 @@ void attention_backward(T* dq, T* dk, T* dv, T* scratch, const T* dout, const T*
     gemm<T>(true, false, Tk, hs, Tq, scale, sc, Tk, q + qo, C, T(1), dk + ko, C);
   };
   const int slots = attention_slots(B, H, Tq, Tk, hs);
+  // Single-threaded sgemm per head on every path: OpenBLAS's own threading can round differently
+  // (its Haswell kernel does), and results must not depend on the thread count (docs/performance.md).
+  par::BlasSerial serial;
   if (slots == 1) {
     for (int bh = 0; bh < B * H; ++bh) one_head(0, bh);
     return;
   }
-  par::BlasSerial serial;
   for_each_slot(slots, B * H, one_head);
 }
 
@@ -526,11 +530,11 @@ void attention_forward_tiled(T* out, T* lse, T* work, const T* q, const T* k, co
   };
   const int items = B * H * qblocks;
   const int slots = std::max(1, std::min(par::threads(), items));
+  par::BlasSerial serial;  // as in attention_forward: the same sgemm threading for any thread count
   if (slots == 1) {
     for (int it = 0; it < items; ++it) one_block(0, it);
     return;
   }
-  par::BlasSerial serial;
   for_each_slot(slots, items, one_block);
 }
 

@@ -50,7 +50,8 @@ fs::path write_temp(const std::string& name, const std::string& content) {
 }
 
 // Runs attnlab with `args`, feeding `input` on stdin; stdout and stderr go to files (so a large output
-// cannot deadlock a pipe). `env` entries are added to (or override) the environment.
+// cannot deadlock a pipe). `env` entries are added to (or override) the environment; an entry without
+// '=' (just a NAME) removes that variable.
 Result run(const std::vector<std::string>& args, const std::string& input = "",
            const std::vector<std::string>& env = {}) {
   const fs::path in = write_temp("stdin.txt", input), out = temp_dir() / "stdout.txt", err = temp_dir() / "stderr.txt";
@@ -71,7 +72,8 @@ Result run(const std::vector<std::string>& args, const std::string& input = "",
     for (const auto& o : env) overridden = overridden || kv.substr(0, kv.find('=')) == o.substr(0, o.find('='));
     if (!overridden) env_s.push_back(kv);
   }
-  env_s.insert(env_s.end(), env.begin(), env.end());
+  for (const auto& o : env)
+    if (o.find('=') != std::string::npos) env_s.push_back(o);
   std::vector<char*> envp;
   for (auto& e : env_s) envp.push_back(e.data());
   envp.push_back(nullptr);
@@ -287,7 +289,8 @@ TEST_CASE("doctor reports the BLAS kernel, and attnlab restarts itself when Open
 
   if (best.empty()) return;  // a CPU without AVX2: nothing better to pick
   // Simulate OpenBLAS's mis-detection: attnlab must restart with the CPU's best kernel.
-  r = run({"doctor", "-f", "json"}, "", {"ATTNLAB_BLAS_PRETEND_DETECTED=Prescott"});
+  // (Without the caller's own OPENBLAS_CORETYPE, which some machines set and attnlab rightly respects.)
+  r = run({"doctor", "-f", "json"}, "", {"ATTNLAB_BLAS_PRETEND_DETECTED=Prescott", "OPENBLAS_CORETYPE"});
   REQUIRE(r.code == 0);
   const auto k = nlohmann::json::parse(r.out);
   CHECK(k["blas"]["kernel"] == best);
