@@ -16,6 +16,8 @@
 #include "io/json_text.hpp"
 #include "lessons/data_dir.hpp"
 #include "lessons/model.hpp"
+#include "model/decode.hpp"
+#include "text/tokenizer.hpp"
 #include "util/error.hpp"
 
 namespace attnlab::lessons {
@@ -70,7 +72,28 @@ const AttentionTrace& LessonContext::self_trace() {
 }
 
 const TokenizedSentence& LessonContext::target() {
-  if (!target_) target_ = encode(text.target, "--target");
+  if (target_) return *target_;
+  if (text.target_is_translation) {
+    if (!model) {
+      throw InputError("--target: this lesson pairs your --sentence with a French target sentence, and without a trained "
+                       "model there is no translation of it to use; give --target \"...\" as well");
+    }
+    // The model's own translation (beam 4, as `attnlab translate`), so the alignments and
+    // probabilities shown belong to the learner's sentence, not to the lesson's default pair.
+    const model::Hypothesis h = model::translate(model->net(), src.int_ids(), {4, 0.6, 0, false});
+    std::vector<std::string> words;
+    for (int id : h.tokens) words.push_back(model->vocab().word(static_cast<text::TokenId>(id)));
+    if (words.empty()) {
+      throw InputError("--target: the model translates your --sentence as an empty sentence; give --target \"...\"");
+    }
+    text.target = text::detokenize(words);
+    text.target_is_translation = false;
+    out.line(fmt::format("Target: \"{}\", the model's own translation of your sentence (give --target to choose another).",
+                         text.target));
+    out.line("");
+    out.value("target_source", "the model's translation of --sentence");
+  }
+  target_ = encode(text.target, "--target");
   return *target_;
 }
 
@@ -199,6 +222,7 @@ LessonSentences Session::sentences_for(int number) const {
   }
   if (opts_.sentence) s.sentence = *opts_.sentence;
   if (opts_.target) s.target = *opts_.target;
+  else if (opts_.sentence) s.target_is_translation = true;  // the default target was the default sentence's
   return s;
 }
 
@@ -216,6 +240,10 @@ void Session::warn_unknown(const std::vector<std::string>& words, const std::str
 std::string Session::weights_line(const LessonDoc& doc) {
   if (model_) {
     std::string line = fmt::format("Weights: trained model {} ({}).", model_->label, model_->description);
+    // What it was trained on, and so what lies outside it.
+    line += fmt::format("\nIt learned from attnlab's generated English→French corpus ({} words, docs/corpus.md): other "
+                        "words are read as <unk>, and sentences unlike the corpus's may come out wrong.",
+                        model_->vocab().size());
     const bool causal = std::any_of(doc.steps.begin(), doc.steps.end(), [](const Step& st) {
       return std::any_of(st.blocks.begin(), st.blocks.end(), [](const Block& b) { return b.kind == Block::Kind::Show && b.text == "causal"; });
     });

@@ -49,6 +49,9 @@ struct LessonSentences {
   std::vector<std::string> padding;      // lesson 6 with a trained model: the padded batch's sentences
   std::vector<std::string> causal;       // lesson 6 with a trained model: the language model's sentences
   std::string prefix, next;              // lesson 9 with a trained model: P(next | source, target prefix)
+  // --sentence without --target: the lesson's own target belongs to its own sentence, so the target
+  // is the trained model's translation of the learner's sentence (LessonContext::target).
+  bool target_is_translation = false;
 };
 
 class Session;
@@ -83,7 +86,8 @@ struct LessonContext {
   const AttentionTrace& self_trace();
   // Trained: encoder layer 0's self-attention replayed through the core, with the model's own output.
   const Replay& encoder_replay() const { return *replay_; }
-  // The decoder-side sentence (--target or the lesson's default target).
+  // The decoder-side sentence: --target, the lesson's default target, or (--sentence alone) the trained
+  // model's own translation of the sentence, said in the output; without a model that is an error.
   const TokenizedSentence& target();
 
  private:

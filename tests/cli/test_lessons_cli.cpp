@@ -297,6 +297,37 @@ TEST_CASE("trained model: the weights line, --random, --model, and flags that im
   CHECK(std::count(u.err.begin(), u.err.end(), '\n') == 1);
 }
 
+TEST_CASE("lessons 8 and 9 with --sentence but no --target use the model's own translation, and say so") {
+  if (!have_model()) {
+    MESSAGE("skipped: data/models/translate-small/model.ckpt is not in the source tree");
+    return;
+  }
+  // Before: the default target "Le garçon entraîne le chiot." was silently paired with any sentence.
+  for (const char* lesson : {"8", "9"}) {
+    CAPTURE(lesson);
+    const Result r = run({"lesson", lesson, "--no-pause", "--sentence", "The cat sees the small dog."});
+    CHECK(r.rc == 0);
+    CHECK(r.out.find("Target: \"Le chat voit le petit chien.\", the model's own translation of your sentence") !=
+          std::string::npos);
+    // The decoder reads the translation (the prose may still mention the default pair by name).
+    if (std::string(lesson) == "8") {
+      CHECK(r.out.find("Decoder (queries): <bos> le chat voit le petit chien .") != std::string::npos);
+    } else {
+      CHECK(r.out.find("      <bos>    le  chat  voit    le petit chien     .") != std::string::npos);
+    }
+    CHECK(r.out.find("<bos> le garçon") == std::string::npos);
+  }
+  // An explicit --target is used as given.
+  const Result t = run({"lesson", "8", "--no-pause", "--sentence", "The cat sees the small dog.", "--target",
+                        "Le chat voit le chien."});
+  CHECK(t.rc == 0);
+  CHECK(t.out.find("the model's own translation") == std::string::npos);
+  // Random weights have no translation to offer: --target is required, said in one line.
+  const Result u = run({"lesson", "8", "--no-pause", "--random", "--sentence", "The cat sees the small dog."});
+  CHECK(u.rc == 2);
+  CHECK(u.err.find("attnlab: error: --target:") != std::string::npos);
+}
+
 TEST_CASE("--weights: a problem file's heads drive the lesson") {
   const std::string file = std::string(ATTNLAB_SOURCE_DIR) + "/data/examples/one_token_two_heads.json";
   const Result r = run({"lesson", "7", "--weights", file, "--format", "json"});
