@@ -49,7 +49,12 @@ std::string describe(const tasks::LoadedModel& m) {
   // These files are only read for detail: a field of the wrong type is skipped, never an error.
   if (ev.is_object() && ev.contains("exact_match") && ev["exact_match"].contains("accuracy") &&
       ev["exact_match"]["accuracy"].is_number()) {
-    d += fmt::format("{}test exact match {:.1f} %", d.empty() ? "" : "; ", 100.0 * ev["exact_match"]["accuracy"].get<double>());
+    // The test split (sentences never seen in training), not validation token accuracy: a learner
+    // reads "100 %" as "always right".
+    d += fmt::format("{}exact match {:.1f} % on", d.empty() ? "" : "; ", 100.0 * ev["exact_match"]["accuracy"].get<double>());
+    if (ev["exact_match"].contains("total") && ev["exact_match"]["total"].is_number_integer())
+      d += fmt::format(" {}", ev["exact_match"]["total"].get<long long>());
+    d += " test sentences it never saw";
     return d;
   }
   const nlohmann::json log = optional_json(dir / "train-log.json");
