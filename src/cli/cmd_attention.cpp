@@ -56,15 +56,21 @@ void print_text(const Problem& p, const AttentionTrace& t, const AttentionOption
   os << "Rows are queries (" << (p.memory ? "x" : "tokens") << "), columns of the n × m matrices are keys ("
      << (p.memory ? "memory" : "the same tokens") << ").\n\n";
 
+  if (p.memory && p.mask_kind == MaskKind::Causal) {
+    os << "note: a causal mask on cross-attention: query i sees memory positions 0…i only. Decoders mask their\n"
+          "      self-attention; cross-attention normally sees the whole source, so check that this is meant.\n\n";
+  }
   const std::string kv = p.memory ? "M" : "X";
   for (std::size_t i = 0; i < t.heads.size(); ++i) {
     const HeadTrace& ht = t.heads[i];
     os << fmt::format("── head {} of {} ──\n", i, h);
-    print_matrix(os, "Q = X · W_Q", ht.q, q_labels, numbered_labels("q", d_k), po);
+    // The labels name the biases when the problem gives them: the printed numbers include them.
+    const HeadWeights& hw = p.weights.heads[i];
+    print_matrix(os, hw.b_q ? "Q = X · W_Q + b_Q" : "Q = X · W_Q", ht.q, q_labels, numbered_labels("q", d_k), po);
     os << '\n';
-    print_matrix(os, "K = " + kv + " · W_K", ht.k, k_labels, numbered_labels("k", d_k), po);
+    print_matrix(os, "K = " + kv + " · W_K" + (hw.b_k ? " + b_K" : ""), ht.k, k_labels, numbered_labels("k", d_k), po);
     os << '\n';
-    print_matrix(os, "V = " + kv + " · W_V", ht.v, k_labels, numbered_labels("v", d_v), po);
+    print_matrix(os, "V = " + kv + " · W_V" + (hw.b_v ? " + b_V" : ""), ht.v, k_labels, numbered_labels("v", d_v), po);
     os << '\n';
     print_matrix(os, "scores = Q · Kᵀ", ht.scores, q_labels, k_labels, po);
     os << '\n';
@@ -74,7 +80,11 @@ void print_text(const Problem& p, const AttentionTrace& t, const AttentionOption
       print_matrix(os, "masked = scaled with -inf where the mask hides a key", ht.masked, q_labels, k_labels, po);
       os << '\n';
     }
-    print_matrix(os, "weights = softmax of each row (each row sums to 1)", ht.weights, q_labels, k_labels, heat);
+    print_matrix(os,
+                 t.fully_masked_rows.empty()
+                     ? "weights = softmax of each row (each row sums to 1)"
+                     : "weights = softmax of each row (each row sums to 1, except fully masked rows: all 0, see the note below)",
+                 ht.weights, q_labels, k_labels, heat);
     os << '\n';
     print_matrix(os, "context = weights · V", ht.context, q_labels, numbered_labels("v", d_v), po);
     os << '\n';
@@ -84,7 +94,8 @@ void print_text(const Problem& p, const AttentionTrace& t, const AttentionOption
                numbered_labels("c", cols(t.concat)), po);
   if (p.weights.w_o) {
     os << '\n';
-    print_matrix(os, "output = concat · W_O", t.output, q_labels, numbered_labels("d", cols(t.output)), po);
+    print_matrix(os, p.weights.b_o ? "output = concat · W_O + b_O" : "output = concat · W_O", t.output, q_labels,
+                 numbered_labels("d", cols(t.output)), po);
   }
   if (!t.fully_masked_rows.empty()) {
     os << fmt::format("\nnote: fully masked row{} {}: every key is hidden, so the weights are set to all zeros "

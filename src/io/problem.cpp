@@ -76,7 +76,7 @@ std::vector<std::string> read_labels(const json& j, const std::string& field, st
                                       const std::string& what) {
   if (!j.is_array()) throw InputError(field + ": expected an array of strings, got " + type_name(j));
   if (j.size() != want) {
-    throw InputError(field + ": has " + std::to_string(j.size()) + " labels, expected " +
+    throw InputError(field + ": has " + std::to_string(j.size()) + (j.size() == 1 ? " label" : " labels") + ", expected " +
                      std::to_string(want) + " (one per row of " + what + ")");
   }
   std::vector<std::string> out;
@@ -225,8 +225,8 @@ Problem parse_problem(const json& j, const ProblemLimits& lim) {
         p.mask_kind = MaskKind::Causal;
         p.mask = causal_mask(n, m);
       } else {
-        throw InputError("mask: unknown mask \"" + name + "\"; expected \"none\", \"causal\" or an " +
-                         shape_of(n, m) + " array of 0/1 (n × m, 1 = may attend)");
+        throw InputError("mask: unknown mask \"" + name + "\"; expected \"none\", \"causal\" or a 0/1 array of shape " +
+                         shape_of(n, m) + " (n × m, 1 = may attend)");
       }
     } else if (mj.is_array()) {
       const std::string want = shape_of(n, m) + " (n × m" + (p.memory ? ", m from memory" : ", m = n in self-attention") + ")";
@@ -253,7 +253,7 @@ Problem parse_problem(const json& j, const ProblemLimits& lim) {
       p.mask_kind = MaskKind::Explicit;
       p.mask = std::move(mask);
     } else {
-      throw InputError("mask: expected \"none\", \"causal\" or an " + shape_of(n, m) + " array of 0/1, got " + type_name(mj));
+      throw InputError("mask: expected \"none\", \"causal\" or a 0/1 array of shape " + shape_of(n, m) + ", got " + type_name(mj));
     }
   }
   return p;

@@ -68,8 +68,10 @@ bool choose_columns(std::size_t nc, std::size_t label_w, std::size_t cell_w, std
 
 std::string_view shade_glyph(float t) {
   static constexpr std::string_view kShades[] = {" ", "░", "▒", "▓", "█"};
+  // Five equal bins of [0, 1]: [0, 0.2) blank … [0.8, 1] full. (Rounding t·4 gave ▓ up to 0.875, so a
+  // weight of 0.86, nearly all of a row, did not look full.)
   const float c = std::clamp(std::isfinite(t) ? t : 0.0f, 0.0f, 1.0f);
-  return kShades[static_cast<std::size_t>(std::lround(c * 4.0f))];
+  return kShades[std::min<std::size_t>(4, static_cast<std::size_t>(c * 5.0f))];
 }
 
 void print_heatmap(std::ostream& os, std::string_view title, const Matrix& m,

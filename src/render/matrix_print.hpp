@@ -39,7 +39,8 @@ struct HeatmapOptions {
   std::size_t max_label_width = 12;
 };
 
-// The Unicode shade for a position t in [0, 1] on the five-step scale " ░▒▓█" (space = lowest).
+// The Unicode shade for a position t in [0, 1] on the five-step scale " ░▒▓█" (space = lowest): five
+// equal bins, so t ≥ 0.8 is █.
 std::string_view shade_glyph(float t);
 
 // Prints a matrix as a grid of shaded cells under the same row/column labels as print_matrix: with

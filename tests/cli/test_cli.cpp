@@ -212,6 +212,33 @@ TEST_CASE("a fully masked row: zeros, reported, never NaN") {
   CHECK(!contains(r.out, "nan"));
 }
 
+TEST_CASE("labels name the biases given; a causal mask on cross-attention is pointed out") {
+  nlohmann::json j = nlohmann::json::parse(problem("", ""));
+  j["heads"][0]["b_q"] = {0.5, 0.5};
+  j["heads"][0]["b_v"] = {1, 1};
+  j["b_o"] = {0, 0, 0, 1};
+  Result r = run({"attention", "-i", "-"}, j.dump());
+  REQUIRE(r.code == 0);
+  CHECK(contains(r.out, "Q = X · W_Q + b_Q"));
+  CHECK(contains(r.out, "K = X · W_K  ("));  // no b_K given: no "+ b_K"
+  CHECK(contains(r.out, "V = X · W_V + b_V"));
+  CHECK(contains(r.out, "output = concat · W_O + b_O"));
+  CHECK(!contains(r.out, "a causal mask on cross-attention"));
+  // Without biases the plain labels.
+  r = run({"attention", "-i", "-"}, problem("", ""));
+  CHECK(contains(r.out, "Q = X · W_Q  ("));
+  CHECK(contains(r.out, "output = concat · W_O  ("));
+  // Cross-attention (memory) with "causal": computed, with a note saying it is unusual.
+  j = nlohmann::json::parse(problem("", ""));
+  j["memory"] = {{1, 0, 0, 1}, {0, 1, 0, 1}, {0, 0, 1, 1}};
+  r = run({"attention", "-i", "-"}, j.dump());
+  REQUIRE(r.code == 0);
+  CHECK(contains(r.out, "note: a causal mask on cross-attention"));
+  // A fully masked row: the weights' title does not claim every row sums to 1.
+  r = run({"attention", "-i", "-"}, problem("mask", "[[1,1,0],[0,0,0],[1,1,1]]"));
+  CHECK(contains(r.out, "each row sums to 1, except fully masked rows"));
+}
+
 TEST_CASE("colour: on for a terminal only; NO_COLOR and --no-color respected") {
   // stdout is a file here, so there is never colour, whatever COLORTERM says.
   Result r = run({"attention", "-i", kExamples + "causal_four_tokens.json"}, "", {"COLORTERM=truecolor"});

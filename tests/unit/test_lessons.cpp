@@ -185,6 +185,10 @@ TEST_CASE("heatmap without colour uses shades and no escape codes") {
   CHECK(shade_glyph(0.0f) == " ");
   CHECK(shade_glyph(1.0f) == "█");
   CHECK(shade_glyph(0.5f) == "▒");
+  CHECK(shade_glyph(0.863f) == "█");  // nearly a whole row's weight looks full
+  CHECK(shade_glyph(0.79f) == "▓");
+  CHECK(shade_glyph(0.19f) == " ");
+  CHECK(shade_glyph(0.2f) == "░");
   CHECK(shade_glyph(std::nanf("")) == " ");
   std::ostringstream os;
   HeatmapOptions o;

@@ -163,7 +163,7 @@ TEST_CASE("memory and labels") {
   expect(error_of(j), {"memory", "expected m × 3", "got 1 × 2"});
   j = base();
   j["tokens"] = {"a"};
-  expect(error_of(j), {"tokens", "has 1 labels, expected 2"});
+  expect(error_of(j), {"tokens", "has 1 label, expected 2"});
   j = base();
   j["memory_tokens"] = {"a", "b"};
   expect(error_of(j), {"memory_tokens", "no \"memory\""});
