@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -44,8 +45,29 @@ std::string read_text_file(const std::string& path, std::size_t max_bytes) {
     throw InputError(path + ": cannot open (" + errno_text() + "); check the path");
   }
   if (S_ISDIR(st.st_mode)) throw InputError(path + ": is a folder, expected a file");
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO must not wait for a writer (it did, forever); the kind is then checked
+  // on the open descriptor itself, so a file swapped after the stat() above cannot slip through.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) throw InputError(path + ": cannot open (" + errno_text() + ")");
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    const std::string kind = S_ISFIFO(st.st_mode)  ? "a FIFO (named pipe)"
+                             : S_ISCHR(st.st_mode) ? "a character device"
+                             : S_ISBLK(st.st_mode) ? "a block device"
+                             : S_ISSOCK(st.st_mode) ? "a socket"
+                             : S_ISDIR(st.st_mode)  ? "a folder"
+                                                    : "not a regular file";
+    ::close(fd);
+    // Reading one could block forever or never end (/dev/zero); "-" reads standard input instead.
+    throw InputError(path + ": is " + kind + ", expected a regular file" +
+                     (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) ? " (to read a stream, give - and redirect it to standard input)" : ""));
+  }
+  // A regular file's size is known before reading: refuse an oversized (or sparse) one at once.
+  if (st.st_size > 0 && static_cast<std::uint64_t>(st.st_size) > max_bytes) {
+    ::close(fd);
+    throw InputError(path + ": larger than " + human_bytes(max_bytes) + " (" + human_bytes(static_cast<std::size_t>(st.st_size)) +
+                     "); this command reads small problems only");
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   char buf[65536];
   for (;;) {
     const ssize_t got = ::read(fd, buf, sizeof buf);

@@ -149,6 +149,12 @@ def make_files(case, ctx):
         if spec.get("dir"):
             os.makedirs(path, exist_ok=True)
             continue
+        if spec.get("fifo"):  # a named pipe nobody writes to: reading it would wait forever
+            os.mkfifo(path)
+            continue
+        if "symlink" in spec:  # e.g. to /dev/zero, which never ends
+            os.symlink(spec["symlink"], path)
+            continue
         if "text" in spec:
             data = spec["text"].encode()
         elif "json" in spec:
