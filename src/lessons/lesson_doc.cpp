@@ -7,7 +7,10 @@
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include "io/files.hpp"
+#include "io/json_text.hpp"
 #include "util/error.hpp"
 
 namespace attnlab::lessons {
@@ -111,6 +114,21 @@ std::vector<LessonDoc> load_lessons(const fs::path& root) {
     doc.number = number;
     doc.slug = name.substr(static_cast<std::size_t>(p - name.data()) + 1);
     doc.file = file;
+    // Only what the closing pointer needs; the exercise catalogue (src/exercises) validates the rest.
+    std::error_code ex_ec;  // a lesson without exercises/ is fine
+    for (const auto& ex : fs::directory_iterator(entry.path() / "exercises", ex_ec)) {
+      const fs::path meta = ex.path() / "exercise.json";
+      if (!ex.is_directory() || !fs::exists(meta)) continue;
+      try {
+        const nlohmann::json j = parse_json_bounded(read_text_file(meta.string(), 1u << 20));
+        doc.exercises.push_back({ex.path().filename().string(), j.value("title", std::string()),
+                                 j.value("difficulty", std::string()), j.value("minutes", 0), j.value("order", 0)});
+      } catch (const std::exception&) {
+        // A broken exercise.json is reported by the exercise commands; the lesson itself still runs.
+      }
+    }
+    std::sort(doc.exercises.begin(), doc.exercises.end(),
+              [](const LessonDoc::Exercise& a, const LessonDoc::Exercise& b) { return a.order < b.order; });
     out.push_back(std::move(doc));
   }
   if (ec) throw RuntimeError("cannot read " + (root / "lessons").string() + ": " + ec.message());

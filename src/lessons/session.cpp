@@ -344,6 +344,16 @@ bool Session::run(const LessonDoc& doc, Output& out, const std::function<bool()>
       return false;
     }
   }
+  // Point at the lesson's exercises: implementing the stage is where it sticks.
+  if (!doc.exercises.empty()) {
+    // Short lines: lesson prose is not re-wrapped to the terminal.
+    std::string text = "**Your turn.** Implement this lesson's stage yourself: `attnlab check`\ngrades it and names "
+                       "the classic mistake.\n";
+    for (const auto& e : doc.exercises)
+      text += fmt::format("\n- `attnlab check {}`: {}\n  ({}, about {} min; `attnlab hint {}` when stuck)", e.slug, e.title,
+                          e.difficulty, e.minutes, e.slug);
+    out.prose(text);
+  }
   out.end_lesson();
   return true;
 }

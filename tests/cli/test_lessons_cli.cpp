@@ -328,6 +328,16 @@ TEST_CASE("lessons 8 and 9 with --sentence but no --target use the model's own t
   CHECK(u.err.find("attnlab: error: --target:") != std::string::npos);
 }
 
+TEST_CASE("a lesson ends by pointing at its exercises") {
+  const Result r = run({"lesson", "4", "--no-pause", "--random"});
+  CHECK(r.rc == 0);
+  CHECK(r.out.find("Your turn.") != std::string::npos);
+  CHECK(r.out.find("`attnlab check softmax`: Stable softmax over each row") != std::string::npos);
+  const Result six = run({"lesson", "6", "--no-pause", "--random"});
+  CHECK(six.out.find("attnlab check causal-mask") != std::string::npos);
+  CHECK(six.out.find("attnlab check padding-mask") != std::string::npos);
+}
+
 TEST_CASE("--weights: a problem file's heads drive the lesson") {
   const std::string file = std::string(ATTNLAB_SOURCE_DIR) + "/data/examples/one_token_two_heads.json";
   const Result r = run({"lesson", "7", "--weights", file, "--format", "json"});
