@@ -139,7 +139,8 @@ Hypothesis beam_search(Transformer<float>& model, const std::vector<int>& src, c
                            [](const Hypothesis& a, const Hypothesis& b) { return a.score < b.score; });
 }
 
-// Finished hypotheses first, then the higher score (ties keep the first).
+// Whether a beats b: finished before unfinished, then the higher score; a tie is not better, so
+// translate() keeps the beam's hypothesis when greedy only equals it.
 bool better(const Hypothesis& a, const Hypothesis& b) {
   if (a.finished != b.finished) return a.finished;
   return a.score > b.score;
