@@ -1021,6 +1021,12 @@ cublasStatus_t gemm_batched(const char* call, cublasHandle_t h, cublasOperation_
   return CUBLAS_STATUS_SUCCESS;
 }
 
+// The emulator does float32 operands with float32 or TF32 compute only.
+bool float32_only(cudaDataType_t at, cudaDataType_t bt, cudaDataType_t ct, cublasComputeType_t compute) {
+  return at == CUDA_R_32F && bt == CUDA_R_32F && ct == CUDA_R_32F &&
+         (compute == CUBLAS_COMPUTE_32F || compute == CUBLAS_COMPUTE_32F_FAST_TF32);
+}
+
 bool tf32_for(cublasHandle_t h, cublasComputeType_t ct) {
   return ct == CUBLAS_COMPUTE_32F_FAST_TF32 || (ct == CUBLAS_COMPUTE_32F && h && h->math == CUBLAS_TF32_TENSOR_OP_MATH);
 }
@@ -1077,9 +1083,7 @@ cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperat
                             const void* alpha, const void* A, cudaDataType_t at, int lda, const void* B,
                             cudaDataType_t bt, int ldb, const void* beta, void* C, cudaDataType_t ct, int ldc,
                             cublasComputeType_t compute, cublasGemmAlgo_t) {
-  if (at != CUDA_R_32F || bt != CUDA_R_32F || ct != CUDA_R_32F ||
-      (compute != CUBLAS_COMPUTE_32F && compute != CUBLAS_COMPUTE_32F_FAST_TF32))
-    return CUBLAS_STATUS_NOT_SUPPORTED;  // the emulator does float32 and TF32 only
+  if (!float32_only(at, bt, ct, compute)) return CUBLAS_STATUS_NOT_SUPPORTED;
   return gemm_batched("cublasGemmEx", h, ta, tb, m, n, k, static_cast<const float*>(alpha), static_cast<const float*>(A),
                       lda, 0, static_cast<const float*>(B), ldb, 0, static_cast<const float*>(beta), static_cast<float*>(C),
                       ldc, 0, 1, tf32_for(h, compute));
@@ -1090,9 +1094,7 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta
                                           long long sa, const void* B, cudaDataType_t bt, int ldb, long long sb,
                                           const void* beta, void* C, cudaDataType_t ct, int ldc, long long sc,
                                           int batch, cublasComputeType_t compute, cublasGemmAlgo_t) {
-  if (at != CUDA_R_32F || bt != CUDA_R_32F || ct != CUDA_R_32F ||
-      (compute != CUBLAS_COMPUTE_32F && compute != CUBLAS_COMPUTE_32F_FAST_TF32))
-    return CUBLAS_STATUS_NOT_SUPPORTED;
+  if (!float32_only(at, bt, ct, compute)) return CUBLAS_STATUS_NOT_SUPPORTED;
   return gemm_batched("cublasGemmStridedBatchedEx", h, ta, tb, m, n, k, static_cast<const float*>(alpha),
                       static_cast<const float*>(A), lda, sa, static_cast<const float*>(B), ldb, sb,
                       static_cast<const float*>(beta), static_cast<float*>(C), ldc, sc, batch, tf32_for(h, compute));
