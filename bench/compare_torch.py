@@ -82,7 +82,7 @@ def main():
     kernel = report["blas"]["kernel"]
     if "OPENBLAS_CORETYPE" not in os.environ:
         os.environ["OPENBLAS_CORETYPE"] = kernel  # read when OpenBLAS loads, i.e. at `import torch`
-    # attnlab restarts itself with a short OpenBLAS idle-spin timeout (util/blas_setup.hpp); PyTorch gets
+    # attnlab restarts itself with a short OpenBLAS idle-spin timeout (backend/cpu/blas_setup.hpp); PyTorch gets
     # the same setting (it also runs its own threads between products), unless you set it yourself.
     timeout = report["blas"].get("thread_timeout", "default")
     if timeout.startswith("2^") and "OPENBLAS_THREAD_TIMEOUT" not in os.environ:

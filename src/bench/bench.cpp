@@ -11,14 +11,14 @@
 
 #include <fmt/format.h>
 
-#include "model/ops.hpp"
+#include "backend/cpu/ops.hpp"
 #include "model/optim.hpp"
-#include "model/profile.hpp"
+#include "backend/cpu/profile.hpp"
 #include "model/size.hpp"
 #include "model/transformer.hpp"
-#include "util/blas_setup.hpp"
-#include "util/buffers.hpp"
-#include "util/parallel.hpp"
+#include "backend/cpu/blas_setup.hpp"
+#include "backend/cpu/buffers.hpp"
+#include "backend/cpu/parallel.hpp"
 
 namespace attnlab::bench {
 
@@ -69,7 +69,7 @@ std::vector<float> random_floats(std::size_t n, std::uint32_t seed, float sd = 1
   std::mt19937 rng(seed);
   std::normal_distribution<float> d(0.0f, sd);
   std::vector<float> v;
-  util::size_buffer(v, n);  // huge pages where the model's buffers get them too (util/buffers.hpp)
+  util::size_buffer(v, n);  // huge pages where the model's buffers get them too (backend/cpu/buffers.hpp)
   for (auto& x : v) x = d(rng);
   return v;
 }
@@ -145,14 +145,14 @@ nlohmann::ordered_json measure_model(const std::string& label, const model::Mode
   const int profiled = std::max(1, o.repeats);
   auto profile = [&](const std::function<void()>& fn) {
     const auto t0 = Clock::now();
-    model::prof::start();
+    prof::start();
     for (int i = 0; i < profiled; ++i) fn();
-    const model::prof::Totals tot = model::prof::stop();
+    const prof::Totals tot = prof::stop();
     const double wall = seconds_since(t0);
     nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-    for (int i = 0; i < model::prof::kOps; ++i) {
-      const auto op = static_cast<model::prof::Op>(i);
-      rows.push_back({{"op", model::prof::name(op)},
+    for (int i = 0; i < prof::kOps; ++i) {
+      const auto op = static_cast<prof::Op>(i);
+      rows.push_back({{"op", prof::name(op)},
                       {"seconds_per_step", tot.seconds[static_cast<std::size_t>(i)] / profiled},
                       {"share", tot.seconds[static_cast<std::size_t>(i)] / wall},
                       {"calls_per_step", tot.calls[static_cast<std::size_t>(i)] / profiled}});
@@ -206,12 +206,12 @@ nlohmann::ordered_json measure_attention(const BenchOptions& o, const std::funct
     nlohmann::ordered_json row;
     row["n"] = n;
     {
-      std::vector<float> att(static_cast<std::size_t>(H) * n * n), scratch(model::attention_backward_scratch<float>(n, n));
+      std::vector<float> att(static_cast<std::size_t>(H) * n * n), scratch(cpu::attention_backward_scratch<float>(n, n));
       const double f = median_seconds(o.repeats, [&] {
-        model::attention_forward<float>(out.data(), att.data(), q.data(), k.data(), v.data(), nullptr, false, 1, n, n, C, H);
+        cpu::attention_forward<float>(out.data(), att.data(), q.data(), k.data(), v.data(), nullptr, false, 1, n, n, C, H);
       });
       const double b = median_seconds(o.repeats, [&] {
-        model::attention_backward<float>(dq.data(), dk.data(), dv.data(), scratch.data(), dout.data(), att.data(),
+        cpu::attention_backward<float>(dq.data(), dk.data(), dv.data(), scratch.data(), dout.data(), att.data(),
                                          q.data(), k.data(), v.data(), 1, n, n, C, H);
       });
       row["plain"] = {{"forward_s", f},
@@ -222,14 +222,14 @@ nlohmann::ordered_json measure_attention(const BenchOptions& o, const std::funct
     }
     {
       std::vector<float> lse(static_cast<std::size_t>(H) * n);
-      std::vector<float> work(model::attention_tiled_workspace<float>(o.block_q, o.block_k));
-      std::vector<float> bwork(model::attention_tiled_backward_workspace<float>(o.block_q, o.block_k, n, o.attention_dk));
+      std::vector<float> work(cpu::attention_tiled_workspace<float>(o.block_q, o.block_k));
+      std::vector<float> bwork(cpu::attention_tiled_backward_workspace<float>(o.block_q, o.block_k, n, o.attention_dk));
       const double f = median_seconds(o.repeats, [&] {
-        model::attention_forward_tiled<float>(out.data(), lse.data(), work.data(), q.data(), k.data(), v.data(), nullptr,
+        cpu::attention_forward_tiled<float>(out.data(), lse.data(), work.data(), q.data(), k.data(), v.data(), nullptr,
                                               false, 1, n, n, C, H, o.block_q, o.block_k);
       });
       const double b = median_seconds(o.repeats, [&] {
-        model::attention_backward_tiled<float>(dq.data(), dk.data(), dv.data(), bwork.data(), dout.data(), out.data(),
+        cpu::attention_backward_tiled<float>(dq.data(), dk.data(), dv.data(), bwork.data(), dout.data(), out.data(),
                                                lse.data(), q.data(), k.data(), v.data(), nullptr, false, 1, n, n, C, H,
                                                o.block_q, o.block_k);
       });
@@ -253,7 +253,7 @@ nlohmann::ordered_json run_bench(const BenchOptions& o, const std::function<void
   };
   if (o.threads > 0) {
     openblas_set_num_threads(o.threads);
-    par::set_threads(o.threads);  // attnlab's own loops (util/parallel.hpp) use the same count
+    par::set_threads(o.threads);  // attnlab's own loops (backend/cpu/parallel.hpp) use the same count
   }
   const BlasInfo blas = blas_info();
 

@@ -8,8 +8,8 @@
 #include <xtensor/xtensor_config.hpp>
 
 #include "cli/commands.hpp"
-#include "util/blas_setup.hpp"
-#include "util/buffers.hpp"
+#include "backend/cpu/blas_setup.hpp"
+#include "backend/cpu/buffers.hpp"
 #include "util/error.hpp"
 #include "util/paths.hpp"
 #ifdef ATTNLAB_WITH_CUDA

@@ -24,7 +24,7 @@
 #include "model/config.hpp"
 #include "render/progress.hpp"
 #include "tasks/task.hpp"
-#include "util/blas_setup.hpp"
+#include "backend/cpu/blas_setup.hpp"
 #include "util/error.hpp"
 
 namespace attnlab::cli {

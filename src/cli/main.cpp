@@ -18,7 +18,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
-#include "util/blas_setup.hpp"
+#include "backend/cpu/blas_setup.hpp"
 #include "util/error.hpp"
 
 namespace {

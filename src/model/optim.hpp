@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "backend/backend.hpp"
+
 namespace attnlab::model {
 
 struct AdamConfig {
@@ -19,6 +21,13 @@ double noam_lr(std::int64_t step, int d_model, int warmup, double scale = 1.0);
 // Returns the norm before clipping.
 double clip_grad_norm(std::vector<float>& grads, double max_norm);
 
+// The hyper-parameters of one step as the backends take them.
+backend::AdamStep adam_hyper(const AdamConfig& cfg, std::int64_t step, double lr);
+
+// One AdamW update of params from grads (on the host, through the CPU backend's op):
+//   m ← β1·m + (1 − β1)·g,   v ← β2·v + (1 − β2)·g²
+//   p ← p − lr·wd·p                            (decoupled weight decay, where decay_mask allows it)
+//   p ← p − (lr / (1 − β1^step)) · m / (√v / √(1 − β2^step) + eps)
 // One AdamW update of params from grads; m and v are the moment buffers (same size), step ≥ 1.
 // decay_mask (may be empty) marks which parameters get weight decay (matrices, not biases/norms).
 void adam_step(std::vector<float>& params, const std::vector<float>& grads, std::vector<float>& m,

@@ -4,12 +4,13 @@
 #include <cmath>
 #include <string>
 
-#include "model/ops.hpp"
-#include "util/buffers.hpp"
+#include "backend/cpu/ops.hpp"
+#include "backend/cpu/buffers.hpp"
 #include "util/error.hpp"
 #include "util/rng.hpp"
 
 namespace attnlab::model {
+using namespace ::attnlab::cpu;  // interim: the model still calls the CPU ops directly
 
 template <typename T>
 Transformer<T>::Transformer(const ModelConfig& config) : cfg_(config), layout_(make_layout(config)) {

@@ -1,6 +1,6 @@
 #pragma once
 // The transformer of "Attention Is All You Need" (encoder–decoder) and its decoder-only variant,
-// forward and backward, on the ops of model/ops.hpp.
+// forward and backward, on the ops of backend/cpu/ops.hpp.
 //
 // Shape legend: B batch, S source tokens (padded), T target tokens (padded), C d_model, H heads,
 // F d_ff, V vocabulary. Activations are (B·S) × C or (B·T) × C, one token per row.

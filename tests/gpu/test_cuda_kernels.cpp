@@ -1,4 +1,4 @@
-// Every CUDA kernel of src/backend/cuda/ against its CPU counterpart (model/ops.hpp, model/optim.hpp;
+// Every CUDA kernel of src/backend/cuda/ against its CPU counterpart (backend/cpu/ops.hpp, model/optim.hpp;
 // GELU against a double-precision formula) on fresh random inputs of several shapes, odd ones
 // included (1, 37, widths 1 … 129). Outputs that a kernel writes are poisoned with NaN before the
 // launch, so an element it forgets shows up; outputs it accumulates into (+=, gradients) start from
@@ -37,7 +37,7 @@
 #include "backend/cuda/softmax.hpp"
 #include "device_gate.hpp"
 #include "kernel_check.hpp"
-#include "model/ops.hpp"
+#include "backend/cpu/ops.hpp"
 #include "model/optim.hpp"
 #include "util/error.hpp"
 
@@ -46,7 +46,7 @@ namespace {
 using attnlab::cuda::DeviceArray;
 using namespace attnlab::gputest;
 namespace cu = attnlab::cuda;
-namespace cpu = attnlab::model;
+namespace cpu = attnlab::cpu;
 
 std::uint32_t fresh_seed() {
   static const std::uint32_t seed = std::random_device{}();
@@ -460,8 +460,8 @@ TEST_CASE("AdamW step: bias correction and decoupled weight decay" * doctest::te
           cfg.weight_decay = wd;
           cu::AdamWParams gcfg;
           gcfg.weight_decay = wd;
-          const double lr = cpu::noam_lr(step, 512, 4000);
-          cpu::adam_step(p, g, m, v, step, lr, cfg, mask);
+          const double lr = attnlab::model::noam_lr(step, 512, 4000);
+          attnlab::model::adam_step(p, g, m, v, step, lr, cfg, mask);
           cu::adamw_step(dp.get(), dg.get(), dm.get(), dv.get(), masked ? dmask.get() : nullptr, n, step, lr, gcfg);
           CHECK_CLOSE(dp.download(), p, kFp32Tol, 1.0);
           CHECK_CLOSE(dm.download(), m, kFp32Tol, 0.01);  // the scale of m and of (1 − β1)·g

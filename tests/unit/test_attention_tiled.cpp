@@ -1,4 +1,4 @@
-// The tiled attention (online softmax, no Tq × Tk matrix) against the plain path of model/ops.hpp:
+// The tiled attention (online softmax, no Tq × Tk matrix) against the plain path of backend/cpu/ops.hpp:
 // same outputs and gradients on random inputs, for many shapes, tile sizes and masks, in float and double.
 #include <doctest/doctest.h>
 
@@ -7,10 +7,11 @@
 #include <random>
 #include <vector>
 
-#include "model/ops.hpp"
-#include "util/parallel.hpp"
+#include "backend/cpu/ops.hpp"
+#include "backend/cpu/parallel.hpp"
 
 using namespace attnlab::model;
+using namespace attnlab::cpu;
 
 namespace {
 

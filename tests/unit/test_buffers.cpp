@@ -1,10 +1,10 @@
-// util/buffers.hpp: sizing the model's big working buffers (huge-page advice before first touch).
+// backend/cpu/buffers.hpp: sizing the model's big working buffers (huge-page advice before first touch).
 #include <doctest/doctest.h>
 
 #include <cstdlib>
 #include <vector>
 
-#include "util/buffers.hpp"
+#include "backend/cpu/buffers.hpp"
 
 using attnlab::util::size_buffer;
 using attnlab::util::zeroed_buffer;

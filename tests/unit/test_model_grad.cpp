@@ -7,11 +7,12 @@
 #include <functional>
 #include <random>
 
-#include "model/ops.hpp"
+#include "backend/cpu/ops.hpp"
 #include "core/attention.hpp"
 #include "model/transformer.hpp"
 
 using namespace attnlab::model;
+using namespace attnlab::cpu;
 
 namespace {
 

@@ -1,4 +1,4 @@
-// util/parallel.hpp and the parallel paths of the model: every index is visited once, errors come back
+// backend/cpu/parallel.hpp and the parallel paths of the model: every index is visited once, errors come back
 // to the caller, and the model's forward and backward are bit-identical on 1, 2 and 3 threads (each
 // parallel loop splits rows, heads or columns, never a sum), so training is reproducible anywhere.
 #include <doctest/doctest.h>
@@ -9,9 +9,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "model/ops.hpp"
+#include "backend/cpu/ops.hpp"
 #include "model/transformer.hpp"
-#include "util/parallel.hpp"
+#include "backend/cpu/parallel.hpp"
 
 using namespace attnlab;
 
@@ -121,21 +121,21 @@ TEST_CASE("tiled attention on several threads matches the plain path (work split
     CAPTURE(causal);
     par::set_threads(1);
     std::vector<float> out(n), att(static_cast<std::size_t>(B) * H * Tq * Tk);
-    model::attention_forward<float>(out.data(), att.data(), q.data(), k.data(), v.data(), key_len.data(), causal, B, Tq,
+    cpu::attention_forward<float>(out.data(), att.data(), q.data(), k.data(), v.data(), key_len.data(), causal, B, Tq,
                                     Tk, C, H);
-    std::vector<float> dq(n, 0.0f), dk(n, 0.0f), dv(n, 0.0f), scratch(model::attention_backward_scratch<float>(Tq, Tk));
-    model::attention_backward<float>(dq.data(), dk.data(), dv.data(), scratch.data(), dout.data(), att.data(), q.data(),
+    std::vector<float> dq(n, 0.0f), dk(n, 0.0f), dv(n, 0.0f), scratch(cpu::attention_backward_scratch<float>(Tq, Tk));
+    cpu::attention_backward<float>(dq.data(), dk.data(), dv.data(), scratch.data(), dout.data(), att.data(), q.data(),
                                      k.data(), v.data(), B, Tq, Tk, C, H);
     for (int threads : {2, 3}) {
       CAPTURE(threads);
       par::set_threads(threads);
       std::vector<float> tout(n, 7.0f), lse(static_cast<std::size_t>(B) * H * Tq);
-      std::vector<float> work(model::attention_tiled_workspace<float>(bq, bk));
-      model::attention_forward_tiled<float>(tout.data(), lse.data(), work.data(), q.data(), k.data(), v.data(),
+      std::vector<float> work(cpu::attention_tiled_workspace<float>(bq, bk));
+      cpu::attention_forward_tiled<float>(tout.data(), lse.data(), work.data(), q.data(), k.data(), v.data(),
                                             key_len.data(), causal, B, Tq, Tk, C, H, bq, bk);
       std::vector<float> tdq(n, 0.0f), tdk(n, 0.0f), tdv(n, 0.0f);
-      std::vector<float> bwork(model::attention_tiled_backward_workspace<float>(bq, bk, Tq, hs));
-      model::attention_backward_tiled<float>(tdq.data(), tdk.data(), tdv.data(), bwork.data(), dout.data(), tout.data(),
+      std::vector<float> bwork(cpu::attention_tiled_backward_workspace<float>(bq, bk, Tq, hs));
+      cpu::attention_backward_tiled<float>(tdq.data(), tdk.data(), tdv.data(), bwork.data(), dout.data(), tout.data(),
                                              lse.data(), q.data(), k.data(), v.data(), key_len.data(), causal, B, Tq,
                                              Tk, C, H, bq, bk);
       auto close = [](const std::vector<float>& a, const std::vector<float>& ref) {
@@ -152,7 +152,7 @@ TEST_CASE("tiled attention on several threads matches the plain path (work split
       CHECK(close(tdv, dv) < 1e-5);
       // The plain path itself on several threads: bit-identical to one thread.
       std::vector<float> pout(n), patt(att.size());
-      model::attention_forward<float>(pout.data(), patt.data(), q.data(), k.data(), v.data(), key_len.data(), causal, B,
+      cpu::attention_forward<float>(pout.data(), patt.data(), q.data(), k.data(), v.data(), key_len.data(), causal, B,
                                       Tq, Tk, C, H);
       CHECK(pout == out);
       CHECK(patt == att);

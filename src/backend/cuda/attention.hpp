@@ -1,6 +1,6 @@
 #pragma once
 // Fused multi-head attention on the GPU, forward and backward, mirroring model::attention_forward_tiled
-// / attention_backward_tiled (model/ops.hpp): the same masks, the same log-sum-exp, the same results to
+// / attention_backward_tiled (backend/cpu/ops.hpp): the same masks, the same log-sum-exp, the same results to
 // float rounding, and never the Tq × Tk matrix of weights in memory (FlashAttention's idea: keys in
 // tiles through shared memory, with an online softmax).
 //

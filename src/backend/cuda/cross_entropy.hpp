@@ -1,6 +1,6 @@
 #pragma once
 // Cross-entropy with label smoothing on the GPU, mirroring model::cross_entropy_forward /
-// cross_entropy_backward (model/ops.hpp): the target distribution is (1 − ε)·onehot(target) + ε/V on
+// cross_entropy_backward (backend/cpu/ops.hpp): the target distribution is (1 − ε)·onehot(target) + ε/V on
 // every class, as torch.nn.CrossEntropyLoss(label_smoothing=ε) defines it, and rows whose target is
 // ignore_index (padding) carry no loss and no gradient.
 // One difference from the CPU path: these kernels save the N × V probabilities and their backward

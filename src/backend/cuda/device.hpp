@@ -6,7 +6,7 @@
 // Conventions of every launcher in src/backend/cuda/ (layernorm.hpp, elementwise.hpp, embedding.hpp,
 // cross_entropy.hpp, adamw.hpp, attention.hpp, matmul.hpp):
 //   - pointers are device pointers, row-major, float32 (token ids int32), laid out exactly as the CPU
-//     op of model/ops.hpp that the launcher mirrors;
+//     op of backend/cpu/ops.hpp that the launcher mirrors;
 //   - launches are asynchronous on `stream` (nullptr: the default stream); a bad launch throws
 //     RuntimeError at once, an error inside a kernel at the next synchronising call;
 //   - bad sizes throw ShapeError before anything is launched;

@@ -1,6 +1,6 @@
 #pragma once
 // Token embeddings and sinusoidal positions on the GPU, mirroring model::positional_encoding,
-// embedding_forward and embedding_backward (model/ops.hpp).
+// embedding_forward and embedding_backward (backend/cpu/ops.hpp).
 //
 // Shape legend: B batch, T tokens per sequence, C channels (d_model), V vocabulary, L positions.
 //   tokens  B × T int32          wte, dwte  V × C          pe  L × C (L ≥ T)          out, dout  (B·T) × C

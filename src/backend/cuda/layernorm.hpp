@@ -1,5 +1,5 @@
 #pragma once
-// LayerNorm on the GPU, mirroring model::layernorm_forward / layernorm_backward (model/ops.hpp).
+// LayerNorm on the GPU, mirroring model::layernorm_forward / layernorm_backward (backend/cpu/ops.hpp).
 //
 // Shape legend (llm.c style): N rows (B·T tokens), C channels.
 //   inp, out, dout, dinp   N × C        gamma, beta, dgamma, dbeta   C

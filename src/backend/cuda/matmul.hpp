@@ -1,6 +1,6 @@
 #pragma once
 // Matrix products on the GPU through cuBLAS, with the row-major conventions of model::gemm
-// (model/ops.hpp): C = alpha · op(A) · op(B) + beta · C, where op(X) is X or Xᵀ, all row-major with
+// (backend/cpu/ops.hpp): C = alpha · op(A) · op(B) + beta · C, where op(X) is X or Xᵀ, all row-major with
 // explicit leading dimensions (so heads can be addressed as column blocks of an N × C activation).
 //
 // Shape legend: op(A) is m × k, op(B) is k × n, C is m × n. Stored (row-major): A is m × k (k × m when

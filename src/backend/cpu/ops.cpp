@@ -1,7 +1,9 @@
-#include "model/ops.hpp"
+#include "backend/cpu/ops.hpp"
 
-#include "model/profile.hpp"
-#include "util/parallel.hpp"
+#include "backend/cpu/profile.hpp"
+#include "backend/cpu/parallel.hpp"
+#include "backend/dropout_hash.hpp"
+#include "util/error.hpp"
 #include "util/rng.hpp"
 
 #include <cblas.h>
@@ -12,7 +14,7 @@
 #include <limits>
 #include <optional>
 
-namespace attnlab::model {
+namespace attnlab::cpu {
 
 template <>
 void gemm<float>(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, int lda, const float* b,
@@ -142,7 +144,7 @@ inline float max_of(const float* x, std::size_t n) { return max_f32(x, n); }
 // costs more than it saves).
 constexpr std::size_t kElementChunk = 1 << 15;
 
-// Calls fn(begin, end) on [0, n) split across the pool (util/parallel.hpp).
+// Calls fn(begin, end) on [0, n) split across the pool (backend/cpu/parallel.hpp).
 template <class F>
 void par_range(std::size_t n, std::size_t min_chunk, F&& fn) {
   par::parallel_for(n, min_chunk, [&](std::size_t b, std::size_t e) { fn(b, e); });
@@ -451,6 +453,194 @@ void attention_backward(T* dq, T* dk, T* dv, T* scratch, const T* dout, const T*
   for_each_slot(slots, B * H, one_head);
 }
 
+namespace {
+
+// One head's masked softmax over its scores a (Tq × Tk), in place, as attention_forward computes it:
+// subtract the row maximum, exponentiate, divide by the sum. lse (Tq, may be null) receives
+// max + log(sum), or −inf for a row with no visible key (whose weights are all zero).
+template <typename T>
+void masked_softmax_rows(T* a, T* lse, int Tq, int Tk, int valid, bool causal) {
+  for (int i = 0; i < Tq; ++i) {
+    T* row = a + static_cast<std::size_t>(i) * Tk;
+    const int visible = std::min(valid, causal ? i + 1 : Tk);
+    if (visible <= 0) {
+      std::fill(row, row + Tk, T(0));
+      if (lse) lse[i] = -std::numeric_limits<T>::infinity();
+      continue;
+    }
+    T mx = row[0];
+    for (int j = 1; j < visible; ++j) mx = std::max(mx, row[j]);
+    for (int j = 0; j < visible; ++j) row[j] -= mx;
+    exp_inplace(row, static_cast<std::size_t>(visible));
+    T sum = 0;
+    for (int j = 0; j < visible; ++j) sum += row[j];
+    if (lse) lse[i] = static_cast<T>(static_cast<double>(mx) + std::log(static_cast<double>(sum)));
+    const T inv = T(1) / sum;
+    for (int j = 0; j < visible; ++j) row[j] *= inv;
+    std::fill(row + visible, row + Tk, T(0));
+  }
+}
+
+struct HeadPtrs {
+  std::size_t q, k, v, o;
+};
+inline HeadPtrs head_offsets(const backend::AttentionShape& s, int b, int h) {
+  const std::size_t col = static_cast<std::size_t>(h) * static_cast<std::size_t>(s.C / s.H);
+  return {static_cast<std::size_t>(b * s.q_batch) + col, static_cast<std::size_t>(b * s.k_batch) + col,
+          static_cast<std::size_t>(b * s.v_batch) + col, static_cast<std::size_t>(b * s.o_batch) + col};
+}
+
+// The weights of head (b, h) into a (Tq × Tk): scale · Q·Kᵀ, then the masked softmax.
+template <typename T>
+void head_weights(T* a, T* lse, const T* q, const T* k, const backend::AttentionShape& s, int b, int h) {
+  const int hs = s.C / s.H;
+  const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(hs)));
+  const HeadPtrs o = head_offsets(s, b, h);
+  gemm<T>(false, true, s.Tq, s.Tk, hs, scale, q + o.q, static_cast<int>(s.ldq), k + o.k, static_cast<int>(s.ldk),
+          T(0), a, s.Tk);
+  masked_softmax_rows(a, lse, s.Tq, s.Tk, s.key_len ? s.key_len[b] : s.Tk, s.causal);
+}
+
+void check_attention_shape(const backend::AttentionShape& s) {
+  if (s.B < 1 || s.Tq < 1 || s.Tk < 1 || s.H < 1 || s.C < s.H || s.C % s.H != 0)
+    throw ShapeError("attention: B, Tq, Tk, H must be ≥ 1 and C a multiple of H");
+}
+
+}  // namespace
+
+template <typename T>
+std::size_t attention_lse_scratch(int Tq, int Tk) {
+  return static_cast<std::size_t>(std::max(1, par::threads())) * 2 * static_cast<std::size_t>(Tq) * Tk;
+}
+
+template <typename T>
+void attention_forward_lse(T* out, T* lse, T* scratch, const T* q, const T* k, const T* v,
+                           const backend::AttentionShape& shape) {
+  prof::Scope prof_scope(prof::Op::Softmax);
+  const backend::AttentionShape s = shape.resolved();
+  check_attention_shape(s);
+  const int H = s.H, hs = s.C / H;
+  const std::size_t tile = static_cast<std::size_t>(s.Tq) * s.Tk;
+  auto one_head = [&](int slot, int bh) {
+    const int b = bh / H, h = bh % H;
+    T* a = scratch + static_cast<std::size_t>(slot) * 2 * tile;
+    head_weights(a, lse + static_cast<std::size_t>(bh) * s.Tq, q, k, s, b, h);
+    const HeadPtrs o = head_offsets(s, b, h);
+    gemm<T>(false, false, s.Tq, hs, s.Tk, T(1), a, s.Tk, v + o.v, static_cast<int>(s.ldv), T(0), out + o.o,
+            static_cast<int>(s.ldo));
+  };
+  // Single-threaded sgemm per head, as in attention_forward: results must not depend on the thread count.
+  par::BlasSerial serial;
+  const int slots = attention_slots(s.B, H, s.Tq, s.Tk, hs);
+  if (slots == 1) {
+    for (int bh = 0; bh < s.B * H; ++bh) one_head(0, bh);
+    return;
+  }
+  for_each_slot(slots, s.B * H, one_head);
+}
+
+template <typename T>
+void attention_backward_lse(T* dq, T* dk, T* dv, T* scratch, const T* dout, const T* q, const T* k, const T* v,
+                            const backend::AttentionShape& shape) {
+  prof::Scope prof_scope(prof::Op::Softmax);
+  const backend::AttentionShape s = shape.resolved();
+  check_attention_shape(s);
+  const int H = s.H, hs = s.C / H;
+  const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(hs)));
+  const std::size_t tile = static_cast<std::size_t>(s.Tq) * s.Tk;
+  const int ldq = static_cast<int>(s.ldq), ldk = static_cast<int>(s.ldk), ldv = static_cast<int>(s.ldv),
+            ldo = static_cast<int>(s.ldo);
+  auto one_head = [&](int slot, int bh) {
+    const int b = bh / H, h = bh % H;
+    T* a = scratch + static_cast<std::size_t>(slot) * 2 * tile;
+    T* sc = a + tile;
+    head_weights(a, static_cast<T*>(nullptr), q, k, s, b, h);
+    const HeadPtrs o = head_offsets(s, b, h);
+    // dV += attᵀ · dout;   datt = dout · Vᵀ
+    gemm<T>(true, false, s.Tk, hs, s.Tq, T(1), a, s.Tk, dout + o.o, ldo, T(1), dv + o.v, ldv);
+    gemm<T>(false, true, s.Tq, s.Tk, hs, T(1), dout + o.o, ldo, v + o.v, ldv, T(0), sc, s.Tk);
+    // Softmax backward in place: dscores = att ⊙ (datt − rowsum(att ⊙ datt)); zero where att is.
+    for (int i = 0; i < s.Tq; ++i) {
+      const T* ar = a + static_cast<std::size_t>(i) * s.Tk;
+      T* dr = sc + static_cast<std::size_t>(i) * s.Tk;
+      T dot = 0;
+      for (int j = 0; j < s.Tk; ++j) dot += ar[j] * dr[j];
+      for (int j = 0; j < s.Tk; ++j) dr[j] = ar[j] * (dr[j] - dot);
+    }
+    // scores = scale · Q·Kᵀ, so dQ += scale · dscores · K and dK += scale · dscoresᵀ · Q.
+    gemm<T>(false, false, s.Tq, hs, s.Tk, scale, sc, s.Tk, k + o.k, ldk, T(1), dq + o.q, ldq);
+    gemm<T>(true, false, s.Tk, hs, s.Tq, scale, sc, s.Tk, q + o.q, ldq, T(1), dk + o.k, ldk);
+  };
+  par::BlasSerial serial;
+  // Heads write disjoint column blocks of dq, dk, dv, unless batches share K or V (stride 0): then
+  // several items add into the same block, so they run one after another, in order.
+  const bool shared = s.k_batch == 0 || s.v_batch == 0 || s.q_batch == 0;
+  const int slots = shared ? 1 : attention_slots(s.B, H, s.Tq, s.Tk, hs);
+  if (slots == 1) {
+    for (int bh = 0; bh < s.B * H; ++bh) one_head(0, bh);
+    return;
+  }
+  for_each_slot(slots, s.B * H, one_head);
+}
+
+template <typename T>
+void attention_weights_recompute(T* att, const T* q, const T* k, const backend::AttentionShape& shape) {
+  const backend::AttentionShape s = shape.resolved();
+  check_attention_shape(s);
+  const std::size_t tile = static_cast<std::size_t>(s.Tq) * s.Tk;
+  par::BlasSerial serial;
+  for (int bh = 0; bh < s.B * s.H; ++bh) head_weights(att + bh * tile, static_cast<T*>(nullptr), q, k, s, bh / s.H, bh % s.H);
+}
+
+template <typename T>
+void dropout_forward_hashed(T* out, T* mask, const T* inp, std::size_t n, float p, std::uint64_t seed) {
+  prof::Scope prof_scope(prof::Op::Elementwise);
+  if (!(p > 0.0f)) {
+    par_range(n, kElementChunk, [&](std::size_t b, std::size_t e) {
+      std::copy(inp + b, inp + e, out + b);
+      std::fill(mask + b, mask + e, T(1));
+    });
+    return;
+  }
+  const T keep_scale = static_cast<T>(1.0 / (1.0 - p));
+  const std::uint32_t threshold = backend::dropout_threshold(p);
+  par_range(n, kElementChunk, [&](std::size_t b, std::size_t e) {
+    for (std::size_t i = b; i < e; ++i) {
+      mask[i] = backend::dropout_keep(seed, i, threshold) ? keep_scale : T(0);
+      out[i] = inp[i] * mask[i];
+    }
+  });
+}
+
+template <typename T>
+void adamw_step(T* params, const T* grads, T* m, T* v, const std::uint8_t* decay_mask, std::size_t n,
+                const backend::AdamStep& h) {
+  prof::Scope prof_scope(prof::Op::Optimizer);
+  const double b1 = h.beta1, b2 = h.beta2;
+  // Bias corrections undo the zero initialisation of the moments in the first steps.
+  const double c1 = 1.0 - std::pow(b1, static_cast<double>(h.step));
+  const double c2 = 1.0 - std::pow(b2, static_cast<double>(h.step));
+  const T lr_f = static_cast<T>(h.lr);
+  const T step_size = static_cast<T>(h.lr / c1);
+  const T inv_sqrt_c2 = static_cast<T>(1.0 / std::sqrt(c2));
+  const T fb1 = h.beta1, fb2 = h.beta2, eps = h.eps, wd = h.weight_decay;
+  for (std::size_t i = 0; i < n; ++i) {
+    const T g = grads[i];
+    m[i] = fb1 * m[i] + (T(1) - fb1) * g;
+    v[i] = fb2 * v[i] + (T(1) - fb2) * g * g;
+    if (wd > T(0) && (!decay_mask || decay_mask[i])) params[i] -= lr_f * wd * params[i];
+    params[i] -= step_size * m[i] / (std::sqrt(v[i]) * inv_sqrt_c2 + eps);
+  }
+}
+
+template <typename T>
+double sum_squares(const T* x, std::size_t n) {
+  prof::Scope prof_scope(prof::Op::Optimizer);
+  double sq = 0.0;
+  for (std::size_t i = 0; i < n; ++i) sq += static_cast<double>(x[i]) * x[i];
+  return sq;
+}
+
 template <typename T>
 std::size_t attention_tiled_workspace(int block_q, int block_k) {
   return static_cast<std::size_t>(std::max(1, par::threads())) *
@@ -733,9 +923,17 @@ void softmax_from_lse(T* probs, const T* logits, const T* lse, int N, int V) {
                                             const T*, const int*, bool, int, int, int, int, int, int, int);     \
   template T cross_entropy_forward<T>(T*, const T*, const int*, int, int, T, int, int*);                        \
   template void cross_entropy_backward<T>(T*, const T*, const T*, const int*, int, int, T, int, int, T);        \
-  template void softmax_from_lse<T>(T*, const T*, const T*, int, int);
+  template void softmax_from_lse<T>(T*, const T*, const T*, int, int);                                          \
+  template std::size_t attention_lse_scratch<T>(int, int);                                                      \
+  template void attention_forward_lse<T>(T*, T*, T*, const T*, const T*, const T*, const backend::AttentionShape&); \
+  template void attention_backward_lse<T>(T*, T*, T*, T*, const T*, const T*, const T*, const T*,                 \
+                                          const backend::AttentionShape&);                                       \
+  template void attention_weights_recompute<T>(T*, const T*, const T*, const backend::AttentionShape&);          \
+  template void dropout_forward_hashed<T>(T*, T*, const T*, std::size_t, float, std::uint64_t);                 \
+  template void adamw_step<T>(T*, const T*, T*, T*, const std::uint8_t*, std::size_t, const backend::AdamStep&); \
+  template double sum_squares<T>(const T*, std::size_t);
 
 ATTNLAB_INSTANTIATE(float)
 ATTNLAB_INSTANTIATE(double)
 
-}  // namespace attnlab::model
+}  // namespace attnlab::cpu

@@ -1,4 +1,4 @@
-#include "util/blas_setup.hpp"
+#include "backend/cpu/blas_setup.hpp"
 
 #include <cblas.h>
 #include <unistd.h>
@@ -15,7 +15,7 @@ namespace {
 constexpr const char* kReexecVar = "ATTNLAB_BLAS_DETECTED";    // the kernel OpenBLAS picked before a fix
 constexpr const char* kRestartedVar = "ATTNLAB_BLAS_RESTARTED";  // set on the one restart: never loop
 // OpenBLAS's idle threads keep spinning (sched_yield) for 2^28 TSC cycles, about 0.1 s, after every
-// product before they sleep. attnlab's own loops between products (util/parallel.hpp: the loss, softmaxes,
+// product before they sleep. attnlab's own loops between products (backend/cpu/parallel.hpp: the loss, softmaxes,
 // layer norm) need those cores, and measured 2× slower against the spinning. 2^18 cycles (about 0.1 ms)
 // still keeps the threads awake across back-to-back products. Only settable before OpenBLAS loads.
 constexpr const char* kThreadTimeout = "18";

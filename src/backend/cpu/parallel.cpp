@@ -1,4 +1,4 @@
-#include "util/parallel.hpp"
+#include "backend/cpu/parallel.hpp"
 
 #include <cblas.h>
 
@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "model/profile.hpp"
+#include "backend/cpu/profile.hpp"
 
 namespace attnlab::par {
 
@@ -43,7 +43,7 @@ struct Pool {
 
   void run_worker(int idx) {
     t_inside = true;
-    model::prof::detail::t_worker = true;  // the profiler's totals belong to the main thread
+    prof::detail::t_worker = true;  // the profiler's totals belong to the main thread
     std::uint64_t seen = 0;
     std::unique_lock<std::mutex> lk(mu);
     for (;;) {

@@ -1,6 +1,6 @@
-#include "model/profile.hpp"
+#include "backend/cpu/profile.hpp"
 
-namespace attnlab::model::prof {
+namespace attnlab::prof {
 
 const char* name(Op op) {
   switch (op) {
@@ -32,4 +32,4 @@ Totals stop() {
   return s.totals;
 }
 
-}  // namespace attnlab::model::prof
+}  // namespace attnlab::prof

@@ -16,7 +16,9 @@
 #include <cstdint>
 #include <vector>
 
-namespace attnlab::model {
+#include "backend/backend.hpp"
+
+namespace attnlab::cpu {
 
 // C = alpha · op(A) · op(B) + beta · C on row-major buffers with explicit leading dimensions
 // (so heads can be addressed as column blocks of an N × C activation without copying).
@@ -94,7 +96,7 @@ template <typename T>
 void attention_forward(T* out, T* att, const T* q, const T* k, const T* v, const int* key_len, bool causal,
                        int B, int Tq, int Tk, int C, int H);
 // Given dout (B·Tq × C): dq, dk, dv accumulate. scratch needs attention_backward_scratch(Tq, Tk)
-// elements (Tq·Tk per thread of util/parallel.hpp: heads run in parallel).
+// elements (Tq·Tk per thread of backend/cpu/parallel.hpp: heads run in parallel).
 // Softmax backward: dscores = att ⊙ (datt − Σ_j att·datt), which is zero wherever att was zero
 // (masked keys), so masks need no special treatment here.
 template <typename T>
@@ -102,6 +104,37 @@ std::size_t attention_backward_scratch(int Tq, int Tk);
 template <typename T>
 void attention_backward(T* dq, T* dk, T* dv, T* scratch, const T* dout, const T* att, const T* q, const T* k,
                         const T* v, int B, int Tq, int Tk, int C, int H);
+
+// ---- attention, the backend contract (backend/backend.hpp) ----------------------------------------
+//
+// The same computation as attention_forward, on rows addressed through s's strides (a fused Q/K/V
+// buffer, the key/value cache), saving lse (B × H × Tq) instead of the weights. The backward and
+// attention_weights_recompute recompute each head's weights exactly as the forward computed them
+// (same products, same maximum, same sums), so they agree with the forward bit for bit and training
+// gives the same numbers as when the weights were stored. scratch needs attention_lse_scratch(Tq, Tk).
+template <typename T>
+std::size_t attention_lse_scratch(int Tq, int Tk);
+template <typename T>
+void attention_forward_lse(T* out, T* lse, T* scratch, const T* q, const T* k, const T* v,
+                           const backend::AttentionShape& s);
+template <typename T>
+void attention_backward_lse(T* dq, T* dk, T* dv, T* scratch, const T* dout, const T* q, const T* k, const T* v,
+                            const backend::AttentionShape& s);
+// att: B × H × Tq × Tk.
+template <typename T>
+void attention_weights_recompute(T* att, const T* q, const T* k, const backend::AttentionShape& s);
+
+// ---- dropout with the counter-based generator (backend/dropout_hash.hpp) ---------------------------
+template <typename T>
+void dropout_forward_hashed(T* out, T* mask, const T* inp, std::size_t n, float p, std::uint64_t seed);
+
+// ---- optimizer ----------------------------------------------------------------------------------------
+// One AdamW step (model/optim.hpp has the formula); decay_mask null: every parameter decays.
+template <typename T>
+void adamw_step(T* params, const T* grads, T* m, T* v, const std::uint8_t* decay_mask, std::size_t n,
+                const backend::AdamStep& h);
+template <typename T>
+double sum_squares(const T* x, std::size_t n);
 
 // ---- attention, tiled (the FlashAttention idea) -------------------------------------------------
 //
@@ -112,7 +145,7 @@ void attention_backward(T* dq, T* dk, T* dv, T* scratch, const T* dout, const T*
 //   l ← l·exp(m − m') + Σ_j exp(s_j − m'),     O ← O·exp(m − m') + Σ_j exp(s_j − m')·V_j,
 // and at the end O ← O / l. Extra memory: one block_q × block_k score tile and 2·block_q running
 // values per thread (attention_tiled_workspace), independent of Tk; the output itself is Tq × C as
-// always. Work items are (batch, head, query block), shared among the threads of util/parallel.hpp,
+// always. Work items are (batch, head, query block), shared among the threads of backend/cpu/parallel.hpp,
 // each running single-threaded sgemm on its tiles.
 // Masking is that of attention_forward (key_len, causal); a row with no visible key gives zeros.
 // lse (B × H × Tq) receives log Σ_j exp(s_j) per row (−inf for a fully masked row), all that the
@@ -156,4 +189,4 @@ void cross_entropy_backward(T* dlogits, const T* logits, const T* lse, const int
 template <typename T>
 void softmax_from_lse(T* probs, const T* logits, const T* lse, int N, int V);
 
-}  // namespace attnlab::model
+}  // namespace attnlab::cpu

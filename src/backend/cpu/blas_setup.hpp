@@ -9,7 +9,7 @@
 // fits, re-executes itself once with OPENBLAS_CORETYPE set. A user's own OPENBLAS_CORETYPE is
 // always respected. The same restart sets OPENBLAS_THREAD_TIMEOUT (unless the user did), so that
 // OpenBLAS's idle threads stop spinning soon after a product and leave the cores to attnlab's own
-// parallel loops (util/parallel.hpp).
+// parallel loops (backend/cpu/parallel.hpp).
 #include <string>
 
 namespace attnlab {

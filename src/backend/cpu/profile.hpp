@@ -7,12 +7,12 @@
 // it calls (category Matmul), and the categories add up to the wall time between reset() and
 // totals(). Time spent outside every scope (allocations, zeroing, bookkeeping) is charged to Other.
 // Counted on the main thread only: OpenBLAS's threads never call back into these scopes, and attnlab's
-// own pool workers (util/parallel.hpp) skip them.
+// own pool workers (backend/cpu/parallel.hpp) skip them.
 #include <array>
 #include <chrono>
 #include <cstdint>
 
-namespace attnlab::model::prof {
+namespace attnlab::prof {
 
 enum class Op : int { Matmul = 0, Softmax, LayerNorm, Loss, Elementwise, Optimizer, Other, Count };
 inline constexpr int kOps = static_cast<int>(Op::Count);
@@ -33,7 +33,7 @@ struct State {
   Totals totals;
 };
 inline State g_state;  // one per program (an inline variable: no call, no guard)
-// Set on util/parallel.hpp's pool workers: their scopes are not counted (the main thread's clock already
+// Set on backend/cpu/parallel.hpp's pool workers: their scopes are not counted (the main thread's clock already
 // charges the wall time of a parallel region to the scope that opened it).
 inline thread_local bool t_worker = false;
 inline State& state() { return g_state; }
@@ -74,4 +74,4 @@ class Scope {
   bool active_ = false;
 };
 
-}  // namespace attnlab::model::prof
+}  // namespace attnlab::prof
