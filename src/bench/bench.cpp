@@ -124,15 +124,20 @@ nlohmann::ordered_json measure_model(const std::string& label, const model::Mode
   // The same count as `attnlab params` (model/size.hpp), for the whole batch.
   const double fwd_flops = o.batch * model::count_flops(cfg, o.seq).forward();
   std::uint64_t rng = 1;
-  std::vector<float> m(net.params.size(), 0.0f), v(net.params.size(), 0.0f);
+  backend::Ops<float>& be = net.backend();
+  backend::Buffer<float> m(be), v(be);
+  m.assign_zero(net.params.size());
+  v.assign_zero(net.params.size());
   std::int64_t step = 0;
   const model::AdamConfig adam;
   auto forward = [&] { net.forward(batch, 0.1f, true, &rng); };
   auto train_step = [&] {
     forward();
     net.backward();
-    model::clip_grad_norm(net.grads, 1.0);
-    model::adam_step(net.params, net.grads, m, v, ++step, 1e-4, adam, {});
+    model::clip_grad_norm(be, net.grads.data(), net.grads.size(), 1.0);
+    be.adamw_step(net.params.data(), net.grads.data(), m.data(), v.data(), nullptr, net.params.size(),
+                  model::adam_hyper(adam, ++step, 1e-4));
+    be.synchronize();
   };
 
   say(fmt::format("{}: forward", label));

@@ -38,8 +38,10 @@ Matrix embedding_rows(const TrainedModel& m, const std::vector<std::size_t>& ids
   const auto& layout = m.net().layout();
   const std::size_t table = m.net().config().tie_embeddings || m.net().config().decoder_only ? layout.tok_emb : layout.src_emb;
   Matrix e = Matrix::from_shape({ids.size(), C});
-  for (std::size_t i = 0; i < ids.size(); ++i)
-    for (std::size_t j = 0; j < C; ++j) e(i, j) = m.net().params[table + ids[i] * C + j];
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const std::vector<float> row = m.net().params.download(table + ids[i] * C, C);
+    for (std::size_t j = 0; j < C; ++j) e(i, j) = row[j];
+  }
   return e;
 }
 

@@ -249,7 +249,7 @@ void show_feed_forward_trained(LessonContext& c) {
     // Layer 1's attention input is layer 0's output: compare with the model's own forward pass.
     forward_one(net, c.src.int_ids(), {model::kBos});
     const auto v = net.attention_view(ModelBlock::EncoderSelf, 1);
-    const float d = max_abs_difference(e.output, rows_of(v.query_input, 0, tk.size(), c.d_model));
+    const float d = max_abs_difference(e.output, rows_of(v.query_input.data(), 0, tk.size(), c.d_model));
     c.out.line(fmt::format("Check: the lesson's recomputation equals the input of the model's encoder layer 1 ({}).", agreement(d)));
     c.out.value("max_difference_from_model", d);
     c.out.line("");

@@ -108,31 +108,34 @@ Matrix column_block(const std::vector<float>& p, std::size_t off, std::size_t nr
 }  // namespace
 
 AttentionWeights attention_weights_of(const model::Transformer<float>& net, const model::AttnLayout& p) {
+  const std::vector<float> params = net.params.download();
   const auto C = static_cast<std::size_t>(net.config().d_model), H = static_cast<std::size_t>(net.config().heads);
   const std::size_t dk = C / H;
   AttentionWeights w;
   for (std::size_t h = 0; h < H; ++h) {
-    HeadWeights hw{column_block(net.params, p.wq, C, C, h * dk, dk), column_block(net.params, p.wk, C, C, h * dk, dk),
-                   column_block(net.params, p.wv, C, C, h * dk, dk)};
-    hw.b_q = column_block(net.params, p.bq, 1, C, h * dk, dk);
-    hw.b_k = column_block(net.params, p.bk, 1, C, h * dk, dk);
-    hw.b_v = column_block(net.params, p.bv, 1, C, h * dk, dk);
+    HeadWeights hw{column_block(params, p.wq, C, C, h * dk, dk), column_block(params, p.wk, C, C, h * dk, dk),
+                   column_block(params, p.wv, C, C, h * dk, dk)};
+    hw.b_q = column_block(params, p.bq, 1, C, h * dk, dk);
+    hw.b_k = column_block(params, p.bk, 1, C, h * dk, dk);
+    hw.b_v = column_block(params, p.bv, 1, C, h * dk, dk);
     w.heads.push_back(std::move(hw));
   }
-  w.w_o = column_block(net.params, p.wo, C, C, 0, C);
-  w.b_o = column_block(net.params, p.bo, 1, C, 0, C);
+  w.w_o = column_block(params, p.wo, C, C, 0, C);
+  w.b_o = column_block(params, p.bo, 1, C, 0, C);
   return w;
 }
 
 FeedForward feed_forward_of(const model::Transformer<float>& net, const model::FfnLayout& p) {
+  const std::vector<float> params = net.params.download();
   const auto C = static_cast<std::size_t>(net.config().d_model), F = static_cast<std::size_t>(net.config().d_ff);
-  return {column_block(net.params, p.w1, C, F, 0, F), column_block(net.params, p.b1, 1, F, 0, F),
-          column_block(net.params, p.w2, F, C, 0, C), column_block(net.params, p.b2, 1, C, 0, C)};
+  return {column_block(params, p.w1, C, F, 0, F), column_block(params, p.b1, 1, F, 0, F),
+          column_block(params, p.w2, F, C, 0, C), column_block(params, p.b2, 1, C, 0, C)};
 }
 
 NormParams norm_of(const model::Transformer<float>& net, const model::NormLayout& p) {
+  const std::vector<float> params = net.params.download();
   const auto C = static_cast<std::size_t>(net.config().d_model);
-  return {column_block(net.params, p.g, 1, C, 0, C), column_block(net.params, p.b, 1, C, 0, C)};
+  return {column_block(params, p.g, 1, C, 0, C), column_block(params, p.b, 1, C, 0, C)};
 }
 
 float max_abs_difference(const Matrix& a, const Matrix& b) {
@@ -150,18 +153,18 @@ Replay replay_attention(const model::Transformer<float>& net, model::Transformer
   const auto Tq = static_cast<std::size_t>(v.Tq), Tk = static_cast<std::size_t>(v.Tk), bi = static_cast<std::size_t>(b);
   if (n > Tq || m > Tk || b >= v.B) throw ShapeError("replay_attention: rows beyond the last forward pass");
   Replay r;
-  r.x = rows_of(v.query_input, bi * Tq, n, C);
-  r.kv = rows_of(v.kv_input, bi * Tk, m, C);
+  r.x = rows_of(v.query_input.data(), bi * Tq, n, C);
+  r.kv = rows_of(v.kv_input.data(), bi * Tk, m, C);
   r.w = attention_weights_of(net, v.params);
   std::optional<Mask> mask;
   if (block == Block::DecoderSelf) mask = causal_mask(n);
   multi_head_attention(r.x, r.kv, r.w, mask ? &*mask : nullptr, &r.trace);
-  r.model_output = rows_of(v.output->data(), bi * Tq, n, C);
+  r.model_output = rows_of(v.output.data(), bi * Tq, n, C);
   r.max_difference = max_abs_difference(r.trace.output, r.model_output);
   for (std::size_t h = 0; h < H; ++h) {
     Matrix mw = Matrix::from_shape({n, m});
     for (std::size_t i = 0; i < n; ++i)
-      for (std::size_t j = 0; j < m; ++j) mw(i, j) = (*v.weights)[((bi * H + h) * Tq + i) * Tk + j];
+      for (std::size_t j = 0; j < m; ++j) mw(i, j) = v.weights[((bi * H + h) * Tq + i) * Tk + j];
     r.max_difference = std::max(r.max_difference, max_abs_difference(r.trace.heads[h].weights, mw));
     r.model_weights.push_back(std::move(mw));
   }

@@ -25,7 +25,7 @@ std::vector<std::vector<float>> step_attention(const Transformer<float>& m, int 
   std::vector<std::vector<float>> layers;
   const int H = m.config().heads, S = m.source_length();
   for (int l = 0; l < m.config().decoder_layers; ++l) {
-    const auto& a = m.step_cross_attention(l);
+    const std::vector<float> a = m.step_cross_attention(l);
     layers.emplace_back(a.begin() + static_cast<std::ptrdiff_t>(beam_index) * H * S,
                         a.begin() + static_cast<std::ptrdiff_t>(beam_index + 1) * H * S);
   }

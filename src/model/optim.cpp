@@ -26,6 +26,12 @@ double clip_grad_norm(std::vector<float>& grads, double max_norm) {
   return norm;
 }
 
+double clip_grad_norm(backend::Ops<float>& be, float* grads, std::size_t n, double max_norm) {
+  const double norm = std::sqrt(be.sum_squares(grads, n));
+  if (max_norm > 0.0 && norm > max_norm) be.scale(grads, n, static_cast<float>(max_norm / (norm + 1e-12)));
+  return norm;
+}
+
 void adam_step(std::vector<float>& params, const std::vector<float>& grads, std::vector<float>& m,
                std::vector<float>& v, std::int64_t step, double lr, const AdamConfig& cfg,
                const std::vector<std::uint8_t>& decay_mask) {

@@ -103,7 +103,7 @@ EvalResult evaluate(Transformer<float>& model, const std::vector<Example>& data,
     const int n = model.targets_counted();
     loss_sum += static_cast<double>(loss) * n;
     r.tokens += static_cast<std::size_t>(n);
-    const auto& logits = model.logits();
+    const std::vector<float> logits = model.logits();
     for (std::size_t row = 0; row < b.tgt_out.size(); ++row) {
       if (b.tgt_out[row] == kPad) continue;
       const float* z = logits.data() + row * V;
@@ -117,18 +117,22 @@ EvalResult evaluate(Transformer<float>& model, const std::vector<Example>& data,
   return r;
 }
 
-Trainer::Trainer(const ModelConfig& model, const TrainConfig& train, std::vector<std::string> vocab)
-    : mcfg_(model), tcfg_(train), vocab_(std::move(vocab)), model_(model) {
+Trainer::Trainer(const ModelConfig& model, const TrainConfig& train, std::vector<std::string> vocab,
+                 backend::Ops<float>& backend)
+    : mcfg_(model), tcfg_(train), vocab_(std::move(vocab)), model_(model, backend), m_(backend), v_(backend),
+      decay_mask_(backend) {
   if (static_cast<int>(vocab_.size()) != mcfg_.vocab_size) throw RuntimeError("Trainer: vocabulary size does not match the config");
   model_.init_params(tcfg_.seed);
-  m_.assign(model_.params.size(), 0.0f);
-  v_.assign(model_.params.size(), 0.0f);
+  m_.assign_zero(model_.params.size());
+  v_.assign_zero(model_.params.size());
   // Weight decay applies to matrices only, never to biases, norm gains or (by convention) embeddings.
-  decay_mask_.assign(model_.params.size(), 0);
+  std::vector<std::uint8_t> decay(model_.params.size(), 0);
   for (const TensorInfo& t : model_.layout().tensors) {
     const bool matrix = t.shape.size() == 2 && t.name.find("emb") == std::string::npos;
-    if (matrix) std::fill(decay_mask_.begin() + t.offset, decay_mask_.begin() + t.offset + t.size(), 1);
+    if (matrix) std::fill(decay.begin() + static_cast<std::ptrdiff_t>(t.offset),
+                          decay.begin() + static_cast<std::ptrdiff_t>(t.offset + t.size()), 1);
   }
+  decay_mask_.upload(decay);
   dropout_rng_ = tcfg_.seed ^ 0xD20F0D7ull;
 }
 
@@ -136,9 +140,9 @@ void Trainer::save(const std::string& path, const nlohmann::json& meta) const {
   Checkpoint ck;
   ck.config = mcfg_;
   ck.vocab = vocab_;
-  ck.params = model_.params;
-  ck.adam_m = m_;
-  ck.adam_v = v_;
+  ck.params = model_.params.download();
+  ck.adam_m = m_.download();
+  ck.adam_v = v_.download();
   ck.train_state = {{"step", step_},
                     {"epoch", epoch_},
                     {"cursor", cursor_},
@@ -153,7 +157,7 @@ void Trainer::save_model(const std::string& path, const nlohmann::json& meta) co
   Checkpoint ck;
   ck.config = mcfg_;
   ck.vocab = vocab_;
-  ck.params = model_.params;
+  ck.params = model_.params.download();
   ck.meta = meta;
   save_checkpoint(path, ck);
 }
@@ -167,9 +171,11 @@ void Trainer::restore(const std::string& path) {
     throw InputError(path + ": its model config differs from the one given; resume with the config it was trained with");
   }
   if (ck.vocab != vocab_) throw InputError(path + ": its vocabulary differs from this corpus's; resume with the same corpus settings");
-  model_.params = std::move(ck.params);
-  m_ = std::move(ck.adam_m);
-  v_ = std::move(ck.adam_v);
+  if (ck.adam_m.size() != ck.params.size() || ck.adam_v.size() != ck.params.size())
+    throw InputError(path + ": its Adam moments do not match its parameter count");
+  model_.params.upload(ck.params);
+  m_.upload(ck.adam_m);
+  v_.upload(ck.adam_v);
   try {
     step_ = ck.train_state.at("step").get<std::int64_t>();
     epoch_ = ck.train_state.at("epoch").get<std::int64_t>();
@@ -210,9 +216,11 @@ std::int64_t Trainer::run(const std::vector<Example>& train, const std::vector<E
     model_.backward();
     ++step_;
     StepInfo info;
-    info.grad_norm = clip_grad_norm(model_.grads, tcfg_.clip);
+    backend::Ops<float>& be = model_.backend();
+    info.grad_norm = clip_grad_norm(be, model_.grads.data(), model_.grads.size(), tcfg_.clip);
     info.lr = noam_lr(step_, mcfg_.d_model, tcfg_.warmup, tcfg_.lr_scale);
-    adam_step(model_.params, model_.grads, m_, v_, step_, info.lr, adam, decay_mask_);
+    be.adamw_step(model_.params.data(), model_.grads.data(), m_.data(), v_.data(), decay_mask_.data(),
+                  model_.params.size(), adam_hyper(adam, step_, info.lr));
     losses_.push_back(loss);
     tokens_done += static_cast<std::size_t>(model_.targets_counted());
     info.step = step_;

@@ -60,7 +60,9 @@ struct StepInfo {
 
 class Trainer {
  public:
-  Trainer(const ModelConfig& model, const TrainConfig& train, std::vector<std::string> vocab);
+  // Trains on `backend` (the CPU unless given): parameters, gradients and Adam's moments live there.
+  Trainer(const ModelConfig& model, const TrainConfig& train, std::vector<std::string> vocab,
+          backend::Ops<float>& backend = backend::cpu_backend<float>());
 
   // Restores params, Adam moments, step and RNG/data state from a checkpoint written by save().
   void restore(const std::string& checkpoint_path);
@@ -85,8 +87,8 @@ class Trainer {
   TrainConfig tcfg_;
   std::vector<std::string> vocab_;
   Transformer<float> model_;
-  std::vector<float> m_, v_;
-  std::vector<std::uint8_t> decay_mask_;
+  backend::Buffer<float> m_, v_;
+  backend::Buffer<std::uint8_t> decay_mask_;
   std::int64_t step_ = 0;
   std::uint64_t dropout_rng_ = 0;
   std::int64_t epoch_ = 0;

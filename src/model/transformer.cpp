@@ -4,28 +4,29 @@
 #include <cmath>
 #include <string>
 
-#include "backend/cpu/ops.hpp"
-#include "backend/cpu/buffers.hpp"
+#include "backend/cpu/ops.hpp"  // positional_encoding: a host-side table, uploaded once
 #include "util/error.hpp"
 #include "util/rng.hpp"
 
 namespace attnlab::model {
-using namespace ::attnlab::cpu;  // interim: the model still calls the CPU ops directly
 
 template <typename T>
-Transformer<T>::Transformer(const ModelConfig& config) : cfg_(config), layout_(make_layout(config)) {
+Transformer<T>::Transformer(const ModelConfig& config, backend::Ops<T>& backend)
+    : be_(backend), cfg_(config), layout_(make_layout(config)) {
   validate(cfg_, "model");
   if (cfg_.vocab_size < 5) throw InputError("model.vocab_size: " + std::to_string(cfg_.vocab_size) + " is too small (4 special tokens + at least 1 word)");
-  params.assign(layout_.total, T(0));
-  grads.assign(layout_.total, T(0));
-  pe_ = positional_encoding<T>(cfg_.max_len, cfg_.d_model);
+  zeroed(params, layout_.total);
+  zeroed(grads, layout_.total);
+  sized(pe_, 0);
+  pe_.upload(cpu::positional_encoding<T>(cfg_.max_len, cfg_.d_model));
 }
 
 template <typename T>
 void Transformer<T>::init_params(std::uint64_t seed) {
   std::uint64_t s = seed ^ 0xA77E27106ull;
+  std::vector<T> host(layout_.total, T(0));
   for (const TensorInfo& t : layout_.tensors) {
-    T* p = params.data() + t.offset;
+    T* p = host.data() + t.offset;
     const std::string& n = t.name;
     const bool is_norm_gain = n.size() >= 2 && n.compare(n.size() - 2, 2, ".g") == 0;
     if (t.shape.size() == 1) {
@@ -43,6 +44,31 @@ void Transformer<T>::init_params(std::uint64_t seed) {
       for (std::size_t i = 0; i < t.size(); ++i) p[i] = static_cast<T>((2.0 * uniform01(s) - 1.0) * a);
     }
   }
+  params.upload(host);
+}
+
+// ---- buffers and seeds ---------------------------------------------------------------------------
+
+template <typename T>
+T* Transformer<T>::sized(Buf& b, std::size_t n) const {
+  b.bind(be_);
+  b.resize(n);
+  return b.data();
+}
+
+template <typename T>
+T* Transformer<T>::zeroed(Buf& b, std::size_t n) const {
+  sized(b, n);
+  b.zero();
+  return b.data();
+}
+
+// Each dropout site of a training forward gets its own seed: splitmix64 of (the forward's base + the
+// site's number), so sites never share a mask and the whole forward advanced the caller's state once.
+template <typename T>
+std::uint64_t Transformer<T>::next_dropout_seed() {
+  std::uint64_t state = dropout_base_ + static_cast<std::uint64_t>(dropout_site_++);
+  return splitmix64(state);
 }
 
 // ---- building blocks ---------------------------------------------------------------------------
@@ -50,79 +76,85 @@ void Transformer<T>::init_params(std::uint64_t seed) {
 template <typename T>
 void Transformer<T>::ln_fwd(const NormLayout& o, const T* x, int N, LNAct& a) {
   const int C = cfg_.d_model;
-  util::size_buffer(a.out, static_cast<std::size_t>(N) * C);
-  util::size_buffer(a.mean, N);
-  util::size_buffer(a.rstd, N);
-  layernorm_forward<T>(a.out.data(), a.mean.data(), a.rstd.data(), x, P(o.g), P(o.b), N, C, static_cast<T>(cfg_.ln_eps));
+  be_.layernorm_forward(sized(a.out, static_cast<std::size_t>(N) * C), sized(a.mean, N), sized(a.rstd, N), x, P(o.g),
+                        P(o.b), N, C, static_cast<T>(cfg_.ln_eps));
 }
 
 template <typename T>
 void Transformer<T>::ln_bwd(const NormLayout& o, const T* x, int N, const LNAct& a, const T* dy, T* dx) {
-  layernorm_backward<T>(dx, G(o.g), G(o.b), dy, x, P(o.g), a.mean.data(), a.rstd.data(), N, cfg_.d_model);
+  be_.layernorm_backward(dx, G(o.g), G(o.b), dy, x, P(o.g), a.mean.data(), a.rstd.data(), N, cfg_.d_model);
 }
 
 template <typename T>
-void Transformer<T>::attn_fwd(const AttnLayout& o, const T* xq, int Tq, const T* xkv, int Tk, const int* key_len,
-                              bool causal, AttnAct& a) {
-  const int B = batch_.B, C = cfg_.d_model, H = cfg_.heads;
-  const std::size_t nq = static_cast<std::size_t>(B) * Tq * C, nk = static_cast<std::size_t>(B) * Tk * C;
-  util::size_buffer(a.q, nq);
-  util::size_buffer(a.k, nk);
-  util::size_buffer(a.v, nk);
-  util::size_buffer(a.ctx, nq);
-  util::size_buffer(a.out, nq);
-  util::size_buffer(a.att, static_cast<std::size_t>(B) * H * Tq * Tk);
-  linear_forward<T>(a.q.data(), xq, P(o.wq), P(o.bq), B * Tq, C, C);
-  linear_forward<T>(a.k.data(), xkv, P(o.wk), P(o.bk), B * Tk, C, C);
-  linear_forward<T>(a.v.data(), xkv, P(o.wv), P(o.bv), B * Tk, C, C);
-  attention_forward<T>(a.ctx.data(), a.att.data(), a.q.data(), a.k.data(), a.v.data(), key_len, causal, B, Tq, Tk, C, H);
-  linear_forward<T>(a.out.data(), a.ctx.data(), P(o.wo), P(o.bo), B * Tq, C, C);
+backend::AttentionShape Transformer<T>::attn_shape(const AttnAct& a) const {
+  backend::AttentionShape s;
+  s.B = batch_.B;
+  s.Tq = a.Tq;
+  s.Tk = a.Tk;
+  s.C = cfg_.d_model;
+  s.H = cfg_.heads;
+  s.key_len = a.masked ? src_len_dev_.data() : nullptr;
+  s.causal = a.causal;
+  return s;
 }
 
 template <typename T>
-void Transformer<T>::attn_bwd(const AttnLayout& o, const T* xq, int Tq, const T* xkv, int Tk, AttnAct& a,
-                              const T* dout, T* dxq, T* dxkv) {
+void Transformer<T>::attn_fwd(const AttnLayout& o, const T* xq, int Tq, const T* xkv, int Tk, bool masked, bool causal,
+                              AttnAct& a) {
   const int B = batch_.B, C = cfg_.d_model, H = cfg_.heads;
   const std::size_t nq = static_cast<std::size_t>(B) * Tq * C, nk = static_cast<std::size_t>(B) * Tk * C;
-  std::vector<T>&dctx = ws_dctx_, &dq = ws_dq_, &dk = ws_dk_, &dv = ws_dv_;
-  util::zeroed_buffer(dctx, nq);  // keeps the capacity: no allocation after the first step
-  util::zeroed_buffer(dq, nq);
-  util::zeroed_buffer(dk, nk);
-  util::zeroed_buffer(dv, nk);
-  util::size_buffer(ws_scores_, attention_backward_scratch<T>(Tq, Tk));
-  linear_backward<T>(dctx.data(), G(o.wo), G(o.bo), dout, a.ctx.data(), P(o.wo), B * Tq, C, C);
-  attention_backward<T>(dq.data(), dk.data(), dv.data(), ws_scores_.data(), dctx.data(), a.att.data(), a.q.data(),
-                        a.k.data(), a.v.data(), B, Tq, Tk, C, H);
-  linear_backward<T>(dxq, G(o.wq), G(o.bq), dq.data(), xq, P(o.wq), B * Tq, C, C);
-  linear_backward<T>(dxkv, G(o.wk), G(o.bk), dk.data(), xkv, P(o.wk), B * Tk, C, C);
-  linear_backward<T>(dxkv, G(o.wv), G(o.bv), dv.data(), xkv, P(o.wv), B * Tk, C, C);
+  a.Tq = Tq;
+  a.Tk = Tk;
+  a.masked = masked;
+  a.causal = causal;
+  be_.linear_forward(sized(a.q, nq), xq, P(o.wq), P(o.bq), B * Tq, C, C);
+  be_.linear_forward(sized(a.k, nk), xkv, P(o.wk), P(o.bk), B * Tk, C, C);
+  be_.linear_forward(sized(a.v, nk), xkv, P(o.wv), P(o.bv), B * Tk, C, C);
+  be_.attention_forward(sized(a.ctx, nq), sized(a.lse, static_cast<std::size_t>(B) * H * Tq), a.q.data(), a.k.data(),
+                        a.v.data(), attn_shape(a));
+  be_.linear_forward(sized(a.out, nq), a.ctx.data(), P(o.wo), P(o.bo), B * Tq, C, C);
+}
+
+template <typename T>
+void Transformer<T>::attn_bwd(const AttnLayout& o, const T* xq, const T* xkv, AttnAct& a, const T* dout, T* dxq,
+                              T* dxkv) {
+  const int B = batch_.B, C = cfg_.d_model, Tq = a.Tq, Tk = a.Tk;
+  const std::size_t nq = static_cast<std::size_t>(B) * Tq * C, nk = static_cast<std::size_t>(B) * Tk * C;
+  T* dctx = zeroed(ws_dctx_, nq);  // keeps the allocation: nothing allocated after the first step
+  T* dq = zeroed(ws_dq_, nq);
+  T* dk = zeroed(ws_dk_, nk);
+  T* dv = zeroed(ws_dv_, nk);
+  be_.linear_backward(dctx, G(o.wo), G(o.bo), dout, a.ctx.data(), P(o.wo), B * Tq, C, C);
+  be_.attention_backward(dq, dk, dv, dctx, a.ctx.data(), a.lse.data(), a.q.data(), a.k.data(), a.v.data(), attn_shape(a));
+  be_.linear_backward(dxq, G(o.wq), G(o.bq), dq, xq, P(o.wq), B * Tq, C, C);
+  be_.linear_backward(dxkv, G(o.wk), G(o.bk), dk, xkv, P(o.wk), B * Tk, C, C);
+  be_.linear_backward(dxkv, G(o.wv), G(o.bv), dv, xkv, P(o.wv), B * Tk, C, C);
 }
 
 template <typename T>
 void Transformer<T>::ffn_fwd(const FfnLayout& o, const T* x, int N, FfnAct& a) {
   const int C = cfg_.d_model, F = cfg_.d_ff;
-  util::size_buffer(a.a, static_cast<std::size_t>(N) * F);
-  util::size_buffer(a.out, static_cast<std::size_t>(N) * C);
-  linear_forward<T>(a.a.data(), x, P(o.w1), P(o.b1), N, C, F);
-  relu_forward<T>(a.a.data(), a.a.data(), a.a.size());  // in place: h > 0 exactly where ReLU(h) > 0
-  linear_forward<T>(a.out.data(), a.a.data(), P(o.w2), P(o.b2), N, F, C);
+  const std::size_t nf = static_cast<std::size_t>(N) * F;
+  T* h = sized(a.a, nf);
+  be_.linear_forward(h, x, P(o.w1), P(o.b1), N, C, F);
+  be_.relu_forward(h, h, nf);  // in place: h > 0 exactly where ReLU(h) > 0
+  be_.linear_forward(sized(a.out, static_cast<std::size_t>(N) * C), h, P(o.w2), P(o.b2), N, F, C);
 }
 
 template <typename T>
 void Transformer<T>::ffn_bwd(const FfnLayout& o, const T* x, int N, const FfnAct& a, const T* dout, T* dx) {
   const int C = cfg_.d_model, F = cfg_.d_ff;
-  std::vector<T>&da = ws_da_, &dh = ws_dh_;
-  util::zeroed_buffer(da, static_cast<std::size_t>(N) * F);
-  util::zeroed_buffer(dh, static_cast<std::size_t>(N) * F);
-  linear_backward<T>(da.data(), G(o.w2), G(o.b2), dout, a.a.data(), P(o.w2), N, F, C);
-  relu_backward<T>(dh.data(), da.data(), a.a.data(), dh.size());
-  linear_backward<T>(dx, G(o.w1), G(o.b1), dh.data(), x, P(o.w1), N, C, F);
+  const std::size_t nf = static_cast<std::size_t>(N) * F;
+  T* da = zeroed(ws_da_, nf);
+  T* dh = zeroed(ws_dh_, nf);
+  be_.linear_backward(da, G(o.w2), G(o.b2), dout, a.a.data(), P(o.w2), N, F, C);
+  be_.relu_backward(dh, da, a.a.data(), nf);
+  be_.linear_backward(dx, G(o.w1), G(o.b1), dh, x, P(o.w1), N, C, F);
 }
 
 template <typename T>
 void Transformer<T>::sub_fwd(Sub& s, Kind kind, const AttnLayout* attn, const FfnLayout* ffn, const NormLayout& norm,
-                             const T* x, int Tq, const T* mem, int Tk, const int* key_len, bool causal, bool train,
-                             std::uint64_t* rng) {
+                             const T* x, int Tq, const T* mem, int Tk, bool masked, bool causal, float p) {
   const int N = batch_.B * Tq, C = cfg_.d_model;
   const std::size_t n = static_cast<std::size_t>(N) * C;
   s.x = x;
@@ -134,28 +166,23 @@ void Transformer<T>::sub_fwd(Sub& s, Kind kind, const AttnLayout* attn, const Ff
   s.sub_in = in;
   const T* out = nullptr;
   if (kind == Kind::SelfAttn) {
-    attn_fwd(*attn, in, Tq, in, Tq, key_len, causal, s.attn);
+    attn_fwd(*attn, in, Tq, in, Tq, masked, causal, s.attn);
     out = s.attn.out.data();
   } else if (kind == Kind::CrossAttn) {
-    attn_fwd(*attn, in, Tq, mem, Tk, key_len, false, s.attn);
+    attn_fwd(*attn, in, Tq, mem, Tk, masked, false, s.attn);
     out = s.attn.out.data();
   } else {
     ffn_fwd(*ffn, in, N, s.ffn);
     out = s.ffn.out.data();
   }
   // Without dropout (inference, or p = 0) the sub-layer's output goes straight into the residual sum:
-  // no copy and no mask of ones (dropout_forward draws no random numbers at p = 0 either).
-  const float p = train ? cfg_.dropout : 0.0f;
+  // no copy and no mask of ones.
   s.dropout = p > 0.0f;
   if (s.dropout) {
-    util::size_buffer(s.mask, n);
-    util::size_buffer(s.dropped, n);
-    std::uint64_t dummy = 0;
-    dropout_forward<T>(s.dropped.data(), s.mask.data(), out, n, p, rng ? *rng : dummy);
+    be_.dropout_forward(sized(s.dropped, n), sized(s.mask, n), out, n, p, next_dropout_seed());
     out = s.dropped.data();
   }
-  util::size_buffer(s.sum, n);
-  add_forward<T>(s.sum.data(), x, out, n);
+  be_.add_forward(sized(s.sum, n), x, out, n);
   if (cfg_.pre_norm) {
     s.y = s.sum.data();
   } else {
@@ -166,32 +193,27 @@ void Transformer<T>::sub_fwd(Sub& s, Kind kind, const AttnLayout* attn, const Ff
 
 template <typename T>
 void Transformer<T>::sub_bwd(Sub& s, Kind kind, const AttnLayout* attn, const FfnLayout* ffn, const NormLayout& norm,
-                             int Tq, const T* mem, int Tk, const T* dy, T* dx, T* dmem) {
+                             int Tq, const T* mem, const T* dy, T* dx, T* dmem) {
   const int N = batch_.B * Tq, C = cfg_.d_model;
   const std::size_t n = static_cast<std::size_t>(N) * C;
-  std::vector<T>&dsum = ws_dsum_, &dsub = ws_dsub_, &din = ws_din_;  // reused: no allocation per step
-  const T* dsum_ptr = dy;  // pre-norm: the residual sum is the output itself
+  const T* dsum = dy;  // pre-norm: the residual sum is the output itself
   if (!cfg_.pre_norm) {
-    util::zeroed_buffer(dsum, n);
-    ln_bwd(norm, s.sum.data(), N, s.ln, dy, dsum.data());
-    dsum_ptr = dsum.data();
+    T* d = zeroed(ws_dsum_, n);
+    ln_bwd(norm, s.sum.data(), N, s.ln, dy, d);
+    dsum = d;
   }
-  accumulate<T>(dx, dsum_ptr, n);  // the residual path
-  const T* dsub_ptr = dsum_ptr;    // no dropout in the forward: the sub-layer's gradient is the sum's
+  be_.accumulate(dx, dsum, n);  // the residual path
+  const T* dsub = dsum;         // no dropout in the forward: the sub-layer's gradient is the sum's
   if (s.dropout) {
-    util::zeroed_buffer(dsub, n);
-    dropout_backward<T>(dsub.data(), dsum_ptr, s.mask.data(), n);
-    dsub_ptr = dsub.data();
+    T* d = zeroed(ws_dsub_, n);
+    be_.dropout_backward(d, dsum, s.mask.data(), n);
+    dsub = d;
   }
-  T* din_ptr = dx;  // post-norm: the sub-layer saw x itself
-  if (cfg_.pre_norm) {
-    util::zeroed_buffer(din, n);
-    din_ptr = din.data();
-  }
-  if (kind == Kind::SelfAttn) attn_bwd(*attn, s.sub_in, Tq, s.sub_in, Tq, s.attn, dsub_ptr, din_ptr, din_ptr);
-  else if (kind == Kind::CrossAttn) attn_bwd(*attn, s.sub_in, Tq, mem, Tk, s.attn, dsub_ptr, din_ptr, dmem);
-  else ffn_bwd(*ffn, s.sub_in, N, s.ffn, dsub_ptr, din_ptr);
-  if (cfg_.pre_norm) ln_bwd(norm, s.x, N, s.ln, din.data(), dx);
+  T* din = cfg_.pre_norm ? zeroed(ws_din_, n) : dx;  // post-norm: the sub-layer saw x itself
+  if (kind == Kind::SelfAttn) attn_bwd(*attn, s.sub_in, s.sub_in, s.attn, dsub, din, din);
+  else if (kind == Kind::CrossAttn) attn_bwd(*attn, s.sub_in, mem, s.attn, dsub, din, dmem);
+  else ffn_bwd(*ffn, s.sub_in, N, s.ffn, dsub, din);
+  if (cfg_.pre_norm) ln_bwd(norm, s.x, N, s.ln, din, dx);
 }
 
 // ---- whole model ----------------------------------------------------------------------------------
@@ -211,34 +233,41 @@ T Transformer<T>::forward(const Batch& b, T smoothing, bool train, std::uint64_t
   };
   check_tokens(b.tgt_in, static_cast<std::size_t>(b.B) * b.T, "tgt_in");
   check_tokens(b.tgt_out, static_cast<std::size_t>(b.B) * b.T, "tgt_out");
-  batch_ = b;
-  smoothing_ = smoothing;
-  const T scale = static_cast<T>(std::sqrt(static_cast<double>(C)));
-  const float p = train ? cfg_.dropout : 0.0f;
-  std::uint64_t dummy = 0;
-  std::uint64_t& r = rng ? *rng : dummy;
-
-  const T* memory = nullptr;
   if (!cfg_.decoder_only) {
     check_tokens(b.src, static_cast<std::size_t>(b.B) * b.S, "src");
     if (b.src_len.size() != static_cast<std::size_t>(b.B)) throw ShapeError("forward: src_len has the wrong size");
     for (int l : b.src_len)
       if (l < 1 || l > b.S) throw ShapeError("forward: a source length is outside [1, S]");
+  }
+  batch_ = b;
+  smoothing_ = smoothing;
+  const T scale = static_cast<T>(std::sqrt(static_cast<double>(C)));
+  const float p = train ? cfg_.dropout : 0.0f;
+  dropout_site_ = 0;
+  if (p > 0.0f) dropout_base_ = rng ? splitmix64(*rng) : 0;
+  auto upload_ints = [&](backend::Buffer<int>& dst, const std::vector<int>& src) {
+    dst.bind(be_);
+    dst.upload(src);
+  };
+  upload_ints(tgt_in_dev_, b.tgt_in);
+  upload_ints(tgt_out_dev_, b.tgt_out);
+
+  const T* memory = nullptr;
+  if (!cfg_.decoder_only) {
+    upload_ints(src_dev_, b.src);
+    upload_ints(src_len_dev_, b.src_len);
     const std::size_t n = static_cast<std::size_t>(b.B) * b.S * C;
-    util::size_buffer(enc_emb_, n);
-    util::size_buffer(enc_emb_mask_, n);
-    util::size_buffer(enc_x0_, n);
     const std::size_t src_emb = cfg_.tie_embeddings ? layout_.tok_emb : layout_.src_emb;
-    embedding_forward<T>(enc_emb_.data(), b.src.data(), P(src_emb), pe_.data(), b.B, b.S, C, scale);
-    dropout_forward<T>(enc_x0_.data(), enc_emb_mask_.data(), enc_emb_.data(), n, p, r);
+    be_.embedding_forward(sized(enc_emb_, n), src_dev_.data(), P(src_emb), pe_.data(), b.B, b.S, C, scale);
+    be_.dropout_forward(sized(enc_x0_, n), sized(enc_emb_mask_, n), enc_emb_.data(), n, p,
+                        p > 0.0f ? next_dropout_seed() : 0);
     enc_.resize(layout_.enc.size());
     const T* x = enc_x0_.data();
     for (std::size_t l = 0; l < enc_.size(); ++l) {
       const EncoderLayerLayout& L = layout_.enc[l];
-      sub_fwd(enc_[l].attn, Kind::SelfAttn, &L.attn, nullptr, L.ln1, x, b.S, nullptr, 0, batch_.src_len.data(), false,
-              train, rng);
+      sub_fwd(enc_[l].attn, Kind::SelfAttn, &L.attn, nullptr, L.ln1, x, b.S, nullptr, 0, true, false, p);
       x = enc_[l].attn.y;
-      sub_fwd(enc_[l].ffn, Kind::Ffn, nullptr, &L.ffn, L.ln2, x, b.S, nullptr, 0, nullptr, false, train, rng);
+      sub_fwd(enc_[l].ffn, Kind::Ffn, nullptr, &L.ffn, L.ln2, x, b.S, nullptr, 0, false, false, p);
       x = enc_[l].ffn.y;
     }
     ln_fwd(layout_.enc_norm, x, b.B * b.S, enc_final_);
@@ -246,44 +275,42 @@ T Transformer<T>::forward(const Batch& b, T smoothing, bool train, std::uint64_t
   }
 
   const std::size_t n = static_cast<std::size_t>(b.B) * b.T * C;
-  util::size_buffer(dec_emb_, n);
-  util::size_buffer(dec_emb_mask_, n);
-  util::size_buffer(dec_x0_, n);
-  embedding_forward<T>(dec_emb_.data(), b.tgt_in.data(), P(layout_.tok_emb), pe_.data(), b.B, b.T, C, scale);
-  dropout_forward<T>(dec_x0_.data(), dec_emb_mask_.data(), dec_emb_.data(), n, p, r);
+  be_.embedding_forward(sized(dec_emb_, n), tgt_in_dev_.data(), P(layout_.tok_emb), pe_.data(), b.B, b.T, C, scale);
+  be_.dropout_forward(sized(dec_x0_, n), sized(dec_emb_mask_, n), dec_emb_.data(), n, p,
+                      p > 0.0f ? next_dropout_seed() : 0);
   dec_.resize(layout_.dec.size());
   const T* y = dec_x0_.data();
   for (std::size_t l = 0; l < dec_.size(); ++l) {
     const DecoderLayerLayout& L = layout_.dec[l];
-    sub_fwd(dec_[l].self, Kind::SelfAttn, &L.self_attn, nullptr, L.ln1, y, b.T, nullptr, 0, nullptr, true, train, rng);
+    sub_fwd(dec_[l].self, Kind::SelfAttn, &L.self_attn, nullptr, L.ln1, y, b.T, nullptr, 0, false, true, p);
     y = dec_[l].self.y;
     if (!cfg_.decoder_only) {
-      sub_fwd(dec_[l].cross, Kind::CrossAttn, &L.cross_attn, nullptr, L.ln2, y, b.T, memory, b.S, batch_.src_len.data(),
-              false, train, rng);
+      sub_fwd(dec_[l].cross, Kind::CrossAttn, &L.cross_attn, nullptr, L.ln2, y, b.T, memory, b.S, true, false, p);
       y = dec_[l].cross.y;
     }
-    sub_fwd(dec_[l].ffn, Kind::Ffn, nullptr, &L.ffn, cfg_.decoder_only ? L.ln2 : L.ln3, y, b.T, nullptr, 0, nullptr,
-            false, train, rng);
+    sub_fwd(dec_[l].ffn, Kind::Ffn, nullptr, &L.ffn, cfg_.decoder_only ? L.ln2 : L.ln3, y, b.T, nullptr, 0, false,
+            false, p);
     y = dec_[l].ffn.y;
   }
   const int N = b.B * b.T;
   ln_fwd(layout_.dec_norm, y, N, dec_final_);
-  util::size_buffer(logits_, static_cast<std::size_t>(N) * V);
-  lse_.resize(static_cast<std::size_t>(N));
+  T* logits = sized(logits_, static_cast<std::size_t>(N) * V);
   if (cfg_.tie_embeddings) {
     // logits = h · Eᵀ: the output projection reuses the embedding matrix.
-    gemm<T>(false, true, N, V, C, T(1), dec_final_.out.data(), C, P(layout_.tok_emb), C, T(0), logits_.data(), V);
+    be_.gemm(false, true, N, V, C, T(1), dec_final_.out.data(), C, P(layout_.tok_emb), C, T(0), logits, V);
   } else {
-    linear_forward<T>(logits_.data(), dec_final_.out.data(), P(layout_.out_proj), nullptr, N, C, V);
+    be_.linear_forward(logits, dec_final_.out.data(), P(layout_.out_proj), nullptr, N, C, V);
   }
-  return cross_entropy_forward<T>(lse_.data(), logits_.data(), batch_.tgt_out.data(), N, V, smoothing, kPad, &count_);
+  return be_.cross_entropy_forward(sized(lse_, N), logits, tgt_out_dev_.data(), N, V, smoothing, kPad, &count_);
 }
 
 template <typename T>
 std::vector<T> Transformer<T>::probabilities() const {
-  std::vector<T> p(logits_.size());
-  if (!lse_.empty()) softmax_from_lse<T>(p.data(), logits_.data(), lse_.data(), static_cast<int>(lse_.size()), cfg_.vocab_size);
-  return p;
+  if (lse_.empty()) return std::vector<T>(logits_.size());
+  Buf p;
+  sized(p, logits_.size());
+  be_.softmax_from_lse(p.data(), logits_.data(), lse_.data(), static_cast<int>(lse_.size()), cfg_.vocab_size);
+  return p.download();
 }
 
 template <typename T>
@@ -291,72 +318,82 @@ void Transformer<T>::backward() {
   const Batch& b = batch_;
   const int C = cfg_.d_model, V = cfg_.vocab_size, N = b.B * b.T;
   const T scale = static_cast<T>(std::sqrt(static_cast<double>(C)));
-  std::fill(grads.begin(), grads.end(), T(0));
+  grads.zero();
 
-  std::vector<T>& dlogits = dlogits_;
-  util::size_buffer(dlogits, static_cast<std::size_t>(N) * V);  // no zero fill: the loss's backward writes every value
-  cross_entropy_backward<T>(dlogits.data(), logits_.data(), lse_.data(), b.tgt_out.data(), N, V, smoothing_, kPad,
-                            count_, T(1));
-  std::vector<T> dh(static_cast<std::size_t>(N) * C, T(0));
+  // No zero fill: the loss's backward writes every value.
+  T* dlogits = sized(dlogits_, static_cast<std::size_t>(N) * V);
+  be_.cross_entropy_backward(dlogits, logits_.data(), lse_.data(), tgt_out_dev_.data(), N, V, smoothing_, kPad, count_,
+                             T(1));
+  const std::size_t nt = static_cast<std::size_t>(N) * C;
+  T* dh = zeroed(ws_dh_out_, nt);
   if (cfg_.tie_embeddings) {
-    gemm<T>(false, false, N, C, V, T(1), dlogits.data(), V, P(layout_.tok_emb), C, T(1), dh.data(), C);
-    gemm<T>(true, false, V, C, N, T(1), dlogits.data(), V, dec_final_.out.data(), C, T(1), G(layout_.tok_emb), C);
+    be_.gemm(false, false, N, C, V, T(1), dlogits, V, P(layout_.tok_emb), C, T(1), dh, C);
+    be_.gemm(true, false, V, C, N, T(1), dlogits, V, dec_final_.out.data(), C, T(1), G(layout_.tok_emb), C);
   } else {
-    linear_backward<T>(dh.data(), G(layout_.out_proj), nullptr, dlogits.data(), dec_final_.out.data(),
-                       P(layout_.out_proj), N, C, V);
+    be_.linear_backward(dh, G(layout_.out_proj), nullptr, dlogits, dec_final_.out.data(), P(layout_.out_proj), N, C, V);
   }
   const T* y_last = dec_.empty() ? dec_x0_.data() : dec_.back().ffn.y;
-  std::vector<T> dy(static_cast<std::size_t>(N) * C, T(0)), dprev(dy.size());
-  ln_bwd(layout_.dec_norm, y_last, N, dec_final_, dh.data(), dy.data());
+  zeroed(ws_dy_, nt);
+  sized(ws_dprev_, nt);
+  ln_bwd(layout_.dec_norm, y_last, N, dec_final_, dh, ws_dy_.data());
 
-  std::vector<T> dmem;
   const T* memory = cfg_.decoder_only ? nullptr : enc_final_.out.data();
-  if (!cfg_.decoder_only) dmem.assign(static_cast<std::size_t>(b.B) * b.S * C, T(0));
+  T* dmem = cfg_.decoder_only ? nullptr : zeroed(ws_dmem_, static_cast<std::size_t>(b.B) * b.S * C);
   auto step_back = [&](Sub& s, Kind kind, const AttnLayout* attn, const FfnLayout* ffn, const NormLayout& norm, int Tq,
-                       const T* mem, int Tk, T* dm) {
-    std::fill(dprev.begin(), dprev.end(), T(0));
-    sub_bwd(s, kind, attn, ffn, norm, Tq, mem, Tk, dy.data(), dprev.data(), dm);
-    std::swap(dy, dprev);
+                       const T* mem, T* dm) {
+    ws_dprev_.zero();
+    sub_bwd(s, kind, attn, ffn, norm, Tq, mem, ws_dy_.data(), ws_dprev_.data(), dm);
+    std::swap(ws_dy_, ws_dprev_);
   };
   for (std::size_t l = dec_.size(); l-- > 0;) {
     const DecoderLayerLayout& L = layout_.dec[l];
-    step_back(dec_[l].ffn, Kind::Ffn, nullptr, &L.ffn, cfg_.decoder_only ? L.ln2 : L.ln3, b.T, nullptr, 0, nullptr);
-    if (!cfg_.decoder_only)
-      step_back(dec_[l].cross, Kind::CrossAttn, &L.cross_attn, nullptr, L.ln2, b.T, memory, b.S, dmem.data());
-    step_back(dec_[l].self, Kind::SelfAttn, &L.self_attn, nullptr, L.ln1, b.T, nullptr, 0, nullptr);
+    step_back(dec_[l].ffn, Kind::Ffn, nullptr, &L.ffn, cfg_.decoder_only ? L.ln2 : L.ln3, b.T, nullptr, nullptr);
+    if (!cfg_.decoder_only) step_back(dec_[l].cross, Kind::CrossAttn, &L.cross_attn, nullptr, L.ln2, b.T, memory, dmem);
+    step_back(dec_[l].self, Kind::SelfAttn, &L.self_attn, nullptr, L.ln1, b.T, nullptr, nullptr);
   }
-  std::vector<T> demb(dy.size(), T(0));
-  dropout_backward<T>(demb.data(), dy.data(), dec_emb_mask_.data(), demb.size());
-  embedding_backward<T>(G(layout_.tok_emb), demb.data(), b.tgt_in.data(), b.B, b.T, C, scale);
+  T* demb = zeroed(ws_demb_, nt);
+  be_.dropout_backward(demb, ws_dy_.data(), dec_emb_mask_.data(), nt);
+  be_.embedding_backward(G(layout_.tok_emb), demb, tgt_in_dev_.data(), b.B, b.T, C, V, scale);
 
   if (cfg_.decoder_only) return;
   const int NS = b.B * b.S;
+  const std::size_t ns = static_cast<std::size_t>(NS) * C;
   const T* x_last = enc_.empty() ? enc_x0_.data() : enc_.back().ffn.y;
-  dy.assign(static_cast<std::size_t>(NS) * C, T(0));
-  dprev.assign(dy.size(), T(0));
-  ln_bwd(layout_.enc_norm, x_last, NS, enc_final_, dmem.data(), dy.data());
+  zeroed(ws_dy_, ns);
+  sized(ws_dprev_, ns);
+  ln_bwd(layout_.enc_norm, x_last, NS, enc_final_, dmem, ws_dy_.data());
   for (std::size_t l = enc_.size(); l-- > 0;) {
     const EncoderLayerLayout& L = layout_.enc[l];
-    step_back(enc_[l].ffn, Kind::Ffn, nullptr, &L.ffn, L.ln2, b.S, nullptr, 0, nullptr);
-    step_back(enc_[l].attn, Kind::SelfAttn, &L.attn, nullptr, L.ln1, b.S, nullptr, 0, nullptr);
+    step_back(enc_[l].ffn, Kind::Ffn, nullptr, &L.ffn, L.ln2, b.S, nullptr, nullptr);
+    step_back(enc_[l].attn, Kind::SelfAttn, &L.attn, nullptr, L.ln1, b.S, nullptr, nullptr);
   }
-  demb.assign(dy.size(), T(0));
-  dropout_backward<T>(demb.data(), dy.data(), enc_emb_mask_.data(), demb.size());
-  embedding_backward<T>(G(cfg_.tie_embeddings ? layout_.tok_emb : layout_.src_emb), demb.data(), b.src.data(), b.B, b.S,
-                        C, scale);
+  demb = zeroed(ws_demb_, ns);
+  be_.dropout_backward(demb, ws_dy_.data(), enc_emb_mask_.data(), ns);
+  be_.embedding_backward(G(cfg_.tie_embeddings ? layout_.tok_emb : layout_.src_emb), demb, src_dev_.data(), b.B, b.S, C,
+                         V, scale);
+}
+
+// ---- what the lessons look at -------------------------------------------------------------------
+
+template <typename T>
+std::vector<T> Transformer<T>::weights_of(const AttnAct& a) const {
+  Buf att;
+  sized(att, static_cast<std::size_t>(batch_.B) * cfg_.heads * a.Tq * a.Tk);
+  be_.attention_weights(att.data(), a.lse.data(), a.q.data(), a.k.data(), attn_shape(a));
+  return att.download();
 }
 
 template <typename T>
-const std::vector<T>& Transformer<T>::encoder_attention(int layer) const {
-  return enc_.at(static_cast<std::size_t>(layer)).attn.attn.att;
+std::vector<T> Transformer<T>::encoder_attention(int layer) const {
+  return weights_of(enc_.at(static_cast<std::size_t>(layer)).attn.attn);
 }
 template <typename T>
-const std::vector<T>& Transformer<T>::decoder_self_attention(int layer) const {
-  return dec_.at(static_cast<std::size_t>(layer)).self.attn.att;
+std::vector<T> Transformer<T>::decoder_self_attention(int layer) const {
+  return weights_of(dec_.at(static_cast<std::size_t>(layer)).self.attn);
 }
 template <typename T>
-const std::vector<T>& Transformer<T>::decoder_cross_attention(int layer) const {
-  return dec_.at(static_cast<std::size_t>(layer)).cross.attn.att;
+std::vector<T> Transformer<T>::decoder_cross_attention(int layer) const {
+  return weights_of(dec_.at(static_cast<std::size_t>(layer)).cross.attn);
 }
 
 template <typename T>
@@ -364,33 +401,32 @@ typename Transformer<T>::AttentionView Transformer<T>::attention_view(Block bloc
   AttentionView v;
   v.B = batch_.B;
   const auto l = static_cast<std::size_t>(layer);
+  const std::size_t C = static_cast<std::size_t>(cfg_.d_model);
+  auto rows = [&](const T* p, int T_) {
+    std::vector<T> host(static_cast<std::size_t>(batch_.B) * T_ * C);
+    if (!host.empty()) be_.download(host.data(), p, host.size() * sizeof(T));
+    return host;
+  };
+  const Sub* s = nullptr;
   if (block == Block::EncoderSelf) {
     if (cfg_.decoder_only || l >= enc_.size()) throw ShapeError("attention_view: no encoder layer " + std::to_string(layer));
-    const Sub& s = enc_[l].attn;
-    v.query_input = v.kv_input = s.sub_in;
-    v.Tq = v.Tk = batch_.S;
-    v.weights = &s.attn.att;
-    v.output = &s.attn.out;
+    s = &enc_[l].attn;
     v.params = layout_.enc[l].attn;
   } else if (block == Block::DecoderSelf) {
     if (l >= dec_.size()) throw ShapeError("attention_view: no decoder layer " + std::to_string(layer));
-    const Sub& s = dec_[l].self;
-    v.query_input = v.kv_input = s.sub_in;
-    v.Tq = v.Tk = batch_.T;
-    v.weights = &s.attn.att;
-    v.output = &s.attn.out;
+    s = &dec_[l].self;
     v.params = layout_.dec[l].self_attn;
   } else {
     if (cfg_.decoder_only || l >= dec_.size()) throw ShapeError("attention_view: no cross-attention in layer " + std::to_string(layer));
-    const Sub& s = dec_[l].cross;
-    v.query_input = s.sub_in;
-    v.kv_input = enc_final_.out.data();
-    v.Tq = batch_.T;
-    v.Tk = batch_.S;
-    v.weights = &s.attn.att;
-    v.output = &s.attn.out;
+    s = &dec_[l].cross;
     v.params = layout_.dec[l].cross_attn;
   }
+  v.Tq = s->attn.Tq;
+  v.Tk = s->attn.Tk;
+  v.query_input = rows(s->sub_in, v.Tq);
+  v.kv_input = block == Block::DecoderCross ? enc_final_.out.download() : v.query_input;
+  v.weights = weights_of(s->attn);
+  v.output = s->attn.out.download();
   return v;
 }
 
@@ -402,10 +438,12 @@ void Transformer<T>::start_decoding(const std::vector<int>& src, int beams) {
   if (beams < 1) throw ShapeError("start_decoding: beams must be at least 1");
   beams_ = beams;
   step_ = 0;
-  dec_cache_.assign(layout_.dec.size(), CacheLayer{});
+  dec_cache_.resize(layout_.dec.size());
   for (auto& c : dec_cache_) {
-    c.k.assign(static_cast<std::size_t>(beams) * cfg_.max_len * C, T(0));
-    c.v.assign(c.k.size(), T(0));
+    zeroed(c.k, static_cast<std::size_t>(beams) * cfg_.max_len * C);
+    zeroed(c.v, c.k.size());
+    c.cross_q.resize(0);  // no cross-attention step yet
+    c.cross_lse.resize(0);
   }
   src_len_ = 0;
   if (cfg_.decoder_only) return;
@@ -424,94 +462,122 @@ void Transformer<T>::start_decoding(const std::vector<int>& src, int beams) {
   for (std::size_t l = 0; l < layout_.dec.size(); ++l) {
     const AttnLayout& o = layout_.dec[l].cross_attn;
     CacheLayer& c = dec_cache_[l];
-    c.cross_k.resize(static_cast<std::size_t>(b.S) * C);
-    c.cross_v.resize(c.cross_k.size());
-    linear_forward<T>(c.cross_k.data(), enc_final_.out.data(), P(o.wk), P(o.bk), b.S, C, C);
-    linear_forward<T>(c.cross_v.data(), enc_final_.out.data(), P(o.wv), P(o.bv), b.S, C, C);
-    c.cross_att.assign(static_cast<std::size_t>(beams) * cfg_.heads * b.S, T(0));
+    const std::size_t n = static_cast<std::size_t>(b.S) * C;
+    be_.linear_forward(sized(c.cross_k, n), enc_final_.out.data(), P(o.wk), P(o.bk), b.S, C, C);
+    be_.linear_forward(sized(c.cross_v, n), enc_final_.out.data(), P(o.wv), P(o.bv), b.S, C, C);
   }
 }
 
 template <typename T>
-void Transformer<T>::step_attention(const AttnLayout& o, const T* x, CacheLayer& c, bool cross, std::vector<T>& out) {
+void Transformer<T>::step_attention(const AttnLayout& o, const T* x, CacheLayer& c, bool cross, T* out) {
   const int K = beams_, C = cfg_.d_model, H = cfg_.heads;
-  std::vector<T> q(static_cast<std::size_t>(K) * C), ctx(q.size());
-  linear_forward<T>(q.data(), x, P(o.wq), P(o.bq), K, C, C);
+  const std::size_t n = static_cast<std::size_t>(K) * C;
+  T* q = sized(step_q_, n);
+  be_.linear_forward(q, x, P(o.wq), P(o.bq), K, C, C);
   const std::size_t stride = static_cast<std::size_t>(cfg_.max_len) * C;
   if (!cross) {
-    std::vector<T> kt(q.size()), vt(q.size());
-    linear_forward<T>(kt.data(), x, P(o.wk), P(o.bk), K, C, C);
-    linear_forward<T>(vt.data(), x, P(o.wv), P(o.bv), K, C, C);
+    // This position's key and value of every hypothesis, appended to its cache row.
+    T* kt = sized(step_kt_, n);
+    T* vt = sized(step_vt_, n);
+    be_.linear_forward(kt, x, P(o.wk), P(o.bk), K, C, C);
+    be_.linear_forward(vt, x, P(o.wv), P(o.bv), K, C, C);
     for (int i = 0; i < K; ++i) {
-      std::copy_n(kt.data() + static_cast<std::size_t>(i) * C, C, c.k.data() + i * stride + static_cast<std::size_t>(step_) * C);
-      std::copy_n(vt.data() + static_cast<std::size_t>(i) * C, C, c.v.data() + i * stride + static_cast<std::size_t>(step_) * C);
+      const std::size_t at = i * stride + static_cast<std::size_t>(step_) * C;
+      be_.copy(c.k.data() + at, kt + static_cast<std::size_t>(i) * C, C * sizeof(T));
+      be_.copy(c.v.data() + at, vt + static_cast<std::size_t>(i) * C, C * sizeof(T));
     }
   }
-  const int Tk = cross ? src_len_ : step_ + 1;
-  std::vector<T> att(static_cast<std::size_t>(H) * Tk);
-  for (int i = 0; i < K; ++i) {
-    const T* keys = cross ? c.cross_k.data() : c.k.data() + i * stride;
-    const T* vals = cross ? c.cross_v.data() : c.v.data() + i * stride;
-    attention_forward<T>(ctx.data() + static_cast<std::size_t>(i) * C, att.data(), q.data() + static_cast<std::size_t>(i) * C,
-                         keys, vals, nullptr, false, 1, 1, Tk, C, H);
-    if (cross) std::copy(att.begin(), att.end(), c.cross_att.begin() + static_cast<std::ptrdiff_t>(i) * H * Tk);
+  // One query per hypothesis against its own cache row (self) or the shared source keys (cross:
+  // batch stride 0), read in place.
+  backend::AttentionShape s;
+  s.B = K;
+  s.Tq = 1;
+  s.Tk = cross ? src_len_ : step_ + 1;
+  s.C = C;
+  s.H = H;
+  s.k_batch = s.v_batch = cross ? 0 : static_cast<std::int64_t>(stride);
+  T* ctx = sized(step_ctx_, n);
+  T* lse = sized(step_lse_, static_cast<std::size_t>(K) * H);
+  be_.attention_forward(ctx, lse, q, cross ? c.cross_k.data() : c.k.data(), cross ? c.cross_v.data() : c.v.data(), s);
+  if (cross) {  // kept so that step_cross_attention can recompute this step's weights
+    be_.copy(sized(c.cross_q, n), q, n * sizeof(T));
+    be_.copy(sized(c.cross_lse, static_cast<std::size_t>(K) * H), lse, static_cast<std::size_t>(K) * H * sizeof(T));
   }
-  out.resize(q.size());
-  linear_forward<T>(out.data(), ctx.data(), P(o.wo), P(o.bo), K, C, C);
+  be_.linear_forward(out, ctx, P(o.wo), P(o.bo), K, C, C);
+}
+
+template <typename T>
+std::vector<T> Transformer<T>::step_cross_attention(int layer) const {
+  const CacheLayer& c = dec_cache_.at(static_cast<std::size_t>(layer));
+  if (c.cross_q.empty() || src_len_ == 0) return {};
+  backend::AttentionShape s;
+  s.B = beams_;
+  s.Tq = 1;
+  s.Tk = src_len_;
+  s.C = cfg_.d_model;
+  s.H = cfg_.heads;
+  s.k_batch = s.v_batch = 0;
+  Buf att;
+  sized(att, static_cast<std::size_t>(beams_) * cfg_.heads * src_len_);
+  be_.attention_weights(att.data(), c.cross_lse.data(), c.cross_q.data(), c.cross_k.data(), s);
+  return att.download();
 }
 
 template <typename T>
 const std::vector<T>& Transformer<T>::decode_step(const std::vector<int>& tokens) {
-  const int K = beams_, C = cfg_.d_model, V = cfg_.vocab_size;
+  const int K = beams_, C = cfg_.d_model, V = cfg_.vocab_size, F = cfg_.d_ff;
   if (static_cast<int>(tokens.size()) != K) throw ShapeError("decode_step: one token per hypothesis expected");
   if (step_ >= cfg_.max_len) throw ShapeError("decode_step: reached max_len = " + std::to_string(cfg_.max_len));
   for (int t : tokens)
     if (t < 0 || t >= V) throw ShapeError("decode_step: token id out of range");
   const std::size_t n = static_cast<std::size_t>(K) * C;
   const T scale = static_cast<T>(std::sqrt(static_cast<double>(C)));
-  std::vector<T> x(n), in(n), sub(n), mean(K), rstd(K);
   const T eps = static_cast<T>(cfg_.ln_eps);
-  for (int i = 0; i < K; ++i) {
-    const T* e = P(layout_.tok_emb) + static_cast<std::size_t>(tokens[i]) * C;
-    const T* pe = pe_.data() + static_cast<std::size_t>(step_) * C;
-    for (int c = 0; c < C; ++c) x[static_cast<std::size_t>(i) * C + c] = e[c] * scale + pe[c];
-  }
+  step_tokens_.bind(be_);
+  step_tokens_.upload(tokens);
+  T* x = sized(step_x_, n);
+  T* in = sized(step_in_, n);
+  T* sub = sized(step_sub_, n);
+  T* mean = sized(step_mean_, K);
+  T* rstd = sized(step_rstd_, K);
+  // Each hypothesis's token at position step_ (one row of positions: pe from row step_ on).
+  be_.embedding_forward(x, step_tokens_.data(), P(layout_.tok_emb), pe_.data() + static_cast<std::size_t>(step_) * C, K,
+                        1, C, scale);
   auto residual = [&](const NormLayout& norm, auto&& fn) {
-    const T* src = x.data();
+    const T* src = x;
     if (cfg_.pre_norm) {
-      layernorm_forward<T>(in.data(), mean.data(), rstd.data(), x.data(), P(norm.g), P(norm.b), K, C, eps);
-      src = in.data();
+      be_.layernorm_forward(in, mean, rstd, x, P(norm.g), P(norm.b), K, C, eps);
+      src = in;
     }
     fn(src, sub);
-    for (std::size_t i = 0; i < n; ++i) x[i] += sub[i];
+    be_.accumulate(x, sub, n);
     if (!cfg_.pre_norm) {
-      layernorm_forward<T>(in.data(), mean.data(), rstd.data(), x.data(), P(norm.g), P(norm.b), K, C, eps);
-      std::copy(in.begin(), in.end(), x.begin());
+      be_.layernorm_forward(in, mean, rstd, x, P(norm.g), P(norm.b), K, C, eps);
+      be_.copy(x, in, n * sizeof(T));
     }
   };
   for (std::size_t l = 0; l < layout_.dec.size(); ++l) {
     const DecoderLayerLayout& L = layout_.dec[l];
     CacheLayer& cache = dec_cache_[l];
-    residual(L.ln1, [&](const T* s, std::vector<T>& out) { step_attention(L.self_attn, s, cache, false, out); });
-    if (!cfg_.decoder_only)
-      residual(L.ln2, [&](const T* s, std::vector<T>& out) { step_attention(L.cross_attn, s, cache, true, out); });
-    residual(cfg_.decoder_only ? L.ln2 : L.ln3, [&](const T* s, std::vector<T>& out) {
+    residual(L.ln1, [&](const T* s, T* out) { step_attention(L.self_attn, s, cache, false, out); });
+    if (!cfg_.decoder_only) residual(L.ln2, [&](const T* s, T* out) { step_attention(L.cross_attn, s, cache, true, out); });
+    residual(cfg_.decoder_only ? L.ln2 : L.ln3, [&](const T* s, T* out) {
       const FfnLayout& f = L.ffn;
-      std::vector<T> h(static_cast<std::size_t>(K) * cfg_.d_ff);
-      linear_forward<T>(h.data(), s, P(f.w1), P(f.b1), K, C, cfg_.d_ff);
-      relu_forward<T>(h.data(), h.data(), h.size());
-      out.resize(n);
-      linear_forward<T>(out.data(), h.data(), P(f.w2), P(f.b2), K, cfg_.d_ff, C);
+      const std::size_t nf = static_cast<std::size_t>(K) * F;
+      T* h = sized(step_h_, nf);
+      be_.linear_forward(h, s, P(f.w1), P(f.b1), K, C, F);
+      be_.relu_forward(h, h, nf);
+      be_.linear_forward(out, h, P(f.w2), P(f.b2), K, F, C);
     });
   }
-  layernorm_forward<T>(in.data(), mean.data(), rstd.data(), x.data(), P(layout_.dec_norm.g), P(layout_.dec_norm.b), K, C,
-                       eps);
-  step_logits_.resize(static_cast<std::size_t>(K) * V);
+  be_.layernorm_forward(in, mean, rstd, x, P(layout_.dec_norm.g), P(layout_.dec_norm.b), K, C, eps);
+  T* logits = sized(step_logits_dev_, static_cast<std::size_t>(K) * V);
   if (cfg_.tie_embeddings) {
-    gemm<T>(false, true, K, V, C, T(1), in.data(), C, P(layout_.tok_emb), C, T(0), step_logits_.data(), V);
+    be_.gemm(false, true, K, V, C, T(1), in, C, P(layout_.tok_emb), C, T(0), logits, V);
   } else {
-    linear_forward<T>(step_logits_.data(), in.data(), P(layout_.out_proj), nullptr, K, C, V);
+    be_.linear_forward(logits, in, P(layout_.out_proj), nullptr, K, C, V);
   }
+  step_logits_ = step_logits_dev_.download();
   ++step_;
   return step_logits_;
 }
@@ -519,21 +585,25 @@ const std::vector<T>& Transformer<T>::decode_step(const std::vector<int>& tokens
 template <typename T>
 void Transformer<T>::reorder_cache(const std::vector<int>& order) {
   if (static_cast<int>(order.size()) != beams_) throw ShapeError("reorder_cache: one index per hypothesis expected");
-  const std::size_t stride = static_cast<std::size_t>(cfg_.max_len) * cfg_.d_model;
-  const std::size_t used = static_cast<std::size_t>(step_) * cfg_.d_model;
-  const std::size_t att_stride = static_cast<std::size_t>(cfg_.heads) * src_len_;
+  for (int from : order)
+    if (from < 0 || from >= beams_) throw ShapeError("reorder_cache: index out of range");
+  const int C = cfg_.d_model, H = cfg_.heads;
+  const std::size_t stride = static_cast<std::size_t>(cfg_.max_len) * C;
+  const std::size_t used = static_cast<std::size_t>(step_) * C;
+  Buf scratch;
+  auto permute = [&](Buf& b, std::size_t row, std::size_t count) {
+    if (b.empty() || count == 0) return;
+    be_.copy(sized(scratch, b.size()), b.data(), b.size() * sizeof(T));
+    for (int i = 0; i < beams_; ++i)
+      be_.copy(b.data() + i * row, scratch.data() + static_cast<std::size_t>(order[i]) * row, count * sizeof(T));
+  };
   for (auto& c : dec_cache_) {
-    std::vector<T> k(c.k.size()), v(c.v.size()), ca(c.cross_att.size());
-    for (int i = 0; i < beams_; ++i) {
-      const int from = order[i];
-      if (from < 0 || from >= beams_) throw ShapeError("reorder_cache: index out of range");
-      std::copy_n(c.k.data() + from * stride, used, k.data() + i * stride);
-      std::copy_n(c.v.data() + from * stride, used, v.data() + i * stride);
-      if (att_stride) std::copy_n(c.cross_att.data() + from * att_stride, att_stride, ca.data() + i * att_stride);
-    }
-    c.k.swap(k);
-    c.v.swap(v);
-    c.cross_att.swap(ca);
+    permute(c.k, stride, used);
+    permute(c.v, stride, used);
+    // The last step's cross-attention queries and lse follow their hypotheses, so that
+    // step_cross_attention(l) describes hypothesis i's own last step.
+    permute(c.cross_q, static_cast<std::size_t>(C), static_cast<std::size_t>(C));
+    permute(c.cross_lse, static_cast<std::size_t>(H), static_cast<std::size_t>(H));
   }
 }
 

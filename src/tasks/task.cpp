@@ -168,7 +168,7 @@ LoadedModel load_model(const std::string& dir_in) {
   lm.run.model = ck.config;
   lm.run.lm = ck.config.decoder_only;
   lm.net = std::make_unique<model::Transformer<float>>(ck.config);
-  lm.net->params = std::move(ck.params);
+  lm.net->params.upload(ck.params);
   return lm;
 }
 

@@ -37,7 +37,7 @@ void run_small_model(const model::Checkpoint& ck) {
   // Models larger than this are legitimate but too slow to run thousands of times a second.
   if (model::parameter_count(c) > 20000 || c.max_len > 16 || c.vocab_size > 64) return;
   model::Transformer<float> net(c);  // InputError for a vocabulary too small for a model
-  net.params = ck.params;
+  net.params.upload(ck.params);
   const int V = c.vocab_size;
   auto inside = [&](const std::vector<int>& toks) {
     for (int t : toks) FUZZ_CHECK(t >= 0 && t < V);

@@ -456,7 +456,7 @@ TEST_CASE("AdamW step: bias correction and decoupled weight decay" * doctest::te
           }
           auto dp = up(p), dg = up(g), dm = up(m), dv = up(v);
           DeviceArray<std::uint8_t> dmask(mask);
-          cpu::AdamConfig cfg;
+          attnlab::model::AdamConfig cfg;
           cfg.weight_decay = wd;
           cu::AdamWParams gcfg;
           gcfg.weight_decay = wd;

@@ -22,12 +22,14 @@ int main(int argc, char** argv) {
   m.init_params(2026);
   // Perturb the 1-D tensors (biases, norm gains) so that the mapping of each one is exercised.
   std::uint64_t s = 5;
+  std::vector<float> params = m.params.download();
   for (const auto& t : m.layout().tensors)
     if (t.shape.size() == 1)
       for (std::size_t i = 0; i < t.size(); ++i) {
         s = s * 6364136223846793005ull + 1442695040888963407ull;
-        m.params[t.offset + i] += static_cast<float>(static_cast<double>(s >> 40) / (1ull << 24) - 0.5) * 0.4f;
+        params[t.offset + i] += static_cast<float>(static_cast<double>(s >> 40) / (1ull << 24) - 0.5) * 0.4f;
       }
+  m.params.upload(params);
   Batch b;
   b.B = 3;
   b.T = 5;
@@ -48,10 +50,11 @@ int main(int argc, char** argv) {
                   {"tgt_in", b.tgt_in}, {"tgt_out", b.tgt_out}};
   out["loss"] = loss;
   out["logits"] = m.logits();
+  const std::vector<float> grads = m.grads.download();
   for (const auto& t : m.layout().tensors) {
     out["params"][t.name] = {{"shape", t.shape},
-                             {"data", std::vector<float>(m.params.begin() + t.offset, m.params.begin() + t.offset + t.size())}};
-    out["grads"][t.name] = std::vector<float>(m.grads.begin() + t.offset, m.grads.begin() + t.offset + t.size());
+                             {"data", std::vector<float>(params.begin() + t.offset, params.begin() + t.offset + t.size())}};
+    out["grads"][t.name] = std::vector<float>(grads.begin() + t.offset, grads.begin() + t.offset + t.size());
   }
   std::cout << out.dump() << '\n';
   return 0;

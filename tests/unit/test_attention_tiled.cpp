@@ -10,7 +10,6 @@
 #include "backend/cpu/ops.hpp"
 #include "backend/cpu/parallel.hpp"
 
-using namespace attnlab::model;
 using namespace attnlab::cpu;
 
 namespace {

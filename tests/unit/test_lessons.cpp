@@ -240,7 +240,7 @@ TEST_CASE("the lessons' replay of a trained model's attention equals the model's
       Matrix e = Matrix::from_shape({s, static_cast<std::size_t>(cfg.d_model)});
       for (std::size_t i = 0; i < s; ++i)
         for (int j = 0; j < cfg.d_model; ++j)
-          e(i, static_cast<std::size_t>(j)) = m.net().params[m.net().layout().tok_emb + src.ids[i] * static_cast<std::size_t>(cfg.d_model) + static_cast<std::size_t>(j)];
+          e(i, static_cast<std::size_t>(j)) = m.net().params.download(m.net().layout().tok_emb + src.ids[i] * static_cast<std::size_t>(cfg.d_model) + static_cast<std::size_t>(j), 1)[0];
       const Matrix x = model_input(e, positional_encoding(s, static_cast<std::size_t>(cfg.d_model)));
       CHECK(max_abs_difference(x, rows_of(m.net().encoder_embedding().data(), 0, s, static_cast<std::size_t>(cfg.d_model))) <= 1e-5f);
     }

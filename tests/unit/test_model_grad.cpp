@@ -242,20 +242,22 @@ void check_model(ModelConfig cfg, const char* what) {
   // Non-trivial norm gains/biases so their gradients are exercised too.
   std::mt19937 rng(99);
   std::uniform_real_distribution<double> u(-0.2, 0.2);
+  std::vector<double> params = m.params.download();
   for (const auto& t : m.layout().tensors)
     if (t.shape.size() == 1)
-      for (std::size_t i = 0; i < t.size(); ++i) m.params[t.offset + i] += u(rng);
+      for (std::size_t i = 0; i < t.size(); ++i) params[t.offset + i] += u(rng);
   const Batch b = tiny_batch(cfg.decoder_only);
   const std::uint64_t seed = 1234;
   auto loss = [&] {
-    std::uint64_t s = seed;  // identical dropout masks in every evaluation
+    m.params.upload(params);  // check_grad perturbs the host copy
+    std::uint64_t s = seed;   // identical dropout masks in every evaluation
     return m.forward(b, 0.1, true, &s);
   };
   loss();
   m.backward();
-  const std::vector<double> analytic = m.grads;
+  const std::vector<double> analytic = m.grads.download();
   INFO(what);
-  check_grad(what, m.params, analytic, loss, 1e-6);
+  check_grad(what, params, analytic, loss, 1e-6);
 }
 
 }  // namespace
@@ -319,7 +321,7 @@ TEST_CASE("the model's probabilities are the softmax of its logits, also after b
   m.forward(b, 0.1f, false, nullptr);
   auto check = [&] {
     const std::vector<float> p = m.probabilities();
-    const std::vector<float>& z = m.logits();
+    const std::vector<float> z = m.logits();
     REQUIRE(p.size() == z.size());
     const std::size_t V = static_cast<std::size_t>(c.vocab_size);
     for (std::size_t r = 0; r < z.size() / V; ++r) {
@@ -347,6 +349,7 @@ TEST_CASE("a trained model's attention replays exactly through the attention cor
     using Block = Transformer<float>::Block;
     for (Block blk : {Block::EncoderSelf, Block::DecoderSelf, Block::DecoderCross}) {
       const auto v = m.attention_view(blk, 1);
+      const std::vector<float> params = m.params.download();
       const int C = c.d_model, dk = C / c.heads;
       for (int bi = 0; bi < v.B; ++bi) {
         // Sequence bi of the batch, without its padding.
@@ -361,12 +364,12 @@ TEST_CASE("a trained model's attention replays exactly through the attention cor
         auto block = [&](std::size_t off, int col0, int ncols, int nrows) {
           attnlab::Matrix w = attnlab::Matrix::from_shape({std::size_t(nrows), std::size_t(ncols)});
           for (int i = 0; i < nrows; ++i)
-            for (int j = 0; j < ncols; ++j) w(i, j) = m.params[off + std::size_t(i) * C + col0 + j];
+            for (int j = 0; j < ncols; ++j) w(i, j) = params[off + std::size_t(i) * C + col0 + j];
           return w;
         };
         auto bias = [&](std::size_t off, int col0, int ncols) {
           attnlab::Matrix w = attnlab::Matrix::from_shape({1, std::size_t(ncols)});
-          for (int j = 0; j < ncols; ++j) w(0, j) = m.params[off + col0 + j];
+          for (int j = 0; j < ncols; ++j) w(0, j) = params[off + col0 + j];
           return w;
         };
         attnlab::AttentionWeights aw;
@@ -384,11 +387,11 @@ TEST_CASE("a trained model's attention replays exactly through the attention cor
         attnlab::AttentionTrace t;
         const attnlab::Matrix out = attnlab::multi_head_attention(x, kv, aw, mask ? &*mask : nullptr, &t);
         for (int i = 0; i < nq; ++i) {
-          for (int j = 0; j < C; ++j) CHECK(out(i, j) == doctest::Approx((*v.output)[(std::size_t(bi) * v.Tq + i) * C + j]).epsilon(1e-5));
+          for (int j = 0; j < C; ++j) CHECK(out(i, j) == doctest::Approx(v.output[(std::size_t(bi) * v.Tq + i) * C + j]).epsilon(1e-5));
           for (int h = 0; h < c.heads; ++h)
             for (int k = 0; k < nk; ++k)
               CHECK(t.heads[h].weights(i, k) ==
-                    doctest::Approx((*v.weights)[((std::size_t(bi) * c.heads + h) * v.Tq + i) * v.Tk + k]).epsilon(1e-5));
+                    doctest::Approx(v.weights[((std::size_t(bi) * c.heads + h) * v.Tq + i) * v.Tk + k]).epsilon(1e-5));
         }
       }
     }
