@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backend/backend.hpp"
 #include "model/config.hpp"
 
 namespace attnlab::bench {
@@ -32,6 +33,9 @@ struct BenchOptions {
   int attention_heads = 1, attention_dk = 64;
   int block_q = 64, block_k = 256;  // tile sizes of the tiled attention
   bool models = true;           // measure the models (off: ceiling and attention only)
+  // Where the models run (null: the CPU). The sgemm ceiling and the attention sweep are always the
+  // CPU's; against another backend the models' "fraction_of_ceiling" is not computed.
+  backend::Ops<float>* backend = nullptr;
 };
 
 // Runs every measurement and returns the report as JSON (the CLI prints it as text or JSON).

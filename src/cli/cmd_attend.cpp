@@ -22,12 +22,13 @@ struct AttendOptions {
   int head = -1;
   std::string format = "text";
   ViewOptions view;
+  std::string backend = "cpu";
 };
 
 namespace {
 
 void run_attend(const AttendOptions& o) {
-  tasks::LoadedModel m = tasks::load_model(o.model);
+  tasks::LoadedModel m = tasks::load_model(o.model, open_backend(o.backend));
   const model::ModelConfig& c = m.net->config();
   const int layers = c.decoder_only ? c.decoder_layers : c.encoder_layers;
   if (o.layer >= layers) throw InputError(fmt::format("--layer: {} is out of range; this model has layers 0…{}", o.layer, layers - 1));
@@ -85,6 +86,7 @@ void setup_attend(CLI::App& app) {
   sub->add_option("-m,--model", opts->model, "Model folder (or .ckpt file)")->capture_default_str();
   sub->add_option("--layer", opts->layer, "Only this layer (default: all)")->check(whole_number(0, 1000));
   sub->add_option("--head", opts->head, "Only this head (default: all)")->check(whole_number(0, 1000));
+  add_backend_option(*sub, opts->backend);
   sub->add_option("-f,--format", opts->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   sub->add_flag("--no-color", opts->view.no_color, "Plain text without colour");
   sub->add_flag("--full", opts->view.full, "Never abbreviate wide matrices");

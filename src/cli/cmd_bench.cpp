@@ -11,9 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/bench.hpp"
-#if defined(ATTNLAB_WITH_CUDA)
-#include "backend/cuda/softmax.hpp"
-#endif
+#include "backend/registry.hpp"
 #include "cli/commands.hpp"
 #include "cli/config_lookup.hpp"
 #include "cli/validators.hpp"
@@ -30,6 +28,7 @@ struct BenchCliOptions {
   int batch = defaults.batch, seq = defaults.seq, repeats = defaults.repeats, attention_max = defaults.attention_max;
   int block_q = defaults.block_q, block_k = defaults.block_k;
   bool json = false, no_models = false, quiet = false;
+  std::string backend = "cpu";
 };
 
 namespace {
@@ -140,16 +139,20 @@ void print_text(const nlohmann::ordered_json& j) {
   std::cout << fmt::format("  ceiling (best of the above): {:.1f} GFLOP/s\n\n", ceiling);
 
   if (j.contains("models")) {
-    std::cout << "(b) the model on random tokens (tokens = source + target tokens per step)\n";
+    const std::string on = j["models"][0].value("backend", "cpu");
+    std::cout << fmt::format("(b) the model on random tokens (tokens = source + target tokens per step), backend {}\n", on);
     std::cout << fmt::format("  {:<22} {:>10} {:>12} {:>10} {:>10} {:>9}\n", "", "ms", "tokens/s", "GFLOP", "GFLOP/s",
                              "of ceil.");
     for (const auto& md : j["models"]) {
       for (const char* what : {"forward", "train_step"}) {
         const auto& p = md[what];
-        std::cout << fmt::format("  {:<22} {:>10.1f} {:>12.0f} {:>10.1f} {:>10.1f} {:>8.0f}%\n",
+        // Against the CPU's sgemm ceiling only when the model ran on the CPU.
+        const std::string of_ceiling =
+            p.contains("fraction_of_ceiling") ? fmt::format("{:>8.0f}%", 100.0 * p["fraction_of_ceiling"].get<double>()) : "      n/a";
+        std::cout << fmt::format("  {:<22} {:>10.1f} {:>12.0f} {:>10.1f} {:>10.1f} {}\n",
                                  md["model"].get<std::string>() + (std::string(what) == "forward" ? " fwd" : " step"),
                                  p["seconds"].get<double>() * 1e3, p["tokens_per_s"].get<double>(), p["gflop"].get<double>(),
-                                 p["gflops"].get<double>(), 100.0 * p["fraction_of_ceiling"].get<double>());
+                                 p["gflops"].get<double>(), of_ceiling);
       }
     }
     std::cout << fmt::format("  FLOPs: {}\n\n", j["flop_counting"].get<std::string>());
@@ -157,6 +160,10 @@ void print_text(const nlohmann::ordered_json& j) {
     for (const auto& md : j["models"]) {
       for (const char* what : {"breakdown", "forward_breakdown"}) {
         const auto& bd = md[what];
+        if (bd.is_null()) {
+          std::cout << fmt::format("  {}: not measured (the per-op timers are the CPU backend's)\n", md["model"].get<std::string>());
+          break;
+        }
         const bool fwd = std::string(what) == "forward_breakdown";
         std::cout << fmt::format("  {} {} ({:.1f} ms per profiled {})\n", md["model"].get<std::string>(),
                                  fwd ? "forward" : "training step", bd["seconds_per_step"].get<double>() * 1e3,
@@ -193,21 +200,28 @@ void print_text(const nlohmann::ordered_json& j) {
 }
 
 void run_bench_cmd(const BenchCliOptions& o) {
-  const bench::BenchOptions b = to_bench_options(o);
+  bench::BenchOptions b = to_bench_options(o);
+  backend::Ops<float>& be = open_backend(o.backend);
+  b.backend = &be;
   auto progress = [&](const std::string& s) {
     if (!o.quiet) std::cerr << "bench: " << s << '\n';
   };
   nlohmann::ordered_json report = bench::run_bench(b, progress);
   // No GPU speed is ever reported from this binary's CUDA build when it is the emulator.
-#if defined(ATTNLAB_WITH_CUDA)
-  report["gpu"] = cuda_emulated()
-                      ? nlohmann::ordered_json{{"measured", false},
-                                               {"why", "CUDA is emulated on the CPU in this build (-DATTNLAB_CUDA=EMULATE), for "
-                                                       "testing only: no GPU speed can be measured"}}
-                      : nlohmann::ordered_json{{"measured", false}, {"why", "no GPU benchmark exists yet; CPU only"}};
-#else
-  report["gpu"] = {{"measured", false}, {"why", "built without CUDA"}};
-#endif
+  const backend::CudaReport cuda = backend::cuda_report();
+  if (!cuda.compiled) {
+    report["gpu"] = {{"measured", false}, {"why", "built without CUDA"}};
+  } else if (cuda.emulated) {
+    report["gpu"] = {{"measured", false},
+                     {"why", "CUDA is emulated on the CPU in this build (-DATTNLAB_CUDA=EMULATE), for testing only: no GPU "
+                             "speed can be measured"}};
+  } else if (be.name() == "cuda" && o.no_models) {
+    report["gpu"] = {{"measured", false}, {"why", "--no-models: the GPU runs only the models"}};
+  } else if (be.name() == "cuda") {
+    report["gpu"] = {{"measured", true}, {"device", cuda.device}, {"what", "the models' rows (b); the sgemm ceiling and attention sweep are the CPU's"}};
+  } else {
+    report["gpu"] = {{"measured", false}, {"why", "--backend cpu (give --backend cuda to run the models on the GPU)"}};
+  }
   if (o.json) {
     std::cout << report.dump(2) << '\n';
   } else {
@@ -238,6 +252,7 @@ void setup_bench(CLI::App& app) {
   sub->add_option("--block-q", o->block_q, "Query rows per tile of the tiled attention")->check(whole_number(1, 4096))->capture_default_str();
   sub->add_option("--block-k", o->block_k, "Keys per tile of the tiled attention")->check(whole_number(1, 4096))->capture_default_str();
   sub->add_flag("--no-models", o->no_models, "Skip the model measurements (ceiling and attention only)");
+  add_backend_option(*sub, o->backend);
   sub->add_flag("--json", o->json, "Print the report as JSON");
   sub->add_flag("-q,--quiet", o->quiet, "No progress lines on stderr");
   sub->callback([o] { run_bench_cmd(*o); });

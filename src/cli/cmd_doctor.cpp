@@ -12,10 +12,7 @@
 #include "backend/cpu/buffers.hpp"
 #include "util/error.hpp"
 #include "util/paths.hpp"
-#ifdef ATTNLAB_WITH_CUDA
-#include "backend/cuda/device.hpp"
-#include "backend/cuda/softmax.hpp"
-#endif
+#include "backend/registry.hpp"
 
 namespace attnlab::cli {
 
@@ -51,24 +48,17 @@ void run_doctor(const DoctorOptions& o) {
   const std::string thp = util::kernel_thp_mode();
   const std::string thp_shown = thp.empty() ? "unavailable" : thp;
   j["huge_pages"] = {{"kernel_mode", thp_shown}, {"attnlab_asks", util::huge_pages_wanted()}};
-#ifdef ATTNLAB_WITH_CUDA
-  std::string why, device;
-  if (cuda_device_available(&why)) {
-    try {
-      device = cuda::device_name();
-    } catch (const Error& e) {
-      device = std::string("present, but its properties cannot be read: ") + e.what();
-    }
-  } else {
-    std::string gpu;
-    device = nvidia_gpu_present(&gpu) ? "a GPU is present (" + gpu + ") but CUDA cannot use it: " + why
-                                      : "none: " + why;
+  const backend::CudaReport cuda = backend::cuda_report();
+  j["cuda"] = {{"compiled", cuda.compiled}, {"nvcc", cuda.compiler}, {"device", cuda.device}, {"emulated", cuda.emulated},
+               {"usable", cuda.usable}};
+  if (cuda.usable) {
+    j["cuda"]["compute_capability"] = fmt::format("{}.{}", cuda.cc_major, cuda.cc_minor);
+    j["cuda"]["multiprocessors"] = cuda.multiprocessors;
+    j["cuda"]["memory_gib"] = cuda.memory_gib;
+    j["cuda"]["driver"] = cuda.driver;
+    j["cuda"]["runtime"] = cuda.runtime;
   }
-  j["cuda"] = {{"compiled", true}, {"nvcc", ATTNLAB_NVCC_VERSION}, {"device", device}, {"emulated", cuda_emulated()}};
-  if (cuda_emulated()) j["cuda"]["note"] = "CUDA: emulated on the CPU, for testing only";
-#else
-  j["cuda"] = {{"compiled", false}, {"nvcc", "not found at configure time (or -DATTNLAB_CUDA=OFF)"}, {"device", "n/a"}};
-#endif
+  if (cuda.emulated) j["cuda"]["note"] = "CUDA: emulated on the CPU, for testing only";
   if (o.format == "json") {
     std::cout << j.dump(2) << '\n';
     return;
@@ -90,8 +80,11 @@ void run_doctor(const DoctorOptions& o) {
     std::cout << fmt::format("  CUDA          emulated on the CPU, for testing only (an -DATTNLAB_CUDA=EMULATE build: no GPU is used, "
                              "and no speed it shows is a GPU's); device: {}\n", j["cuda"]["device"].get<std::string>());
   } else {
-    std::cout << fmt::format("  CUDA          compiled: {}; nvcc: {}; device: {}\n", j["cuda"]["compiled"].get<bool>() ? "yes" : "no",
-                             j["cuda"]["nvcc"].get<std::string>(), j["cuda"]["device"].get<std::string>());
+    std::cout << fmt::format("  CUDA          compiled: {}; nvcc: {}; device: {}\n", cuda.compiled ? "yes" : "no", cuda.compiler,
+                             cuda.device);
+    if (cuda.usable)
+      std::cout << fmt::format("                compute capability {}.{}, {} SMs, {:.1f} GiB; driver CUDA {}, runtime CUDA {}\n",
+                               cuda.cc_major, cuda.cc_minor, cuda.multiprocessors, cuda.memory_gib, cuda.driver, cuda.runtime);
   }
 }
 

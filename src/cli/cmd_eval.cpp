@@ -27,6 +27,7 @@ struct EvalOptions {
   std::size_t limit = 0;
   int show_errors = 5;
   std::string format = "text";
+  std::string backend = "cpu";
 };
 
 namespace {
@@ -38,7 +39,7 @@ struct Score {
 };
 
 void run_eval(const EvalOptions& o) {
-  tasks::LoadedModel m = tasks::load_model(o.model);
+  tasks::LoadedModel m = tasks::load_model(o.model, open_backend(o.backend));
   if (m.run.raw.is_null()) throw InputError(o.model + ": the checkpoint does not record its corpus settings (meta.run_config); cannot rebuild its test split");
   tasks::RunConfig run = m.run;
   const tasks::TaskData data = tasks::build_task_data(run, &m.vocab);
@@ -125,6 +126,7 @@ void setup_eval(CLI::App& app) {
   sub->add_option("--beam", opts->beam, "Beam size (1 = greedy)")->check(whole_number(1, 64))->capture_default_str();
   sub->add_option("--limit", opts->limit, "Only the first N test sentences (0 = all)")->check(whole_number(0, 1000000000));
   sub->add_option("--show-errors", opts->show_errors, "How many wrong translations to print")->check(whole_number(0, 100000))->capture_default_str();
+  add_backend_option(*sub, opts->backend);
   sub->add_option("-f,--format", opts->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   sub->callback([opts] { run_eval(*opts); });
 }

@@ -23,12 +23,13 @@ struct GenerateOptions {
   int top = 10;
   int max_new = 20;
   std::string format = "text";
+  std::string backend = "cpu";
 };
 
 namespace {
 
 void run_generate(const GenerateOptions& o) {
-  tasks::LoadedModel m = tasks::load_model(o.model);
+  tasks::LoadedModel m = tasks::load_model(o.model, open_backend(o.backend));
   if (!m.net->config().decoder_only) {
     throw InputError("--model " + o.model + " is an encoder–decoder; generate needs a decoder-only language model (e.g. " +
                      tasks::kDefaultLmModel + "); to translate use `attnlab translate`");
@@ -69,6 +70,7 @@ void setup_generate(CLI::App& app) {
   sub->add_option("-m,--model", opts->model, "Model folder (or .ckpt file)")->capture_default_str();
   sub->add_option("--top", opts->top, "How many next-token candidates to list")->check(whole_number(1, 1000))->capture_default_str();
   sub->add_option("--max-new", opts->max_new, "Most tokens to generate")->check(whole_number(0, 1000))->capture_default_str();
+  add_backend_option(*sub, opts->backend);
   sub->add_option("-f,--format", opts->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   sub->callback([opts] { run_generate(*opts); });
 }

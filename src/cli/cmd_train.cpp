@@ -35,6 +35,7 @@ struct TrainOptions {
   int steps = 0;
   bool resume = false;
   std::string format = "text";
+  std::string backend = "cpu";
 };
 
 namespace {
@@ -98,6 +99,7 @@ void run_train(const TrainOptions& o) {
     run.train.steps = o.steps;
     run.raw["train"]["steps"] = o.steps;
   }
+  backend::Ops<float>& be = open_backend(o.backend);  // before anything is written: exit 2 if unavailable
   const std::string out = o.out.empty() ? "runs/" + run.name : o.out;
   const std::string state_path = (fs::path(out) / "train-state.ckpt").string();
   const std::string model_path = (fs::path(out) / "model.ckpt").string();
@@ -118,7 +120,7 @@ void run_train(const TrainOptions& o) {
                               fmt::format("train.batch_size = {} with model.max_len = {} and {} parameters", run.train.batch_size,
                                           run.model.max_len, model::parameter_count(run.model)),
                               "lower train.batch_size or the model's size in " + o.config);
-  model::Trainer trainer(run.model, run.train, data.vocab.words());
+  model::Trainer trainer(run.model, run.train, data.vocab.words(), be);
   auto meta = [&](std::int64_t step) {
     return nlohmann::json{{"task", run.lm ? "lm" : "translate"},
                           {"run_config", run.raw},
@@ -137,6 +139,7 @@ void run_train(const TrainOptions& o) {
   std::cerr << fmt::format("train {}: {} model, {} parameters, vocabulary {}, {} train / {} valid sentences\n", run.name,
                            run.lm ? "decoder-only" : "encoder–decoder", model::parameter_count(run.model), data.vocab.size(),
                            data.train.size(), data.valid.size());
+  if (be.name() != "cpu") std::cerr << fmt::format("  backend: {}\n", be.name());
   std::cerr << fmt::format("  BLAS: {} kernel, {} threads; output: {}{}\n", blas.corename, blas.threads, out,
                            o.resume ? fmt::format(" (resuming at step {})", trainer.step()) : "");
 
@@ -194,7 +197,7 @@ void run_train(const TrainOptions& o) {
   bar.finish(fmt::format("(step {}, loss {:.4f}, {:.0f} tokens/s)", reached, last_loss, tokens_per_s));
   if (o.format == "json") {
     nlohmann::json j = {{"out", out}, {"steps", reached}, {"final_loss", last_loss}, {"tokens_per_s", tokens_per_s},
-                        {"valid", log["valid"].empty() ? nlohmann::json() : log["valid"].back()}};
+                        {"backend", be.name()}, {"valid", log["valid"].empty() ? nlohmann::json() : log["valid"].back()}};
     std::cout << j.dump(2) << '\n';
   } else {
     std::cout << fmt::format("trained {} steps; model in {}/model.ckpt (evaluate it with: attnlab eval --model {})\n", reached, out, out);
@@ -210,6 +213,7 @@ void setup_train(CLI::App& app) {
   sub->add_option("--steps", opts->steps, "Train for this many steps instead of the config's train.steps")->check(whole_number(1, 1000000000));
   sub->add_option("-o,--out", opts->out, "Output folder for model.ckpt, train-state.ckpt, train-log.json (default runs/NAME)");
   sub->add_flag("--resume", opts->resume, "Continue the run saved in --out, bit-exactly");
+  add_backend_option(*sub, opts->backend);
   sub->add_option("-f,--format", opts->format, "Summary format on stdout")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   sub->callback([opts] { run_train(*opts); });
 }

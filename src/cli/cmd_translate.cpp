@@ -23,12 +23,13 @@ struct TranslateOptions {
   bool show_attention = false;
   std::string format = "text";
   ViewOptions view;
+  std::string backend = "cpu";
 };
 
 namespace {
 
 void run_translate(const TranslateOptions& o) {
-  tasks::LoadedModel m = tasks::load_model(o.model);
+  tasks::LoadedModel m = tasks::load_model(o.model, open_backend(o.backend));
   if (m.net->config().decoder_only) {
     throw InputError("--model " + o.model + " is a decoder-only language model; translate needs an encoder–decoder (e.g. " +
                      tasks::kDefaultTranslateModel + "); for a language model use `attnlab generate`");
@@ -88,6 +89,7 @@ void setup_translate(CLI::App& app) {
   sub->add_option("--beam", opts->beam, "Beam size (1 = greedy)")->check(whole_number(1, 64))->capture_default_str();
   sub->add_option("--length-penalty", opts->length_penalty, "α of the length penalty ((5+|Y|)/6)^α")->check(real_number(0.0, 5.0))->capture_default_str();
   sub->add_flag("--show-attention", opts->show_attention, "Print the cross-attention heatmap of each layer and head");
+  add_backend_option(*sub, opts->backend);
   sub->add_option("-f,--format", opts->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   sub->add_flag("--no-color", opts->view.no_color, "Plain text without colour");
   sub->add_flag("--full", opts->view.full, "Never abbreviate wide matrices");

@@ -2,7 +2,11 @@
 // Every subcommand lives in its own file as an options struct, setup_x(CLI::App&) which registers it,
 // and run_x(const XOptions&) which does the work. Errors are thrown as attnlab::Error and reported
 // once, in main().
+#include <string>
+
 #include <CLI/CLI.hpp>
+
+#include "backend/backend.hpp"
 
 namespace attnlab::cli {
 
@@ -41,5 +45,11 @@ inline void add_workspace_option(CLI::App& sub, std::string& dir) {
                  "Folder holding your exercise files (default: $XDG_DATA_HOME/attnlab/exercises, "
                  "usually ~/.local/share/attnlab/exercises); it must exist");
 }
+
+// --backend cpu|cuda, shared by the model commands (train, eval, translate, attend, generate, bench).
+void add_backend_option(CLI::App& sub, std::string& name);
+// The backend named by --backend (backend/registry.hpp: exit 2 when it cannot be had). When it is the
+// CUDA emulator, says so on stderr: its speed is a CPU's running every GPU thread in turn.
+backend::Ops<float>& open_backend(const std::string& name);
 
 }  // namespace attnlab::cli

@@ -141,7 +141,7 @@ TaskData build_task_data(RunConfig& run, const text::Vocab* given) {
   return d;
 }
 
-LoadedModel load_model(const std::string& dir_in) {
+LoadedModel load_model(const std::string& dir_in, backend::Ops<float>& backend) {
   namespace fs = std::filesystem;
   LoadedModel lm;
   std::string dir = resolve_data_path(dir_in);
@@ -167,7 +167,7 @@ LoadedModel load_model(const std::string& dir_in) {
   }
   lm.run.model = ck.config;
   lm.run.lm = ck.config.decoder_only;
-  lm.net = std::make_unique<model::Transformer<float>>(ck.config);
+  lm.net = std::make_unique<model::Transformer<float>>(ck.config, backend);
   lm.net->params.upload(ck.params);
   return lm;
 }

@@ -72,7 +72,8 @@ struct LoadedModel {
 
 // Loads DIR/model.ckpt ("DIR" may also be a .ckpt file). Relative paths that do not exist are looked
 // up under the attnlab folder (so "data/models/translate-small" works from anywhere).
-LoadedModel load_model(const std::string& dir);
+// The model is placed on `backend` (the CPU unless given).
+LoadedModel load_model(const std::string& dir, backend::Ops<float>& backend = backend::cpu_backend<float>());
 
 // Default model folders shipped with attnlab.
 inline constexpr const char* kDefaultTranslateModel = "data/models/translate-small";

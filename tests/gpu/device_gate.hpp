@@ -14,14 +14,14 @@ namespace attnlab::gputest {
 
 inline int device_gate(std::string* why_out) {
   std::string why;
-  if (cuda_device_available(&why)) {
+  if (cuda::cuda_device_available(&why)) {
     std::cout << "device: " << cuda::device_name()
-              << (cuda_emulated() ? " — a pass here is not a pass on a GPU" : "")
+              << (cuda::cuda_emulated() ? " — a pass here is not a pass on a GPU" : "")
               << std::endl;
     return 0;
   }
   std::string gpu;
-  if (nvidia_gpu_present(&gpu)) {
+  if (cuda::nvidia_gpu_present(&gpu)) {
     std::cout << "FAILED: this machine has a GPU (" << gpu << ") but the CUDA runtime cannot use it: " << why << std::endl;
     return 1;
   }

@@ -34,6 +34,32 @@ void device_memset(void* p, int byte, std::size_t bytes, Stream stream = nullptr
 void device_synchronize();                 // waits for all work; reports errors of kernels that ran
 std::string device_name();                 // "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs)"
 
+// What `attnlab doctor` reports about the current device (backend/registry.hpp).
+struct DeviceInfo {
+  std::string name;                // "NVIDIA H100 80GB HBM3"
+  int cc_major = 0, cc_minor = 0;  // compute capability
+  int multiprocessors = 0;
+  std::size_t memory_bytes = 0;
+  int driver_version = 0, runtime_version = 0;  // CUDA's encoding: 1000·major + 10·minor
+};
+DeviceInfo device_info();
+
+// True when the CUDA runtime can see at least one device. Otherwise false, with the reason in *why
+// (when given): the runtime's error string if cudaGetDeviceCount failed (e.g. no driver installed),
+// or a note that it found zero devices. Never throws and never aborts, so a program (or a test) can
+// ask first and fall back to the CPU path cleanly on a machine without a GPU.
+bool cuda_device_available(std::string* why = nullptr) noexcept;
+
+// True when this machine has an NVIDIA GPU, whatever the CUDA runtime says (a /dev/nvidia<N> device
+// node or an entry in /proc/driver/nvidia/gpus). With a GPU present, a runtime that cannot start (a
+// driver older than the toolkit needs, say) is a failure to report loudly, not a reason to skip.
+// `evidence` receives what was found.
+bool nvidia_gpu_present(std::string* evidence = nullptr) noexcept;
+
+// True in the emulation build (-DATTNLAB_CUDA=EMULATE): the "device" is the CPU emulator of
+// src/backend/cuda/emulation/, for testing only; no speed it shows is a GPU's.
+bool cuda_emulated() noexcept;
+
 // One device array of n elements of T, freed on destruction. upload/download copy synchronously.
 template <typename T>
 class DeviceArray {

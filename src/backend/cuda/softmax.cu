@@ -185,60 +185,6 @@ class DeviceBuffer {
 
 }  // namespace
 
-bool cuda_device_available(std::string* why) noexcept {
-  int count = 0;
-  const cudaError_t err = cudaGetDeviceCount(&count);
-  try {
-    if (err != cudaSuccess) {
-      // Clear the runtime's last-error state, so a later cudaGetLastError() after a launch does not
-      // report this old failure as its own.
-      (void)cudaGetLastError();
-      // (Without any NVIDIA driver installed, CUDA reports cudaErrorInsufficientDriver here.)
-      if (why)
-        *why = std::string("cudaGetDeviceCount failed: ") + cudaGetErrorString(err) + " (" +
-               cudaGetErrorName(err) + ")";
-      return false;
-    }
-    if (count <= 0) {
-      if (why) *why = "cudaGetDeviceCount found 0 devices";
-      return false;
-    }
-  } catch (...) {  // only an allocation failure while writing *why; the answer itself stands
-    return false;
-  }
-  return true;
-}
-
-bool nvidia_gpu_present(std::string* evidence) noexcept {
-  try {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    for (const char* dir : {"/proc/driver/nvidia/gpus"}) {
-      for (const auto& e : fs::directory_iterator(dir, ec)) {
-        if (evidence) *evidence = e.path().string();
-        return true;
-      }
-    }
-    for (int i = 0; i < 16; ++i) {
-      const std::string node = "/dev/nvidia" + std::to_string(i);
-      if (fs::exists(node, ec)) {
-        if (evidence) *evidence = node;
-        return true;
-      }
-    }
-  } catch (...) {
-  }
-  return false;
-}
-
-bool cuda_emulated() noexcept {
-#ifdef ATTNLAB_CUDA_EMULATED
-  return true;
-#else
-  return false;
-#endif
-}
-
 Matrix cuda_softmax_rows(const Matrix& scores, const Mask* mask,
                          std::vector<std::size_t>* fully_masked_rows) {
   return cuda_detail::softmax_rows(scores, mask, fully_masked_rows, /*poison_output=*/false);

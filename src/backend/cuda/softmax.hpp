@@ -23,21 +23,8 @@
 
 namespace attnlab {
 
-// True when the CUDA runtime can see at least one device. Otherwise false, with the reason in *why
-// (when given): the runtime's error string if cudaGetDeviceCount failed (e.g. no driver installed),
-// or a note that it found zero devices. Never throws and never aborts, so a program (or a test) can
-// ask first and fall back to the CPU path cleanly on a machine without a GPU.
-bool cuda_device_available(std::string* why = nullptr) noexcept;
+// (Whether a device is there at all: cuda::cuda_device_available, backend/cuda/device.hpp.)
 
-// True when this machine has an NVIDIA GPU, whatever the CUDA runtime says (a /dev/nvidia<N> device
-// node or an entry in /proc/driver/nvidia/gpus). With a GPU present, a runtime that cannot start (a
-// driver older than the toolkit needs, say) is a failure to report loudly, not a reason to skip.
-// `evidence` receives what was found.
-bool nvidia_gpu_present(std::string* evidence = nullptr) noexcept;
-
-// True in the emulation build (-DATTNLAB_CUDA=EMULATE): the "device" is the CPU emulator of
-// src/backend/cuda/emulation/, for testing only; no speed it shows is a GPU's.
-bool cuda_emulated() noexcept;
 
 // Row softmax on the GPU with the same semantics as the CPU path softmax_rows(apply_mask(scores,
 // mask)): within row i only the visible keys (mask(i, j) != 0, or every key when mask is null) take

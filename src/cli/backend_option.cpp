@@ -1,0 +1,25 @@
+// --backend cpu|cuda for the model commands, and the honest note when "cuda" is the emulator.
+#include <iostream>
+
+#include "backend/registry.hpp"
+#include "cli/commands.hpp"
+
+namespace attnlab::cli {
+
+void add_backend_option(CLI::App& sub, std::string& name) {
+  sub.add_option("--backend", name,
+                 "Where the model runs: cpu, or cuda (an NVIDIA GPU; needs a build with CUDA, see `attnlab doctor`)")
+      ->check(CLI::IsMember(backend::backend_names()))
+      ->capture_default_str();
+}
+
+backend::Ops<float>& open_backend(const std::string& name) {
+  backend::Ops<float>& be = backend::backend_named(name);
+  if (be.name() != "cpu" && be.name() != "cuda") {
+    std::cerr << "note: --backend " << name << " is " << be.name()
+              << ": the GPU kernels run on the CPU emulator, for testing only (thousands of times slower than a GPU)\n";
+  }
+  return be;
+}
+
+}  // namespace attnlab::cli
