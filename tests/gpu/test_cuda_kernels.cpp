@@ -195,8 +195,9 @@ TEST_CASE("launchers reject bad shapes before touching the GPU" * doctest::test_
                   attnlab::ShapeError);
   CHECK_THROWS_AS(cu::layernorm_forward(none, none, none, none, none, none, 4, 0, 1e-5f), attnlab::ShapeError);
   CHECK_THROWS_AS(cu::embedding_forward(none, nullptr, none, none, 1, 1, 8, 0, 1.0f), attnlab::ShapeError);
-  CHECK_THROWS_AS(cu::cross_entropy_backward(none, none, nullptr, nullptr, -2, 10, 0.1f, 0, 1.0f),
+  CHECK_THROWS_AS(cu::cross_entropy_backward(none, none, none, nullptr, -2, 10, 0.1f, 0, 1, 1.0f),
                   attnlab::ShapeError);
+  CHECK_THROWS_AS(cu::dropout_forward(none, none, none, 10, 1.0f, 7), attnlab::ShapeError);
   CHECK_THROWS_AS(cu::adamw_step(none, none, none, none, nullptr, 10, 0, 1e-3, cu::AdamWParams{}),
                   attnlab::ShapeError);
   // Nothing to do is not an error, and launches nothing.
@@ -361,10 +362,16 @@ TEST_CASE("positional encoding and the embedding, forward and backward" * doctes
 
           const auto g = random_floats(rng, N * C);
           auto grad = random_floats(rng, static_cast<std::size_t>(V) * C);
+          const auto grad_start = grad;
           auto dgrad = up(grad), dg = up(g);
           cpu::embedding_backward<float>(grad.data(), g.data(), tokens.data(), B, T, C, scale);
           cu::embedding_backward(dgrad.get(), dg.get(), dtok.get(), B, T, C, V, scale);
-          CHECK_CLOSE(dgrad.download(), grad, kFp32Tol, 1.0);
+          const auto got = dgrad.download();
+          CHECK_CLOSE(got, grad, kFp32Tol, 1.0);
+          // Deterministic (no atomics): a second run from the same start gives the same bits.
+          dgrad.upload(grad_start);
+          cu::embedding_backward(dgrad.get(), dg.get(), dtok.get(), B, T, C, V, scale);
+          CHECK(std::memcmp(dgrad.download().data(), got.data(), got.size() * sizeof(float)) == 0);
         }
       }
     }
@@ -413,26 +420,34 @@ TEST_CASE("cross-entropy with label smoothing and padding, forward and backward"
         cpu::softmax_from_lse<float>(probs.data(), logits.data(), lse.data(), s.N, s.V);
         auto dlogits_in = up(logits);
         auto dtargets = up(targets);
-        auto dprobs = poisoned(n), drow = poisoned(s.N), dloss = poisoned(1);
-        DeviceArray<int> dcount(1);
-        dcount.poison();
-        cu::cross_entropy_forward(dprobs.get(), drow.get(), dloss.get(), dcount.get(), dlogits_in.get(),
-                                  dtargets.get(), s.N, s.V, smoothing, ignore);
-        CHECK_CLOSE(dprobs.download(), probs, kFp32Tol, 0.0);  // exp and a division: relative everywhere
-        CHECK(dcount.download()[0] == count);
-        CHECK_CLOSE(dloss.download(), std::vector<float>{loss}, kFp32Tol, 1.0);
+        auto dlse = poisoned(static_cast<std::size_t>(s.N));
+        DeviceArray<double> drow(static_cast<std::size_t>(s.N));
+        drow.poison();
+        cu::cross_entropy_forward(dlse.get(), drow.get(), dlogits_in.get(), dtargets.get(), s.N, s.V, smoothing,
+                                  ignore);
+        CHECK_CLOSE(dlse.download(), lse, kFp32Tol, 1.0);
+        int gcount = -1;
+        const float gloss = cu::cross_entropy_mean(drow.download(), targets, ignore, &gcount);
+        CHECK(gcount == count);
+        CHECK_CLOSE(std::vector<float>{gloss}, std::vector<float>{loss}, kFp32Tol, 1.0);
 
-        auto grad = random_floats(rng, n);
-        auto dgrad = up(grad);
-        auto cprobs = up(probs);
-        // The CPU backward writes its gradient; the CUDA kernel accumulates into dgrad.
-        std::vector<float> written(n);
-        cpu::cross_entropy_backward<float>(written.data(), logits.data(), lse.data(), targets.data(), s.N, s.V,
-                                           smoothing, ignore, count, 1.0f);
-        for (std::size_t i = 0; i < n; ++i) grad[i] += written[i];
-        cu::cross_entropy_backward(dgrad.get(), cprobs.get(), dtargets.get(), dcount.get(), s.N, s.V, smoothing,
-                                   ignore, 1.0f);
-        CHECK_CLOSE(dgrad.download(), grad, kFp32Tol, 1.0);
+        // softmax_from_lse and the backward from the CPU's lse, so only they are compared.
+        auto clse = up(lse);
+        auto dprobs = poisoned(n);
+        cu::softmax_from_lse(dprobs.get(), dlogits_in.get(), clse.get(), s.N, s.V);
+        CHECK_CLOSE(dprobs.download(), probs, kFp32Tol, 0.0);  // exp of a difference: relative everywhere
+
+        // The backward writes (poisoned output first), and may run in place on the logits.
+        std::vector<float> want(n);
+        cpu::cross_entropy_backward<float>(want.data(), logits.data(), lse.data(), targets.data(), s.N, s.V, smoothing,
+                                           ignore, count, 1.0f);
+        auto dgrad = poisoned(n);
+        cu::cross_entropy_backward(dgrad.get(), dlogits_in.get(), clse.get(), dtargets.get(), s.N, s.V, smoothing,
+                                   ignore, count, 1.0f);
+        CHECK_CLOSE(dgrad.download(), want, kFp32Tol, 1.0);
+        cu::cross_entropy_backward(dlogits_in.get(), dlogits_in.get(), clse.get(), dtargets.get(), s.N, s.V,
+                                   smoothing, ignore, count, 1.0f);
+        CHECK_CLOSE(dlogits_in.download(), want, kFp32Tol, 1.0);
       }
     }
   }
@@ -456,7 +471,7 @@ TEST_CASE("AdamW step: bias correction and decoupled weight decay" * doctest::te
           }
           auto dp = up(p), dg = up(g), dm = up(m), dv = up(v);
           DeviceArray<std::uint8_t> dmask(mask);
-          cpu::AdamConfig cfg;
+          attnlab::model::AdamConfig cfg;
           cfg.weight_decay = wd;
           cu::AdamWParams gcfg;
           gcfg.weight_decay = wd;
