@@ -522,6 +522,19 @@ TEST_CASE("the CUDA backend: its name, and a clear refusal of a shared-K/V backw
   }
 }
 
+TEST_CASE("without a device, make_cuda_backend refuses with an InputError that says what to do") {
+  std::string why;
+  if (attnlab::cuda_device_available(&why)) return;  // a GPU, or the emulator: nothing to refuse
+  try {
+    (void)attnlab::backend::make_cuda_backend();
+    FAIL("no exception");
+  } catch (const attnlab::InputError& e) {
+    const std::string msg = e.what();
+    CHECK(msg.find(why) != std::string::npos);
+    CHECK(msg.find("--backend cpu") != std::string::npos);
+  }
+}
+
 int main(int argc, char** argv) {
   doctest::Context context(argc, argv);
   std::string why;
@@ -530,8 +543,10 @@ int main(int argc, char** argv) {
   if (gate == 0) cuda_slot() = attnlab::backend::make_cuda_backend();
   const int rc = context.run();
   if (!context.shouldExit()) {
-    std::cout << "\nlargest normwise relative error per result (against the CPU backend):\n";
-    for (const auto& line : report()) std::cout << "  " << line << "\n";
+    if (!report().empty()) {
+      std::cout << "\nnormwise relative error of every result against the CPU backend's:\n";
+      for (const auto& line : report()) std::cout << "  " << line << "\n";
+    }
   }
   cuda_slot().reset();
   if (rc != 0 || context.shouldExit()) return rc;

@@ -382,6 +382,7 @@ Layout check_shape(const char* what, const backend::AttentionShape& shape) {
   if (C / H > kMaxD) bad("head width d = C / H = " + std::to_string(C / H) + " is above " + std::to_string(kMaxD));
   if (s.ldq < C || s.ldk < C || s.ldv < C || s.ldo < C) bad("a row stride (ldq, ldk, ldv, ldo) is below C");
   if (s.q_batch < 0 || s.k_batch < 0 || s.v_batch < 0 || s.o_batch < 0) bad("a negative batch stride");
+  if (B > 1 && s.o_batch == 0) bad("an output batch stride of 0 (every batch would write the same rows)");
   return Layout{Tq, Tk, C, H, s.ldq, s.ldk, s.ldv, s.ldo, s.q_batch, s.k_batch, s.v_batch, s.o_batch};
 }
 

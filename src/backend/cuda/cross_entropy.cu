@@ -62,14 +62,14 @@ __global__ void __launch_bounds__(kThreads)
 __global__ void __launch_bounds__(kThreads)
     cross_entropy_backward_kernel(float* dlogits, const float* logits, const float* __restrict__ lse,
                                   const int* __restrict__ targets, std::size_t n, int V, float smoothing,
-                                  int ignore_index, float g) {
+                                  int ignore_index, bool none, float g) {
   const float uniform = smoothing / static_cast<float>(V);
   const float hit = (1.0f - smoothing) * g;
   for (std::size_t e = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n;
        e += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
     const std::size_t r = e / V;
     const int c = static_cast<int>(e % V), t = targets[r];
-    if (g == 0.0f || t == ignore_index) {  // count = 0, or a padding row: no gradient
+    if (none || t == ignore_index) {  // no counted row at all, or a padding row: no gradient
       dlogits[e] = 0.0f;
       continue;
     }
@@ -111,7 +111,7 @@ void cross_entropy_backward(float* dlogits, const float* logits, const float* ls
   if (n == 0) return;
   const float g = count > 0 ? dloss / static_cast<float>(count) : 0.0f;  // the CPU's rounding
   ATTNLAB_LAUNCH(cross_entropy_backward_kernel, detail::grid_for(n, kThreads), kThreads, 0, stream)(
-      dlogits, logits, lse, targets, n, V, smoothing, ignore_index, g);
+      dlogits, logits, lse, targets, n, V, smoothing, ignore_index, count == 0, g);
   CUDA_CHECK_LAUNCH();
 }
 
