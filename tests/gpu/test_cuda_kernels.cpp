@@ -195,8 +195,9 @@ TEST_CASE("launchers reject bad shapes before touching the GPU" * doctest::test_
                   attnlab::ShapeError);
   CHECK_THROWS_AS(cu::layernorm_forward(none, none, none, none, none, none, 4, 0, 1e-5f), attnlab::ShapeError);
   CHECK_THROWS_AS(cu::embedding_forward(none, nullptr, none, none, 1, 1, 8, 0, 1.0f), attnlab::ShapeError);
-  CHECK_THROWS_AS(cu::cross_entropy_backward(none, none, nullptr, nullptr, -2, 10, 0.1f, 0, 1.0f),
+  CHECK_THROWS_AS(cu::cross_entropy_backward(none, none, none, nullptr, -2, 10, 0.1f, 0, 1, 1.0f),
                   attnlab::ShapeError);
+  CHECK_THROWS_AS(cu::dropout_forward(none, none, none, 10, 1.0f, 7), attnlab::ShapeError);
   CHECK_THROWS_AS(cu::adamw_step(none, none, none, none, nullptr, 10, 0, 1e-3, cu::AdamWParams{}),
                   attnlab::ShapeError);
   // Nothing to do is not an error, and launches nothing.
@@ -361,10 +362,16 @@ TEST_CASE("positional encoding and the embedding, forward and backward" * doctes
 
           const auto g = random_floats(rng, N * C);
           auto grad = random_floats(rng, static_cast<std::size_t>(V) * C);
+          const auto grad_start = grad;
           auto dgrad = up(grad), dg = up(g);
           cpu::embedding_backward<float>(grad.data(), g.data(), tokens.data(), B, T, C, scale);
           cu::embedding_backward(dgrad.get(), dg.get(), dtok.get(), B, T, C, V, scale);
-          CHECK_CLOSE(dgrad.download(), grad, kFp32Tol, 1.0);
+          const auto got = dgrad.download();
+          CHECK_CLOSE(got, grad, kFp32Tol, 1.0);
+          // Deterministic (no atomics): a second run from the same start gives the same bits.
+          dgrad.upload(grad_start);
+          cu::embedding_backward(dgrad.get(), dg.get(), dtok.get(), B, T, C, V, scale);
+          CHECK(std::memcmp(dgrad.download().data(), got.data(), got.size() * sizeof(float)) == 0);
         }
       }
     }
@@ -413,26 +420,34 @@ TEST_CASE("cross-entropy with label smoothing and padding, forward and backward"
         cpu::softmax_from_lse<float>(probs.data(), logits.data(), lse.data(), s.N, s.V);
         auto dlogits_in = up(logits);
         auto dtargets = up(targets);
-        auto dprobs = poisoned(n), drow = poisoned(s.N), dloss = poisoned(1);
-        DeviceArray<int> dcount(1);
-        dcount.poison();
-        cu::cross_entropy_forward(dprobs.get(), drow.get(), dloss.get(), dcount.get(), dlogits_in.get(),
-                                  dtargets.get(), s.N, s.V, smoothing, ignore);
-        CHECK_CLOSE(dprobs.download(), probs, kFp32Tol, 0.0);  // exp and a division: relative everywhere
-        CHECK(dcount.download()[0] == count);
-        CHECK_CLOSE(dloss.download(), std::vector<float>{loss}, kFp32Tol, 1.0);
+        auto dlse = poisoned(static_cast<std::size_t>(s.N));
+        DeviceArray<double> drow(static_cast<std::size_t>(s.N));
+        drow.poison();
+        cu::cross_entropy_forward(dlse.get(), drow.get(), dlogits_in.get(), dtargets.get(), s.N, s.V, smoothing,
+                                  ignore);
+        CHECK_CLOSE(dlse.download(), lse, kFp32Tol, 1.0);
+        int gcount = -1;
+        const float gloss = cu::cross_entropy_mean(drow.download(), targets, ignore, &gcount);
+        CHECK(gcount == count);
+        CHECK_CLOSE(std::vector<float>{gloss}, std::vector<float>{loss}, kFp32Tol, 1.0);
 
-        auto grad = random_floats(rng, n);
-        auto dgrad = up(grad);
-        auto cprobs = up(probs);
-        // The CPU backward writes its gradient; the CUDA kernel accumulates into dgrad.
-        std::vector<float> written(n);
-        cpu::cross_entropy_backward<float>(written.data(), logits.data(), lse.data(), targets.data(), s.N, s.V,
-                                           smoothing, ignore, count, 1.0f);
-        for (std::size_t i = 0; i < n; ++i) grad[i] += written[i];
-        cu::cross_entropy_backward(dgrad.get(), cprobs.get(), dtargets.get(), dcount.get(), s.N, s.V, smoothing,
-                                   ignore, 1.0f);
-        CHECK_CLOSE(dgrad.download(), grad, kFp32Tol, 1.0);
+        // softmax_from_lse and the backward from the CPU's lse, so only they are compared.
+        auto clse = up(lse);
+        auto dprobs = poisoned(n);
+        cu::softmax_from_lse(dprobs.get(), dlogits_in.get(), clse.get(), s.N, s.V);
+        CHECK_CLOSE(dprobs.download(), probs, kFp32Tol, 0.0);  // exp of a difference: relative everywhere
+
+        // The backward writes (poisoned output first), and may run in place on the logits.
+        std::vector<float> want(n);
+        cpu::cross_entropy_backward<float>(want.data(), logits.data(), lse.data(), targets.data(), s.N, s.V, smoothing,
+                                           ignore, count, 1.0f);
+        auto dgrad = poisoned(n);
+        cu::cross_entropy_backward(dgrad.get(), dlogits_in.get(), clse.get(), dtargets.get(), s.N, s.V, smoothing,
+                                   ignore, count, 1.0f);
+        CHECK_CLOSE(dgrad.download(), want, kFp32Tol, 1.0);
+        cu::cross_entropy_backward(dlogits_in.get(), dlogits_in.get(), clse.get(), dtargets.get(), s.N, s.V,
+                                   smoothing, ignore, count, 1.0f);
+        CHECK_CLOSE(dlogits_in.download(), want, kFp32Tol, 1.0);
       }
     }
   }
@@ -523,6 +538,101 @@ TEST_CASE("fused attention forward and backward: masks, odd shapes, head widths 
         CHECK_CLOSE(gdv.download(), dv, kFp32Tol, 1.0);
       }
     }
+  }
+}
+
+// The C columns of each of `rows` rows ld apart (a wider row's other columns are not attention's).
+std::vector<float> columns(const std::vector<float>& m, std::size_t rows, std::size_t ld, std::size_t C) {
+  std::vector<float> out;
+  for (std::size_t i = 0; i < rows; ++i) out.insert(out.end(), m.begin() + i * ld, m.begin() + i * ld + C);
+  return out;
+}
+
+TEST_CASE("fused attention on strided layouts: fused Q/K/V, a wider output, shared K/V" *
+          doctest::test_suite("gpu")) {
+  std::mt19937 rng(fresh_seed());
+  INFO("seed " << fresh_seed());
+  struct Shape {
+    int B, Tq, Tk, H, d;
+    bool causal, lens, shared_kv;  // shared_kv: one Tk × C K and V for every batch (forward only)
+  };
+  // Several query and key tiles, so the strides are exercised across tiles too.
+  const Shape shapes[] = {{2, 37, 37, 2, 64, true, true, false}, {1, 70, 70, 3, 33, false, false, false},
+                          {2, 33, 33, 1, 128, true, false, false}, {2, 37, 70, 2, 16, false, true, true},
+                          {3, 5, 40, 4, 8, false, false, true}};
+  for (const Shape& c : shapes) {
+    INFO("B " << c.B << " Tq " << c.Tq << " Tk " << c.Tk << " H " << c.H << " d " << c.d << " causal " << c.causal
+              << " key_len " << c.lens << " shared K/V " << c.shared_kv);
+    const int C = c.H * c.d;
+    const std::size_t rows_q = static_cast<std::size_t>(c.B) * c.Tq, ldo = static_cast<std::size_t>(C) + 3;
+    attnlab::backend::AttentionShape s;
+    s.B = c.B;
+    s.Tq = c.Tq;
+    s.Tk = c.Tk;
+    s.C = C;
+    s.H = c.H;
+    s.causal = c.causal;
+    s.ldo = static_cast<std::int64_t>(ldo);
+    // Host inputs: a fused (B·T) × 3C buffer (self-attention), or Q plus one shared K and V.
+    std::vector<float> qkv, q, kv;
+    std::size_t q_off = 0, k_off = 0, v_off = 0;
+    if (c.shared_kv) {
+      q = random_floats(rng, rows_q * C);
+      kv = random_floats(rng, 2 * static_cast<std::size_t>(c.Tk) * C);  // K rows, then V rows
+      v_off = static_cast<std::size_t>(c.Tk) * C;
+      s.k_batch = s.v_batch = 0;
+    } else {
+      qkv = random_floats(rng, rows_q * 3 * C);
+      k_off = static_cast<std::size_t>(C);
+      v_off = 2 * static_cast<std::size_t>(C);
+      s.ldq = s.ldk = s.ldv = 3 * C;
+    }
+    std::vector<int> key_len;
+    if (c.lens) {
+      key_len = random_ints(rng, c.B, 1, c.Tk);
+      key_len[0] = c.Tk / 2;
+    }
+    const std::vector<float>& qsrc = c.shared_kv ? q : qkv;
+    const std::vector<float>& kvsrc = c.shared_kv ? kv : qkv;
+
+    attnlab::backend::AttentionShape s_cpu = s;
+    s_cpu.key_len = c.lens ? key_len.data() : nullptr;
+    std::vector<float> out(rows_q * ldo, 0.0f), lse(static_cast<std::size_t>(c.B) * c.H * c.Tq);
+    std::vector<float> scratch(cpu::attention_lse_scratch<float>(c.Tq, c.Tk));
+    cpu::attention_forward_lse<float>(out.data(), lse.data(), scratch.data(), qsrc.data() + q_off,
+                                      kvsrc.data() + k_off, kvsrc.data() + v_off, s_cpu);
+
+    auto gq = up(qsrc);
+    auto gkv = c.shared_kv ? up(kv) : DeviceArray<float>();
+    const float* gk = (c.shared_kv ? gkv.get() : gq.get()) + k_off;
+    const float* gv = (c.shared_kv ? gkv.get() : gq.get()) + v_off;
+    DeviceArray<int> dkl(key_len);
+    attnlab::backend::AttentionShape s_gpu = s;
+    s_gpu.key_len = c.lens ? dkl.get() : nullptr;
+    auto gout = poisoned(out.size()), glse = poisoned(lse.size());
+    cu::attention_forward(gout.get(), glse.get(), gq.get() + q_off, gk, gv, s_gpu);
+    const auto got_out = gout.download();
+    CHECK_CLOSE(columns(got_out, rows_q, ldo, C), columns(out, rows_q, ldo, C), kFp32Tol, 1.0);
+    for (std::size_t i = 0; i < rows_q; ++i)  // the columns beyond C are left alone
+      for (std::size_t j = C; j < ldo; ++j) CHECK(std::isnan(got_out[i * ldo + j]));
+    CHECK_CLOSE(glse.download(), lse, kFp32Tol, 1.0);
+
+    if (c.shared_kv) {
+      // The backward refuses a shared K/V rather than race on its gradient.
+      CHECK_THROWS_AS(cu::attention_backward(gout.get(), gout.get(), gout.get(), gout.get(), gout.get(), glse.get(),
+                                             gq.get(), gk, gv, s_gpu),
+                      attnlab::ShapeError);
+      continue;
+    }
+    // Backward into a fused gradient buffer, from the CPU's out and lse.
+    const auto g = random_floats(rng, rows_q * ldo);
+    auto grad = random_floats(rng, qkv.size());
+    auto ggrad = up(grad), gg = up(g), gout_cpu = up(out), glse_cpu = up(lse);
+    cpu::attention_backward_lse<float>(grad.data(), grad.data() + k_off, grad.data() + v_off, scratch.data(), g.data(),
+                                       qkv.data(), qkv.data() + k_off, qkv.data() + v_off, s_cpu);
+    cu::attention_backward(ggrad.get(), ggrad.get() + k_off, ggrad.get() + v_off, gg.get(), gout_cpu.get(),
+                           glse_cpu.get(), gq.get(), gq.get() + k_off, gq.get() + v_off, s_gpu);
+    CHECK_CLOSE(ggrad.download(), grad, kFp32Tol, 1.0);
   }
 }
 

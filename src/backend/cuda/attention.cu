@@ -12,6 +12,11 @@
 //              Σ_i p_ij·dout_i to dV_j and Σ_i ds_ij·q_i to dK_j, each thread owning 32 fixed elements of
 //              the 32 × d tile in registers, so no two threads (or blocks) write the same element.
 //   dQ         one block per (batch, head, tile of 8 queries), like the forward: dq_i += Σ_j ds_ij·k_j.
+//   weights    one warp per query row, lane j computing exp(s_ij − lse_i) for keys j, j + 32, …
+//              straight from global memory (a lessons-only op: no tiles).
+//
+// Rows are found through a Layout (the resolved backend::AttentionShape): row r of batch b of q starts
+// at q + b·qb + r·ldq, and so on for k, v and out; the gradients share the strides of their inputs.
 //
 // Shared-memory tiles that lanes read one row each (lane j reads row j) have a padded row stride of
 // 129 floats, so the 32 lanes hit 32 different banks. Static shared memory stays under 48 KB.
@@ -47,22 +52,32 @@ constexpr int kDkvPerThread = kKeys * kMaxD / kThreads;  // 32 elements of the 3
 static_assert(kMaxD % kWarpSize == 0, "head width must be a multiple of the warp size");
 static_assert(kKeys * kMaxD == kThreads * kDkvPerThread, "the dK/dV tile must split evenly over the threads");
 
-// Geometry shared by the kernels: where head h of batch b starts in q/out (Tq rows) and k/v (Tk rows).
-struct Head {
-  int b, h, d;
-  std::size_t qbase, kbase;  // element offsets of row 0, column h·d
-  int valid;                 // keys visible at all: min(key_len[b], Tk), at least 0
+// Sizes and strides (elements) of one call: backend::AttentionShape with its defaults filled in.
+struct Layout {
+  int Tq, Tk, C, H;
+  long long ldq, ldk, ldv, ldo;  // row strides of q (and dq), k (dk), v (dv), out (and dout)
+  long long qb, kb, vb, ob;      // batch strides of the same (kb = vb = 0: one K/V for every batch)
 };
 
-__device__ __forceinline__ Head head_of(int bh, const int* key_len, int Tq, int Tk, int C, int H) {
+// Geometry shared by the kernels: where head h of batch b starts in q, k, v and out.
+struct Head {
+  int b, h, d;
+  long long q, k, v, o;  // element offsets of row 0, column h·d
+  int valid;             // keys visible at all: min(key_len[b], Tk), at least 0
+};
+
+__device__ __forceinline__ Head head_of(int bh, const int* key_len, const Layout& L) {
   Head g;
-  g.b = bh / H;
-  g.h = bh % H;
-  g.d = C / H;
-  g.qbase = static_cast<std::size_t>(g.b) * Tq * C + static_cast<std::size_t>(g.h) * g.d;
-  g.kbase = static_cast<std::size_t>(g.b) * Tk * C + static_cast<std::size_t>(g.h) * g.d;
-  const int kl = key_len ? key_len[g.b] : Tk;
-  g.valid = kl < 0 ? 0 : (kl < Tk ? kl : Tk);
+  g.b = bh / L.H;
+  g.h = bh % L.H;
+  g.d = L.C / L.H;
+  const long long col = static_cast<long long>(g.h) * g.d;
+  g.q = g.b * L.qb + col;
+  g.k = g.b * L.kb + col;
+  g.v = g.b * L.vb + col;
+  g.o = g.b * L.ob + col;
+  const int kl = key_len ? key_len[g.b] : L.Tk;
+  g.valid = kl < 0 ? 0 : (kl < L.Tk ? kl : L.Tk);
   return g;
 }
 
@@ -71,13 +86,13 @@ __device__ __forceinline__ int visible_limit(int i, int valid, bool causal) {
   return causal ? min(valid, i + 1) : valid;
 }
 
-// Loads keys [j0, j0 + cols) of one head into a kKeys-row tile with row stride `stride` (zeros beyond
-// cols, so nothing uninitialised is ever read).
-__device__ __forceinline__ void load_tile(float* tile, int stride, const float* src, std::size_t base, int j0, int cols,
-                                          int d, int C) {
+// Loads keys [j0, j0 + cols) of one head (rows ld apart from base) into a kKeys-row tile with row
+// stride `stride` (zeros beyond cols, so nothing uninitialised is ever read).
+__device__ __forceinline__ void load_tile(float* tile, int stride, const float* src, long long base, long long ld,
+                                          int j0, int cols, int d) {
   for (int e = threadIdx.x; e < kKeys * d; e += blockDim.x) {
     const int j = e / d, c = e % d;
-    tile[j * stride + c] = j < cols ? src[base + static_cast<std::size_t>(j0 + j) * C + c] : 0.0f;
+    tile[j * stride + c] = j < cols ? src[base + (j0 + j) * ld + c] : 0.0f;
   }
 }
 
@@ -107,19 +122,19 @@ __device__ __forceinline__ void add_weighted_rows(float (&acc)[kColsPerLane], fl
 __global__ void __launch_bounds__(kThreads)
     attention_forward_kernel(float* __restrict__ out, float* __restrict__ lse, const float* __restrict__ q,
                              const float* __restrict__ k, const float* __restrict__ v,
-                             const int* __restrict__ key_len, bool causal, int Tq, int Tk, int C, int H, int qblocks,
-                             float scale) {
+                             const int* __restrict__ key_len, bool causal, Layout L, int qblocks, float scale) {
   __shared__ float Qs[kFwdRows * kMaxD];
   __shared__ float Ks[kKeys * kPad];
   __shared__ float Vs[kKeys * kMaxD];  // read by column (lane c), so no padding needed
+  const int Tq = L.Tq, Tk = L.Tk;
   const int bh = blockIdx.x / qblocks, i0 = (blockIdx.x % qblocks) * kFwdRows;
-  const Head g = head_of(bh, key_len, Tq, Tk, C, H);
+  const Head g = head_of(bh, key_len, L);
   const int d = g.d, rows = min(kFwdRows, Tq - i0);
   const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
 
   for (int e = threadIdx.x; e < kFwdRows * d; e += blockDim.x) {
     const int r = e / d, c = e % d;
-    Qs[r * kMaxD + c] = r < rows ? q[g.qbase + static_cast<std::size_t>(i0 + r) * C + c] : 0.0f;
+    Qs[r * kMaxD + c] = r < rows ? q[g.q + (i0 + r) * L.ldq + c] : 0.0f;
   }
   float m[kFwdRowsPerWarp], l[kFwdRowsPerWarp], o[kFwdRowsPerWarp][kColsPerLane];
 #pragma unroll
@@ -135,8 +150,8 @@ __global__ void __launch_bounds__(kThreads)
   for (int j0 = 0; j0 < kend; j0 += kKeys) {
     const int cols = min(kKeys, kend - j0);
     __syncthreads();  // the previous tile is consumed (and, the first time, Qs is complete)
-    load_tile(Ks, kPad, k, g.kbase, j0, cols, d, C);
-    load_tile(Vs, kMaxD, v, g.kbase, j0, cols, d, C);
+    load_tile(Ks, kPad, k, g.k, L.ldk, j0, cols, d);
+    load_tile(Vs, kMaxD, v, g.v, L.ldv, j0, cols, d);
     __syncthreads();
 #pragma unroll
     for (int rr = 0; rr < kFwdRowsPerWarp; ++rr) {
@@ -163,7 +178,7 @@ __global__ void __launch_bounds__(kThreads)
     const int i = i0 + r;
     const bool any = l[rr] > 0.0f;  // false for a row with no visible key: zeros and lse = −inf
     const float inv = any ? 1.0f / l[rr] : 0.0f;
-    float* orow = out + g.qbase + static_cast<std::size_t>(i) * C;
+    float* orow = out + g.o + i * L.ldo;
 #pragma unroll
     for (int t = 0; t < kColsPerLane; ++t) {
       const int c = lane + kWarpSize * t;
@@ -179,21 +194,22 @@ __global__ void __launch_bounds__(kThreads)
     attention_backward_dkdv_kernel(float* __restrict__ dk, float* __restrict__ dv, const float* __restrict__ dout,
                                    const float* __restrict__ out, const float* __restrict__ lse,
                                    const float* __restrict__ q, const float* __restrict__ k,
-                                   const float* __restrict__ v, const int* __restrict__ key_len, bool causal, int Tq,
-                                   int Tk, int C, int H, int kblocks, float scale) {
+                                   const float* __restrict__ v, const int* __restrict__ key_len, bool causal, Layout L,
+                                   int kblocks, float scale) {
   __shared__ float Ks[kKeys * kPad];
   __shared__ float Vs[kKeys * kPad];
   __shared__ float Qs[kWarps * kMaxD];  // this round's query rows, one per warp
   __shared__ float Gs[kWarps * kMaxD];  // and their output gradients
   __shared__ float Ps[kWarps * kKeys];  // p_ij of this round
   __shared__ float Ss[kWarps * kKeys];  // ds_ij of this round
+  const int Tq = L.Tq, Tk = L.Tk;
   const int bh = blockIdx.x / kblocks, j0 = (blockIdx.x % kblocks) * kKeys;
-  const Head g = head_of(bh, key_len, Tq, Tk, C, H);
+  const Head g = head_of(bh, key_len, L);
   const int d = g.d, cols = min(kKeys, Tk - j0);
   if (j0 >= g.valid) return;  // keys no query sees: nothing to add (uniform over the block)
   const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
-  load_tile(Ks, kPad, k, g.kbase, j0, cols, d, C);
-  load_tile(Vs, kPad, v, g.kbase, j0, cols, d, C);
+  load_tile(Ks, kPad, k, g.k, L.ldk, j0, cols, d);
+  load_tile(Vs, kPad, v, g.v, L.ldv, j0, cols, d);
   __syncthreads();  // the key tile is complete before any lane reads another thread's row
 
   float acc_k[kDkvPerThread], acc_v[kDkvPerThread];
@@ -208,13 +224,13 @@ __global__ void __launch_bounds__(kThreads)
     float* qs = Qs + warp * kMaxD;
     float* gs = Gs + warp * kMaxD;
     if (i < Tq) {  // uniform over the warp
-      const std::size_t row = g.qbase + static_cast<std::size_t>(i) * C;
+      const long long qrow = g.q + i * L.ldq, orow = g.o + i * L.ldo;
       float dsum = 0.0f;
       for (int c = lane; c < d; c += kWarpSize) {
-        const float gc = dout[row + c];
-        qs[c] = q[row + c];
+        const float gc = dout[orow + c];
+        qs[c] = q[qrow + c];
         gs[c] = gc;
-        dsum += gc * out[row + c];
+        dsum += gc * out[orow + c];
       }
       const float D = detail::warp_sum(dsum);  // D_i = dout_i · out_i
       __syncwarp();                            // qs, gs written by all lanes before any lane reads them
@@ -252,10 +268,9 @@ __global__ void __launch_bounds__(kThreads)
     const int e = threadIdx.x + kThreads * u;
     if (e < kKeys * d) {
       const int j = e / d, c = e % d;
-      if (j < cols) {
-        const std::size_t at = g.kbase + static_cast<std::size_t>(j0 + j) * C + c;
-        dv[at] += acc_v[u];
-        dk[at] += scale * acc_k[u];
+      if (j < cols) {  // a null dk or dv is not wanted (uniform over the grid)
+        if (dv) dv[g.v + (j0 + j) * L.ldv + c] += acc_v[u];
+        if (dk) dk[g.k + (j0 + j) * L.ldk + c] += scale * acc_k[u];
       }
     }
   }
@@ -267,34 +282,33 @@ __global__ void __launch_bounds__(kThreads)
     attention_backward_dq_kernel(float* __restrict__ dq, const float* __restrict__ dout, const float* __restrict__ out,
                                  const float* __restrict__ lse, const float* __restrict__ q,
                                  const float* __restrict__ k, const float* __restrict__ v,
-                                 const int* __restrict__ key_len, bool causal, int Tq, int Tk, int C, int H,
-                                 int qblocks, float scale) {
+                                 const int* __restrict__ key_len, bool causal, Layout L, int qblocks, float scale) {
   __shared__ float Qs[kDqRows * kMaxD];
   __shared__ float Gs[kDqRows * kMaxD];
   __shared__ float Ks[kKeys * kPad];
   __shared__ float Vs[kKeys * kPad];
+  const int Tq = L.Tq, Tk = L.Tk;
   const int bh = blockIdx.x / qblocks, i0 = (blockIdx.x % qblocks) * kDqRows;
-  const Head g = head_of(bh, key_len, Tq, Tk, C, H);
+  const Head g = head_of(bh, key_len, L);
   const int d = g.d, rows = min(kDqRows, Tq - i0);
   const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
 
   for (int e = threadIdx.x; e < kDqRows * d; e += blockDim.x) {
     const int r = e / d, c = e % d;
-    const std::size_t at = g.qbase + static_cast<std::size_t>(i0 + r) * C + c;
-    Qs[r * kMaxD + c] = r < rows ? q[at] : 0.0f;
-    Gs[r * kMaxD + c] = r < rows ? dout[at] : 0.0f;
+    Qs[r * kMaxD + c] = r < rows ? q[g.q + (i0 + r) * L.ldq + c] : 0.0f;
+    Gs[r * kMaxD + c] = r < rows ? dout[g.o + (i0 + r) * L.ldo + c] : 0.0f;
   }
-  float D[kDqRowsPerWarp], L[kDqRowsPerWarp], acc[kDqRowsPerWarp][kColsPerLane];
+  float D[kDqRowsPerWarp], lse_r[kDqRowsPerWarp], acc[kDqRowsPerWarp][kColsPerLane];
 #pragma unroll
   for (int rr = 0; rr < kDqRowsPerWarp; ++rr) {
     const int r = warp * kDqRowsPerWarp + rr;
     float s = 0.0f;
     if (r < rows) {
-      const std::size_t row = g.qbase + static_cast<std::size_t>(i0 + r) * C;
+      const long long row = g.o + (i0 + r) * L.ldo;
       for (int c = lane; c < d; c += kWarpSize) s += dout[row + c] * out[row + c];
     }
     D[rr] = detail::warp_sum(s);
-    L[rr] = r < rows ? lse[static_cast<std::size_t>(bh) * Tq + i0 + r] : 0.0f;
+    lse_r[rr] = r < rows ? lse[static_cast<std::size_t>(bh) * Tq + i0 + r] : 0.0f;
 #pragma unroll
     for (int t = 0; t < kColsPerLane; ++t) acc[rr][t] = 0.0f;
   }
@@ -303,8 +317,8 @@ __global__ void __launch_bounds__(kThreads)
   for (int j0 = 0; j0 < kend; j0 += kKeys) {
     const int cols = min(kKeys, kend - j0);
     __syncthreads();
-    load_tile(Ks, kPad, k, g.kbase, j0, cols, d, C);
-    load_tile(Vs, kPad, v, g.kbase, j0, cols, d, C);
+    load_tile(Ks, kPad, k, g.k, L.ldk, j0, cols, d);
+    load_tile(Vs, kPad, v, g.v, L.ldv, j0, cols, d);
     __syncthreads();
 #pragma unroll
     for (int rr = 0; rr < kDqRowsPerWarp; ++rr) {
@@ -314,7 +328,7 @@ __global__ void __launch_bounds__(kThreads)
       if (vis <= 0) continue;
       float ds = 0.0f;
       if (lane < vis) {
-        const float p = expf(dot(Qs + r * kMaxD, Ks + lane * kPad, d) * scale - L[rr]);
+        const float p = expf(dot(Qs + r * kMaxD, Ks + lane * kPad, d) * scale - lse_r[rr]);
         ds = p * (dot(Gs + r * kMaxD, Vs + lane * kPad, d) - D[rr]);
       }
       add_weighted_rows(acc[rr], ds, vis, Ks, kPad, d, lane);
@@ -325,7 +339,7 @@ __global__ void __launch_bounds__(kThreads)
   for (int rr = 0; rr < kDqRowsPerWarp; ++rr) {
     const int r = warp * kDqRowsPerWarp + rr;
     if (r >= rows) continue;
-    float* drow = dq + g.qbase + static_cast<std::size_t>(i0 + r) * C;
+    float* drow = dq + g.q + (i0 + r) * L.ldq;
 #pragma unroll
     for (int t = 0; t < kColsPerLane; ++t) {
       const int c = lane + kWarpSize * t;
@@ -334,7 +348,31 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-void check_shape(const char* what, int B, int Tq, int Tk, int C, int H) {
+// ---- the weights, for the lessons ------------------------------------------------------------------
+
+constexpr int kWeightRows = kWarps;  // query rows per block: one per warp
+
+__global__ void __launch_bounds__(kThreads)
+    attention_weights_kernel(float* __restrict__ att, const float* __restrict__ lse, const float* __restrict__ q,
+                             const float* __restrict__ k, const int* __restrict__ key_len, bool causal, Layout L,
+                             int qblocks, float scale) {
+  const int bh = blockIdx.x / qblocks;
+  const int i = (blockIdx.x % qblocks) * kWeightRows + static_cast<int>(threadIdx.x) / kWarpSize;
+  const int lane = threadIdx.x % kWarpSize;
+  if (i >= L.Tq) return;  // uniform over the warp; no barrier follows
+  const Head g = head_of(bh, key_len, L);
+  const int limit = visible_limit(i, g.valid, causal);
+  const float lse_i = lse[static_cast<long long>(bh) * L.Tq + i];
+  const float* qrow = q + g.q + i * L.ldq;
+  float* arow = att + (static_cast<long long>(bh) * L.Tq + i) * L.Tk;
+  for (int j = lane; j < L.Tk; j += kWarpSize)
+    arow[j] = j < limit ? expf(dot(qrow, k + g.k + j * L.ldk, g.d) * scale - lse_i) : 0.0f;
+}
+
+// The resolved strides as the kernels take them; throws ShapeError for sizes the kernels cannot take.
+Layout check_shape(const char* what, const backend::AttentionShape& shape) {
+  const backend::AttentionShape s = shape.resolved();
+  const int B = s.B, Tq = s.Tq, Tk = s.Tk, C = s.C, H = s.H;
   auto bad = [&](const std::string& why) {
     throw ShapeError(std::string(what) + ": " + why + " (B = " + std::to_string(B) + ", Tq = " + std::to_string(Tq) +
                      ", Tk = " + std::to_string(Tk) + ", C = " + std::to_string(C) + ", H = " + std::to_string(H) + ")");
@@ -342,40 +380,66 @@ void check_shape(const char* what, int B, int Tq, int Tk, int C, int H) {
   if (B < 0 || Tq < 0 || Tk < 0) bad("negative size");
   if (C < 1 || H < 1 || C % H != 0) bad("H must divide C");
   if (C / H > kMaxD) bad("head width d = C / H = " + std::to_string(C / H) + " is above " + std::to_string(kMaxD));
+  if (s.ldq < C || s.ldk < C || s.ldv < C || s.ldo < C) bad("a row stride (ldq, ldk, ldv, ldo) is below C");
+  if (s.q_batch < 0 || s.k_batch < 0 || s.v_batch < 0 || s.o_batch < 0) bad("a negative batch stride");
+  if (B > 1 && s.o_batch == 0) bad("an output batch stride of 0 (every batch would write the same rows)");
+  return Layout{Tq, Tk, C, H, s.ldq, s.ldk, s.ldv, s.ldo, s.q_batch, s.k_batch, s.v_batch, s.o_batch};
+}
+
+// 1/√d rounded as the CPU rounds it.
+float score_scale(int C, int H) { return static_cast<float>(1.0 / std::sqrt(static_cast<double>(C / H))); }
+
+unsigned grid_of(const char* what, int B, int H, int tiles) {
+  const long long blocks = static_cast<long long>(B) * H * tiles;
+  if (blocks > 0x7fffffffLL) throw ShapeError(std::string(what) + ": too many tiles for one grid");
+  return static_cast<unsigned>(blocks);
 }
 
 }  // namespace
 
-void attention_forward(float* out, float* lse, const float* q, const float* k, const float* v, const int* key_len,
-                       bool causal, int B, int Tq, int Tk, int C, int H, Stream stream) {
-  check_shape("cuda::attention_forward", B, Tq, Tk, C, H);
-  if (B == 0 || Tq == 0) return;
-  const int qblocks = (Tq + kFwdRows - 1) / kFwdRows;
-  const long long blocks = static_cast<long long>(B) * H * qblocks;
-  if (blocks > 0x7fffffffLL) throw ShapeError("cuda::attention_forward: too many query tiles for one grid");
-  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(C / H)));  // the CPU's rounding
-  ATTNLAB_LAUNCH(attention_forward_kernel, static_cast<unsigned>(blocks), kThreads, 0, stream)(out, lse, q, k, v, key_len, causal,
-                                                                                   Tq, Tk, C, H, qblocks, scale);
+void attention_forward(float* out, float* lse, const float* q, const float* k, const float* v,
+                       const backend::AttentionShape& s, Stream stream) {
+  const Layout L = check_shape("cuda::attention_forward", s);
+  if (s.B == 0 || s.Tq == 0) return;
+  const int qblocks = (s.Tq + kFwdRows - 1) / kFwdRows;
+  ATTNLAB_LAUNCH(attention_forward_kernel, grid_of("cuda::attention_forward", s.B, s.H, qblocks), kThreads, 0,
+                 stream)(out, lse, q, k, v, s.key_len, s.causal, L, qblocks, score_scale(s.C, s.H));
   CUDA_CHECK_LAUNCH();
 }
 
 void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* out, const float* lse,
-                        const float* q, const float* k, const float* v, const int* key_len, bool causal, int B,
-                        int Tq, int Tk, int C, int H, Stream stream) {
-  check_shape("cuda::attention_backward", B, Tq, Tk, C, H);
-  if (B == 0 || Tq == 0 || Tk == 0) return;  // no query, or no key: every gradient is zero
-  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(C / H)));
-  const int kblocks = (Tk + kKeys - 1) / kKeys;
-  const long long kv_blocks = static_cast<long long>(B) * H * kblocks;
-  const int qblocks = (Tq + kDqRows - 1) / kDqRows;
-  const long long q_blocks = static_cast<long long>(B) * H * qblocks;
-  if (kv_blocks > 0x7fffffffLL || q_blocks > 0x7fffffffLL)
-    throw ShapeError("cuda::attention_backward: too many tiles for one grid");
-  ATTNLAB_LAUNCH(attention_backward_dkdv_kernel, static_cast<unsigned>(kv_blocks), kThreads, 0, stream)(
-      dk, dv, dout, out, lse, q, k, v, key_len, causal, Tq, Tk, C, H, kblocks, scale);
-  CUDA_CHECK_LAUNCH();
-  ATTNLAB_LAUNCH(attention_backward_dq_kernel, static_cast<unsigned>(q_blocks), kThreads, 0, stream)(
-      dq, dout, out, lse, q, k, v, key_len, causal, Tq, Tk, C, H, qblocks, scale);
+                        const float* q, const float* k, const float* v, const backend::AttentionShape& s,
+                        Stream stream) {
+  const Layout L = check_shape("cuda::attention_backward", s);
+  if (s.B > 1 && (L.qb == 0 || L.kb == 0 || L.vb == 0))
+    throw ShapeError("cuda::attention_backward: a batch stride of 0 (one Q, K or V shared by all " +
+                     std::to_string(s.B) +
+                     " batches) is not supported: the batches' gradients would add into the same rows, which these "
+                     "kernels do not reduce (and float atomics would not repeat bit for bit); give each batch its "
+                     "own copy, or use the CPU backend");
+  if (s.B == 0 || s.Tq == 0 || s.Tk == 0) return;  // no query, or no key: every gradient is zero
+  const float scale = score_scale(s.C, s.H);
+  if (dk || dv) {
+    const int kblocks = (s.Tk + kKeys - 1) / kKeys;
+    ATTNLAB_LAUNCH(attention_backward_dkdv_kernel, grid_of("cuda::attention_backward", s.B, s.H, kblocks), kThreads,
+                   0, stream)(dk, dv, dout, out, lse, q, k, v, s.key_len, s.causal, L, kblocks, scale);
+    CUDA_CHECK_LAUNCH();
+  }
+  if (dq) {
+    const int qblocks = (s.Tq + kDqRows - 1) / kDqRows;
+    ATTNLAB_LAUNCH(attention_backward_dq_kernel, grid_of("cuda::attention_backward", s.B, s.H, qblocks), kThreads, 0,
+                   stream)(dq, dout, out, lse, q, k, v, s.key_len, s.causal, L, qblocks, scale);
+    CUDA_CHECK_LAUNCH();
+  }
+}
+
+void attention_weights(float* att, const float* lse, const float* q, const float* k, const backend::AttentionShape& s,
+                       Stream stream) {
+  const Layout L = check_shape("cuda::attention_weights", s);
+  if (s.B == 0 || s.Tq == 0 || s.Tk == 0) return;
+  const int qblocks = (s.Tq + kWeightRows - 1) / kWeightRows;
+  ATTNLAB_LAUNCH(attention_weights_kernel, grid_of("cuda::attention_weights", s.B, s.H, qblocks), kThreads, 0,
+                 stream)(att, lse, q, k, s.key_len, s.causal, L, qblocks, score_scale(s.C, s.H));
   CUDA_CHECK_LAUNCH();
 }
 

@@ -6,29 +6,69 @@
 //
 // Shape legend (llm.c style): B batch, Tq query tokens, Tk key tokens (Tk = Tq for self-attention,
 // the source length for cross-attention), C channels, H heads of width d = C / H (1 ≤ d ≤ 128).
-//   q, dq, out, dout   (B·Tq) × C        k, v, dk, dv   (B·Tk) × C        lse   B × H × Tq
+//   q, dq, out, dout   B × Tq rows of ≥ C floats    k, v, dk, dv   B × Tk rows    lse   B × H × Tq
+//   att                B × H × Tq × Tk (attention_weights only)
 //   key_len            B int32 (device; null: every key visible)
-// Head h owns the column block [h·d, (h+1)·d) of q, k, v and out. For each batch b and head h:
+// Rows are addressed through backend::AttentionShape (backend/backend.hpp): row r of batch b of q
+// starts at q + b·q_batch + r·ldq (likewise k, v, and out with ldo / o_batch; dq, dk, dv share the
+// strides of q, k, v, dout those of out). The defaults are packed N × C activations; ld = 3C reads a
+// fused Q/K/V buffer in place, and a batch stride of 0 (forward only) lets every batch's queries read
+// one shared K/V (the cross-attention cache of beam search).
+// Head h owns the column block [h·d, (h+1)·d) of each row. For each batch b and head h:
 //   out_bh = softmax(mask(Q_bh · K_bhᵀ / √d)) · V_bh.
 // Masking: key j is visible to query i iff j < key_len[b] and, when causal, j ≤ i. A query with no
 // visible key (padding, key_len 0) gets an all-zero output row and lse = −inf, as on the CPU.
 //
 // All arithmetic is float32; the softmax statistics (running max, normaliser, lse) too.
+#include "backend/backend.hpp"
 #include "backend/cuda/device.hpp"
 
 namespace attnlab::cuda {
 
 inline constexpr int kAttentionMaxHead = 128;  // the largest d = C / H the kernels take
 
-// out (written) and lse (written: log Σ_j exp(s_ij) per query row, −inf for a fully masked row).
-void attention_forward(float* out, float* lse, const float* q, const float* k, const float* v, const int* key_len,
-                       bool causal, int B, int Tq, int Tk, int C, int H, Stream stream = nullptr);
+// out (written: the C columns of each row; columns beyond C of a wider row are not touched) and lse
+// (written: log Σ_j exp(s_ij) per query row, −inf for a fully masked row).
+void attention_forward(float* out, float* lse, const float* q, const float* k, const float* v,
+                       const backend::AttentionShape& s, Stream stream = nullptr);
 
-// dq, dk, dv accumulate (+=). Recomputes the weights from q, k and lse (P = exp(s − lse)); with
-// D_i = Σ_c dout_ic · out_ic, dscores = P ⊙ (dout·Vᵀ − D). dK and dV are computed by blocks that own
-// a tile of keys, dQ by blocks that own a tile of queries: no atomics, results repeat bit for bit.
+// dq, dk, dv accumulate (+=; a null one is skipped). Recomputes the weights from q, k and lse
+// (P = exp(s − lse)); with D_i = Σ_c dout_ic · out_ic, dscores = P ⊙ (dout·Vᵀ − D). dK and dV are
+// computed by blocks that own a tile of keys, dQ by blocks that own a tile of queries: no atomics,
+// results repeat bit for bit. A batch stride of 0 (K/V shared among B > 1 batches) throws ShapeError:
+// blocks of different batches would then add into the same rows of dK/dV, which needs either atomics
+// (not deterministic) or a reduction over batches that nothing here implements yet.
 void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* out, const float* lse,
-                        const float* q, const float* k, const float* v, const int* key_len, bool causal, int B,
-                        int Tq, int Tk, int C, int H, Stream stream = nullptr);
+                        const float* q, const float* k, const float* v, const backend::AttentionShape& s,
+                        Stream stream = nullptr);
+
+// att (written, B × H × Tq × Tk) = exp(s_ij − lse_i) where key j is visible to query i, else 0: the
+// weights the forward used, recomputed from q, k and its lse (for the lessons; training never stores
+// them). One warp per query row.
+void attention_weights(float* att, const float* lse, const float* q, const float* k, const backend::AttentionShape& s,
+                       Stream stream = nullptr);
+
+// The packed layout (q, out: (B·Tq) × C; k, v: (B·Tk) × C), as the model's activations.
+inline backend::AttentionShape packed_attention(const int* key_len, bool causal, int B, int Tq, int Tk, int C, int H) {
+  backend::AttentionShape s;
+  s.B = B;
+  s.Tq = Tq;
+  s.Tk = Tk;
+  s.C = C;
+  s.H = H;
+  s.key_len = key_len;
+  s.causal = causal;
+  return s;
+}
+inline void attention_forward(float* out, float* lse, const float* q, const float* k, const float* v,
+                              const int* key_len, bool causal, int B, int Tq, int Tk, int C, int H,
+                              Stream stream = nullptr) {
+  attention_forward(out, lse, q, k, v, packed_attention(key_len, causal, B, Tq, Tk, C, H), stream);
+}
+inline void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* out, const float* lse,
+                               const float* q, const float* k, const float* v, const int* key_len, bool causal, int B,
+                               int Tq, int Tk, int C, int H, Stream stream = nullptr) {
+  attention_backward(dq, dk, dv, dout, out, lse, q, k, v, packed_attention(key_len, causal, B, Tq, Tk, C, H), stream);
+}
 
 }  // namespace attnlab::cuda

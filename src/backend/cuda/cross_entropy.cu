@@ -1,7 +1,10 @@
-// Cross-entropy kernels (see cross_entropy.hpp). One block per row for the softmax (a row is V values,
-// up to 50K), then one single-block kernel that averages the row losses in a fixed order, so the loss
-// repeats bit for bit.
+// Cross-entropy kernels (see cross_entropy.hpp). One block per row for the forward (a row is V
+// values, up to 50K): a block-wide max, then Σ exp(z − max) and Σ (z − max) in double. The backward
+// and softmax_from_lse are element-wise given the row's lse: grid-stride loops over N·V.
 #include "backend/cuda/cross_entropy.hpp"
+
+#include <algorithm>
+#include <string>
 
 #include "backend/cuda/check.hpp"
 #include "backend/cuda/launch.cuh"
@@ -15,88 +18,72 @@ constexpr unsigned kThreads = 256;
 constexpr unsigned kMaxRowBlocks = 65535u * 8u;
 
 __global__ void __launch_bounds__(kThreads)
-    cross_entropy_rows_kernel(float* __restrict__ probs, float* __restrict__ row_loss,
+    cross_entropy_rows_kernel(float* __restrict__ lse, double* __restrict__ row_loss,
                               const float* __restrict__ logits, const int* __restrict__ targets, int N, int V,
                               float smoothing, int ignore_index) {
   __shared__ float fscratch[detail::kWarpSize];
   __shared__ double dscratch[detail::kWarpSize];
   for (std::size_t r = blockIdx.x; r < static_cast<std::size_t>(N); r += gridDim.x) {
     const float* z = logits + r * V;
-    float* p = probs + r * V;
     float mx = -INFINITY;
     for (int c = threadIdx.x; c < V; c += blockDim.x) mx = fmaxf(mx, z[c]);
     mx = detail::block_reduce<float, true>(mx, fscratch);
-    // p = exp(z − max) unnormalised; Σ exp and Σ (z − max) (for the smoothing term) in double.
+    // Σ exp(z − max) and Σ (z − max) (for the smoothing term), in double.
     double sum = 0.0, sum_shifted = 0.0;
     for (int c = threadIdx.x; c < V; c += blockDim.x) {
       const float s = z[c] - mx;
-      const float e = expf(s);
-      p[c] = e;
-      sum += e;
+      sum += expf(s);
       sum_shifted += s;
     }
     sum = detail::block_reduce<double, false>(sum, dscratch);
     sum_shifted = detail::block_reduce<double, false>(sum_shifted, dscratch);
-    const float inv = static_cast<float>(1.0 / sum);
-    for (int c = threadIdx.x; c < V; c += blockDim.x) p[c] *= inv;  // the same elements this thread wrote
     if (threadIdx.x == 0) {
+      const double log_sum = log(sum);
+      lse[r] = static_cast<float>(static_cast<double>(mx) + log_sum);  // the CPU's rounding
       const int t = targets[r];
       double loss = 0.0;
       if (t != ignore_index) {
         if (t < 0 || t >= V) {
           loss = __longlong_as_double(0x7ff8000000000000LL);  // NaN: a target outside the vocabulary
         } else {
-          const double log_sum = log(sum);
           const double sum_logp = sum_shifted - static_cast<double>(V) * log_sum;  // Σ_c log p_c
           const double logp_t = static_cast<double>(z[t] - mx) - log_sum;
           const double eps = smoothing;
           loss = -(1.0 - eps) * logp_t - eps / V * sum_logp;
         }
       }
-      row_loss[r] = static_cast<float>(loss);
+      row_loss[r] = loss;
     }
   }
 }
 
-// One block: each thread adds rows tid, tid + blockDim, … in double, then a fixed-shape tree.
+// No __restrict__ on dlogits and logits: they may be the same buffer. Each element is read and then
+// written by one thread, so the in-place call is safe.
 __global__ void __launch_bounds__(kThreads)
-    cross_entropy_mean_kernel(float* __restrict__ loss, int* __restrict__ count, const float* __restrict__ row_loss,
-                              const int* __restrict__ targets, int N, int ignore_index) {
-  __shared__ double scratch[detail::kWarpSize];
-  double total = 0.0, used = 0.0;
-  for (int r = threadIdx.x; r < N; r += blockDim.x) {
-    if (targets[r] == ignore_index) continue;
-    total += row_loss[r];
-    used += 1.0;
-  }
-  total = detail::block_reduce<double, false>(total, scratch);
-  used = detail::block_reduce<double, false>(used, scratch);
-  if (threadIdx.x == 0) {
-    *count = static_cast<int>(used);
-    *loss = used > 0.0 ? static_cast<float>(total / used) : 0.0f;
-  }
-}
-
-__global__ void __launch_bounds__(kThreads)
-    cross_entropy_backward_kernel(float* __restrict__ dlogits, const float* __restrict__ probs,
-                                  const int* __restrict__ targets, const int* __restrict__ count, int N, int V,
-                                  float smoothing, int ignore_index, float dloss) {
-  const int n = *count;
-  if (n == 0) return;
-  const float g = dloss / static_cast<float>(n);
+    cross_entropy_backward_kernel(float* dlogits, const float* logits, const float* __restrict__ lse,
+                                  const int* __restrict__ targets, std::size_t n, int V, float smoothing,
+                                  int ignore_index, bool none, float g) {
   const float uniform = smoothing / static_cast<float>(V);
   const float hit = (1.0f - smoothing) * g;
-  for (std::size_t r = blockIdx.x; r < static_cast<std::size_t>(N); r += gridDim.x) {
-    const int t = targets[r];
-    if (t == ignore_index) continue;  // uniform over the block: every thread skips the row
-    const float* p = probs + r * V;
-    float* d = dlogits + r * V;
-    for (int c = threadIdx.x; c < V; c += blockDim.x) {
-      float v = d[c] + (p[c] - uniform) * g;
-      if (c == t) v -= hit;  // as the CPU: the uniform part first, then the target's share
-      d[c] = v;
+  for (std::size_t e = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n;
+       e += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const std::size_t r = e / V;
+    const int c = static_cast<int>(e % V), t = targets[r];
+    if (none || t == ignore_index) {  // no counted row at all, or a padding row: no gradient
+      dlogits[e] = 0.0f;
+      continue;
     }
+    float d = (expf(logits[e] - lse[r]) - uniform) * g;
+    if (c == t) d -= hit;  // as the CPU: the uniform part first, then the target's share
+    dlogits[e] = d;
   }
+}
+
+__global__ void __launch_bounds__(kThreads)
+    softmax_from_lse_kernel(float* probs, const float* logits, const float* __restrict__ lse, std::size_t n, int V) {
+  for (std::size_t e = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n;
+       e += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+    probs[e] = expf(logits[e] - lse[e / V]);
 }
 
 void check_shape(const char* what, int N, int V) {
@@ -106,26 +93,33 @@ void check_shape(const char* what, int N, int V) {
 
 }  // namespace
 
-void cross_entropy_forward(float* probs, float* row_loss, float* loss, int* count, const float* logits,
-                           const int* targets, int N, int V, float smoothing, int ignore_index, Stream stream) {
+void cross_entropy_forward(float* lse, double* row_loss, const float* logits, const int* targets, int N, int V,
+                           float smoothing, int ignore_index, Stream stream) {
   check_shape("cuda::cross_entropy_forward", N, V);
-  if (N > 0) {
-    const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>(static_cast<std::size_t>(N), kMaxRowBlocks));
-    ATTNLAB_LAUNCH(cross_entropy_rows_kernel, blocks, kThreads, 0, stream)(probs, row_loss, logits, targets, N, V, smoothing,
-                                                               ignore_index);
-    CUDA_CHECK_LAUNCH();
-  }
-  ATTNLAB_LAUNCH(cross_entropy_mean_kernel, 1, kThreads, 0, stream)(loss, count, row_loss, targets, N, ignore_index);
+  if (N == 0) return;
+  const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>(static_cast<std::size_t>(N), kMaxRowBlocks));
+  ATTNLAB_LAUNCH(cross_entropy_rows_kernel, blocks, kThreads, 0, stream)(lse, row_loss, logits, targets, N, V,
+                                                                         smoothing, ignore_index);
   CUDA_CHECK_LAUNCH();
 }
 
-void cross_entropy_backward(float* dlogits, const float* probs, const int* targets, const int* count, int N, int V,
-                            float smoothing, int ignore_index, float dloss, Stream stream) {
+void cross_entropy_backward(float* dlogits, const float* logits, const float* lse, const int* targets, int N, int V,
+                            float smoothing, int ignore_index, int count, float dloss, Stream stream) {
   check_shape("cuda::cross_entropy_backward", N, V);
-  if (N == 0) return;
-  const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>(static_cast<std::size_t>(N), kMaxRowBlocks));
-  ATTNLAB_LAUNCH(cross_entropy_backward_kernel, blocks, kThreads, 0, stream)(dlogits, probs, targets, count, N, V, smoothing,
-                                                                 ignore_index, dloss);
+  if (count < 0) throw ShapeError("cuda::cross_entropy_backward: count = " + std::to_string(count));
+  const std::size_t n = static_cast<std::size_t>(N) * V;
+  if (n == 0) return;
+  const float g = count > 0 ? dloss / static_cast<float>(count) : 0.0f;  // the CPU's rounding
+  ATTNLAB_LAUNCH(cross_entropy_backward_kernel, detail::grid_for(n, kThreads), kThreads, 0, stream)(
+      dlogits, logits, lse, targets, n, V, smoothing, ignore_index, count == 0, g);
+  CUDA_CHECK_LAUNCH();
+}
+
+void softmax_from_lse(float* probs, const float* logits, const float* lse, int N, int V, Stream stream) {
+  check_shape("cuda::softmax_from_lse", N, V);
+  const std::size_t n = static_cast<std::size_t>(N) * V;
+  if (n == 0) return;
+  ATTNLAB_LAUNCH(softmax_from_lse_kernel, detail::grid_for(n, kThreads), kThreads, 0, stream)(probs, logits, lse, n, V);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -1,30 +1,49 @@
 #pragma once
-// Cross-entropy with label smoothing on the GPU, mirroring model::cross_entropy_forward /
-// cross_entropy_backward (backend/cpu/ops.hpp): the target distribution is (1 − ε)·onehot(target) + ε/V on
-// every class, as torch.nn.CrossEntropyLoss(label_smoothing=ε) defines it, and rows whose target is
-// ignore_index (padding) carry no loss and no gradient.
-// One difference from the CPU path: these kernels save the N × V probabilities and their backward
-// accumulates into dlogits; the CPU forward keeps only each row's log-sum-exp and its backward writes
-// (tests/gpu/test_cuda_kernels.cpp rebuilds the probabilities and the accumulation to compare).
+// Cross-entropy with label smoothing on the GPU, mirroring cpu::cross_entropy_forward /
+// cross_entropy_backward / softmax_from_lse (backend/cpu/ops.hpp): the target distribution is
+// (1 − ε)·onehot(target) + ε/V on every class, as torch.nn.CrossEntropyLoss(label_smoothing=ε)
+// defines it, and rows whose target is ignore_index (padding) carry no loss and no gradient. Like the
+// CPU, the forward keeps only each row's log-sum-exp (never an N × V probability matrix) and the
+// backward writes its gradient from the logits and that lse.
 //
 // Shape legend: N rows (B·T tokens), V vocabulary.
-//   logits, probs, dlogits  N × V        targets  N int32        row_loss  N        loss, count  1
+//   logits, dlogits, probs  N × V        targets  N int32        lse  N        row_loss  N doubles
+#include <cstddef>
+#include <vector>
+
 #include "backend/cuda/device.hpp"
 
 namespace attnlab::cuda {
 
-// probs = softmax(logits) per row (saved for the backward); row_loss[r] = −(1 − ε)·log p_target −
-// ε/V·Σ_c log p_c (0 for an ignored row); then *loss = mean of row_loss over the non-ignored rows
-// (0 when there are none) and *count = their number, both written on the device (loss and count are
-// device pointers to one value each), so nothing waits for the GPU. Row sums are accumulated in double,
-// like the CPU's. A target outside [0, V) that is not ignore_index makes that row's loss NaN.
-void cross_entropy_forward(float* probs, float* row_loss, float* loss, int* count, const float* logits,
-                           const int* targets, int N, int V, float smoothing, int ignore_index,
-                           Stream stream = nullptr);
+// lse[r] = log Σ_c exp(logits[r, c]) (written); row_loss[r] = −(1 − ε)·log p_target − ε/V·Σ_c log p_c
+// in double (written; 0 for an ignored row, NaN for a target outside [0, V)). One block per row; the
+// row's sums are accumulated in double, like the CPU's. The mean over rows is left to the host
+// (cross_entropy_mean below), so the loss is the same sum in the same order as on the CPU.
+void cross_entropy_forward(float* lse, double* row_loss, const float* logits, const int* targets, int N, int V,
+                           float smoothing, int ignore_index, Stream stream = nullptr);
 
-// dlogits += (probs − target distribution) · dloss / count for every non-ignored row; nothing when
-// *count is 0. count is the device value written by cross_entropy_forward.
-void cross_entropy_backward(float* dlogits, const float* probs, const int* targets, const int* count, int N, int V,
-                            float smoothing, int ignore_index, float dloss, Stream stream = nullptr);
+// The mean of the row losses over the rows whose target is not ignore_index, summed in double in row
+// order (as the CPU does); 0 when there are none. *count (when given) receives their number.
+inline float cross_entropy_mean(const std::vector<double>& row_loss, const std::vector<int>& targets, int ignore_index,
+                                int* count) {
+  double total = 0.0;
+  int used = 0;
+  for (std::size_t r = 0; r < targets.size() && r < row_loss.size(); ++r) {
+    if (targets[r] == ignore_index) continue;
+    total += row_loss[r];
+    ++used;
+  }
+  if (count) *count = used;
+  return used ? static_cast<float>(total / used) : 0.0f;
+}
+
+// dlogits = (exp(logits − lse) − target distribution) · dloss / count, written (not accumulated),
+// zero for ignored rows and everywhere when count is 0. dlogits may be logits (in place: each
+// element is read and then written by the same thread).
+void cross_entropy_backward(float* dlogits, const float* logits, const float* lse, const int* targets, int N, int V,
+                            float smoothing, int ignore_index, int count, float dloss, Stream stream = nullptr);
+
+// probs = exp(logits − lse), row by row (written).
+void softmax_from_lse(float* probs, const float* logits, const float* lse, int N, int V, Stream stream = nullptr);
 
 }  // namespace attnlab::cuda

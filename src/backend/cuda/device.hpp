@@ -4,7 +4,7 @@
 // nvcc).
 //
 // Conventions of every launcher in src/backend/cuda/ (layernorm.hpp, elementwise.hpp, embedding.hpp,
-// cross_entropy.hpp, adamw.hpp, attention.hpp, matmul.hpp):
+// cross_entropy.hpp, adamw.hpp, attention.hpp, matmul.hpp, linear.hpp):
 //   - pointers are device pointers, row-major, float32 (token ids int32), laid out exactly as the CPU
 //     op of backend/cpu/ops.hpp that the launcher mirrors;
 //   - launches are asynchronous on `stream` (nullptr: the default stream); a bad launch throws

@@ -1,7 +1,11 @@
 // Element-wise kernels (see elementwise.hpp): grid-stride loops, one element per thread per step. No
 // __restrict__: each element is read and written by one thread only, so in-place calls (out == inp)
-// are allowed.
+// are allowed. sum_squares: a fixed grid of block sums in double, added on the host.
 #include "backend/cuda/elementwise.hpp"
+
+#include <vector>
+
+#include "backend/dropout_hash.hpp"
 
 #include "backend/cuda/check.hpp"
 #include "backend/cuda/launch.cuh"
@@ -55,6 +59,36 @@ __global__ void gelu_backward_kernel(float* dinp, const float* dout,
   }
 }
 
+__global__ void scale_kernel(float* x, std::size_t n, float s) {
+  ATTNLAB_GRID_STRIDE(i, n) x[i] *= s;
+}
+
+// The mask depends on (seed, i) only, so any grid gives the CPU's mask.
+__global__ void dropout_forward_kernel(float* out, float* mask, const float* inp, std::size_t n, std::uint64_t seed,
+                                       std::uint32_t threshold, float keep_scale) {
+  ATTNLAB_GRID_STRIDE(i, n) {
+    const float m = backend::dropout_keep(seed, i, threshold) ? keep_scale : 0.0f;
+    mask[i] = m;
+    out[i] = inp[i] * m;
+  }
+}
+
+__global__ void dropout_backward_kernel(float* dinp, const float* dout, const float* mask, std::size_t n) {
+  ATTNLAB_GRID_STRIDE(i, n) dinp[i] += dout[i] * mask[i];
+}
+
+__global__ void __launch_bounds__(kThreads)
+    sum_squares_kernel(double* __restrict__ partials, const float* __restrict__ x, std::size_t n) {
+  __shared__ double scratch[detail::kWarpSize];
+  double acc = 0.0;
+  ATTNLAB_GRID_STRIDE(i, n) {
+    const double xi = x[i];
+    acc += xi * xi;
+  }
+  acc = detail::block_reduce<double, false>(acc, scratch);
+  if (threadIdx.x == 0) partials[blockIdx.x] = acc;
+}
+
 #undef ATTNLAB_GRID_STRIDE
 
 }  // namespace
@@ -93,6 +127,46 @@ void gelu_backward(float* dinp, const float* dout, const float* inp, std::size_t
   if (n == 0) return;
   ATTNLAB_LAUNCH(gelu_backward_kernel, detail::grid_for(n, kThreads), kThreads, 0, stream)(dinp, dout, inp, n);
   CUDA_CHECK_LAUNCH();
+}
+
+void scale(float* x, std::size_t n, float s, Stream stream) {
+  if (n == 0) return;
+  ATTNLAB_LAUNCH(scale_kernel, detail::grid_for(n, kThreads), kThreads, 0, stream)(x, n, s);
+  CUDA_CHECK_LAUNCH();
+}
+
+void dropout_forward(float* out, float* mask, const float* inp, std::size_t n, float p, std::uint64_t seed,
+                     Stream stream) {
+  if (!(p >= 0.0f && p < 1.0f)) throw ShapeError("cuda::dropout_forward: p = " + std::to_string(p) + " (need 0 ≤ p < 1)");
+  if (n == 0) return;
+  // p = 0: threshold 0 keeps every element with scale 1, so out = inp and mask = 1, as the CPU's copy.
+  const std::uint32_t threshold = backend::dropout_threshold(p);
+  const float keep_scale = p > 0.0f ? static_cast<float>(1.0 / (1.0 - p)) : 1.0f;  // the CPU's rounding
+  ATTNLAB_LAUNCH(dropout_forward_kernel, detail::grid_for(n, kThreads), kThreads, 0, stream)(out, mask, inp, n, seed,
+                                                                                           threshold, keep_scale);
+  CUDA_CHECK_LAUNCH();
+}
+
+void dropout_backward(float* dinp, const float* dout, const float* mask, std::size_t n, Stream stream) {
+  if (n == 0) return;
+  ATTNLAB_LAUNCH(dropout_backward_kernel, detail::grid_for(n, kThreads), kThreads, 0, stream)(dinp, dout, mask, n);
+  CUDA_CHECK_LAUNCH();
+}
+
+void sum_squares_partials(double* partials, const float* x, std::size_t n, Stream stream) {
+  ATTNLAB_LAUNCH(sum_squares_kernel, kSumSquaresBlocks, kThreads, 0, stream)(partials, x, n);
+  CUDA_CHECK_LAUNCH();
+}
+
+double sum_squares(double* partials, const float* x, std::size_t n, Stream stream) {
+  if (n == 0) return 0.0;
+  sum_squares_partials(partials, x, n, stream);
+  std::vector<double> host(kSumSquaresBlocks);
+  CUDA_CHECK(cudaMemcpyAsync(host.data(), partials, host.size() * sizeof(double), cudaMemcpyDeviceToHost, stream));
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  double total = 0.0;
+  for (const double v : host) total += v;  // block order: the same sum every run
+  return total;
 }
 
 }  // namespace attnlab::cuda

@@ -1,10 +1,12 @@
 #pragma once
-// Element-wise ops on the GPU: the residual sum and its backward, ReLU (model::relu_forward /
-// relu_backward) and GELU, all over n contiguous floats.
+// Element-wise ops on the GPU: the residual sum and its backward, ReLU (cpu::relu_forward /
+// relu_backward), GELU, scaling, dropout with the counter-based mask of backend/dropout_hash.hpp, and
+// the sum of squares behind the gradient norm, all over n contiguous floats.
 //
-// Shape legend: n elements (N × C or N × F activations, flattened). Backward functions accumulate
-// (+=) into dinp/dst, as the CPU ops do.
+// Shape legend: n elements (N × C or N × F activations, or a parameter block, flattened). Backward
+// functions accumulate (+=) into dinp/dst, as the CPU ops do.
 #include <cstddef>
+#include <cstdint>
 
 #include "backend/cuda/device.hpp"
 
@@ -25,5 +27,25 @@ void relu_backward(float* dinp, const float* dout, const float* inp, std::size_t
 // The CPU model has no GELU yet (it uses ReLU); the tests compare with a double-precision reference.
 void gelu_forward(float* out, const float* inp, std::size_t n, Stream stream = nullptr);
 void gelu_backward(float* dinp, const float* dout, const float* inp, std::size_t n, Stream stream = nullptr);
+
+// x *= s                                                                 (backend::Ops::scale)
+void scale(float* x, std::size_t n, float s, Stream stream = nullptr);
+
+// Inverted dropout (cpu::dropout_forward_hashed): element i is kept iff dropout_keep(seed, i,
+// dropout_threshold(p)), the same bits as on the CPU, so both backends draw the same mask for a seed.
+// mask (written) = kept ? 1/(1 − p) : 0, out (written) = inp · mask; p = 0 keeps everything
+// (mask 1, out = inp exactly). out may be inp.
+void dropout_forward(float* out, float* mask, const float* inp, std::size_t n, float p, std::uint64_t seed,
+                     Stream stream = nullptr);
+// dinp += dout · mask
+void dropout_backward(float* dinp, const float* dout, const float* mask, std::size_t n, Stream stream = nullptr);
+
+// Σ x² in double, deterministically: a fixed grid of kSumSquaresBlocks blocks (whatever the device)
+// each writes the double sum of its grid-stride share to partials[block] (a fixed-shape tree inside
+// the block); sum_squares adds the partials on the host in block order. partials: kSumSquaresBlocks
+// doubles on the device.
+inline constexpr int kSumSquaresBlocks = 128;
+void sum_squares_partials(double* partials, const float* x, std::size_t n, Stream stream = nullptr);
+double sum_squares(double* partials, const float* x, std::size_t n, Stream stream = nullptr);  // synchronises
 
 }  // namespace attnlab::cuda

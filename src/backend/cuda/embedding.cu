@@ -1,5 +1,10 @@
-// Embedding and positional-encoding kernels (see embedding.hpp): one thread per output element.
+// Embedding and positional-encoding kernels (see embedding.hpp): one thread per output element for
+// the forward and the positions; the backward one block per distinct token.
 #include "backend/cuda/embedding.hpp"
+
+#include <algorithm>
+#include <string>
+#include <vector>
 
 #include "backend/cuda/check.hpp"
 #include "backend/cuda/launch.cuh"
@@ -37,14 +42,20 @@ __global__ void embedding_forward_kernel(float* __restrict__ out, const int* __r
   }
 }
 
+// One block per group (distinct token id); thread c owns column c (and c + blockDim, …) of that
+// token's row of dwte and adds the group's rows of dout in their order: no two threads write one
+// element, and every sum has the CPU's order.
 __global__ void embedding_backward_kernel(float* __restrict__ dwte, const float* __restrict__ dout,
-                                          const int* __restrict__ tokens, int C, int V, float scale, std::size_t n) {
-  for (std::size_t e = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n;
-       e += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    const std::size_t r = e / C;
-    const int c = static_cast<int>(e % C);
-    const int tok = tokens[r];
-    if (tok >= 0 && tok < V) atomicAdd(dwte + static_cast<std::size_t>(tok) * C + c, dout[e] * scale);
+                                          const int* __restrict__ rows, const int* __restrict__ starts,
+                                          const int* __restrict__ ids, int groups, int C, float scale) {
+  for (int g = blockIdx.x; g < groups; g += gridDim.x) {
+    float* d = dwte + static_cast<std::size_t>(ids[g]) * C;
+    const int r0 = starts[g], r1 = starts[g + 1];
+    for (int c = threadIdx.x; c < C; c += blockDim.x) {
+      float acc = d[c];
+      for (int e = r0; e < r1; ++e) acc += dout[static_cast<std::size_t>(rows[e]) * C + c] * scale;
+      d[c] = acc;
+    }
   }
 }
 
@@ -75,14 +86,56 @@ void embedding_forward(float* out, const int* tokens, const float* wte, const fl
   CUDA_CHECK_LAUNCH();
 }
 
+TokenGroups group_by_token(const std::vector<int>& tokens, int V) {
+  if (V < 1) throw ShapeError("cuda::group_by_token: V = " + std::to_string(V));
+  // Counting sort: how many rows each token has, then where each token's group starts.
+  std::vector<int> count(static_cast<std::size_t>(V), 0);
+  for (const int t : tokens)
+    if (t >= 0 && t < V) ++count[static_cast<std::size_t>(t)];
+  TokenGroups g;
+  std::vector<int> slot(static_cast<std::size_t>(V), -1);  // group of each token
+  g.starts.push_back(0);
+  for (int t = 0; t < V; ++t) {
+    if (!count[static_cast<std::size_t>(t)]) continue;
+    slot[static_cast<std::size_t>(t)] = static_cast<int>(g.ids.size());
+    g.ids.push_back(t);
+    g.starts.push_back(g.starts.back() + count[static_cast<std::size_t>(t)]);
+  }
+  g.rows.resize(static_cast<std::size_t>(g.starts.back()));
+  std::vector<int> next(g.starts.begin(), g.starts.end() - 1);  // stable: rows placed in increasing order
+  for (std::size_t r = 0; r < tokens.size(); ++r) {
+    const int t = tokens[r];
+    if (t < 0 || t >= V) continue;
+    g.rows[static_cast<std::size_t>(next[static_cast<std::size_t>(slot[static_cast<std::size_t>(t)])]++)] =
+        static_cast<int>(r);
+  }
+  return g;
+}
+
+void embedding_backward_grouped(float* dwte, const float* dout, const int* rows, const int* starts, const int* ids,
+                                int groups, int C, float scale, Stream stream) {
+  if (groups < 0 || C < 1)
+    throw ShapeError("cuda::embedding_backward_grouped: groups = " + std::to_string(groups) + ", C = " + std::to_string(C));
+  if (groups == 0) return;
+  const unsigned blocks = static_cast<unsigned>(std::min(groups, 65535 * 8));
+  const unsigned threads = C >= 256 ? 256u : static_cast<unsigned>((C + 31) / 32 * 32);
+  ATTNLAB_LAUNCH(embedding_backward_kernel, blocks, threads, 0, stream)(dwte, dout, rows, starts, ids, groups, C, scale);
+  CUDA_CHECK_LAUNCH();
+}
+
 void embedding_backward(float* dwte, const float* dout, const int* tokens, int B, int T, int C, int V, float scale,
                         Stream stream) {
   check_shape("cuda::embedding_backward", B, T, C, V);
-  const std::size_t n = static_cast<std::size_t>(B) * T * C;
+  const std::size_t n = static_cast<std::size_t>(B) * T;
   if (n == 0) return;
-  ATTNLAB_LAUNCH(embedding_backward_kernel, detail::grid_for(n, kThreads), kThreads, 0, stream)(dwte, dout, tokens, C, V, scale,
-                                                                                     n);
-  CUDA_CHECK_LAUNCH();
+  std::vector<int> host(n);
+  CUDA_CHECK(cudaStreamSynchronize(stream));  // the tokens may still be being written on `stream`
+  copy_to_host(host.data(), tokens, n * sizeof(int));
+  const TokenGroups g = group_by_token(host, V);
+  if (g.groups() == 0) return;
+  DeviceArray<int> rows(g.rows), starts(g.starts), ids(g.ids);
+  embedding_backward_grouped(dwte, dout, rows.get(), starts.get(), ids.get(), g.groups(), C, scale, stream);
+  CUDA_CHECK(cudaStreamSynchronize(stream));  // before the grouping's arrays are freed
 }
 
 }  // namespace attnlab::cuda

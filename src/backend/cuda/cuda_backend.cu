@@ -1,0 +1,236 @@
+// The CUDA backend (see cuda_backend.hpp): memory and the ops of backend::Ops<float>, each delegating
+// to a launcher of this folder on the backend's stream.
+#include "backend/cuda/cuda_backend.hpp"
+
+#include <climits>
+#include <string>
+#include <vector>
+
+#include "backend/cuda/adamw.hpp"
+#include "backend/cuda/attention.hpp"
+#include "backend/cuda/check.hpp"
+#include "backend/cuda/cross_entropy.hpp"
+#include "backend/cuda/device.hpp"
+#include "backend/cuda/elementwise.hpp"
+#include "backend/cuda/embedding.hpp"
+#include "backend/cuda/layernorm.hpp"
+#include "backend/cuda/linear.hpp"
+#include "backend/cuda/matmul.hpp"
+
+namespace attnlab::backend {
+
+namespace {
+
+// The backend's stream, created first and destroyed last (after the cuBLAS handle bound to it).
+class OwnedStream {
+ public:
+  OwnedStream() {
+    cudaStream_t s = nullptr;
+    CUDA_CHECK(cudaStreamCreate(&s));
+    stream_ = s;
+  }
+  ~OwnedStream() {
+    if (stream_) (void)cudaStreamDestroy(stream_);
+  }
+  OwnedStream(const OwnedStream&) = delete;
+  OwnedStream& operator=(const OwnedStream&) = delete;
+  cuda::Stream get() const { return stream_; }
+
+ private:
+  cuda::Stream stream_ = nullptr;
+};
+
+// Device scratch that grows to the largest size asked for and is kept between calls.
+template <typename U>
+class Scratch {
+ public:
+  U* get(std::size_t n) {
+    if (n > arr_.size()) arr_ = cuda::DeviceArray<U>(n);
+    return arr_.get();
+  }
+
+ private:
+  cuda::DeviceArray<U> arr_;
+};
+
+class CudaBackend final : public Ops<float> {
+ public:
+  CudaBackend() : blas_(stream_.get()) {}
+  ~CudaBackend() override {
+    try {
+      synchronize();  // nothing queued may outlive the scratch buffers
+    } catch (...) {
+    }
+  }
+
+  std::string name() const override { return cuda::cuda_emulated() ? "cuda (emulated)" : "cuda"; }
+  bool host_addressable() const override { return false; }
+
+  // ---- memory ----
+  void* allocate(std::size_t bytes) override { return cuda::device_malloc(bytes); }
+  void release(void* p) noexcept override { cuda::device_free(p); }
+  // Both wait for the stream, so the copy sees every op issued before and the host buffer is free
+  // (or filled) when they return.
+  void upload(void* dst, const void* src, std::size_t bytes) override {
+    if (!bytes) return;
+    CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s()));
+    CUDA_CHECK(cudaStreamSynchronize(s()));
+  }
+  void download(void* dst, const void* src, std::size_t bytes) override {
+    if (!bytes) return;
+    CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s()));
+    CUDA_CHECK(cudaStreamSynchronize(s()));
+  }
+  void copy(void* dst, const void* src, std::size_t bytes) override {
+    if (bytes && dst != src) CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s()));
+  }
+  void zero(void* p, std::size_t bytes) override { cuda::device_memset(p, 0, bytes, s()); }
+  // The whole device (cuBLAS and the copies run on the backend's stream too); a kernel's failure
+  // surfaces here as CUDA reports it, a sticky error.
+  void synchronize() override { cuda::device_synchronize(); }
+
+  // ---- ops ----
+  void gemm(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb,
+            float beta, float* c, int ldc) override {
+    cuda::gemm(blas_, cuda::Math::Fp32, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  }
+
+  void embedding_forward(float* out, const int* tokens, const float* wte, const float* pe, int B, int Tn, int C,
+                         float scale) override {
+    // The interface does not pass V, so token ids are not checked against it (negative ones still
+    // give NaN rows); the CPU does not check them either.
+    cuda::embedding_forward(out, tokens, wte, pe, B, Tn, C, INT_MAX, scale, s());
+  }
+  void embedding_backward(float* dwte, const float* dout, const int* tokens, int B, int Tn, int C, int V,
+                          float scale) override {
+    if (B < 0 || Tn < 0 || C < 1 || V < 1)
+      throw ShapeError("cuda embedding_backward: B = " + std::to_string(B) + ", T = " + std::to_string(Tn) +
+                       ", C = " + std::to_string(C) + ", V = " + std::to_string(V));
+    const std::size_t n = static_cast<std::size_t>(B) * Tn;
+    if (n == 0) return;
+    // The grouping by token id is built on the host from the B·T ids (a few KB), then uploaded as one
+    // block [rows | starts | ids] into scratch kept between calls.
+    host_tokens_.resize(n);
+    download(host_tokens_.data(), tokens, n * sizeof(int));
+    const cuda::TokenGroups g = cuda::group_by_token(host_tokens_, V);
+    if (g.groups() == 0) return;
+    host_groups_.clear();
+    host_groups_.insert(host_groups_.end(), g.rows.begin(), g.rows.end());
+    host_groups_.insert(host_groups_.end(), g.starts.begin(), g.starts.end());
+    host_groups_.insert(host_groups_.end(), g.ids.begin(), g.ids.end());
+    int* dev = groups_.get(host_groups_.size());
+    upload(dev, host_groups_.data(), host_groups_.size() * sizeof(int));  // waits: host_groups_ is reused
+    const int* rows = dev;
+    const int* starts = rows + g.rows.size();
+    const int* ids = starts + g.starts.size();
+    cuda::embedding_backward_grouped(dwte, dout, rows, starts, ids, g.groups(), C, scale, s());
+  }
+
+  void linear_forward(float* out, const float* inp, const float* w, const float* bias, int N, int IC,
+                      int OC) override {
+    cuda::linear_forward(blas_, out, inp, w, bias, N, IC, OC);
+  }
+  void linear_backward(float* dinp, float* dw, float* dbias, const float* dout, const float* inp, const float* w,
+                       int N, int IC, int OC) override {
+    cuda::linear_backward(blas_, dinp, dw, dbias, dout, inp, w, N, IC, OC);
+  }
+
+  void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* gamma,
+                         const float* beta, int N, int C, float eps) override {
+    cuda::layernorm_forward(out, mean, rstd, inp, gamma, beta, N, C, eps, s());
+  }
+  void layernorm_backward(float* dinp, float* dgamma, float* dbeta, const float* dout, const float* inp,
+                          const float* gamma, const float* mean, const float* rstd, int N, int C) override {
+    cuda::layernorm_backward(dinp, dgamma, dbeta, dout, inp, gamma, mean, rstd, N, C, s());
+  }
+
+  void relu_forward(float* out, const float* inp, std::size_t n) override { cuda::relu_forward(out, inp, n, s()); }
+  void relu_backward(float* dinp, const float* dout, const float* x, std::size_t n) override {
+    cuda::relu_backward(dinp, dout, x, n, s());
+  }
+  void add_forward(float* out, const float* a, const float* b, std::size_t n) override {
+    cuda::add_forward(out, a, b, n, s());
+  }
+  void accumulate(float* dst, const float* src, std::size_t n) override { cuda::accumulate(dst, src, n, s()); }
+  void scale(float* x, std::size_t n, float f) override { cuda::scale(x, n, f, s()); }
+  double sum_squares(const float* x, std::size_t n) override {
+    return cuda::sum_squares(partials_.get(cuda::kSumSquaresBlocks), x, n, s());
+  }
+
+  void dropout_forward(float* out, float* mask, const float* inp, std::size_t n, float p,
+                       std::uint64_t seed) override {
+    cuda::dropout_forward(out, mask, inp, n, p, seed, s());
+  }
+  void dropout_backward(float* dinp, const float* dout, const float* mask, std::size_t n) override {
+    cuda::dropout_backward(dinp, dout, mask, n, s());
+  }
+
+  void attention_forward(float* out, float* lse, const float* q, const float* k, const float* v,
+                         const AttentionShape& sh) override {
+    cuda::attention_forward(out, lse, q, k, v, sh, s());
+  }
+  void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* out, const float* lse,
+                          const float* q, const float* k, const float* v, const AttentionShape& sh) override {
+    cuda::attention_backward(dq, dk, dv, dout, out, lse, q, k, v, sh, s());
+  }
+  void attention_weights(float* att, const float* lse, const float* q, const float* k,
+                         const AttentionShape& sh) override {
+    cuda::attention_weights(att, lse, q, k, sh, s());
+  }
+
+  float cross_entropy_forward(float* lse, const float* logits, const int* targets, int N, int V, float smoothing,
+                              int ignore_index, int* count) override {
+    if (N < 0 || V < 1)
+      throw ShapeError("cuda cross_entropy_forward: N = " + std::to_string(N) + ", V = " + std::to_string(V));
+    const std::size_t n = static_cast<std::size_t>(N);
+    double* row_loss = row_loss_.get(n);
+    cuda::cross_entropy_forward(lse, row_loss, logits, targets, N, V, smoothing, ignore_index, s());
+    // The mean on the host, in row order and double, as the CPU: the same sum on both backends.
+    host_row_loss_.resize(n);
+    host_tokens_.resize(n);
+    download(host_row_loss_.data(), row_loss, n * sizeof(double));
+    download(host_tokens_.data(), targets, n * sizeof(int));
+    return cuda::cross_entropy_mean(host_row_loss_, host_tokens_, ignore_index, count);
+  }
+  void cross_entropy_backward(float* dlogits, const float* logits, const float* lse, const int* targets, int N, int V,
+                              float smoothing, int ignore_index, int count, float dloss) override {
+    cuda::cross_entropy_backward(dlogits, logits, lse, targets, N, V, smoothing, ignore_index, count, dloss, s());
+  }
+  void softmax_from_lse(float* probs, const float* logits, const float* lse, int N, int V) override {
+    cuda::softmax_from_lse(probs, logits, lse, N, V, s());
+  }
+
+  void adamw_step(float* params, const float* grads, float* m, float* v, const std::uint8_t* decay_mask,
+                  std::size_t n, const AdamStep& h) override {
+    cuda::AdamWParams p;
+    p.beta1 = h.beta1;
+    p.beta2 = h.beta2;
+    p.eps = h.eps;
+    p.weight_decay = h.weight_decay;
+    cuda::adamw_step(params, grads, m, v, decay_mask, n, h.step, h.lr, p, s());
+  }
+
+ private:
+  cuda::Stream s() const { return stream_.get(); }
+
+  OwnedStream stream_;  // first: destroyed last
+  cuda::Blas blas_;
+  Scratch<double> partials_, row_loss_;
+  Scratch<int> groups_;
+  std::vector<int> host_tokens_, host_groups_;
+  std::vector<double> host_row_loss_;
+};
+
+}  // namespace
+
+std::unique_ptr<Ops<float>> make_cuda_backend() {
+  std::string why;
+  if (!cuda::cuda_device_available(&why)) {
+    throw InputError("--backend cuda: no usable CUDA device (" + why +
+                     "). Run with --backend cpu, or on a machine with an NVIDIA GPU and a driver recent enough "
+                     "for this build's CUDA toolkit (`attnlab doctor` shows what it finds).");
+  }
+  return std::make_unique<CudaBackend>();
+}
+
+}  // namespace attnlab::backend

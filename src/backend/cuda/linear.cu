@@ -1,0 +1,65 @@
+// The linear layer (see linear.hpp): bias broadcast and bias gradient kernels around cuBLAS gemms.
+#include "backend/cuda/linear.hpp"
+
+#include <string>
+
+#include "backend/cuda/check.hpp"
+#include "backend/cuda/launch.cuh"
+#include "backend/cuda/common.cuh"
+
+namespace attnlab::cuda {
+
+namespace {
+
+constexpr unsigned kThreads = 256;
+
+// out[r, c] = bias[c] for every row: the starting value the gemm adds inp · w to.
+__global__ void bias_rows_kernel(float* __restrict__ out, const float* __restrict__ bias, std::size_t n, int OC) {
+  for (std::size_t e = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n;
+       e += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+    out[e] = bias[e % OC];
+}
+
+// dbias[c] += Σ_r dout[r, c], thread c adding rows 0, 1, … in order (adjacent threads read adjacent
+// columns, so each row's read is coalesced). The same additions in the same order as the CPU.
+__global__ void column_sums_kernel(float* __restrict__ dbias, const float* __restrict__ dout, int N, int OC) {
+  for (int c = blockIdx.x * blockDim.x + threadIdx.x; c < OC; c += gridDim.x * blockDim.x) {
+    float acc = dbias[c];
+    for (int r = 0; r < N; ++r) acc += dout[static_cast<std::size_t>(r) * OC + c];
+    dbias[c] = acc;
+  }
+}
+
+void check_shape(const char* what, int N, int IC, int OC) {
+  if (N < 0 || IC < 0 || OC < 1)
+    throw ShapeError(std::string(what) + ": N = " + std::to_string(N) + ", IC = " + std::to_string(IC) + ", OC = " +
+                     std::to_string(OC) + " (need N, IC ≥ 0 and OC ≥ 1)");
+}
+
+}  // namespace
+
+void linear_forward(Blas& blas, float* out, const float* inp, const float* w, const float* bias, int N, int IC,
+                    int OC) {
+  check_shape("cuda::linear_forward", N, IC, OC);
+  const std::size_t n = static_cast<std::size_t>(N) * OC;
+  if (n == 0) return;
+  if (bias) {
+    ATTNLAB_LAUNCH(bias_rows_kernel, detail::grid_for(n, kThreads), kThreads, 0, blas.stream())(out, bias, n, OC);
+    CUDA_CHECK_LAUNCH();
+  }
+  gemm(blas, Math::Fp32, false, false, N, OC, IC, 1.0f, inp, std::max(1, IC), w, OC, bias ? 1.0f : 0.0f, out, OC);
+}
+
+void linear_backward(Blas& blas, float* dinp, float* dw, float* dbias, const float* dout, const float* inp,
+                     const float* w, int N, int IC, int OC) {
+  check_shape("cuda::linear_backward", N, IC, OC);
+  if (dinp && IC > 0) gemm(blas, Math::Fp32, false, true, N, IC, OC, 1.0f, dout, OC, w, OC, 1.0f, dinp, IC);
+  if (dw && IC > 0) gemm(blas, Math::Fp32, true, false, IC, OC, N, 1.0f, inp, IC, dout, OC, 1.0f, dw, OC);
+  if (dbias && N > 0) {
+    const unsigned threads = 128, blocks = static_cast<unsigned>((OC + threads - 1) / threads);
+    ATTNLAB_LAUNCH(column_sums_kernel, blocks, threads, 0, blas.stream())(dbias, dout, N, OC);
+    CUDA_CHECK_LAUNCH();
+  }
+}
+
+}  // namespace attnlab::cuda

@@ -1,0 +1,25 @@
+#pragma once
+// A linear layer on the GPU, mirroring cpu::linear_forward / linear_backward (backend/cpu/ops.hpp):
+// the products through cuBLAS (matmul.hpp, float32 compute), the bias and its gradient in two small
+// kernels.
+//
+// Shape legend (llm.c style): N rows (B·T tokens), IC input channels, OC output channels.
+//   inp, dinp  N × IC        w, dw  IC × OC        bias, dbias  OC        out, dout  N × OC
+// out = inp · w + bias (the row-vector convention of the lessons).
+#include "backend/cuda/device.hpp"
+#include "backend/cuda/matmul.hpp"
+
+namespace attnlab::cuda {
+
+// out (written) = inp · w + bias; bias may be null. With a bias, each row of out is first set to
+// the bias, then the gemm adds inp · w to it (beta = 1), as the CPU does.
+void linear_forward(Blas& blas, float* out, const float* inp, const float* w, const float* bias, int N, int IC,
+                    int OC);
+
+// dinp += dout · wᵀ;  dw += inpᵀ · dout;  dbias += column sums of dout. Null gradients are skipped.
+// dbias: one thread per column adds the rows in order (the CPU's order; no atomics), so it repeats
+// bit for bit.
+void linear_backward(Blas& blas, float* dinp, float* dw, float* dbias, const float* dout, const float* inp,
+                     const float* w, int N, int IC, int OC);
+
+}  // namespace attnlab::cuda
