@@ -334,7 +334,8 @@ build_targets() {
   if [ "$generator" = Ninja ]; then
     cmake --build "$build" -j "$jobs" --target attnlab tests/gpu/all
   else
-    cmake --build "$build" -j "$jobs" --target attnlab attnlab_gpu_tests attnlab_gpu_kernel_tests
+    cmake --build "$build" -j "$jobs" --target attnlab attnlab_gpu_tests attnlab_gpu_kernel_tests \
+      attnlab_backend_ops_tests attnlab_model_backend_tests
   fi
 }
 export -f configure build_targets
@@ -424,7 +425,27 @@ elif ! "$attnlab" bench --help 2>/dev/null | grep -q -- '--backend'; then
 elif [ -n "$gpu_reason" ]; then
   skip bench_cuda "$gpu_reason"
 else
-  run bench_cuda 240 "$attnlab" bench --backend cuda
+  # The models on the GPU; the CPU's attention sweep is skipped (it measures nothing of the device).
+  run bench_cuda 240 "$attnlab" bench --backend cuda --attention-max 0
+fi
+
+# ---- 7. translate-small trained on the GPU, then evaluated --------------------------------------
+# The end-to-end check: the whole training run on --backend cuda (resumable: a run cut off by
+# the budget leaves its checkpoint, and its eval still runs), then eval next to the shipped CPU model.
+if [ -z "$attnlab" ]; then
+  skip train_cuda "no attnlab program (the build failed)"
+  skip eval_cuda "no attnlab program (the build failed)"
+elif [ -n "$gpu_reason" ]; then
+  skip train_cuda "$gpu_reason"
+  skip eval_cuda "$gpu_reason"
+else
+  run train_cuda 600 "$attnlab" train --config translate-small --backend cuda --out "$build/run-cuda" -f json
+  if [ -f "$build/run-cuda/model.ckpt" ]; then
+    run eval_cuda 120 "$attnlab" eval --model "$build/run-cuda" --backend cuda -f json
+    run eval_cpu_shipped 120 "$attnlab" eval -f json
+  else
+    skip eval_cuda "train_cuda wrote no model.ckpt"
+  fi
 fi
 
 finish

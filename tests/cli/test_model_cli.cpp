@@ -1,6 +1,7 @@
 // The model commands end to end: train (resume, Ctrl-C), eval, translate, attend, generate, and
 // their bad-input cases. Uses the seconds-long data/configs/tiny-test.json.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <algorithm>
 #include <doctest/doctest.h>
 
 #include <fcntl.h>
@@ -226,4 +227,27 @@ TEST_CASE("the shipped models load and keep their measured accuracy") {
   r = run({"generate", "Every effort moves", "--model", lm, "--format", "json"});
   REQUIRE(r.code == 0);
   CHECK(nlohmann::json::parse(r.out)["next"][0]["token"] == "you");
+}
+
+TEST_CASE("--backend cuda: the same translation where CUDA runs, else exit 2 saying what to do") {
+  const Result doctor = run({"doctor", "--format", "json"});
+  REQUIRE(doctor.code == 0);
+  const auto cuda = nlohmann::json::parse(doctor.out)["cuda"];
+  const Result cpu = run({"translate", "The boy trains the puppy.", "--backend", "cpu"});
+  REQUIRE(cpu.code == 0);
+  const Result r = run({"translate", "The boy trains the puppy.", "--backend", "cuda"});
+  INFO(r.err);
+  if (cuda["usable"].get<bool>()) {
+    // A GPU, or the emulator (which says so on stderr).
+    CHECK(r.code == 0);
+    CHECK(r.out == cpu.out);
+    if (cuda["emulated"].get<bool>()) CHECK(r.err.find("emulator") != std::string::npos);
+  } else {
+    // Built without CUDA, or no device: one line naming the option, and the way out.
+    CHECK(r.code == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find("--backend") != std::string::npos);
+    CHECK(r.err.find("--backend cpu") != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
 }
