@@ -556,8 +556,9 @@ void attention_backward_lse(T* dq, T* dk, T* dv, T* scratch, const T* dout, cons
     T* sc = a + tile;
     head_weights(a, static_cast<T*>(nullptr), q, k, s, b, h);
     const HeadPtrs o = head_offsets(s, b, h);
-    // dV += attᵀ · dout;   datt = dout · Vᵀ
-    gemm<T>(true, false, s.Tk, hs, s.Tq, T(1), a, s.Tk, dout + o.o, ldo, T(1), dv + o.v, ldv);
+    // dV += attᵀ · dout;   datt = dout · Vᵀ   (a null gradient is not wanted: skipped)
+    if (dv) gemm<T>(true, false, s.Tk, hs, s.Tq, T(1), a, s.Tk, dout + o.o, ldo, T(1), dv + o.v, ldv);
+    if (!dq && !dk) return;
     gemm<T>(false, true, s.Tq, s.Tk, hs, T(1), dout + o.o, ldo, v + o.v, ldv, T(0), sc, s.Tk);
     // Softmax backward in place: dscores = att ⊙ (datt − rowsum(att ⊙ datt)); zero where att is.
     for (int i = 0; i < s.Tq; ++i) {
@@ -568,8 +569,8 @@ void attention_backward_lse(T* dq, T* dk, T* dv, T* scratch, const T* dout, cons
       for (int j = 0; j < s.Tk; ++j) dr[j] = ar[j] * (dr[j] - dot);
     }
     // scores = scale · Q·Kᵀ, so dQ += scale · dscores · K and dK += scale · dscoresᵀ · Q.
-    gemm<T>(false, false, s.Tq, hs, s.Tk, scale, sc, s.Tk, k + o.k, ldk, T(1), dq + o.q, ldq);
-    gemm<T>(true, false, s.Tk, hs, s.Tq, scale, sc, s.Tk, q + o.q, ldq, T(1), dk + o.k, ldk);
+    if (dq) gemm<T>(false, false, s.Tq, hs, s.Tk, scale, sc, s.Tk, k + o.k, ldk, T(1), dq + o.q, ldq);
+    if (dk) gemm<T>(true, false, s.Tk, hs, s.Tq, scale, sc, s.Tk, q + o.q, ldq, T(1), dk + o.k, ldk);
   };
   par::BlasSerial serial;
   // Heads write disjoint column blocks of dq, dk, dv, unless batches share K or V (stride 0): then
