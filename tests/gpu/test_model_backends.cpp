@@ -157,7 +157,8 @@ Run train_tiny(backend::Ops<float>& be, int steps, const std::string& out, doubl
   }
   const auto t0 = std::chrono::steady_clock::now();
   t.run(data.train, {}, steps, nullptr, nullptr, nullptr);
-  MESSAGE(be.name() + (perturb ? " (perturbed)" : "") << ": " << steps << " steps in "
+  const std::string who = be.name() + (perturb ? " (perturbed)" : "");
+  MESSAGE(who << ": " << steps << " steps in "
                     << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() << " s");
   t.save_model(out, {{"run_config", run.raw}});
   return {t.loss_history(), out};

@@ -20,6 +20,9 @@
 
 namespace attnlab::cuda::detail {
 
+// cuBLAS's name for a status (matmul.cu: cuBLAS is loaded on first use, so this goes through it).
+const char* cublas_status_string(cublasStatus_t st);
+
 [[noreturn]] inline void throw_cuda_error(cudaError_t err, const char* call, const char* file, int line) {
   throw RuntimeError(std::string("CUDA error at ") + file + ":" + std::to_string(line) + " in " + call + ": " +
                      cudaGetErrorString(err) + " (" + cudaGetErrorName(err) + ")");
@@ -27,7 +30,7 @@ namespace attnlab::cuda::detail {
 
 [[noreturn]] inline void throw_cublas_error(cublasStatus_t st, const char* call, const char* file, int line) {
   throw RuntimeError(std::string("cuBLAS error at ") + file + ":" + std::to_string(line) + " in " + call + ": " +
-                     cublasGetStatusString(st) + " (status " + std::to_string(static_cast<int>(st)) + ")");
+                     cublas_status_string(st) + " (status " + std::to_string(static_cast<int>(st)) + ")");
 }
 
 }  // namespace attnlab::cuda::detail
