@@ -22,11 +22,13 @@ Ops<float>& backend_named(const std::string& name, const std::string& option) {
   if (name == "cpu") return cpu_backend<float>();
   if (name != "cuda") throw InputError(option + ": expected cpu or cuda, got \"" + name + "\"");
 #ifdef ATTNLAB_WITH_CUDA
-  // One device backend per process: its stream, cuBLAS handle and memory pool are made once.
-  static std::unique_ptr<Ops<float>> cuda;
+  // One device backend per process: its stream and cuBLAS handle are made once, and never destroyed:
+  // at exit the CUDA runtime tears itself down in its own atexit handler, after which a destructor's
+  // frees and cuBLAS calls could only fail. The process's end releases the device.
+  static Ops<float>* cuda = nullptr;
   static std::mutex lock;
   const std::lock_guard<std::mutex> guard(lock);
-  if (!cuda) cuda = make_cuda_backend();  // InputError when there is no usable device
+  if (!cuda) cuda = make_cuda_backend().release();  // InputError when there is no usable device
   return *cuda;
 #else
   throw InputError(option + ": expected a backend this build has (cpu), got cuda: attnlab was built without CUDA; "
