@@ -362,6 +362,49 @@ void dropout_backward(T* dinp, const T* dout, const T* mask, std::size_t n) {
   });
 }
 
+namespace {
+
+// One head's masked softmax over its scores a (Tq × Tk), in place, as attention_forward computes it:
+// subtract the row maximum, exponentiate, divide by the sum. lse (Tq, may be null) receives
+// max + log(sum), or −inf for a row with no visible key (whose weights are all zero).
+template <typename T>
+void masked_softmax_rows(T* a, T* lse, int Tq, int Tk, int valid, bool causal) {
+  for (int i = 0; i < Tq; ++i) {
+    T* row = a + static_cast<std::size_t>(i) * Tk;
+    const int visible = std::min(valid, causal ? i + 1 : Tk);
+    if (visible <= 0) {
+      std::fill(row, row + Tk, T(0));
+      if (lse) lse[i] = -std::numeric_limits<T>::infinity();
+      continue;
+    }
+    T mx = row[0];
+    for (int j = 1; j < visible; ++j) mx = std::max(mx, row[j]);
+    for (int j = 0; j < visible; ++j) row[j] -= mx;
+    exp_inplace(row, static_cast<std::size_t>(visible));
+    T sum = 0;
+    for (int j = 0; j < visible; ++j) sum += row[j];
+    if (lse) lse[i] = static_cast<T>(static_cast<double>(mx) + std::log(static_cast<double>(sum)));
+    const T inv = T(1) / sum;
+    for (int j = 0; j < visible; ++j) row[j] *= inv;
+    std::fill(row + visible, row + Tk, T(0));
+  }
+}
+
+// Softmax backward of one head, in place: d (Tq × Tk) holds datt on entry and dscores on exit,
+// dscores = att ⊙ (datt − rowsum(att ⊙ datt)), which is zero wherever att is (masked keys).
+template <typename T>
+void softmax_backward_rows(const T* att, T* d, int Tq, int Tk) {
+  for (int i = 0; i < Tq; ++i) {
+    const T* ar = att + static_cast<std::size_t>(i) * Tk;
+    T* dr = d + static_cast<std::size_t>(i) * Tk;
+    T dot = 0;
+    for (int j = 0; j < Tk; ++j) dot += ar[j] * dr[j];
+    for (int j = 0; j < Tk; ++j) dr[j] = ar[j] * (dr[j] - dot);
+  }
+}
+
+}  // namespace
+
 template <typename T>
 void attention_forward(T* out, T* att, const T* q, const T* k, const T* v, const int* key_len, bool causal, int B,
                        int Tq, int Tk, int C, int H) {
@@ -379,23 +422,7 @@ void attention_forward(T* out, T* att, const T* q, const T* k, const T* v, const
     const T* vb = v + static_cast<std::size_t>(b) * Tk * C + h * hs;
     // scores = Q_bh · K_bhᵀ / √hs, straight into the attention buffer.
     gemm<T>(false, true, Tq, Tk, hs, scale, qb, C, kb, C, T(0), a, Tk);
-    for (int i = 0; i < Tq; ++i) {
-      T* row = a + static_cast<std::size_t>(i) * Tk;
-      const int visible = std::min(valid, causal ? i + 1 : Tk);
-      if (visible <= 0) {
-        std::fill(row, row + Tk, T(0));
-        continue;
-      }
-      T mx = row[0];
-      for (int j = 1; j < visible; ++j) mx = std::max(mx, row[j]);
-      for (int j = 0; j < visible; ++j) row[j] -= mx;
-      exp_inplace(row, static_cast<std::size_t>(visible));
-      T sum = 0;
-      for (int j = 0; j < visible; ++j) sum += row[j];
-      const T inv = T(1) / sum;
-      for (int j = 0; j < visible; ++j) row[j] *= inv;
-      std::fill(row + visible, row + Tk, T(0));
-    }
+    masked_softmax_rows(a, static_cast<T*>(nullptr), Tq, Tk, valid, causal);
     gemm<T>(false, false, Tq, hs, Tk, T(1), a, Tk, vb, C, T(0), out + static_cast<std::size_t>(b) * Tq * C + h * hs, C);
   };
   const int slots = attention_slots(B, H, Tq, Tk, hs);
@@ -430,14 +457,7 @@ void attention_backward(T* dq, T* dk, T* dv, T* scratch, const T* dout, const T*
     // dV += attᵀ · dout;   datt = dout · Vᵀ
     gemm<T>(true, false, Tk, hs, Tq, T(1), a, Tk, dout + qo, C, T(1), dv + ko, C);
     gemm<T>(false, true, Tq, Tk, hs, T(1), dout + qo, C, v + ko, C, T(0), sc, Tk);
-    // Softmax backward in place: dscores = att ⊙ (datt − rowsum(att ⊙ datt)).
-    for (int i = 0; i < Tq; ++i) {
-      const T* ar = a + static_cast<std::size_t>(i) * Tk;
-      T* dr = sc + static_cast<std::size_t>(i) * Tk;
-      T dot = 0;
-      for (int j = 0; j < Tk; ++j) dot += ar[j] * dr[j];
-      for (int j = 0; j < Tk; ++j) dr[j] = ar[j] * (dr[j] - dot);
-    }
+    softmax_backward_rows(a, sc, Tq, Tk);
     // scores = scale · Q·Kᵀ, so dQ += scale · dscores · K and dK += scale · dscoresᵀ · Q.
     gemm<T>(false, false, Tq, hs, Tk, scale, sc, Tk, k + ko, C, T(1), dq + qo, C);
     gemm<T>(true, false, Tk, hs, Tq, scale, sc, Tk, q + qo, C, T(1), dk + ko, C);
@@ -454,32 +474,6 @@ void attention_backward(T* dq, T* dk, T* dv, T* scratch, const T* dout, const T*
 }
 
 namespace {
-
-// One head's masked softmax over its scores a (Tq × Tk), in place, as attention_forward computes it:
-// subtract the row maximum, exponentiate, divide by the sum. lse (Tq, may be null) receives
-// max + log(sum), or −inf for a row with no visible key (whose weights are all zero).
-template <typename T>
-void masked_softmax_rows(T* a, T* lse, int Tq, int Tk, int valid, bool causal) {
-  for (int i = 0; i < Tq; ++i) {
-    T* row = a + static_cast<std::size_t>(i) * Tk;
-    const int visible = std::min(valid, causal ? i + 1 : Tk);
-    if (visible <= 0) {
-      std::fill(row, row + Tk, T(0));
-      if (lse) lse[i] = -std::numeric_limits<T>::infinity();
-      continue;
-    }
-    T mx = row[0];
-    for (int j = 1; j < visible; ++j) mx = std::max(mx, row[j]);
-    for (int j = 0; j < visible; ++j) row[j] -= mx;
-    exp_inplace(row, static_cast<std::size_t>(visible));
-    T sum = 0;
-    for (int j = 0; j < visible; ++j) sum += row[j];
-    if (lse) lse[i] = static_cast<T>(static_cast<double>(mx) + std::log(static_cast<double>(sum)));
-    const T inv = T(1) / sum;
-    for (int j = 0; j < visible; ++j) row[j] *= inv;
-    std::fill(row + visible, row + Tk, T(0));
-  }
-}
 
 struct HeadPtrs {
   std::size_t q, k, v, o;
@@ -560,14 +554,7 @@ void attention_backward_lse(T* dq, T* dk, T* dv, T* scratch, const T* dout, cons
     if (dv) gemm<T>(true, false, s.Tk, hs, s.Tq, T(1), a, s.Tk, dout + o.o, ldo, T(1), dv + o.v, ldv);
     if (!dq && !dk) return;
     gemm<T>(false, true, s.Tq, s.Tk, hs, T(1), dout + o.o, ldo, v + o.v, ldv, T(0), sc, s.Tk);
-    // Softmax backward in place: dscores = att ⊙ (datt − rowsum(att ⊙ datt)); zero where att is.
-    for (int i = 0; i < s.Tq; ++i) {
-      const T* ar = a + static_cast<std::size_t>(i) * s.Tk;
-      T* dr = sc + static_cast<std::size_t>(i) * s.Tk;
-      T dot = 0;
-      for (int j = 0; j < s.Tk; ++j) dot += ar[j] * dr[j];
-      for (int j = 0; j < s.Tk; ++j) dr[j] = ar[j] * (dr[j] - dot);
-    }
+    softmax_backward_rows(a, sc, s.Tq, s.Tk);
     // scores = scale · Q·Kᵀ, so dQ += scale · dscores · K and dK += scale · dscoresᵀ · Q.
     if (dq) gemm<T>(false, false, s.Tq, hs, s.Tk, scale, sc, s.Tk, k + o.k, ldk, T(1), dq + o.q, ldq);
     if (dk) gemm<T>(true, false, s.Tk, hs, s.Tq, scale, sc, s.Tk, q + o.q, ldq, T(1), dk + o.k, ldk);
