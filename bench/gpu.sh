@@ -3,8 +3,8 @@
 #   unpack the .debs that scripts/gpu-deps.sh put in .gpu-deps/ into a private prefix, configure
 #   with -DATTNLAB_CUDA=ON for the device's architecture against that prefix alone, build attnlab
 #   and the CUDA tests, run `attnlab doctor`, the CUDA tests (ctest label cuda or gpu), the kernel
-#   tests verbosely, compute-sanitizer's memcheck, racecheck, synccheck and initcheck on the test
-#   programs, and the GPU benchmark where one exists.
+#   tests verbosely, translate-small trained and evaluated on the device, the GPU benchmark, and
+#   last compute-sanitizer's memcheck, racecheck, synccheck and initcheck on the test programs.
 # It goes on past a failing step and exits 1 at the end if any step failed or ran out of time.
 # OUTDIR gets three files (the device tool brings back at most 8):
 #   summary.json  GPU, driver, CUDA, tool versions, and every step's status, rc, seconds and reason
@@ -392,7 +392,38 @@ else
   skip kernel_tests_verbose "the build step did not succeed"
 fi
 
-# ---- 5. compute-sanitizer ----------------------------------------------------------------
+# ---- 5. translate-small trained on the GPU, then evaluated ------------------------------
+# The end-to-end check: the whole training run on --backend cuda (resumable: a run cut off by
+# the budget leaves its checkpoint, and its eval still runs), then eval next to the shipped CPU model.
+if [ -z "$attnlab" ]; then
+  skip train_cuda "no attnlab program (the build failed)"
+  skip eval_cuda "no attnlab program (the build failed)"
+elif [ -n "$gpu_reason" ]; then
+  skip train_cuda "$gpu_reason"
+  skip eval_cuda "$gpu_reason"
+else
+  run train_cuda 600 "$attnlab" train --config translate-small --backend cuda --out "$build/run-cuda" -f json
+  if [ -f "$build/run-cuda/model.ckpt" ]; then
+    run eval_cuda 120 "$attnlab" eval --model "$build/run-cuda" --backend cuda -f json
+    run eval_cpu_shipped 120 "$attnlab" eval -f json
+  else
+    skip eval_cuda "train_cuda wrote no model.ckpt"
+  fi
+fi
+
+# ---- 6. the GPU benchmark ----------------------------------------------------------------
+if [ -z "$attnlab" ]; then
+  skip bench_cuda "no attnlab program (the build failed)"
+elif ! "$attnlab" bench --help 2>/dev/null | grep -q -- '--backend'; then
+  skip bench_cuda "attnlab bench has no --backend option yet (docs/cuda.md, what remains)"
+elif [ -n "$gpu_reason" ]; then
+  skip bench_cuda "$gpu_reason"
+else
+  # The models on the GPU; the CPU's attention sweep is skipped (it measures nothing of the device).
+  run bench_cuda 240 "$attnlab" bench --backend cuda --attention-max 0
+fi
+
+# ---- 7. compute-sanitizer (last: what a run cut short by the budget can best do without) -----
 # The kernel tests first (they cover every kernel), then the softmax test. Each run gets at most
 # ATTNLAB_GPU_SANITIZER_TIMEOUT_S and never more than the budget has left.
 sanitize() {  # sanitize TOOL PROGRAM [ARGS...]
@@ -416,36 +447,5 @@ for pair in memcheck:kernel racecheck:kernel synccheck:kernel initcheck:kernel \
   else run "$step" "$sanitizer_cap" sanitize "$tool" "$prog" "${extra[@]}"
   fi
 done
-
-# ---- 6. the GPU benchmark ----------------------------------------------------------------
-if [ -z "$attnlab" ]; then
-  skip bench_cuda "no attnlab program (the build failed)"
-elif ! "$attnlab" bench --help 2>/dev/null | grep -q -- '--backend'; then
-  skip bench_cuda "attnlab bench has no --backend option yet (docs/cuda.md, what remains)"
-elif [ -n "$gpu_reason" ]; then
-  skip bench_cuda "$gpu_reason"
-else
-  # The models on the GPU; the CPU's attention sweep is skipped (it measures nothing of the device).
-  run bench_cuda 240 "$attnlab" bench --backend cuda --attention-max 0
-fi
-
-# ---- 7. translate-small trained on the GPU, then evaluated --------------------------------------
-# The end-to-end check: the whole training run on --backend cuda (resumable: a run cut off by
-# the budget leaves its checkpoint, and its eval still runs), then eval next to the shipped CPU model.
-if [ -z "$attnlab" ]; then
-  skip train_cuda "no attnlab program (the build failed)"
-  skip eval_cuda "no attnlab program (the build failed)"
-elif [ -n "$gpu_reason" ]; then
-  skip train_cuda "$gpu_reason"
-  skip eval_cuda "$gpu_reason"
-else
-  run train_cuda 600 "$attnlab" train --config translate-small --backend cuda --out "$build/run-cuda" -f json
-  if [ -f "$build/run-cuda/model.ckpt" ]; then
-    run eval_cuda 120 "$attnlab" eval --model "$build/run-cuda" --backend cuda -f json
-    run eval_cpu_shipped 120 "$attnlab" eval -f json
-  else
-    skip eval_cuda "train_cuda wrote no model.ckpt"
-  fi
-fi
 
 finish
