@@ -278,6 +278,12 @@ inline int __float_as_int(float f) { return static_cast<int>(static_cast<std::ui
 inline double __longlong_as_double(long long i) { return ::attnlab::emu::from_bits<double>(static_cast<std::uint64_t>(i)); }
 inline long long __double_as_longlong(double d) { return static_cast<long long>(::attnlab::emu::to_bits(d)); }
 inline float __fdividef(float a, float b) { return a / b; }
+// A product rounded on its own, never fused into a following add (the volatile keeps the host
+// compiler from contracting it into an FMA, as __fmul_rn does nvcc).
+inline float __fmul_rn(float a, float b) {
+  volatile float p = a * b;
+  return p;
+}
 inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
 using std::isinf;
 using std::isnan;
