@@ -236,7 +236,6 @@ Matrix cuda_detail::softmax_rows(const Matrix& scores, const Mask* mask,
   // cudaMemcpy waits for the kernel, so an error while it ran surfaces here.
   std::vector<unsigned char> status(n);
   ATTNLAB_CUDA_CHECK(cudaMemcpy(status.data(), d_status.as<void>(), n, cudaMemcpyDeviceToHost));
-  ATTNLAB_CUDA_CHECK(cudaMemcpy(out.data(), d_out.as<void>(), value_bytes, cudaMemcpyDeviceToHost));
 
   // Walk the rows in order, like the CPU loop: fully-masked rows before a bad row are reported
   // before the error is thrown.
@@ -256,6 +255,9 @@ Matrix cuda_detail::softmax_rows(const Matrix& scores, const Mask* mask,
                            std::to_string(i));
     }
   }
+  // Only now: a row with a bad score is left unwritten (its error is thrown above), and copying it
+  // would read device memory nothing wrote (compute-sanitizer's initcheck flagged it on an H100).
+  ATTNLAB_CUDA_CHECK(cudaMemcpy(out.data(), d_out.as<void>(), value_bytes, cudaMemcpyDeviceToHost));
   return out;
 }
 
