@@ -22,8 +22,13 @@ median of the N per-round ratios (each round's numbers are in "rounds"). On a sh
 whose speed drifts by tens of percent within minutes, one round compares attnlab on a fast minute with
 PyTorch on a slow one (or the reverse); rounds taken close together and alternated cancel most of it.
 
+--backend cuda compares the two on the GPU instead: `attnlab bench --backend cuda` against PyTorch's
+models on "cuda", both in float32 without TF32 (attnlab's gemm computes in fp32; PyTorch's
+allow_tf32 is switched off for matrix products and cuDNN), every timed call followed by a
+synchronize. The OpenBLAS settings above then matter for neither side.
+
   /usr/bin/python3 bench/compare_torch.py --attnlab build/attnlab [--config NAME | --d-model ...]
-         [--batch B] [--seq T] [--threads K] [--repeats R] [--rounds N] [--json]
+         [--batch B] [--seq T] [--threads K] [--repeats R] [--rounds N] [--backend cpu|cuda] [--json]
 """
 import argparse
 import json
@@ -49,13 +54,15 @@ def parse_args():
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--rounds", type=int, default=1,
                    help="repeat the comparison N times, alternating which side goes first; report median ratios")
+    p.add_argument("--backend", choices=["cpu", "cuda"], default="cpu",
+                   help="where both run the models: the CPU, or the GPU (attnlab --backend cuda, torch on 'cuda')")
     p.add_argument("--json", action="store_true", help="print one JSON document")
     return p.parse_args()
 
 
 def run_attnlab(a):
     cmd = [a.attnlab, "bench", "--json", "--quiet", "--attention-max", "0", "--batch", str(a.batch), "--seq", str(a.seq),
-           "--threads", str(a.threads), "--repeats", str(a.repeats)]
+           "--threads", str(a.threads), "--repeats", str(a.repeats), "--backend", a.backend]
     for flag, val in (("--config", a.config), ("--d-model", a.d_model), ("--heads", a.heads), ("--layers", a.layers),
                       ("--d-ff", a.d_ff), ("--vocab", a.vocab)):
         if val is not None:
@@ -65,12 +72,14 @@ def run_attnlab(a):
     return cmd, json.loads(out)
 
 
-def median_seconds(repeats, fn):
+def median_seconds(repeats, fn, sync=lambda: None):
     fn()  # warm-up
+    sync()
     samples = []
     for _ in range(max(1, repeats)):
         t = time.perf_counter()
         fn()
+        sync()  # a GPU's launches return before the work is done
         samples.append(time.perf_counter() - t)
     samples.sort()
     return samples[len(samples) // 2]
@@ -96,6 +105,11 @@ def main():
     import torch.nn.functional as F
 
     torch.set_num_threads(a.threads)
+    dev = torch.device(a.backend)
+    sync = torch.cuda.synchronize if a.backend == "cuda" else (lambda: None)
+    if a.backend == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = False  # fp32 products, as attnlab's cuBLAS calls
+        torch.backends.cudnn.allow_tf32 = False
     try:  # the OpenBLAS that torch loaded (Debian's torch calls BLAS through libblas.so.3 -> OpenBLAS)
         ob = ctypes.CDLL("libopenblas.so.0")
         ob.openblas_get_corename.restype = ctypes.c_char_p
@@ -148,14 +162,14 @@ def main():
             return h @ self.emb.weight.t()  # tied output projection
 
     g = torch.Generator().manual_seed(7)
-    src = torch.randint(4, V, (B, T), generator=g)
-    tgt_in = torch.randint(4, V, (B, T), generator=g)
-    tgt_out = torch.randint(4, V, (B, T), generator=g)
+    src = torch.randint(4, V, (B, T), generator=g).to(dev)
+    tgt_in = torch.randint(4, V, (B, T), generator=g).to(dev)
+    tgt_out = torch.randint(4, V, (B, T), generator=g).to(dev)
 
     def build(md):
         decoder_only = md["model"] == "decoder-only"
         torch.manual_seed(1)
-        model = Model(decoder_only).train()
+        model = Model(decoder_only).to(dev).train()
         opt = torch.optim.Adam(model.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-9)
         params = sum(p.numel() for p in model.parameters())
 
@@ -178,9 +192,9 @@ def main():
         t = {}
         for name, (_, loss_fn, step) in torch_models.items():
             print(f"torch {name}: forward", file=sys.stderr, flush=True)
-            fwd = median_seconds(a.repeats, loss_fn)
+            fwd = median_seconds(a.repeats, loss_fn, sync)
             print(f"torch {name}: training step", file=sys.stderr, flush=True)
-            t[name] = (fwd, median_seconds(a.repeats, step))
+            t[name] = (fwd, median_seconds(a.repeats, step, sync))
         return t
 
     def one_round(rep, t):
@@ -227,6 +241,8 @@ def main():
         "attnlab_command": " ".join(cmd),
         "config": c,
         "threads": a.threads,
+        "backend": a.backend,
+        "device": torch.cuda.get_device_name(0) if a.backend == "cuda" else None,
         "attnlab_blas": report["blas"],
         "torch": {"version": torch.__version__, "openblas_kernel": torch_kernel, "openblas_threads": torch_blas_threads,
                   "torch_threads": torch.get_num_threads(), "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE"),
@@ -245,6 +261,8 @@ def main():
         return
     print(f"attnlab vs PyTorch {torch.__version__}: {c['name']}, d_model {C}, {H} heads, d_ff {Fd}, {L} layers, "
           f"vocab {V}, batch {B} x {T} tokens, {a.threads} thread(s)")
+    if a.backend == "cuda":
+        print(f"  both on the GPU: {out['device']} (float32, TF32 off on both sides)")
     print(f"  attnlab: OpenBLAS kernel {report['blas']['kernel']} ({report['blas']['threads']} threads)")
     print(f"  torch:   OpenBLAS kernel {torch_kernel} ({torch_blas_threads} BLAS threads, "
           f"{torch.get_num_threads()} torch threads); OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE')}")

@@ -3,8 +3,9 @@
 #   unpack the .debs that scripts/gpu-deps.sh put in .gpu-deps/ into a private prefix, configure
 #   with -DATTNLAB_CUDA=ON for the device's architecture against that prefix alone, build attnlab
 #   and the CUDA tests, run `attnlab doctor`, the CUDA tests (ctest label cuda or gpu), the kernel
-#   tests verbosely, translate-small trained and evaluated on the device, the GPU benchmark, and
-#   last compute-sanitizer's memcheck, racecheck, synccheck and initcheck on the test programs.
+#   tests verbosely, translate-small trained and evaluated on the device, the GPU benchmark and the
+#   same models in PyTorch on the device (bench/compare_torch.py --backend cuda), and last
+#   compute-sanitizer's memcheck, racecheck, synccheck and initcheck on the test programs.
 # It goes on past a failing step and exits 1 at the end if any step failed or ran out of time.
 # OUTDIR gets three files (the device tool brings back at most 8):
 #   summary.json  GPU, driver, CUDA, tool versions, and every step's status, rc, seconds and reason
@@ -421,6 +422,23 @@ elif [ -n "$gpu_reason" ]; then
 else
   # The models on the GPU; the CPU's attention sweep is skipped (it measures nothing of the device).
   run bench_cuda 240 "$attnlab" bench --backend cuda --attention-max 0
+fi
+# The same models in PyTorch on the same GPU (float32, TF32 off on both sides), 3 alternating rounds.
+torch_python=""
+for py in python3 /usr/bin/python3; do
+  if command -v "$py" >/dev/null && "$py" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+    torch_python=$py
+    break
+  fi
+done
+if [ -z "$attnlab" ]; then
+  skip compare_torch_cuda "no attnlab program (the build failed)"
+elif [ -n "$gpu_reason" ]; then
+  skip compare_torch_cuda "$gpu_reason"
+elif [ -z "$torch_python" ]; then
+  skip compare_torch_cuda "no python3 with a CUDA-enabled torch on this machine"
+else
+  run compare_torch_cuda 200 "$torch_python" "$root/bench/compare_torch.py" --attnlab "$attnlab" --backend cuda --rounds 3
 fi
 
 # ---- 7. compute-sanitizer (last: what a run cut short by the budget can best do without) -----

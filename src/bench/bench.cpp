@@ -94,6 +94,28 @@ nlohmann::ordered_json sgemm_point(const std::string& label, int m, int n, int k
   return j;
 }
 
+// The same product on a non-CPU backend (its own gemm, on buffers in its memory), each call waited for.
+nlohmann::ordered_json device_gemm_point(backend::Ops<float>& be, const std::string& label, int m, int n, int k, bool trans_b,
+                                         int repeats) {
+  backend::Buffer<float> a(be), b(be), c(be);
+  a.upload(random_floats(static_cast<std::size_t>(m) * k, 1, 0.1f));
+  b.upload(random_floats(static_cast<std::size_t>(k) * n, 2, 0.1f));
+  c.assign_zero(static_cast<std::size_t>(m) * n);
+  const double s = median_seconds(repeats, [&] {
+    be.gemm(false, trans_b, m, n, k, 1.0f, a.data(), k, b.data(), trans_b ? k : n, 0.0f, c.data(), n);
+    be.synchronize();
+  });
+  const double flops = 2.0 * m * n * k;
+  nlohmann::ordered_json j;
+  j["shape"] = label;
+  j["m"] = m;
+  j["n"] = n;
+  j["k"] = k;
+  j["seconds"] = s;
+  j["gflops"] = flops / s / 1e9;
+  return j;
+}
+
 model::Batch random_batch(const model::ModelConfig& c, int B, int T, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<int> tok(4, c.vocab_size - 1);
@@ -132,7 +154,11 @@ nlohmann::ordered_json measure_model(const std::string& label, const model::Mode
   v.assign_zero(net.params.size());
   std::int64_t step = 0;
   const model::AdamConfig adam;
-  auto forward = [&] { net.forward(batch, 0.1f, true, &rng); };
+  // Every timed call waits for the backend (a GPU's launches return before the work is done).
+  auto forward = [&] {
+    net.forward(batch, 0.1f, true, &rng);
+    be.synchronize();
+  };
   auto train_step = [&] {
     forward();
     net.backward();
@@ -182,7 +208,8 @@ nlohmann::ordered_json measure_model(const std::string& label, const model::Mode
     p["tokens_per_s"] = tokens / s;
     p["gflop"] = flops / 1e9;
     p["gflops"] = flops / s / 1e9;
-    if (cpu) p["fraction_of_ceiling"] = ceiling > 0 ? flops / s / 1e9 / ceiling : 0.0;
+    // Against the sgemm ceiling of the processor it ran on (the CPU's, or the device's own gemm).
+    p["fraction_of_ceiling"] = ceiling > 0 ? flops / s / 1e9 / ceiling : 0.0;
     return p;
   };
   j["forward"] = point(fwd, fwd_flops);
@@ -309,6 +336,25 @@ nlohmann::ordered_json run_bench(const BenchOptions& o, const std::function<void
   j["sgemm"] = gemms;
   j["sgemm_ceiling_gflops"] = ceiling;
 
+  // (a') the device's own ceiling, when the models run on another backend: its gemm at the same shapes
+  // and at 4096³ (fp32, as the model multiplies).
+  backend::Ops<float>* device = o.backend && o.backend->name() != "cpu" ? o.backend : nullptr;
+  double model_ceiling = ceiling;
+  if (device && o.models) {
+    say(fmt::format("{} gemm at the model's shapes and 4096 × 4096 × 4096", device->name()));
+    nlohmann::ordered_json dg = nlohmann::ordered_json::array();
+    const std::string NC = fmt::format("({}×{})", N, C);
+    dg.push_back(device_gemm_point(*device, fmt::format("N×C · C×C  {}·({}×{})  attention projections", NC, C, C), N, C, C, false, o.repeats));
+    dg.push_back(device_gemm_point(*device, fmt::format("N×C · C×F  {}·({}×{})  feed-forward in", NC, C, F), N, F, C, false, o.repeats));
+    dg.push_back(device_gemm_point(*device, fmt::format("N×F · F×C  ({}×{})·({}×{})  feed-forward out", N, F, F, C), N, C, F, false, o.repeats));
+    dg.push_back(device_gemm_point(*device, fmt::format("N×C · C×V  {}·({}×{})ᵀ  output projection", NC, V, C), N, V, C, true, o.repeats));
+    dg.push_back(device_gemm_point(*device, "4096×4096 · 4096×4096  large square", 4096, 4096, 4096, false, o.repeats));
+    model_ceiling = 0.0;
+    for (const auto& g : dg) model_ceiling = std::max(model_ceiling, g["gflops"].get<double>());
+    j["device_gemm"] = dg;
+    j["device_gemm_ceiling_gflops"] = model_ceiling;
+  }
+
   // (b) + (d) the models
   if (o.models) {
     nlohmann::ordered_json models = nlohmann::ordered_json::array();
@@ -316,10 +362,10 @@ nlohmann::ordered_json run_bench(const BenchOptions& o, const std::function<void
     ed.decoder_only = false;
     ed.max_len = std::max(ed.max_len, o.seq);
     ed.dropout = 0.0f;
-    models.push_back(measure_model("encoder-decoder", ed, o, ceiling, say));
+    models.push_back(measure_model("encoder-decoder", ed, o, model_ceiling, say));
     model::ModelConfig lm = ed;
     lm.decoder_only = true;
-    models.push_back(measure_model("decoder-only", lm, o, ceiling, say));
+    models.push_back(measure_model("decoder-only", lm, o, model_ceiling, say));
     j["models"] = models;
   }
 

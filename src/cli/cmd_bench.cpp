@@ -128,7 +128,13 @@ void print_text(const nlohmann::ordered_json& j) {
                            c["d_model"].get<int>(), c["heads"].get<int>(), c["d_ff"].get<int>(), c["layers"].get<int>(),
                            c["layers"].get<int>(), c["vocab"].get<int>(), c["batch"].get<int>(), c["seq"].get<int>());
   std::cout << fmt::format("  timing    {}\n", j["timing"].get<std::string>());
-  if (j.contains("gpu")) std::cout << fmt::format("  GPU       none measured: {}\n", j["gpu"]["why"].get<std::string>());
+  if (j.contains("gpu")) {
+    const auto& g = j["gpu"];
+    if (g.value("measured", false))
+      std::cout << fmt::format("  GPU       {}: {}\n", g.value("device", std::string("?")), g.value("what", std::string()));
+    else
+      std::cout << fmt::format("  GPU       none measured: {}\n", g.value("why", std::string("?")));
+  }
   std::cout << '\n';
 
   std::cout << "(a) the ceiling: OpenBLAS sgemm\n";
@@ -137,6 +143,14 @@ void print_text(const nlohmann::ordered_json& j) {
                              g["shape"].get<std::string>());
   const double ceiling = j["sgemm_ceiling_gflops"].get<double>();
   std::cout << fmt::format("  ceiling (best of the above): {:.1f} GFLOP/s\n\n", ceiling);
+  if (j.contains("device_gemm")) {
+    std::cout << fmt::format("(a') the device's ceiling: {} gemm, fp32\n", j["models"][0].value("backend", std::string("device")));
+    for (const auto& g : j["device_gemm"])
+      std::cout << fmt::format("  {:>8.1f} GFLOP/s  {:>9.3f} ms  {}\n", g["gflops"].get<double>(), g["seconds"].get<double>() * 1e3,
+                               g["shape"].get<std::string>());
+    std::cout << fmt::format("  ceiling (best of the above): {:.1f} GFLOP/s; the models' \"of ceil.\" is against it\n\n",
+                             j["device_gemm_ceiling_gflops"].get<double>());
+  }
 
   if (j.contains("models")) {
     const std::string on = j["models"][0].value("backend", "cpu");
@@ -146,7 +160,7 @@ void print_text(const nlohmann::ordered_json& j) {
     for (const auto& md : j["models"]) {
       for (const char* what : {"forward", "train_step"}) {
         const auto& p = md[what];
-        // Against the CPU's sgemm ceiling only when the model ran on the CPU.
+        // Against the ceiling of the processor the model ran on: (a) for the CPU, (a') for a device.
         const std::string of_ceiling =
             p.contains("fraction_of_ceiling") ? fmt::format("{:>8.0f}%", 100.0 * p["fraction_of_ceiling"].get<double>()) : "      n/a";
         std::cout << fmt::format("  {:<22} {:>10.1f} {:>12.0f} {:>10.1f} {:>10.1f} {}\n",
@@ -218,7 +232,7 @@ void run_bench_cmd(const BenchCliOptions& o) {
   } else if (be.name() == "cuda" && o.no_models) {
     report["gpu"] = {{"measured", false}, {"why", "--no-models: the GPU runs only the models"}};
   } else if (be.name() == "cuda") {
-    report["gpu"] = {{"measured", true}, {"device", cuda.device}, {"what", "the models' rows (b); the sgemm ceiling and attention sweep are the CPU's"}};
+    report["gpu"] = {{"measured", true}, {"device", cuda.device}, {"what", "the models (b) against the device's own gemm ceiling (a'); (a) and the attention sweep (c) are the CPU's"}};
   } else {
     report["gpu"] = {{"measured", false}, {"why", "--backend cpu (give --backend cuda to run the models on the GPU)"}};
   }
