@@ -7,6 +7,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <system_error>
 
@@ -14,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/stop_signals.hpp"
 #include "cli/validators.hpp"
 #include "corpus/corpus.hpp"
 #include "corpus/tsv.hpp"
@@ -75,15 +77,12 @@ std::map<std::string, std::vector<const corpus::Example*>> samples_of(const corp
   return out;
 }
 
-fs::path prepare_out_dir(const std::string& dir) {
-  if (dir.empty()) throw InputError("--out needs a directory name");
-  const fs::path p(dir);
-  std::error_code ec;
-  if (fs::exists(p, ec) && !fs::is_directory(p, ec))
-    throw InputError(fmt::format("--out {}: exists and is not a directory", dir));
-  fs::create_directories(p, ec);
-  if (ec) throw InputError(fmt::format("--out {}: cannot create the directory ({})", dir, ec.message()));
-  return p;
+// The files --out holds; the folder is replaced as a whole (FolderReplacement), so it may hold
+// nothing else.
+const std::set<std::string>& corpus_files() {
+  static const std::set<std::string> names = {"train.tsv",    "valid.tsv",    "test.tsv",    "vocab.json",
+                                              "lm_train.txt", "lm_valid.txt", "lm_test.txt", "lm_vocab.json"};
+  return names;
 }
 
 void run_corpus(const CorpusOptions& o) {
@@ -97,10 +96,19 @@ void run_corpus(const CorpusOptions& o) {
   lo.train = o.lm_train;
   lo.valid = o.lm_valid;
   lo.test = o.lm_test;
-  const fs::path dir = o.out_given ? prepare_out_dir(o.out) : fs::path();
+  // Ctrl-C or SIGTERM before the new folder is in place undoes the work and leaves --out as it was.
+  const StopOnSignals signals;
+  auto stop_if_asked = [&] {
+    if (StopOnSignals::requested())
+      throw Interrupted(o.out_given ? fmt::format("interrupted; --out {} left as it was", o.out) : "interrupted");
+  };
+  std::optional<FolderReplacement> out_dir;
+  if (o.out_given) out_dir.emplace(o.out, corpus_files(), "--out");
 
   const corpus::Corpus c = corpus::generate(co);
+  stop_if_asked();
   const corpus::LmCorpus lm = corpus::generate_lm(lo);
+  stop_if_asked();
   const text::Vocab vocab = corpus::build_vocab(c.train);
   const text::Vocab lm_vocab = corpus::build_lm_vocab(lm.train);
   const corpus::SplitStats st[3] = {corpus::split_stats(c.train), corpus::split_stats(c.valid), corpus::split_stats(c.test)};
@@ -109,9 +117,9 @@ void run_corpus(const CorpusOptions& o) {
   std::vector<std::string> written;
   if (o.out_given) {
     const auto write = [&](const std::string& name, const std::string& content) {
-      const std::string path = (dir / name).string();
-      write_file_atomic(path, content);
-      written.push_back(path);
+      stop_if_asked();
+      write_file_atomic((fs::path(out_dir->staging()) / name).string(), content);
+      written.push_back((fs::path(o.out) / name).string());
     };
     write("train.tsv", corpus::to_tsv(c.train));
     write("valid.tsv", corpus::to_tsv(c.valid));
@@ -121,6 +129,8 @@ void run_corpus(const CorpusOptions& o) {
     write("lm_valid.txt", lm_text(lm.valid));
     write("lm_test.txt", lm_text(lm.test));
     write("lm_vocab.json", lm_vocab.to_json().dump(1) + '\n');
+    stop_if_asked();
+    out_dir->commit();
   }
 
   if (o.format == "json") {

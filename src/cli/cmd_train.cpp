@@ -1,6 +1,7 @@
-// attnlab train --config NAME|FILE [--steps N] [--out DIR] [--resume]
+// attnlab train --config NAME|FILE [--steps N] [--out DIR] [--resume [--allow-config-change]]
 // Trains a model on the generated corpus, with a progress bar, validation at intervals, atomic
-// checkpoints, Ctrl-C that saves and exits, and --resume that continues bit-exactly.
+// checkpoints, Ctrl-C that saves and exits, and --resume that continues bit-exactly (and refuses a
+// config whose corpus or train settings differ from the run's, unless told otherwise).
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/stop_signals.hpp"
 #include "cli/config_lookup.hpp"
 #include "cli/validators.hpp"
 #include "io/files.hpp"
@@ -34,38 +36,12 @@ struct TrainOptions {
   std::string out;
   int steps = 0;
   bool resume = false;
+  bool allow_config_change = false;
   std::string format = "text";
   std::string backend = "cpu";
 };
 
 namespace {
-
-std::atomic<bool> g_stop{false};
-extern "C" void on_signal(int) { g_stop.store(true); }
-
-// While alive, Ctrl-C and SIGTERM only set g_stop. Installed first thing, so a signal that arrives
-// while the run is being set up (the corpus built, model.ckpt rewritten on --resume) also ends in a
-// saved checkpoint and exit 130 at the first step boundary, never in a kill half-way.
-class StopOnSignals {
- public:
-  StopOnSignals() {
-    g_stop.store(false);
-    struct sigaction sa{};
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int_);
-    sigaction(SIGTERM, &sa, &old_term_);
-  }
-  ~StopOnSignals() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
-  }
-  StopOnSignals(const StopOnSignals&) = delete;
-  StopOnSignals& operator=(const StopOnSignals&) = delete;
-
- private:
-  struct sigaction old_int_{}, old_term_{};
-};
 
 // One `attnlab train` per output folder: two writing the same checkpoints would interleave them. The
 // kernel releases the lock however the process ends (SIGKILL included); the descriptor stays open
@@ -73,7 +49,7 @@ class StopOnSignals {
 void lock_out_dir(const std::string& out) {
   const std::string path = (std::filesystem::path(out) / ".train.lock").string();
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) throw RuntimeError(path + ": cannot create the lock file (" + std::strerror(errno) + ")");
+  if (fd < 0) throw InputError("--out " + out + ": cannot write there (creating " + path + ": " + std::strerror(errno) + ")");
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     ::close(fd);
     throw RuntimeError(out + ": another attnlab train is writing to this folder; wait for it to finish, or stop it first");
@@ -93,6 +69,9 @@ void remove_stale_temporaries(const std::string& out) {
 
 void run_train(const TrainOptions& o) {
   namespace fs = std::filesystem;
+  // Installed first thing, so a signal that arrives while the run is being set up (the corpus built,
+  // model.ckpt rewritten on --resume) also ends in a saved checkpoint and exit 130 at the first step
+  // boundary, never in a kill half-way.
   const StopOnSignals signals;
   tasks::RunConfig run = tasks::load_run_config(find_config(o.config));
   if (o.steps > 0) {
@@ -111,7 +90,7 @@ void run_train(const TrainOptions& o) {
     throw InputError("--out " + out + " already holds a training run; continue it with --resume, or choose another --out");
   }
   fs::create_directories(out, ec);
-  if (ec) throw RuntimeError(out + ": cannot create the folder (" + ec.message() + ")");
+  if (ec) throw InputError("--out " + out + ": cannot create the folder (" + ec.message() + ")");
   lock_out_dir(out);
   remove_stale_temporaries(out);
 
@@ -128,11 +107,26 @@ void run_train(const TrainOptions& o) {
                           {"trained_steps", step},
                           {"attnlab_version", ATTNLAB_VERSION}};
   };
+  std::vector<tasks::ConfigChange> config_changes;
   if (o.resume) {
     // Resuming reads train-state.ckpt only. A run killed between the renames of train-state.ckpt and
     // model.ckpt left model.ckpt one checkpoint behind: write it again from the restored state, so
     // the two agree from here on.
-    trainer.restore(state_path);
+    const nlohmann::json saved = trainer.restore(state_path);
+    if (saved.is_object() && saved.contains("run_config")) config_changes = tasks::resume_changes(saved["run_config"], run);
+    if (!config_changes.empty() && !o.allow_config_change) {
+      const tasks::ConfigChange& c = config_changes.front();
+      std::string others;
+      for (std::size_t i = 1; i < config_changes.size(); ++i) others += (i > 1 ? ", " : "") + config_changes[i].field;
+      throw InputError(fmt::format("--resume: {} is {} in {}, but the run in {} was trained with {}{}; resuming would finish "
+                                   "it as a different run. Put the value back, or pass --allow-config-change to resume "
+                                   "with the new value anyway (the change is recorded in train-log.json)",
+                                   c.field, c.given, o.config, out, c.saved,
+                                   others.empty() ? "" : fmt::format(" (also changed: {})", others)));
+    }
+    for (const auto& c : config_changes)
+      std::cerr << fmt::format("attnlab: warning: --allow-config-change: {} changes from {} to {} at step {}\n", c.field, c.saved,
+                               c.given, trainer.step());
     trainer.save_model(model_path, meta(trainer.step()));
   }
   const BlasInfo blas = blas_info();
@@ -163,6 +157,11 @@ void run_train(const TrainOptions& o) {
       log[key] = kept;
     }
   }
+  if (!config_changes.empty()) {  // what --allow-config-change let through, where and when
+    if (!log.contains("config_changes") || !log["config_changes"].is_array()) log["config_changes"] = nlohmann::json::array();
+    for (const auto& c : config_changes)
+      log["config_changes"].push_back({{"step", trainer.step()}, {"field", c.field}, {"from", c.saved}, {"to", c.given}});
+  }
   // One checkpoint: the log first (it may run ahead of the state: resuming drops the steps the state
   // has not done), then train-state.ckpt, which is all --resume reads, then model.ckpt. Each write is
   // atomic; a kill between them leaves files that are each complete, and resuming rewrites model.ckpt.
@@ -187,8 +186,8 @@ void run_train(const TrainOptions& o) {
         bar.update(s.step, fmt::format("loss {:.3f} {:.0f} tok/s", s.loss, s.tokens_per_s));
       },
       [&](std::int64_t step) { save_checkpoint(step); },
-      &g_stop);
-  if (g_stop.load() && reached < run.train.steps) {
+      StopOnSignals::flag());
+  if (StopOnSignals::requested() && reached < run.train.steps) {
     save_checkpoint(reached);  // a second Ctrl-C meanwhile only sets the flag again: the save completes
     bar.message("");
     throw Interrupted(fmt::format("interrupted at step {} of {}; checkpoint saved in {}.\nContinue with: attnlab train --config {} --out {} --resume",
@@ -212,7 +211,11 @@ void setup_train(CLI::App& app) {
   sub->add_option("-c,--config", opts->config, "Run config: a name from data/configs (translate-small, lm-small, …) or a file")->required();
   sub->add_option("--steps", opts->steps, "Train for this many steps instead of the config's train.steps")->check(whole_number(1, 1000000000));
   sub->add_option("-o,--out", opts->out, "Output folder for model.ckpt, train-state.ckpt, train-log.json (default runs/NAME)");
-  sub->add_flag("--resume", opts->resume, "Continue the run saved in --out, bit-exactly");
+  CLI::Option* resume = sub->add_flag("--resume", opts->resume, "Continue the run saved in --out, bit-exactly");
+  sub->add_flag("--allow-config-change", opts->allow_config_change,
+                "With --resume: accept a corpus or train setting that differs from the run's (refused otherwise; "
+                "train.steps may always grow)")
+      ->needs(resume);
   add_backend_option(*sub, opts->backend);
   sub->add_option("-f,--format", opts->format, "Summary format on stdout")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   sub->callback([opts] { run_train(*opts); });

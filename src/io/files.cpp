@@ -1,6 +1,7 @@
 #include "io/files.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -131,6 +132,113 @@ void write_file_atomic(const std::string& path, const std::string& content) {
     ::fsync(dfd);
     ::close(dfd);
   }
+}
+
+namespace {
+
+void fsync_folder(const std::filesystem::path& dir) {
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+}
+
+// A staging or replaced folder no live FolderReplacement holds: left by a process that was killed.
+bool abandoned(const std::filesystem::path& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return false;
+  const bool free = ::flock(fd, LOCK_EX | LOCK_NB) == 0;
+  ::close(fd);  // releases the lock just taken
+  return free;
+}
+
+}  // namespace
+
+FolderReplacement::FolderReplacement(const std::string& path, const std::set<std::string>& replaceable,
+                                     const std::string& option) {
+  namespace fs = std::filesystem;
+  if (path.empty()) throw InputError(option + " needs a folder name");
+  std::error_code ec;
+  fs::path target(path);
+  // A link to a folder: replace the folder it points to, not the link.
+  if (fs::is_symlink(target, ec) && fs::is_directory(target, ec)) target = fs::canonical(target, ec);
+  if (fs::exists(target, ec)) {
+    if (!fs::is_directory(target, ec)) throw InputError(option + " " + path + ": exists and is not a folder");
+    for (const auto& e : fs::directory_iterator(target, ec)) {
+      const std::string name = e.path().filename().string();
+      if (!replaceable.count(name))
+        throw InputError(option + " " + path + ": holds \"" + name + "\", which this command did not write; it replaces the " +
+                         "whole folder, so give a new or empty folder, or one it wrote before");
+    }
+    if (ec) throw InputError(option + " " + path + ": cannot list the folder (" + ec.message() + ")");
+  }
+  target = fs::absolute(target, ec).lexically_normal();
+  if (!target.has_filename()) target = target.parent_path();
+  const fs::path parent = target.parent_path();
+  const std::string name = target.filename().string();
+  fs::create_directories(parent, ec);
+  if (ec) throw InputError(option + " " + path + ": cannot create " + parent.string() + " (" + ec.message() + ")");
+  // What a killed run left: staging folders it never committed, replaced folders it never removed.
+  for (const auto& e : fs::directory_iterator(parent, ec)) {
+    const std::string n = e.path().filename().string();
+    if ((n.rfind("." + name + ".new-", 0) == 0 || n.rfind("." + name + ".old-", 0) == 0) && abandoned(e.path())) {
+      std::error_code rm;
+      fs::remove_all(e.path(), rm);
+    }
+  }
+  path_ = target.string();
+  std::string tmpl = (parent / ("." + name + ".new-XXXXXX")).string();
+  if (!::mkdtemp(tmpl.data()))
+    throw InputError(option + " " + path + ": cannot create a staging folder beside it (" + errno_text() + ")");
+  staging_ = tmpl;
+  lock_fd_ = ::open(staging_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (lock_fd_ >= 0) ::flock(lock_fd_, LOCK_EX | LOCK_NB);
+  // mkdtemp makes it 0700; give it what a folder made by mkdir would have.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::chmod(staging_.c_str(), 0777 & ~mask);
+}
+
+void FolderReplacement::commit() {
+  namespace fs = std::filesystem;
+  const fs::path parent = fs::path(path_).parent_path();
+  fsync_folder(staging_);
+  // Where path exists, swap the two in one step; the old folder ends up under the staging name.
+  if (::renameat2(AT_FDCWD, staging_.c_str(), AT_FDCWD, path_.c_str(), RENAME_EXCHANGE) == 0) {
+    committed_ = true;
+  } else if (errno == ENOENT) {  // path does not exist: a plain rename creates it
+    if (::rename(staging_.c_str(), path_.c_str()) != 0)
+      throw RuntimeError(path_ + ": cannot move the new folder into place (" + errno_text() + ")");
+    staging_.clear();
+    committed_ = true;
+  } else if (errno == EINVAL || errno == ENOSYS || errno == ENOTSUP) {
+    // A file system without the exchange: move the old folder aside, then the new one in. A kill
+    // between the two renames leaves path missing (never mixed), the old folder beside it as
+    // .NAME.old-*, and the complete new one as .NAME.new-*.
+    std::string old = (parent / ("." + fs::path(path_).filename().string() + ".old-XXXXXX")).string();
+    if (!::mkdtemp(old.data())) throw RuntimeError(path_ + ": cannot create a folder beside it (" + errno_text() + ")");
+    if (::rename(path_.c_str(), old.c_str()) != 0 || ::rename(staging_.c_str(), path_.c_str()) != 0)
+      throw RuntimeError(path_ + ": cannot move the new folder into place (" + errno_text() + ")");
+    staging_ = old;
+    committed_ = true;
+  } else {
+    throw RuntimeError(path_ + ": cannot move the new folder into place (" + errno_text() + ")");
+  }
+  fsync_folder(parent);
+  if (!staging_.empty()) {  // the replaced folder
+    std::error_code ec;
+    fs::remove_all(staging_, ec);
+    staging_.clear();
+  }
+}
+
+FolderReplacement::~FolderReplacement() {
+  if (!staging_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(staging_, ec);
+  }
+  if (lock_fd_ >= 0) ::close(lock_fd_);
 }
 
 }  // namespace attnlab

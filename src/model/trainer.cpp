@@ -162,7 +162,7 @@ void Trainer::save_model(const std::string& path, const nlohmann::json& meta) co
   save_checkpoint(path, ck);
 }
 
-void Trainer::restore(const std::string& path) {
+nlohmann::json Trainer::restore(const std::string& path) {
   Checkpoint ck = load_checkpoint(path);
   if (ck.adam_m.empty() || ck.train_state.is_null()) {
     throw InputError(path + ": holds no training state (it is an inference-only model); start a new run instead of --resume");
@@ -185,6 +185,7 @@ void Trainer::restore(const std::string& path) {
   } catch (const std::exception& e) {
     throw InputError(path + ": corrupt training state (" + json_error_text(e) + ")");
   }
+  return ck.meta;
 }
 
 std::int64_t Trainer::run(const std::vector<Example>& train, const std::vector<Example>& valid, std::int64_t until_step,

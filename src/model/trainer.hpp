@@ -64,8 +64,9 @@ class Trainer {
   Trainer(const ModelConfig& model, const TrainConfig& train, std::vector<std::string> vocab,
           backend::Ops<float>& backend = backend::cpu_backend<float>());
 
-  // Restores params, Adam moments, step and RNG/data state from a checkpoint written by save().
-  void restore(const std::string& checkpoint_path);
+  // Restores params, Adam moments, step and RNG/data state from a checkpoint written by save(), and
+  // returns the meta it was saved with (the caller compares the run config it records).
+  nlohmann::json restore(const std::string& checkpoint_path);
   // Writes everything needed to resume (atomically). `meta` is stored alongside.
   void save(const std::string& checkpoint_path, const nlohmann::json& meta) const;
   // Writes an inference-only checkpoint (no optimizer state): the file that ships with a model.

@@ -112,6 +112,35 @@ RunConfig load_run_config(const std::string& path) {
   return run_config_from_json(parse_json_text(text, path), path);
 }
 
+std::vector<ConfigChange> resume_changes(const nlohmann::json& saved_run_config, const RunConfig& given) {
+  RunConfig saved;
+  try {
+    saved = run_config_from_json(saved_run_config, "run_config");
+  } catch (const std::exception& e) {
+    return {{"run_config", std::string("unreadable (") + e.what() + ")", "the file given"}};
+  }
+  std::vector<ConfigChange> changes;
+  auto text = [](const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
+  auto compare = [&](const std::string& field, const nlohmann::json& a, const nlohmann::json& b) {
+    if (a != b) changes.push_back({field, text(a), text(b)});
+  };
+  compare("task", saved.lm ? "lm" : "translate", given.lm ? "lm" : "translate");
+  if (saved.lm == given.lm) {
+    auto corpus_json = [](const RunConfig& r) {
+      return r.lm ? nlohmann::json{{"seed", r.lm_corpus.seed}, {"train", r.lm_corpus.train}, {"valid", r.lm_corpus.valid},
+                                   {"test", r.lm_corpus.test}}
+                  : nlohmann::json{{"seed", r.corpus.seed}, {"train", r.corpus.train}, {"valid", r.corpus.valid},
+                                   {"test", r.corpus.test}};
+    };
+    const nlohmann::json a = corpus_json(saved), b = corpus_json(given);
+    for (const auto& [k, v] : a.items()) compare("corpus." + k, v, b[k]);
+  }
+  const nlohmann::json a = model::train_config_to_json(saved.train), b = model::train_config_to_json(given.train);
+  for (const auto& [k, v] : a.items())
+    if (k != "steps" && k != "eval_every" && k != "checkpoint_every") compare("train." + k, v, b[k]);
+  return changes;
+}
+
 TaskData build_task_data(RunConfig& run, const text::Vocab* given) {
   TaskData d;
   auto encode = [&](const std::string& s) { return d.vocab.encode(s); };

@@ -49,6 +49,17 @@ struct RunConfig {
 RunConfig run_config_from_json(const nlohmann::json& j, const std::string& where);
 RunConfig load_run_config(const std::string& path);
 
+// What differs between the run config a checkpoint was trained with (its meta's "run_config") and
+// the one given now, among the fields that change the model a run produces: the task, the corpus,
+// and every train field but steps, eval_every and checkpoint_every (the step count may grow; the
+// other two only decide when the run looks and saves). The model section is compared by
+// Trainer::restore. One entry per field, e.g. {"train.seed", "1", "7"}; a saved config that cannot
+// be read gives one entry for "run_config".
+struct ConfigChange {
+  std::string field, saved, given;
+};
+std::vector<ConfigChange> resume_changes(const nlohmann::json& saved_run_config, const RunConfig& given);
+
 struct TaskData {
   text::Vocab vocab;
   std::vector<model::Example> train, valid, test;

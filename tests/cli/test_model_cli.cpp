@@ -121,6 +121,41 @@ TEST_CASE("train, resume, and the uninterrupted run agree bit for bit") {
   CHECK(contains(r.err, "holds no training state"));
 }
 
+TEST_CASE("--resume refuses a changed train or corpus setting unless --allow-config-change, which it records") {
+  const fs::path dir = temp_dir() / "changed";
+  Result r = run({"train", "--config", kConfig, "--out", dir.string(), "--steps", "4"});
+  REQUIRE(r.code == 0);
+  auto config = nlohmann::json::parse(slurp(kConfig));
+  const auto seed = config["train"]["seed"].get<int>();
+  config["train"]["seed"] = seed + 1;
+  const fs::path changed = temp_dir() / "changed.json";
+  std::ofstream(changed) << config.dump();
+  const auto before = slurp(dir / "model.ckpt");
+
+  r = run({"train", "--config", changed.string(), "--out", dir.string(), "--steps", "6", "--resume"});
+  INFO(r.err);
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "train.seed is " + std::to_string(seed + 1)));
+  CHECK(contains(r.err, "trained with " + std::to_string(seed)));
+  CHECK(slurp(dir / "model.ckpt") == before);  // refused before anything was written
+
+  // More steps alone is no change.
+  r = run({"train", "--config", kConfig, "--out", dir.string(), "--steps", "5", "--resume"});
+  CHECK(r.code == 0);
+
+  r = run({"train", "--config", changed.string(), "--out", dir.string(), "--steps", "6", "--resume", "--allow-config-change"});
+  CHECK(r.code == 0);
+  CHECK(contains(r.err, "train.seed changes from " + std::to_string(seed) + " to " + std::to_string(seed + 1) + " at step 5"));
+  const auto log = nlohmann::json::parse(slurp(dir / "train-log.json"));
+  REQUIRE(log.contains("config_changes"));
+  CHECK(log["config_changes"].size() == 1);
+  CHECK(log["config_changes"][0]["field"] == "train.seed");
+  CHECK(log["config_changes"][0]["step"] == 5);
+  // The checkpoint now records the new value: resuming with it needs no flag.
+  r = run({"train", "--config", changed.string(), "--out", dir.string(), "--steps", "7", "--resume"});
+  CHECK(r.code == 0);
+}
+
 TEST_CASE("Ctrl-C saves a checkpoint and exits with 130; --resume then continues") {
   const fs::path dir = temp_dir() / "interrupted";
   const pid_t pid = start({"train", "--config", kConfig, "--out", dir.string(), "--steps", "1000000"}, "sigint");
