@@ -23,6 +23,8 @@
 #   ATTNLAB_GPU_SANITIZER_TIMEOUT_S  cap on one sanitizer run (default 150)
 #   ATTNLAB_GPU_SANITIZER_ARGS       doctest arguments for the kernel tests under the sanitizers,
 #                          e.g. '--test-case=*attention*' (default: every test case)
+#   ATTNLAB_GPU_ONLY       the step groups to run after the build, of: tests train bench sanitize
+#                          (default all four; e.g. "train" for a short second call)
 #   ATTNLAB_GPU_ARCH       CMAKE_CUDA_ARCHITECTURES (default: the device's compute capability, e.g.
 #                          90 for H100/H200; 90 when there is no device)
 #   ATTNLAB_GPU_UNPACKER   dpkg-deb, ar+tar or python3 (default: the first the machine has)
@@ -355,6 +357,15 @@ find_exe() { find "$build" -name "$1" -type f -perm -u+x -not -path '*/CMakeFile
 attnlab=$(find_exe attnlab)
 gpu_tests=$(find_exe attnlab_gpu_tests)
 kernel_tests=$(find_exe attnlab_gpu_kernel_tests)
+ops_tests=$(find_exe attnlab_backend_ops_tests)
+model_tests=$(find_exe attnlab_model_backend_tests)
+
+wanted() {  # wanted GROUP: is GROUP among ATTNLAB_GPU_ONLY (or is that unset)?
+  [ -z "${ATTNLAB_GPU_ONLY:-}" ] && return 0
+  case " $ATTNLAB_GPU_ONLY " in *" $1 "*) return 0;; esac
+  return 1
+}
+not_wanted="not among ATTNLAB_GPU_ONLY=${ATTNLAB_GPU_ONLY:-}"
 
 # ---- 4. doctor and the CUDA tests --------------------------------------------------------
 if [ -n "$attnlab" ]; then
@@ -380,7 +391,10 @@ ctest_cuda() {
   fi
 }
 export -f ctest_cuda
-if [ $built -eq 0 ]; then
+if ! wanted tests; then
+  skip ctest_cuda "$not_wanted"
+  skip kernel_tests_verbose "$not_wanted"
+elif [ $built -eq 0 ]; then
   run ctest_cuda 420 ctest_cuda
   if [ -z "$gpu_reason" ] && [ -n "$kernel_tests" ]; then
     # every check with the error it measured (doctest -s prints successful checks too)
@@ -396,7 +410,20 @@ fi
 # ---- 5. translate-small trained on the GPU, then evaluated ------------------------------
 # The issue's end-to-end check: the whole training run on --backend cuda (resumable: a run cut off by
 # the budget leaves its checkpoint, and its eval still runs), then eval next to the shipped CPU model.
-if [ -z "$attnlab" ]; then
+# Then the same training again: the device's training must repeat bit for bit (no float atomics
+# anywhere), so the two model.ckpt and train-log.json must be identical; and the GPU-trained
+# checkpoint evaluated on the CPU backend (checkpoints do not depend on the backend).
+same_run() {  # same_run DIR1 DIR2
+  local f rc=0
+  for f in model.ckpt train-log.json; do
+    if cmp "$1/$f" "$2/$f"; then echo "$f: identical ($(stat -c %s "$1/$f") bytes)"; else rc=1; fi
+  done
+  return $rc
+}
+export -f same_run
+if ! wanted train; then
+  skip train_cuda "$not_wanted"
+elif [ -z "$attnlab" ]; then
   skip train_cuda "no attnlab program (the build failed)"
   skip eval_cuda "no attnlab program (the build failed)"
 elif [ -n "$gpu_reason" ]; then
@@ -406,14 +433,21 @@ else
   run train_cuda 600 "$attnlab" train --config translate-small --backend cuda --out "$build/run-cuda" -f json
   if [ -f "$build/run-cuda/model.ckpt" ]; then
     run eval_cuda 120 "$attnlab" eval --model "$build/run-cuda" --backend cuda -f json
+    run eval_cuda_model_on_cpu 120 "$attnlab" eval --model "$build/run-cuda" --backend cpu -f json
     run eval_cpu_shipped 120 "$attnlab" eval -f json
+    rm -rf "$build/run-cuda-again"
+    if run train_cuda_again 600 "$attnlab" train --config translate-small --backend cuda --out "$build/run-cuda-again" -f json; then
+      run train_cuda_repeats 30 same_run "$build/run-cuda" "$build/run-cuda-again"
+    fi
   else
     skip eval_cuda "train_cuda wrote no model.ckpt"
   fi
 fi
 
 # ---- 6. the GPU benchmark ----------------------------------------------------------------
-if [ -z "$attnlab" ]; then
+if ! wanted bench; then
+  skip bench_cuda "$not_wanted"
+elif [ -z "$attnlab" ]; then
   skip bench_cuda "no attnlab program (the build failed)"
 elif ! "$attnlab" bench --help 2>/dev/null | grep -q -- '--backend'; then
   skip bench_cuda "attnlab bench has no --backend option yet (docs/cuda.md, what remains)"
@@ -431,7 +465,9 @@ for py in python3 /usr/bin/python3; do
     break
   fi
 done
-if [ -z "$attnlab" ]; then
+if ! wanted bench; then
+  skip compare_torch_cuda "$not_wanted"
+elif [ -z "$attnlab" ]; then
   skip compare_torch_cuda "no attnlab program (the build failed)"
 elif [ -n "$gpu_reason" ]; then
   skip compare_torch_cuda "$gpu_reason"
@@ -442,24 +478,31 @@ else
 fi
 
 # ---- 7. compute-sanitizer (last: what a run cut short by the budget can best do without) -----
-# The kernel tests first (they cover every kernel), then the softmax test. Each run gets at most
-# ATTNLAB_GPU_SANITIZER_TIMEOUT_S and never more than the budget has left.
+# The kernel tests first (they cover every kernel), then the backend op table (the backend's own
+# kernels and the strided attention layouts), the softmax test, and the whole-model test (memcheck
+# and initcheck; racecheck and synccheck look inside kernels the programs above already cover).
+# Each run gets at most ATTNLAB_GPU_SANITIZER_TIMEOUT_S and never more than the budget has left.
 sanitize() {  # sanitize TOOL PROGRAM [ARGS...]
   local tool=$1 prog=$2; shift 2
   "$sanitizer" --tool "$tool" --error-exitcode 86 --print-limit 200 "$prog" --no-intro "$@"
 }
 export -f sanitize
 for pair in memcheck:kernel racecheck:kernel synccheck:kernel initcheck:kernel \
-            memcheck:softmax racecheck:softmax synccheck:softmax initcheck:softmax; do
+            memcheck:ops racecheck:ops synccheck:ops initcheck:ops \
+            memcheck:softmax racecheck:softmax synccheck:softmax initcheck:softmax \
+            memcheck:model initcheck:model; do
   tool=${pair%%:*}
-  if [ "${pair#*:}" = kernel ]; then
-    prog=$kernel_tests name=attnlab_gpu_kernel_tests
-    read -r -a extra <<<"${ATTNLAB_GPU_SANITIZER_ARGS:-}"
-  else
-    prog=$gpu_tests name=attnlab_gpu_tests extra=()
-  fi
+  extra=()
+  case ${pair#*:} in
+    kernel) prog=$kernel_tests name=attnlab_gpu_kernel_tests
+            read -r -a extra <<<"${ATTNLAB_GPU_SANITIZER_ARGS:-}";;
+    ops) prog=$ops_tests name=attnlab_backend_ops_tests;;
+    model) prog=$model_tests name=attnlab_model_backend_tests;;
+    *) prog=$gpu_tests name=attnlab_gpu_tests;;
+  esac
   step="${tool}_${name#attnlab_}"
-  if [ -n "$gpu_reason" ]; then skip "$step" "$gpu_reason"
+  if ! wanted sanitize; then skip "$step" "$not_wanted"
+  elif [ -n "$gpu_reason" ]; then skip "$step" "$gpu_reason"
   elif [ -z "$sanitizer" ]; then skip "$step" "compute-sanitizer not found (PATH, /usr/local/cuda)"
   elif [ -z "$prog" ]; then skip "$step" "no $name in $build (the build failed)"
   else run "$step" "$sanitizer_cap" sanitize "$tool" "$prog" "${extra[@]}"
