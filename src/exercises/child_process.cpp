@@ -1,17 +1,22 @@
 #include "exercises/child_process.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <climits>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <algorithm>
+#include <array>
 #include <map>
 #include <thread>
 
@@ -35,6 +40,98 @@ std::size_t resident_mb(pid_t pid) {
   if (std::sscanf(buf, "%llu %llu", &size, &resident) != 2) return 0;
   return static_cast<std::size_t>(resident * static_cast<unsigned long long>(::sysconf(_SC_PAGESIZE)) >> 20);
 }
+// ---- supervision: no child outlives attnlab, its time limit or Ctrl-C --------------------------
+//
+// A child runs in a process group of its own (so its whole group can be killed at once, and the
+// terminal's Ctrl-C reaches attnlab alone). That alone would let it outlive attnlab: so
+//   - Ctrl-C, SIGTERM and SIGHUP while a child runs kill the child's group at once (in the handler),
+//     then the waiting loop reaps it, removes its orphans (below), and attnlab ends by the signal;
+//   - the child dies with attnlab (PR_SET_PDEATHSIG), however attnlab ends, kill -9 included;
+//   - attnlab is a child subreaper (PR_SET_CHILD_SUBREAPER): a descendant that leaves the group
+//     (setsid()) and whose parent exits is re-parented to attnlab instead of init, and after every
+//     child run attnlab kills and reaps whatever was re-parented to it;
+//   - RLIMIT_CPU (inherited across fork) ends any descendant that spins past the time limit even if
+//     every supervisor above it is gone.
+// What is not contained without a sandbox: a descendant that sleeps while attnlab itself is killed.
+
+std::atomic<pid_t> g_child{0};  // the running child's pid (= its process group), 0 when none
+std::atomic<int> g_signal{0};   // the signal that asked attnlab to stop while a child ran
+
+extern "C" void on_stop_while_child_runs(int sig) {
+  g_signal.store(sig);
+  const pid_t pid = g_child.load();
+  if (pid > 0) {  // kill() is async-signal-safe
+    ::kill(-pid, SIGKILL);
+    ::kill(pid, SIGKILL);
+  }
+}
+
+class ForwardStopSignals {
+ public:
+  ForwardStopSignals() {
+    struct sigaction sa{};
+    sa.sa_handler = on_stop_while_child_runs;
+    sigemptyset(&sa.sa_mask);
+    for (std::size_t i = 0; i < kSignals.size(); ++i) ::sigaction(kSignals[i], &sa, &old_[i]);
+  }
+  ~ForwardStopSignals() {
+    for (std::size_t i = 0; i < kSignals.size(); ++i) ::sigaction(kSignals[i], &old_[i], nullptr);
+  }
+  ForwardStopSignals(const ForwardStopSignals&) = delete;
+  ForwardStopSignals& operator=(const ForwardStopSignals&) = delete;
+
+ private:
+  static constexpr std::array<int, 3> kSignals = {SIGINT, SIGTERM, SIGHUP};
+  std::array<struct sigaction, 3> old_{};
+};
+
+// The processes whose parent is this one (from /proc/PID/stat: "pid (comm) state ppid ...").
+std::vector<pid_t> own_children() {
+  std::vector<pid_t> out;
+  DIR* d = ::opendir("/proc");
+  if (!d) return out;
+  const pid_t self = ::getpid();
+  while (const dirent* e = ::readdir(d)) {
+    char* end = nullptr;
+    const long pid = std::strtol(e->d_name, &end, 10);
+    if (*end != '\0' || pid <= 0) continue;
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    char buf[512];
+    const ssize_t got = ::read(fd, buf, sizeof buf - 1);
+    ::close(fd);
+    if (got <= 0) continue;
+    buf[got] = '\0';
+    const char* close_paren = std::strrchr(buf, ')');  // comm may hold spaces and parentheses
+    char state = 0;
+    long ppid = 0;
+    if (close_paren && std::sscanf(close_paren + 1, " %c %ld", &state, &ppid) == 2 && ppid == self)
+      out.push_back(static_cast<pid_t>(pid));
+  }
+  ::closedir(d);
+  return out;
+}
+
+// Kills and reaps every process re-parented to attnlab (the subreaper) after a child run: what the
+// child left behind outside its process group. Bounded, in case something keeps forking.
+void remove_orphans() {
+  for (int round = 0; round < 200; ++round) {
+    const std::vector<pid_t> left = own_children();
+    if (left.empty()) return;
+    for (const pid_t p : left) {
+      ::kill(-p, SIGKILL);
+      ::kill(p, SIGKILL);
+    }
+    for (const pid_t p : left) {
+      int st = 0;
+      while (::waitpid(p, &st, 0) < 0 && errno == EINTR) {
+      }
+    }
+  }
+}
+
 }  // namespace
 
 ChildResult run_child(const std::vector<std::string>& argv, const std::vector<std::string>& env,
@@ -81,6 +178,16 @@ ChildResult run_child(const std::vector<std::string>& argv, const std::vector<st
   const rlim_t mem = static_cast<rlim_t>(limits.memory_mb) << 20;
   const rlim_t fsize = static_cast<rlim_t>(limits.max_output_mb) << 20;
 
+  // Once per process: orphans of a child come back to attnlab, not init (see above).
+  static const bool subreaper = ::prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
+  (void)subreaper;
+  // CPU seconds add up over threads: the wall-clock limit times the cores, so a multi-threaded run
+  // inside its time limit never meets this one first.
+  const rlim_t cpu_s = static_cast<rlim_t>(limits.timeout_s * std::max(1u, std::thread::hardware_concurrency())) + 2;
+  const pid_t parent = ::getpid();
+  const ForwardStopSignals forward;
+  g_signal.store(0);
+
   const auto start = std::chrono::steady_clock::now();
   const pid_t pid = ::fork();
   if (pid < 0) {
@@ -90,6 +197,16 @@ ChildResult run_child(const std::vector<std::string>& argv, const std::vector<st
   }
   if (pid == 0) {
     ::setpgid(0, 0);  // its own process group, so a timeout kills everything it started
+    // Die with attnlab; if attnlab is already gone (it died before this line), stop now.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(126);
+    // The handlers are attnlab's, not the program's: back to the defaults before exec (exec resets
+    // caught signals anyway; this covers the time until then).
+    ::signal(SIGINT, SIG_DFL);
+    ::signal(SIGTERM, SIG_DFL);
+    ::signal(SIGHUP, SIG_DFL);
+    struct rlimit cpu{cpu_s, cpu_s + 1};
+    ::setrlimit(RLIMIT_CPU, &cpu);
     if (mem) {
       struct rlimit rl{mem, mem};
       ::setrlimit(RLIMIT_AS, &rl);
@@ -124,6 +241,8 @@ ChildResult run_child(const std::vector<std::string>& argv, const std::vector<st
     ::_exit(127);
   }
   ::setpgid(pid, pid);
+  g_child.store(pid);
+  if (g_signal.load()) on_stop_while_child_runs(g_signal.load());  // a signal between fork and here
   if (pipe_read >= 0) ::close(pipe_read);
   r.started = true;
   int status = 0;
@@ -152,7 +271,19 @@ ChildResult run_child(const std::vector<std::string>& argv, const std::vector<st
   if (!r.timed_out && !r.memory_exceeded) {
     if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
     else if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
-    ::kill(-pid, SIGKILL);  // anything it left running in its group
+  }
+  ::kill(-pid, SIGKILL);  // anything it left running in its group
+  g_child.store(0);
+  remove_orphans();       // and anything that left the group
+  if (const int sig = g_signal.load()) {
+    // Ctrl-C (or SIGTERM, SIGHUP) while the child ran: it and everything it started are gone; now
+    // end attnlab by the same signal, as if no handler had been there.
+    ::signal(sig, SIG_DFL);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    ::sigprocmask(SIG_UNBLOCK, &set, nullptr);
+    ::raise(sig);
   }
   std::ifstream in(output_file, std::ios::binary);
   r.output.resize(256 * 1024);
@@ -173,6 +304,7 @@ std::string describe_signal(int sig) {
                "statement on some path (read the compiler warnings)"},
       {SIGXFSZ, "SIGXFSZ: the program printed far too much output (is a print inside an endless loop?)"},
       {SIGKILL, "SIGKILL: the process was killed from outside (out of memory?)"},
+      {SIGXCPU, "SIGXCPU: the program used more CPU time than its time limit allows (an endless loop?)"},
   };
   const auto it = known.find(sig);
   if (it != known.end()) return it->second;

@@ -547,3 +547,85 @@ TEST_CASE("the reference solution still passes, with its record") {
   CHECK(state["exercises"]["attention"]["status"] == "passed");
   CHECK(run(home, {"solution", "attention"}).code == 0);
 }
+
+// ---- supervision: nothing the grader starts outlives `check` ----------------------------------------
+//
+// Ctrl-C during a check used to leave the grader running (it is in a process group of its own, which
+// the terminal's Ctrl-C does not reach) with nobody left to enforce its time limit; so could a process
+// the learner's code started and moved out of the group with setsid().
+
+namespace {
+
+// The processes running a program that lives under `root` (the grader and anything it forked).
+std::vector<pid_t> processes_under(const fs::path& root) {
+  std::vector<pid_t> out;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::error_code ec;
+    const fs::path exe = fs::read_symlink(e.path() / "exe", ec);
+    if (!ec && exe.string().rfind(root.string(), 0) == 0) out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
+// Waits up to `seconds` for `done()`.
+template <class F>
+bool within(double seconds, F done) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < end) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return done();
+}
+
+}  // namespace
+
+TEST_CASE("Ctrl-C during check ends the grader and everything it started, at once") {
+  Home home;
+  // The first call forks a child that leaves the process group and sleeps; then the grader spins.
+  write(home.learner("attention"),
+        attention_with("  static bool forked = false;\n"
+                       "  if (!forked) {\n    forked = true;\n"
+                       "    if (fork() == 0) {\n      setsid();\n      sleep(120);\n      _exit(0);\n    }\n  }\n"
+                       "  for (volatile unsigned spin = 0;; spin = spin + 1) {\n  }\n",
+                       "#include <unistd.h>\n"));
+  const fs::path out = home.root / "stdout.txt", err = home.root / "stderr.txt";
+  const pid_t pid = spawn({"check", "attention", "--timeout", "60"}, home, out, err);
+  REQUIRE(pid > 0);
+  // Wait for the grader (after the compile) and its escaped child: two processes under the home.
+  REQUIRE(within(90, [&] { return processes_under(home.root).size() >= 2; }));
+  const auto t0 = std::chrono::steady_clock::now();
+  ::kill(pid, SIGINT);
+  int status = 0;
+  REQUIRE(within(10, [&] { return ::waitpid(pid, &status, WNOHANG) == pid; }));
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(took < 5.0);
+  CHECK(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGINT);
+  CHECK(processes_under(home.root).empty());
+}
+
+TEST_CASE("a process the learner's code moves out of the group (setsid) does not outlive check") {
+  Home home;
+  write(home.learner("attention"),
+        attention_with("  static bool forked = false;\n"
+                       "  if (!forked) {\n    forked = true;\n"
+                       "    if (fork() == 0) {\n      setsid();\n      sleep(120);\n      _exit(0);\n    }\n  }\n",
+                       "#include <unistd.h>\n"));
+  const Result r = run(home, {"check", "attention"});
+  INFO(r.out << r.err);
+  CHECK(r.code == 0);  // the checks themselves pass
+  CHECK(within(2, [&] { return processes_under(home.root).empty(); }));
+}
+
+TEST_CASE("learner code that kills attnlab (kill(getppid(), SIGKILL)) takes the grader down with it") {
+  Home home;
+  write(home.learner("attention"),
+        attention_with("  kill(getppid(), SIGKILL);\n  for (volatile unsigned spin = 0;; spin = spin + 1) {\n  }\n",
+                       "#include <signal.h>\n#include <unistd.h>\n"));
+  const Result r = run(home, {"check", "attention", "--timeout", "60"});
+  CHECK(r.code == 128 + SIGKILL);
+  CHECK(within(3, [&] { return processes_under(home.root).empty(); }));
+}
