@@ -1,6 +1,8 @@
 // attnlab hint [N] [--again] [--workspace DIR]
 // Shows the next hint of exercise N (one more each call), from the exercise's hints.md.
 #include <algorithm>
+#include <cstdio>
+#include <iostream>
 #include <memory>
 #include <optional>
 
@@ -29,7 +31,7 @@ void run_hint(const HintOptions& o) {
   }
   const std::vector<std::string> hints = exercises::read_hints(*ex);
   if (hints.empty()) throw RuntimeError(ex->hints().string() + " holds no '## Hint' sections");
-  exercises::ExerciseProgress& p = s.progress().at(ex->slug);
+  const exercises::ExerciseProgress p = s.progress().get(ex->slug);
   const int total = static_cast<int>(hints.size());
   int shown = std::clamp(p.hints_shown, 0, total);
   if (!o.again || shown == 0) shown = std::min(shown + 1, total);
@@ -39,11 +41,16 @@ void run_hint(const HintOptions& o) {
     fmt::print("Still stuck? 'attnlab solution {} --force' shows the reference solution.\n", ex->slug);
     return;
   }
-  p.hints_shown = shown;
-  s.progress().save();
   fmt::print("Hint {} of {} for exercise {} ({}):\n\n{}\n\n", shown, total, ex->label(), ex->title, hints[shown - 1]);
   if (shown < total) fmt::print("Run 'attnlab hint {}' again for the next hint.\n", ex->slug);
   else fmt::print("That was the last hint. 'attnlab solution {} --force' shows the reference solution.\n", ex->slug);
+  std::fflush(stdout);
+  // The hint is shown even where it cannot be recorded (a read-only state folder): say so, once.
+  try {
+    s.progress().update(ex->slug, [&](exercises::ExerciseProgress& q) { q.hints_shown = std::max(q.hints_shown, shown); });
+  } catch (const Error& e) {
+    std::cerr << "attnlab: warning: the hint was not recorded in your progress: " << e.what() << '\n';
+  }
 }
 
 }  // namespace

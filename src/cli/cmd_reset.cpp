@@ -20,9 +20,8 @@ void run_reset(const ResetOptions& o) {
   exercises::Session s(o.workspace);
   const exercises::ExerciseInfo& ex = s.catalogue().find(o.exercise);
   const auto backup = exercises::reset_learner_file(s.workspace(), ex);
-  exercises::ExerciseProgress& p = s.progress().at(ex.slug);
-  p.status = "";  // back to "not started"; ever_passed and the hint count are kept
-  s.progress().save();
+  // Back to "not started"; ever_passed and the hint count are kept.
+  s.progress().update(ex.slug, [](exercises::ExerciseProgress& p) { p.status = ""; });
   if (!backup.empty()) fmt::print("Saved your file as {}\n", exercises::pretty_path(backup));
   fmt::print("Restored the stub of exercise {} in {}\n", ex.label(),
              exercises::pretty_path(s.workspace().learner_file(ex)));

@@ -1,5 +1,7 @@
 #include "exercises/checker.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -243,6 +245,55 @@ std::string describe_sanitizer_report(const std::string& output, const std::stri
   return what + where + " (" + region + kind + ")";
 }
 
+namespace {
+
+// A fresh folder for one check under `parent` (run-XXXXXX), locked (flock) while the check runs; after
+// it, it becomes `parent`/last (the object, the grader and the logs of the latest check, to look at),
+// replacing the one before. Folders left by a check that was killed (unlocked) are removed by the
+// next one.
+class RunFolder {
+ public:
+  explicit RunFolder(const fs::path& parent) {
+    std::error_code ec;
+    fs::create_directories(parent, ec);
+    if (ec) throw RuntimeError("cannot create " + parent.string() + " (" + ec.message() + ")");
+    for (const auto& e : fs::directory_iterator(parent, ec)) {
+      const std::string name = e.path().filename().string();
+      if (name.rfind("run-", 0) != 0 && name.rfind("old-", 0) != 0) continue;
+      const int fd = ::open(e.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+      if (fd < 0) continue;
+      const bool stale = ::flock(fd, LOCK_EX | LOCK_NB) == 0;
+      ::close(fd);
+      if (stale) fs::remove_all(e.path(), ec);
+    }
+    std::string tmpl = (parent / "run-XXXXXX").string();
+    if (!::mkdtemp(tmpl.data())) throw RuntimeError("cannot create a build folder in " + parent.string() + " (" + std::strerror(errno) + ")");
+    path_ = tmpl;
+    lock_ = ::open(path_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (lock_ >= 0) ::flock(lock_, LOCK_EX | LOCK_NB);
+  }
+  ~RunFolder() {
+    std::error_code ec;
+    const fs::path parent = path_.parent_path(), last = parent / "last";
+    std::string old = (parent / "old-XXXXXX").string();
+    if (::mkdtemp(old.data())) {
+      ::rename(last.c_str(), old.c_str());  // the previous `last` (if any) aside, onto the empty folder
+      fs::remove_all(old, ec);
+    }
+    if (::rename(path_.c_str(), last.c_str()) != 0) fs::remove_all(path_, ec);  // a check beside it won
+    if (lock_ >= 0) ::close(lock_);
+  }
+  RunFolder(const RunFolder&) = delete;
+  RunFolder& operator=(const RunFolder&) = delete;
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+  int lock_ = -1;
+};
+
+}  // namespace
+
 CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& ws, const CheckOptions& opts) {
   CheckResult res;
   const auto grader = kit.graders.find(ex.slug);
@@ -250,10 +301,11 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
     throw RuntimeError("no grader for exercise " + ex.slug + " in " + kit.file.string() +
                        "; re-run cmake (cmake -S . -B build) and rebuild");
   }
-  const fs::path dir = ws.build_dir(ex);
+  // A folder of its own for this run (WORKSPACE/.build/SLUG/run-XXXXXX), so that two checks of one
+  // exercise at once (watch and a manual check) never build or grade in each other's files.
+  const RunFolder run_folder(ws.build_dir(ex));
+  const fs::path dir = run_folder.path();
   std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw RuntimeError("cannot create " + dir.string() + " (" + ec.message() + ")");
   const fs::path source = ws.learner_file(ex), object = dir / "exercise.o", program = dir / "grader";
   try {
     read_text_file(source.string(), 4u << 20);  // a folder, an unreadable or a giant file: say so plainly

@@ -18,7 +18,7 @@ const char* state_name(State s) {
 Session::Session(const std::string& workspace_option)
     : catalogue_(Catalogue::load(default_lessons_dir())),
       workspace_(open_workspace(workspace_option)),
-      progress_(default_state_file()) {}
+      progress_(state_file_for(workspace_), workspace_.root.string()) {}
 
 State Session::state(const ExerciseInfo& ex) const {
   const ExerciseProgress p = progress_.get(ex.slug);
@@ -47,13 +47,14 @@ Verdict Session::check_and_report(const Kit& kit, const ExerciseInfo& ex, const 
   std::cout.flush();
   const CheckResult r = run_check(kit, ex, workspace_, opts);
 
-  ExerciseProgress& p = progress_.at(ex.slug);
-  const bool was_passed = p.ever_passed;
-  p.checks += 1;
-  p.last_check = utc_now();
-  p.status = r.verdict == Verdict::Passed ? "passed" : "failing";
-  if (r.verdict == Verdict::Passed) p.ever_passed = true;
-  progress_.save();
+  bool was_passed = false;
+  progress_.update(ex.slug, [&](ExerciseProgress& p) {
+    was_passed = p.ever_passed;
+    p.checks += 1;
+    p.last_check = utc_now();
+    p.status = r.verdict == Verdict::Passed ? "passed" : "failing";
+    if (r.verdict == Verdict::Passed) p.ever_passed = true;
+  });
 
   if (!r.warnings.empty() && r.verdict != Verdict::CompileError) {
     fmt::print("The compiler warns:\n{}\n", r.warnings);

@@ -1,7 +1,13 @@
 #include "exercises/state.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 
 #include <nlohmann/json.hpp>
@@ -23,7 +29,12 @@ std::string utc_now() {
   return buf;
 }
 
-ProgressStore::ProgressStore(fs::path file) : file_(std::move(file)) {
+ProgressStore::ProgressStore(fs::path file, std::string workspace) : file_(std::move(file)), workspace_(std::move(workspace)) {
+  load();
+}
+
+void ProgressStore::load() {
+  items_.clear();
   std::error_code ec;
   if (!fs::exists(file_, ec)) return;  // first run: nothing yet
   if (fs::is_directory(file_, ec)) {
@@ -51,6 +62,10 @@ ProgressStore::ProgressStore(fs::path file) : file_(std::move(file)) {
     items_.clear();
     fs::path aside = file_;
     aside += ".corrupt";
+    for (int n = 2; fs::exists(aside, ec) && n < 1000; ++n) {  // never overwrite an earlier backup
+      aside = file_;
+      aside += ".corrupt." + std::to_string(n);
+    }
     fs::rename(file_, aside, ec);
     std::fprintf(stderr,
                  "attnlab: warning: the progress file %s is corrupt (%s); starting a fresh one%s.\n",
@@ -64,9 +79,32 @@ ExerciseProgress ProgressStore::get(const std::string& slug) const {
   return it == items_.end() ? ExerciseProgress{} : it->second;
 }
 
+ExerciseProgress ProgressStore::update(const std::string& slug, const std::function<void(ExerciseProgress&)>& change) {
+  std::error_code ec;
+  fs::create_directories(file_.parent_path(), ec);
+  if (ec) throw RuntimeError("cannot create " + file_.parent_path().string() + " (" + ec.message() + ")");
+  fs::path lock_path = file_;
+  lock_path += ".lock";
+  const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) throw RuntimeError("cannot open " + lock_path.string() + " (" + std::strerror(errno) + ")");
+  while (::flock(fd, LOCK_EX) != 0 && errno == EINTR) {
+  }
+  try {
+    load();  // what another command saved since this one read the file
+    change(items_[slug]);
+    save();
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);  // releases the lock
+  return items_[slug];
+}
+
 void ProgressStore::save() const {
   nlohmann::json j;
   j["version"] = 1;
+  if (!workspace_.empty()) j["workspace"] = workspace_;
   j["exercises"] = nlohmann::json::object();
   for (const auto& [slug, p] : items_) {
     j["exercises"][slug] = {{"status", p.status},

@@ -1,8 +1,11 @@
 #pragma once
-// The learner's progress: per exercise, whether the last check passed, how many checks ran, and how
-// many hints were shown. Stored as JSON, written atomically (attnlab::write_file_atomic); a corrupt
-// or unreadable file is reported on stderr, kept aside as progress.json.corrupt, and rebuilt empty.
+// The learner's progress in one workspace: per exercise, whether the last check passed, how many
+// checks ran, and how many hints were shown. Stored as JSON, written atomically
+// (attnlab::write_file_atomic) under a lock; a corrupt or unreadable file is reported on stderr, kept
+// aside as FILE.corrupt (or FILE.corrupt.2, ... : an earlier backup is never overwritten), and rebuilt
+// empty.
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 
@@ -18,15 +21,22 @@ struct ExerciseProgress {
 
 class ProgressStore {
  public:
-  explicit ProgressStore(std::filesystem::path file);
+  // `workspace`, when given, is recorded in the file (one progress file per workspace).
+  explicit ProgressStore(std::filesystem::path file, std::string workspace = "");
 
-  ExerciseProgress& at(const std::string& slug) { return items_[slug]; }
   ExerciseProgress get(const std::string& slug) const;
-  void save() const;
+  // Changes one exercise's record and saves, under an exclusive lock on FILE.lock that covers reading
+  // the file again, the change and the write: two commands updating at once (watch and a manual
+  // check) each see the other's update instead of overwriting it. Returns the record as saved.
+  ExerciseProgress update(const std::string& slug, const std::function<void(ExerciseProgress&)>& change);
   const std::filesystem::path& file() const { return file_; }
 
  private:
+  void load();
+  void save() const;
+
   std::filesystem::path file_;
+  std::string workspace_;
   std::map<std::string, ExerciseProgress> items_;
 };
 

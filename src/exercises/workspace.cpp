@@ -1,6 +1,8 @@
 #include "exercises/workspace.hpp"
 
 #include <chrono>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <ctime>
 
@@ -83,6 +85,20 @@ fs::path reset_learner_file(const Workspace& ws, const ExerciseInfo& ex) {
 }
 
 fs::path default_state_file() { return xdg_dir("XDG_STATE_HOME", ".local/state") / "attnlab" / "progress.json"; }
+
+fs::path state_file_for(const Workspace& ws) {
+  std::error_code ec;
+  const fs::path default_root = xdg_dir("XDG_DATA_HOME", ".local/share") / "attnlab" / "exercises";
+  if (fs::equivalent(ws.root, default_root, ec)) return default_state_file();
+  fs::path key = fs::weakly_canonical(ws.root, ec);
+  if (ec) key = ws.root.lexically_normal();
+  // FNV-1a of the folder's canonical path: one file per workspace, named without its path's slashes.
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (const unsigned char c : key.string()) h = (h ^ c) * 0x100000001b3ull;
+  char name[40];
+  std::snprintf(name, sizeof name, "%016llx.json", static_cast<unsigned long long>(h));
+  return xdg_dir("XDG_STATE_HOME", ".local/state") / "attnlab" / "workspaces" / name;
+}
 
 std::string pretty_path(const fs::path& p) {
   const char* home = std::getenv("HOME");

@@ -4,8 +4,9 @@
 // The repository's stubs stay pristine: on first use an exercise's stub is copied into the workspace,
 // $XDG_DATA_HOME/attnlab/exercises/SLUG/exercise.cpp (default ~/.local/share/attnlab/exercises/), and
 // the learner edits that copy. `--workspace DIR` picks another folder, which must already exist.
-// Check builds go to WORKSPACE/.build/SLUG/. Progress is kept in $XDG_STATE_HOME/attnlab/progress.json
-// (default ~/.local/state/attnlab/progress.json).
+// Check builds go to a folder of their own per run, WORKSPACE/.build/SLUG/run-XXXXXX/, removed after
+// the run. Progress is kept per workspace (state_file_for): the default workspace's in
+// $XDG_STATE_HOME/attnlab/progress.json (default ~/.local/state/attnlab/progress.json).
 #include <filesystem>
 #include <string>
 
@@ -37,6 +38,11 @@ fs::path reset_learner_file(const Workspace& ws, const ExerciseInfo& ex);
 
 // $XDG_STATE_HOME/attnlab/progress.json (default ~/.local/state/attnlab/progress.json).
 fs::path default_state_file();
+
+// The progress file of a workspace: default_state_file() for the default workspace, else
+// $XDG_STATE_HOME/attnlab/workspaces/HASH.json (HASH: 16 hex digits of FNV-1a of the folder's
+// canonical path), so a check in one workspace never changes the progress of another.
+fs::path state_file_for(const Workspace& ws);
 
 // "~/..." when under $HOME, for shorter messages.
 std::string pretty_path(const fs::path& p);

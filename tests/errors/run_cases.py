@@ -148,6 +148,8 @@ def make_files(case, ctx):
         os.makedirs(os.path.dirname(path), exist_ok=True)
         if spec.get("dir"):
             os.makedirs(path, exist_ok=True)
+            if "mode" in spec:  # e.g. a read-only folder ("555")
+                os.chmod(path, int(spec["mode"], 8))
             continue
         if spec.get("fifo"):  # a named pipe nobody writes to: reading it would wait forever
             os.mkfifo(path)

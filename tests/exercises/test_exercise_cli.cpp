@@ -326,6 +326,12 @@ TEST_CASE("a corrupt progress file is reported and rebuilt, never fatal") {
   CHECK(r.code == 0);
   CHECK(contains(r.err, "is corrupt"));
   CHECK(fs::exists(home.state().string() + ".corrupt"));
+  // A second corrupt file is kept beside the first, never over it.
+  write(home.state(), "{ broken again");
+  r = run(home, {"progress"});
+  CHECK(r.code == 0);
+  CHECK(slurp(home.state().string() + ".corrupt") == "{ this is not json");
+  CHECK(slurp(home.state().string() + ".corrupt.2") == "{ broken again");
   write(home.learner("softmax"), solution_of("04-softmax", "softmax"));
   r = run(home, {"check", "softmax"});
   CHECK(r.code == 0);
@@ -628,4 +634,60 @@ TEST_CASE("learner code that kills attnlab (kill(getppid(), SIGKILL)) takes the 
   const Result r = run(home, {"check", "attention", "--timeout", "60"});
   CHECK(r.code == 128 + SIGKILL);
   CHECK(within(3, [&] { return processes_under(home.root).empty(); }));
+}
+
+// ---- two commands at once, two workspaces ------------------------------------------------------------
+
+TEST_CASE("eight checks of one exercise at once: all pass, and all eight are recorded") {
+  Home home;
+  write(home.learner("attention"), solution_of("05-weighted-sum", "attention"));
+  std::vector<pid_t> pids;
+  for (int i = 0; i < 8; ++i)
+    pids.push_back(spawn({"check", "attention"}, home, home.root / ("out" + std::to_string(i) + ".txt"),
+                         home.root / ("err" + std::to_string(i) + ".txt")));
+  for (int i = 0; i < 8; ++i) {
+    int status = 0;
+    REQUIRE(pids[i] > 0);
+    waitpid(pids[i], &status, 0);
+    const std::string out = slurp(home.root / ("out" + std::to_string(i) + ".txt"));
+    INFO("check " << i << ":\n" << out << slurp(home.root / ("err" + std::to_string(i) + ".txt")));
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    CHECK(contains(out, "PASSED"));
+  }
+  const auto state = nlohmann::json::parse(slurp(home.state()));
+  CHECK(state["exercises"]["attention"]["checks"] == 8);
+  CHECK(state["exercises"]["attention"]["status"] == "passed");
+  // Each run built in a folder of its own; the latest stays as `last`, nothing else is left.
+  std::vector<std::string> left;
+  for (const auto& e : fs::directory_iterator(home.workspace() / ".build" / "attention"))
+    left.push_back(e.path().filename().string());
+  CHECK(left == std::vector<std::string>{"last"});
+  CHECK(fs::exists(home.workspace() / ".build" / "attention" / "last" / "run.log"));
+}
+
+TEST_CASE("progress is kept per workspace: a failing check elsewhere leaves this one's pass alone") {
+  Home home;
+  write(home.learner("attention"), solution_of("05-weighted-sum", "attention"));
+  REQUIRE(run(home, {"check", "attention"}).code == 0);
+  const fs::path other = home.root / "ws2";
+  fs::create_directories(other);
+  write(other / "attention" / "exercise.cpp", attention_with("  return v;  // wrong on purpose\n"));
+  const Result r = run(home, {"check", "attention", "--workspace", other.string()});
+  CHECK(r.code == 1);
+  const auto state = nlohmann::json::parse(slurp(home.state()));
+  CHECK(state["exercises"]["attention"]["status"] == "passed");
+  CHECK(state["exercises"]["attention"]["checks"] == 1);
+  CHECK(contains(run(home, {"progress"}).out, "1 of "));
+  const Result p = run(home, {"progress", "--workspace", other.string()});
+  CHECK(contains(p.out, "0 of "));
+  // The other workspace's file names its folder.
+  std::error_code ec;
+  bool found = false;
+  for (const auto& e : fs::directory_iterator(home.root / "state" / "attnlab" / "workspaces", ec)) {
+    if (e.path().extension() != ".json") continue;  // and its .lock
+    const auto j = nlohmann::json::parse(slurp(e.path()));
+    found = found || (j["workspace"] == other.string() && j["exercises"]["attention"]["status"] == "failing");
+  }
+  CHECK(found);
 }
