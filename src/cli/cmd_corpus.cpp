@@ -118,8 +118,15 @@ void run_corpus(const CorpusOptions& o) {
   if (o.out_given) {
     const auto write = [&](const std::string& name, const std::string& content) {
       stop_if_asked();
-      write_file_atomic((fs::path(out_dir->staging()) / name).string(), content);
-      written.push_back((fs::path(o.out) / name).string());
+      const std::string staged = (fs::path(out_dir->staging()) / name).string(), final_path = (fs::path(o.out) / name).string();
+      try {
+        write_file_atomic(staged, content);
+      } catch (const RuntimeError& e) {  // name the file the user asked for, not the hidden staging copy
+        std::string why = e.what();
+        if (why.rfind(staged, 0) == 0) why = final_path + why.substr(staged.size());
+        throw RuntimeError(why + "; --out " + o.out + " was left as it was");
+      }
+      written.push_back(final_path);
     };
     write("train.tsv", corpus::to_tsv(c.train));
     write("valid.tsv", corpus::to_tsv(c.valid));

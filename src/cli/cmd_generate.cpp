@@ -24,6 +24,7 @@ struct GenerateOptions {
   int max_new = 20;
   std::string format = "text";
   std::string backend = "cpu";
+  bool no_color = false;  // accepted as on every other command; generate's output has no colour
 };
 
 namespace {
@@ -71,6 +72,7 @@ void setup_generate(CLI::App& app) {
   sub->add_option("--top", opts->top, "How many next-token candidates to list")->check(whole_number(1, 1000))->capture_default_str();
   sub->add_option("--max-new", opts->max_new, "Most tokens to generate")->check(whole_number(0, 1000))->capture_default_str();
   add_backend_option(*sub, opts->backend);
+  sub->add_flag("--no-color", opts->no_color, "Plain text without colour (generate prints none; accepted as elsewhere)");
   sub->add_option("-f,--format", opts->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   sub->callback([opts] { run_generate(*opts); });
 }

@@ -3,6 +3,7 @@
 // main() builds the command line from the subcommands' setup functions and is the one place where
 // errors are turned into messages and exit codes: 0 success, 1 run-time failure, 2 bad input or usage.
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <iostream>
 
@@ -78,6 +79,9 @@ int run(int argc, char** argv);
 
 int main(int argc, char** argv) {
   guard_standard_fds();
+  // Past a file-size limit (ulimit -f) a write fails with EFBIG, which the writers report with the
+  // file's name, instead of SIGXFSZ killing attnlab without a word. Children get the default back.
+  std::signal(SIGXFSZ, SIG_IGN);
   // Not a terminal: one 1 MiB buffer, so that a failing write (a full disk) usually happens in
   // finish_output's fflush, where its errno can still be named.
   static char out_buffer[1 << 20];

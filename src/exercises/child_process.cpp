@@ -205,6 +205,7 @@ ChildResult run_child(const std::vector<std::string>& argv, const std::vector<st
     ::signal(SIGINT, SIG_DFL);
     ::signal(SIGTERM, SIG_DFL);
     ::signal(SIGHUP, SIG_DFL);
+    ::signal(SIGXFSZ, SIG_DFL);  // attnlab ignores it; an ignored signal would stay ignored across exec
     struct rlimit cpu{cpu_s, cpu_s + 1};
     ::setrlimit(RLIMIT_CPU, &cpu);
     if (mem) {

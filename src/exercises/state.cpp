@@ -53,8 +53,19 @@ void ProgressStore::load() {
         throw std::runtime_error("unknown status '" + p.status + "' for " + slug);
       }
       p.ever_passed = e.value("ever_passed", false);
-      p.checks = e.value("checks", 0);
-      p.hints_shown = e.value("hints_shown", 0);
+      // Counts are whole numbers from 0 to 10^9: -5 or 1e300 is damage, not progress (1e300 would
+      // overflow an int and print as -2147483648).
+      auto count = [&](const char* key) {
+        if (!e.contains(key)) return 0;
+        const auto& v = e[key];
+        const bool ok = v.is_number_unsigned() ? v.get<unsigned long long>() <= 1000000000ull
+                                               : v.is_number_integer() && v.get<long long>() >= 0 && v.get<long long>() <= 1000000000;
+        if (!ok)
+          throw std::runtime_error(std::string(key) + " of " + slug + " is " + v.dump() + ", expected a whole number from 0 to 10^9");
+        return v.get<int>();
+      };
+      p.checks = count("checks");
+      p.hints_shown = count("hints_shown");
       p.last_check = e.value("last_check", "");
       items_[slug] = p;
     }

@@ -138,7 +138,7 @@ Session::Session(const LessonOptions& opts, bool tour) : opts_(opts), tour_(tour
     if (j.contains("trained"))
       for (const auto& [k, v] : j.at("trained").items()) trained_defaults_[k] = v;
   } catch (const nlohmann::json::exception& e) {
-    throw RuntimeError(file.string() + ": " + e.what());
+    throw RuntimeError(file.string() + ": " + json_error_text(e));
   }
 
   // Which weights: a trained model unless --random, or --d-model / --heads / --weights ask for a

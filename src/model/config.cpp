@@ -162,8 +162,9 @@ void check_fits_in_memory(const ModelConfig& c, double batch, double seq, const 
   const double have = static_cast<double>(pages) * static_cast<double>(page);
   if (need <= 0.8 * have) return;
   const double gib = 1024.0 * 1024.0 * 1024.0;
-  throw InputError(fmt::format("{} needs about {:.0f} GiB for one training step, more than this machine's {:.0f} GiB of memory; {}",
-                               what, std::ceil(need / gib), have / gib, fix));
+  throw InputError(fmt::format("{} needs about {:.1f} GiB for one training step, more than the {:.1f} GiB (80 %) of this "
+                               "machine's {:.1f} GiB of memory that one run may take; {}",
+                               what, need / gib, 0.8 * have / gib, have / gib, fix));
 }
 
 }  // namespace attnlab::model

@@ -180,7 +180,11 @@ LoadedModel load_model(const std::string& dir_in, backend::Ops<float>& backend) 
   if (!fs::exists(dir, ec)) {
     throw InputError("--model " + dir_in + ": no such folder or file; give a model folder (holding model.ckpt) or a .ckpt file, e.g. data/models/translate-small");
   }
-  if (!fs::exists(file, ec)) {
+  const bool there = fs::exists(file, ec);
+  if (ec == std::errc::permission_denied) {
+    throw InputError("--model " + dir_in + ": permission denied (cannot look inside " + dir + "); give yourself read access (chmod u+rx)");
+  }
+  if (!there) {
     throw InputError(dir_in + ": no trained model there (expected " + file + "); train one with `attnlab train --config data/configs/NAME.json --out DIR`");
   }
   model::Checkpoint ck = model::load_checkpoint(file);
