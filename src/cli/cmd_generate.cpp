@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "render/terminal.hpp"
 #include "cli/validators.hpp"
 #include "cli/model_view.hpp"
 #include "model/decode.hpp"
@@ -53,7 +54,7 @@ void run_generate(const GenerateOptions& o) {
                                  {"text", text::detokenize(all)}}).dump(2) << '\n';
     return;
   }
-  std::cout << fmt::format("next-token probabilities after \"{}\":\n", o.text);
+  std::cout << fmt::format("next-token probabilities after \"{}\":\n", visible_controls(o.text));
   for (int i = 0; i < k; ++i) {
     const double p = std::exp(lp[order[i]]);
     std::cout << fmt::format("  {:>12}  {:6.2f}%  {}\n", m.vocab.word(order[i]), 100 * p,

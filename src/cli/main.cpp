@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "render/terminal.hpp"
 #include "cli/commands.hpp"
 #include "backend/cpu/blas_setup.hpp"
 #include "util/error.hpp"
@@ -135,21 +136,24 @@ int run(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     // Bad flags or flag values are usage errors: exit code 2, as for every other bad input.
-    std::fprintf(stderr, "attnlab: error: %s\nRun 'attnlab --help' (or 'attnlab SUBCOMMAND --help') for usage.\n", e.what());
+    std::fprintf(stderr, "attnlab: error: %s\nRun 'attnlab --help' (or 'attnlab SUBCOMMAND --help') for usage.\n",
+                 attnlab::visible_controls(e.what(), true).c_str());
     return 2;
   } catch (const attnlab::cli::ExitCode& e) {
     return e.code;
   } catch (const attnlab::Interrupted& e) {
-    std::fprintf(stderr, "attnlab: %s\n", e.what());
+    std::fprintf(stderr, "attnlab: %s\n", attnlab::visible_controls(e.what(), true).c_str());
     return e.exit_code();
   } catch (const attnlab::Error& e) {
-    std::fprintf(stderr, "attnlab: error: %s\n", e.what());
+    // Messages quote the user's input and files' contents: their control characters are shown.
+    std::fprintf(stderr, "attnlab: error: %s\n", attnlab::visible_controls(e.what(), true).c_str());
     return e.exit_code();
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "attnlab: error: out of memory; try a smaller problem\n");
     return 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "attnlab: internal error: %s\nPlease report this with the command you ran.\n", e.what());
+    std::fprintf(stderr, "attnlab: internal error: %s\nPlease report this with the command you ran.\n",
+                 attnlab::visible_controls(e.what(), true).c_str());
     return 1;
   }
   return 0;

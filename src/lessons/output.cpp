@@ -78,20 +78,21 @@ void Output::side_by_side(const std::vector<MatrixItem>& items) {
 
 void TextOutput::begin_lesson(const LessonDoc& doc, const OutJson&, const std::string& status) {
   const bool color = rs_.term.color != ColorMode::None;
-  const std::string head = fmt::format("Lesson {}: {}", doc.number, doc.title);
+  // Lesson files may come from ATTNLAB_DATA_DIR: their control characters are shown, not obeyed.
+  const std::string head = visible_controls(fmt::format("Lesson {}: {}", doc.number, doc.title));
   const std::string rule(std::min<std::size_t>(display_width(head), rs_.term.width), '=');
   if (color) os_ << "\x1b[1m" << head << "\x1b[0m\n";
   else os_ << head << '\n';
   os_ << rule << '\n';
-  os_ << status << "\n\n";
+  os_ << visible_controls(status, /*keep_newlines=*/true) << "\n\n";
 }
 
 void TextOutput::prose(const std::string& markdown) {
-  os_ << render_prose(markdown, rs_.term.color != ColorMode::None) << '\n';
+  os_ << render_prose(visible_controls(markdown, /*keep_newlines=*/true), rs_.term.color != ColorMode::None) << '\n';
 }
 
 void TextOutput::begin_step(std::size_t index, std::size_t count, const std::string& title) {
-  const std::string head = fmt::format("── Step {}/{}: {} ", index + 1, count, title);
+  const std::string head = fmt::format("── Step {}/{}: {} ", index + 1, count, visible_controls(title));
   const std::size_t w = display_width(head);
   const std::string line = head + (w < std::min<std::size_t>(rs_.term.width, 80) ? [&] {
     std::string s;
@@ -104,7 +105,7 @@ void TextOutput::begin_step(std::size_t index, std::size_t count, const std::str
 
 void TextOutput::end_lesson() { os_ << '\n'; }
 
-void TextOutput::line(const std::string& text) { os_ << text << '\n'; }
+void TextOutput::line(const std::string& text) { os_ << visible_controls(text, /*keep_newlines=*/true) << '\n'; }
 
 std::string TextOutput::render(const MatrixItem& it, bool as_heatmap, bool short_title) const {
   std::ostringstream ss;

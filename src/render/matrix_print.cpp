@@ -74,12 +74,20 @@ std::string_view shade_glyph(float t) {
   return kShades[std::min<std::size_t>(4, static_cast<std::size_t>(c * 5.0f))];
 }
 
+namespace {
+std::vector<std::string> safe_labels(std::vector<std::string> labels) {
+  for (auto& l : labels) l = visible_controls(l);
+  return labels;
+}
+}  // namespace
+
 void print_heatmap(std::ostream& os, std::string_view title, const Matrix& m,
                    const std::vector<std::string>& row_labels_in,
                    const std::vector<std::string>& col_labels_in, const HeatmapOptions& opt) {
   const std::size_t nr = rows(m), nc = cols(m);
-  const auto row_labels = row_labels_in.empty() ? numbered_labels("", nr) : row_labels_in;
-  const auto col_labels = col_labels_in.empty() ? numbered_labels("", nc) : col_labels_in;
+  // Labels are tokens of the user's sentence or a file's: their control characters shown, not obeyed.
+  const auto row_labels = safe_labels(row_labels_in.empty() ? numbered_labels("", nr) : row_labels_in);
+  const auto col_labels = safe_labels(col_labels_in.empty() ? numbered_labels("", nc) : col_labels_in);
   const bool color = opt.color != ColorMode::None;
   const float span = opt.hi > opt.lo ? opt.hi - opt.lo : 1.0f;
 
@@ -91,8 +99,8 @@ void print_heatmap(std::ostream& os, std::string_view title, const Matrix& m,
   std::vector<std::size_t> shown;
   const bool ellipsis = choose_columns(nc, label_w, cell_w, opt.max_width, opt.full, shown);
 
-  if (color) os << "\x1b[1m" << title << "\x1b[0m";
-  else os << title;
+  if (color) os << "\x1b[1m" << visible_controls(title) << "\x1b[0m";
+  else os << visible_controls(title);
   os << "  (" << nr << " × " << nc << ", heatmap" << (ellipsis ? ", abbreviated: --full shows every column" : "") << ")\n";
   os << std::string(label_w, ' ');
   for (std::size_t k = 0; k < shown.size(); ++k) {
@@ -191,8 +199,9 @@ void print_matrix(std::ostream& os, std::string_view title, const Matrix& m,
                   const std::vector<std::string>& row_labels_in,
                   const std::vector<std::string>& col_labels_in, const PrintOptions& opt) {
   const std::size_t nr = rows(m), nc = cols(m);
-  const auto row_labels = row_labels_in.empty() ? numbered_labels("", nr) : row_labels_in;
-  const auto col_labels = col_labels_in.empty() ? numbered_labels("", nc) : col_labels_in;
+  // Labels are tokens of the user's sentence or a file's: their control characters shown, not obeyed.
+  const auto row_labels = safe_labels(row_labels_in.empty() ? numbered_labels("", nr) : row_labels_in);
+  const auto col_labels = safe_labels(col_labels_in.empty() ? numbered_labels("", nc) : col_labels_in);
   const bool color = opt.color != ColorMode::None;
 
   std::vector<std::string> cells(nr * nc);
@@ -211,8 +220,8 @@ void print_matrix(std::ostream& os, std::string_view title, const Matrix& m,
   std::vector<std::size_t> shown;
   const bool ellipsis = choose_columns(nc, label_w, cell_w, opt.max_width, opt.full, shown);
 
-  if (color) os << "\x1b[1m" << title << "\x1b[0m";
-  else os << title;
+  if (color) os << "\x1b[1m" << visible_controls(title) << "\x1b[0m";
+  else os << visible_controls(title);
   os << "  (" << nr << " × " << nc << (ellipsis ? ", abbreviated: --full shows every column" : "") << ")\n";
 
   // Header.

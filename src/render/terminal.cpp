@@ -1,5 +1,8 @@
 #include "render/terminal.hpp"
 
+#include <algorithm>
+#include <cstdio>
+
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -35,10 +38,57 @@ Terminal detect_terminal(bool no_color, std::size_t fallback_width) {
   return t;
 }
 
+namespace {
+
+// The length of the escape sequence at s[i] (s[i] == ESC): CSI (ESC [ ... final byte 0x40–0x7E),
+// OSC (ESC ] ... BEL or ESC followed by a backslash), else ESC and one more byte.
+std::size_t escape_length(std::string_view s, std::size_t i) {
+  if (i + 1 >= s.size()) return 1;
+  if (s[i + 1] == '[') {
+    std::size_t j = i + 2;
+    while (j < s.size() && !(static_cast<unsigned char>(s[j]) >= 0x40 && static_cast<unsigned char>(s[j]) <= 0x7E)) ++j;
+    return std::min(s.size(), j + 1) - i;
+  }
+  if (s[i + 1] == ']') {
+    for (std::size_t j = i + 2; j < s.size(); ++j) {
+      if (s[j] == '\a') return j + 1 - i;
+      if (s[j] == '\x1b' && j + 1 < s.size() && s[j + 1] == '\\') return j + 2 - i;
+    }
+    return s.size() - i;
+  }
+  return 2;
+}
+
+// The length of the valid UTF-8 sequence at s[i], or 0 when the bytes there are not one.
+std::size_t utf8_length(std::string_view s, std::size_t i) {
+  const unsigned char c = static_cast<unsigned char>(s[i]);
+  std::size_t n = 0;
+  if (c < 0x80) return 1;
+  if (c >= 0xC2 && c <= 0xDF) n = 2;
+  else if (c >= 0xE0 && c <= 0xEF) n = 3;
+  else if (c >= 0xF0 && c <= 0xF4) n = 4;
+  else return 0;
+  if (i + n > s.size()) return 0;
+  for (std::size_t k = 1; k < n; ++k)
+    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
+  const unsigned char c1 = static_cast<unsigned char>(s[i + 1]);
+  if ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 > 0x9F) || (c == 0xF0 && c1 < 0x90) || (c == 0xF4 && c1 > 0x8F))
+    return 0;  // overlong, surrogate, or past U+10FFFF
+  return n;
+}
+
+}  // namespace
+
 std::size_t display_width(std::string_view s) {
   std::size_t w = 0;
-  for (unsigned char c : s)
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c == 0x1B) {
+      i += escape_length(s, i) - 1;
+      continue;
+    }
     if ((c & 0xC0) != 0x80) ++w;  // count lead bytes, skip continuation bytes
+  }
   return w;
 }
 
@@ -47,15 +97,54 @@ std::string fit_width(std::string_view s, std::size_t width) {
   if (width == 0) return {};
   std::string out;
   std::size_t w = 0;
+  bool escaped = false;
   for (std::size_t i = 0; i < s.size(); ++i) {
     const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c == 0x1B) {  // a whole escape sequence, no columns
+      const std::size_t n = escape_length(s, i);
+      out.append(s.substr(i, n));
+      escaped = true;
+      i += n - 1;
+      continue;
+    }
     if ((c & 0xC0) != 0x80) {
       if (w + 1 == width) break;  // keep one column for the ellipsis
       ++w;
     }
     out.push_back(s[i]);
   }
-  return out + "…";
+  return out + (escaped ? "\x1b[0m…" : "…");
+}
+
+std::string visible_controls(std::string_view s, bool keep_newlines) {
+  std::string out;
+  out.reserve(s.size());
+  char buf[12];
+  for (std::size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    const std::size_t n = utf8_length(s, i);
+    if (n == 0) {  // not UTF-8: the byte's value
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+      ++i;
+    } else if (n == 1) {
+      if ((c < 0x20 && c != '\t' && !(keep_newlines && c == '\n')) || c == 0x7F) {
+        std::snprintf(buf, sizeof buf, "\\x%02x", c);
+        out += buf;
+      } else {
+        out.push_back(static_cast<char>(c));
+      }
+      ++i;
+    } else if (n == 2 && c == 0xC2 && static_cast<unsigned char>(s[i + 1]) <= 0x9F) {  // C1 controls
+      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(s[i + 1]) & 0xFF);
+      out += buf;
+      i += 2;
+    } else {
+      out.append(s.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
 }
 
 }  // namespace attnlab

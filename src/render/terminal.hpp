@@ -21,10 +21,19 @@ struct Terminal {
 Terminal detect_terminal(bool no_color, std::size_t fallback_width = 80);
 
 // Number of terminal columns a UTF-8 string takes (one per code point; good enough for the Latin
-// scripts of the lessons, where "garçon" is 6 columns but 7 bytes).
+// scripts of the lessons, where "garçon" is 6 columns but 7 bytes). Escape sequences (attnlab's own
+// colours) take none.
 std::size_t display_width(std::string_view s);
 
-// Cuts a UTF-8 string to at most `width` columns, ending in "…" when cut.
+// Cuts a UTF-8 string to at most `width` columns, ending in "…" when cut. Escape sequences are kept
+// whole, never cut in two, and a cut string that held one ends with a reset (ESC[0m), so a colour
+// cannot leak past it.
 std::string fit_width(std::string_view s, std::size_t width);
+
+// Text from a user or a file, made safe to print: every control character (C0 but tab, and newline
+// unless keep_newlines; DEL; C1, U+0080 to U+009F) shows as an escape ("\x1b", "\u009b"), and so does
+// every byte that is not part of valid UTF-8 ("\xff"), so such text can neither move the cursor,
+// retitle the window nor clear the screen. Everything else is unchanged.
+std::string visible_controls(std::string_view s, bool keep_newlines = false);
 
 }  // namespace attnlab

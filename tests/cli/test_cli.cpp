@@ -239,6 +239,27 @@ TEST_CASE("labels name the biases given; a causal mask on cross-attention is poi
   CHECK(contains(r.out, "each row sums to 1, except fully masked rows"));
 }
 
+TEST_CASE("control characters in tokens, file names and sentences are shown, never sent to the terminal") {
+  nlohmann::json j = nlohmann::json::parse(problem("", ""));
+  j["tokens"][0] = "\x1b]0;PWNED\x07\x1b[2J";   // retitle the window, clear the screen
+  j["tokens"][1] = std::string("b\0c\xc2\x9b", 5);  // NUL and a C1 control (CSI)
+  Result r = run({"attention", "-i", "-"}, j.dump());
+  REQUIRE(r.code == 0);
+  auto raw_controls = [](const std::string& s) {
+    for (const unsigned char c : s)
+      if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7F) return true;
+    return s.find("\xc2\x9b") != std::string::npos;
+  };
+  CHECK(!raw_controls(r.out));
+  CHECK(contains(r.out, "\\x1b]0;PWN"));
+  CHECK(contains(r.out, "b\\x00c\\u009b"));
+  // An error message that quotes the input.
+  r = run({"attention", "-i", "/tmp/no\x1b[2Jfile"});
+  CHECK(r.code == 2);
+  CHECK(!raw_controls(r.err));
+  CHECK(contains(r.err, "no\\x1b[2Jfile"));
+}
+
 TEST_CASE("colour: on for a terminal only; NO_COLOR and --no-color respected") {
   // stdout is a file here, so there is never colour, whatever COLORTERM says.
   Result r = run({"attention", "-i", kExamples + "causal_four_tokens.json"}, "", {"COLORTERM=truecolor"});
@@ -396,8 +417,8 @@ TEST_CASE("corpus: bad flag values exit with code 2 and say why") {
   CHECK(contains(r.err, "xml"));
   expect_input_error(run({"corpus", "--train", "5"}), {"train size 5 is too small", "lesson sentences"});
   const fs::path file = write_temp("not-a-dir", "x");
-  expect_input_error(run({"corpus", "--out", file.string()}), {"exists and is not a directory"});
-  expect_input_error(run({"corpus", "--out", ""}), {"--out needs a directory"});
+  expect_input_error(run({"corpus", "--out", file.string()}), {"exists and is not a folder"});
+  expect_input_error(run({"corpus", "--out", ""}), {"--out needs a folder"});
 }
 
 // A seconds-long smoke of `attnlab bench` on a tiny model: it runs, its JSON parses and holds every

@@ -69,3 +69,25 @@ TEST_CASE("UTF-8 display width and fitting") {
   CHECK(fit_width("entraîne", 5) == "entr…");
   CHECK(fit_width("chiot", 5) == "chiot");
 }
+
+TEST_CASE("visible_controls shows control characters and bad bytes, keeps text") {
+  CHECK(visible_controls("garçon, l'animal") == "garçon, l'animal");
+  CHECK(visible_controls("a\x1b[2Jb") == "a\\x1b[2Jb");
+  CHECK(visible_controls(std::string("a\0b", 3)) == "a\\x00b");
+  CHECK(visible_controls("tab\there") == "tab\there");
+  CHECK(visible_controls("two\nlines") == "two\\x0alines");
+  CHECK(visible_controls("two\nlines", true) == "two\nlines");
+  CHECK(visible_controls("del\x7f") == "del\\x7f");
+  CHECK(visible_controls("c1 \xc2\x9b csi") == "c1 \\u009b csi");
+  CHECK(visible_controls("bad \xff\xc3 utf8") == "bad \\xff\\xc3 utf8");
+  CHECK(visible_controls("\xc2\xa0nbsp") == "\xc2\xa0nbsp");  // U+00A0 is not a control
+}
+
+TEST_CASE("display_width and fit_width: escape sequences take no columns and are never cut") {
+  const std::string red = "\x1b[31mred\x1b[0m";
+  CHECK(display_width(red) == 3);
+  CHECK(fit_width(red, 3) == red);
+  const std::string cut = fit_width("\x1b[31mcoloured\x1b[0m", 4);
+  CHECK(cut == "\x1b[31mcol\x1b[0m…");  // the colour is reset before the ellipsis
+  CHECK(fit_width("garçon", 4) == "gar…");
+}
