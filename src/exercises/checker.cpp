@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <regex>
@@ -325,6 +326,21 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
   const ChildResult c = run_child(cc, {"LC_ALL=C"}, {.timeout_s = 120, .memory_mb = 4096}, dir / "compile.log");
   res.compile_s = c.seconds;
   if (!c.started) throw RuntimeError(c.error);
+  std::error_code size_ec;
+  const auto log_bytes = fs::file_size(dir / "compile.log", size_ec);
+  const bool output_capped = c.signal == SIGXFSZ ||
+                             (!size_ec && log_bytes >= (static_cast<std::uintmax_t>(ChildLimits{}.max_output_mb) << 20));
+  if (output_capped) {
+    // Its messages filled the output file's limit (RLIMIT_FSIZE, 16 MiB) and the compiler was stopped:
+    // that is not a compile error in the learner's code, so say what happened and show the start.
+    res.verdict = Verdict::CompileError;
+    res.report = "The compiler printed more than " + std::to_string(ChildLimits{}.max_output_mb) +
+                 " MiB of messages about your file, so it was stopped before it finished (the limit keeps a "
+                 "runaway from filling the disk). Fix what the first ones say; usually one line, or a macro or "
+                 "template, repeats the same warning thousands of times:\n\n" +
+                 trim_compiler_output(c.output, source.string(), 20);
+    return res;
+  }
   if (c.timed_out || c.exit_code != 0) {
     res.verdict = Verdict::CompileError;
     res.report = c.timed_out ? "The compiler did not finish within 120 s.\n"

@@ -691,3 +691,19 @@ TEST_CASE("progress is kept per workspace: a failing check elsewhere leaves this
   }
   CHECK(found);
 }
+
+TEST_CASE("more than 16 MiB of compiler warnings is named as such, with the first ones") {
+  Home home;
+  std::string macros =
+      "#define W1 _Pragma(\"GCC warning \\\"this warning repeats to fill the compiler's output with text text text\\\"\")\n";
+  for (int i = 2; i <= 19; ++i)
+    macros += "#define W" + std::to_string(i) + " W" + std::to_string(i - 1) + " W" + std::to_string(i - 1) + "\n";
+  macros += "W19\n";
+  write(home.learner("attention"), macros + solution_of("05-weighted-sum", "attention"));
+  const Result r = run(home, {"check", "attention"});
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  CHECK(contains(r.out, "The compiler printed more than 16 MiB of messages about your file"));
+  CHECK(contains(r.out, "warning: this warning repeats"));
+  CHECK(!contains(r.out, "does not compile"));
+}
