@@ -11,7 +11,7 @@
      hidden staging folder) must be removed by the next run.
   3. A folder holding a file the corpus did not write is refused (exit 2) and left untouched.
 
-Usage: /usr/bin/python3 tests/errors/kill_corpus.py --binary build/attnlab [--seed N] [--kills 9]
+Usage: /usr/bin/python3 tests/errors/kill_corpus.py --binary build/attnlab [--seed N] [--kills 9] [--small]
 """
 
 import argparse
@@ -28,6 +28,7 @@ import time
 FILES = ["train.tsv", "valid.tsv", "test.tsv", "vocab.json", "lm_train.txt", "lm_valid.txt", "lm_test.txt",
          "lm_vocab.json"]
 SIZES = ["--train", "60000", "--valid", "2000", "--test", "2000", "--lm-train", "60000"]
+SMALL = ["--train", "15000", "--valid", "500", "--test", "500", "--lm-train", "15000"]  # --small: sanitized builds
 SIGNALS = [signal.SIGINT, signal.SIGTERM, signal.SIGKILL]
 
 
@@ -46,7 +47,10 @@ def main():
     ap.add_argument("--binary", required=True)
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--kills", type=int, default=9)
+    ap.add_argument("--small", action="store_true",
+                    help="smaller splits (for sanitized builds, where generating is about ten times slower)")
     args = ap.parse_args()
+    sizes = SMALL if args.small else SIZES
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 30)
     rng = random.Random(seed)
     print(f"kill_corpus: seed {seed} (repeat with --seed {seed})", flush=True)
@@ -54,7 +58,7 @@ def main():
     failures = []
 
     def corpus(seed_value, out, **kw):
-        return [args.binary, "corpus", "--seed", str(seed_value), "--out", out, "--format", "json", *SIZES]
+        return [args.binary, "corpus", "--seed", str(seed_value), "--out", out, "--format", "json", *sizes]
 
     with tempfile.TemporaryDirectory(prefix="attnlab-kill-corpus-") as tmp:
         ref = {s: os.path.join(tmp, f"ref{s}") for s in (1, 2)}
