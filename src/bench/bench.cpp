@@ -74,6 +74,18 @@ std::vector<float> random_floats(std::size_t n, std::uint32_t seed, float sd = 1
   return v;
 }
 
+// One measured product m×k · k×n for the report: its shape and rate.
+nlohmann::ordered_json gemm_point_json(const std::string& label, int m, int n, int k, double seconds) {
+  nlohmann::ordered_json j;
+  j["shape"] = label;
+  j["m"] = m;
+  j["n"] = n;
+  j["k"] = k;
+  j["seconds"] = seconds;
+  j["gflops"] = 2.0 * m * n * k / seconds / 1e9;
+  return j;
+}
+
 nlohmann::ordered_json sgemm_point(const std::string& label, int m, int n, int k, bool trans_b, int repeats) {
   const auto a = random_floats(static_cast<std::size_t>(m) * k, 1, 0.1f);
   const auto b = random_floats(static_cast<std::size_t>(k) * n, 2, 0.1f);
@@ -83,15 +95,7 @@ nlohmann::ordered_json sgemm_point(const std::string& label, int m, int n, int k
     cblas_sgemm(CblasRowMajor, CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a.data(), k, b.data(),
                 trans_b ? k : n, 0.0f, c.data(), n);
   });
-  const double flops = 2.0 * m * n * k;
-  nlohmann::ordered_json j;
-  j["shape"] = label;
-  j["m"] = m;
-  j["n"] = n;
-  j["k"] = k;
-  j["seconds"] = s;
-  j["gflops"] = flops / s / 1e9;
-  return j;
+  return gemm_point_json(label, m, n, k, s);
 }
 
 // The same product on a non-CPU backend (its own gemm, on buffers in its memory), each call waited for.
@@ -105,15 +109,7 @@ nlohmann::ordered_json device_gemm_point(backend::Ops<float>& be, const std::str
     be.gemm(false, trans_b, m, n, k, 1.0f, a.data(), k, b.data(), trans_b ? k : n, 0.0f, c.data(), n);
     be.synchronize();
   });
-  const double flops = 2.0 * m * n * k;
-  nlohmann::ordered_json j;
-  j["shape"] = label;
-  j["m"] = m;
-  j["n"] = n;
-  j["k"] = k;
-  j["seconds"] = s;
-  j["gflops"] = flops / s / 1e9;
-  return j;
+  return gemm_point_json(label, m, n, k, s);
 }
 
 model::Batch random_batch(const model::ModelConfig& c, int B, int T, std::uint64_t seed) {

@@ -261,11 +261,7 @@ class RunFolder {
     for (const auto& e : fs::directory_iterator(parent, ec)) {
       const std::string name = e.path().filename().string();
       if (name.rfind("run-", 0) != 0 && name.rfind("old-", 0) != 0) continue;
-      const int fd = ::open(e.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-      if (fd < 0) continue;
-      const bool stale = ::flock(fd, LOCK_EX | LOCK_NB) == 0;
-      ::close(fd);
-      if (stale) fs::remove_all(e.path(), ec);
+      if (abandoned_folder(e.path().string())) fs::remove_all(e.path(), ec);
     }
     std::string tmpl = (parent / "run-XXXXXX").string();
     if (!::mkdtemp(tmpl.data())) throw RuntimeError("cannot create a build folder in " + parent.string() + " (" + std::strerror(errno) + ")");

@@ -144,16 +144,15 @@ void fsync_folder(const std::filesystem::path& dir) {
   }
 }
 
-// A staging or replaced folder no live FolderReplacement holds: left by a process that was killed.
-bool abandoned(const std::filesystem::path& dir) {
+}  // namespace
+
+bool abandoned_folder(const std::string& dir) {
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) return false;
   const bool free = ::flock(fd, LOCK_EX | LOCK_NB) == 0;
   ::close(fd);  // releases the lock just taken
   return free;
 }
-
-}  // namespace
 
 FolderReplacement::FolderReplacement(const std::string& path, const std::set<std::string>& replaceable,
                                      const std::string& option) {
@@ -182,7 +181,7 @@ FolderReplacement::FolderReplacement(const std::string& path, const std::set<std
   // What a killed run left: staging folders it never committed, replaced folders it never removed.
   for (const auto& e : fs::directory_iterator(parent, ec)) {
     const std::string n = e.path().filename().string();
-    if ((n.rfind("." + name + ".new-", 0) == 0 || n.rfind("." + name + ".old-", 0) == 0) && abandoned(e.path())) {
+    if ((n.rfind("." + name + ".new-", 0) == 0 || n.rfind("." + name + ".old-", 0) == 0) && abandoned_folder(e.path().string())) {
       std::error_code rm;
       fs::remove_all(e.path(), rm);
     }

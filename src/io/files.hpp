@@ -15,6 +15,11 @@ std::string read_text_file(const std::string& path, std::size_t max_bytes);
 // even if the process is killed half-way. Throws RuntimeError on failure (the temp file is removed).
 void write_file_atomic(const std::string& path, const std::string& content);
 
+// True when no live process holds an flock on the folder `dir` (its owner, which held one while it
+// worked, was killed): the test FolderReplacement and `check`'s build folders use to clean up after
+// a killed run without touching the folder of one still running.
+bool abandoned_folder(const std::string& dir);
+
 // Replaces a whole folder at once, for output that is a set of files which must agree (a corpus's
 // splits and vocabularies): the files are written into a hidden staging folder beside it
 // (".NAME.new-XXXXXX"), and commit() puts that folder in the place of `path` in one rename (an
