@@ -335,7 +335,7 @@ configure() {
 build_targets() {
   # attnlab (doctor, bench) and the CUDA test programs; the CPU-only tests are not needed here.
   if [ "$generator" = Ninja ]; then
-    cmake --build "$build" -j "$jobs" --target attnlab tests/gpu/all
+    cmake --build "$build" -j "$jobs" --target attnlab tests/gpu/all attnlab_backend_ops_tests
   else
     cmake --build "$build" -j "$jobs" --target attnlab attnlab_gpu_tests attnlab_gpu_kernel_tests \
       attnlab_backend_ops_tests attnlab_model_backend_tests
@@ -394,7 +394,10 @@ export -f ctest_cuda
 if ! wanted tests; then
   skip ctest_cuda "$not_wanted"
   skip kernel_tests_verbose "$not_wanted"
+  skip backend_ops_cpu "$not_wanted"
 elif [ $built -eq 0 ]; then
+  # On a GPU, cuda_backend_ops (in ctest_cuda) runs the op table's large cases too, and prints the
+  # largest error per case against the CPU backend.
   run ctest_cuda 420 ctest_cuda
   if [ -z "$gpu_reason" ] && [ -n "$kernel_tests" ]; then
     # every check with the error it measured (doctest -s prints successful checks too)
@@ -402,9 +405,17 @@ elif [ $built -eq 0 ]; then
   else
     skip kernel_tests_verbose "${gpu_reason:-no attnlab_gpu_kernel_tests in the build}"
   fi
+  # The same table on the CPU side: the CPU's attention variants and the finite differences, with
+  # the large cases, on this machine's many cores (CI runs the small ones).
+  if [ -n "$ops_tests" ]; then
+    run backend_ops_cpu 300 "$ops_tests" --no-intro --backends=cpu --large
+  else
+    skip backend_ops_cpu "no attnlab_backend_ops_tests in the build"
+  fi
 else
   skip ctest_cuda "the build step did not succeed"
   skip kernel_tests_verbose "the build step did not succeed"
+  skip backend_ops_cpu "the build step did not succeed"
 fi
 
 # ---- 5. translate-small trained on the GPU, then evaluated ------------------------------
@@ -496,7 +507,8 @@ for pair in memcheck:kernel racecheck:kernel synccheck:kernel initcheck:kernel \
   case ${pair#*:} in
     kernel) prog=$kernel_tests name=attnlab_gpu_kernel_tests
             read -r -a extra <<<"${ATTNLAB_GPU_SANITIZER_ARGS:-}";;
-    ops) prog=$ops_tests name=attnlab_backend_ops_tests;;
+    ops) prog=$ops_tests name=attnlab_backend_ops_tests
+         extra=(--backends=cuda --small);;  # the small cases: every kernel and layout, in seconds
     model) prog=$model_tests name=attnlab_model_backend_tests;;
     *) prog=$gpu_tests name=attnlab_gpu_tests;;
   esac

@@ -47,7 +47,8 @@ CudaReport cuda_report() {
   std::string why;
   if (!cuda::cuda_device_available(&why)) {
     std::string gpu;
-    r.device = cuda::nvidia_gpu_present(&gpu) ? "a GPU is present (" + gpu + ") but CUDA cannot use it: " + why
+    r.gpu_present = cuda::nvidia_gpu_present(&gpu);
+    r.device = r.gpu_present ? "a GPU is present (" + gpu + ") but CUDA cannot use it: " + why
                                               : "none: " + why;
     return r;
   }

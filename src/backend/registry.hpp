@@ -23,6 +23,7 @@ struct CudaReport {
   bool compiled = false;   // the build has the CUDA backend
   bool emulated = false;   // ... compiled as C++ and run by the CPU emulator (-DATTNLAB_CUDA=EMULATE)
   bool usable = false;     // a device answered
+  bool gpu_present = false;  // not usable, yet the machine has an NVIDIA GPU (the driver is too old, say)
   std::string compiler;    // nvcc's version, or what the build used instead
   std::string device;      // "NVIDIA H100 80GB HBM3", or why there is none
   int cc_major = 0, cc_minor = 0, multiprocessors = 0;

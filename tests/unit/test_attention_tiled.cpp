@@ -1,5 +1,8 @@
-// The tiled attention (online softmax, no Tq × Tk matrix) against the plain path of backend/cpu/ops.hpp:
-// same outputs and gradients on random inputs, for many shapes, tile sizes and masks, in float and double.
+// Properties of the CPU's softmaxes that a comparison between backends cannot show: the tiled
+// attention's workspace does not grow with the sequence, its online softmax survives large scores, and
+// float's fast exp agrees with double's libm exp. Whether the tiled and stored-weights attention give
+// the plain path's outputs and gradients (many shapes, tile sizes, masks, strides, float and double) is
+// checked in the op table (tests/backend/test_backend_ops.cpp), through make_cpu_backend's variants.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -33,69 +36,7 @@ double rel_err(const std::vector<T>& a, const std::vector<T>& b) {
   return mag > 0 ? diff / mag : diff;
 }
 
-struct Case {
-  int Tq, Tk;
-  bool causal, padded;
-};
-
-template <typename T>
-void check_against_plain(double tol) {
-  std::mt19937 rng(7);
-  const int B = 3, H = 2, C = 16;  // head width 8
-  const Case cases[] = {{1, 1, false, false}, {5, 5, true, false},  {17, 17, true, true},  {64, 64, false, true},
-                        {7, 33, false, true}, {33, 7, false, false}, {100, 100, true, true}, {50, 130, false, false}};
-  const int blocks[][2] = {{1, 1}, {4, 7}, {16, 16}, {64, 128}, {3, 200}};
-  for (const Case& cs : cases) {
-    for (const auto& blk : blocks) {
-      const int bq = blk[0], bk = blk[1];
-      CAPTURE(cs.Tq);
-      CAPTURE(cs.Tk);
-      CAPTURE(cs.causal);
-      CAPTURE(cs.padded);
-      CAPTURE(bq);
-      CAPTURE(bk);
-      const std::size_t nq = static_cast<std::size_t>(B) * cs.Tq * C, nk = static_cast<std::size_t>(B) * cs.Tk * C;
-      // Scores of a few units, so the softmax is neither flat nor one-hot.
-      auto q = randn<T>(rng, nq, 1.5), k = randn<T>(rng, nk, 1.5), v = randn<T>(rng, nk);
-      // Batch element 1 has no visible key at all (every row fully masked) when padded.
-      std::vector<int> key_len = {cs.Tk, 0, std::max(1, cs.Tk / 2)};
-      const int* kl = cs.padded ? key_len.data() : nullptr;
-
-      std::vector<T> out(nq), att(static_cast<std::size_t>(B) * H * cs.Tq * cs.Tk);
-      attention_forward<T>(out.data(), att.data(), q.data(), k.data(), v.data(), kl, cs.causal, B, cs.Tq, cs.Tk, C, H);
-      std::vector<T> tout(nq, T(123)), lse(static_cast<std::size_t>(B) * H * cs.Tq);
-      std::vector<T> work(attention_tiled_workspace<T>(bq, bk));
-      attention_forward_tiled<T>(tout.data(), lse.data(), work.data(), q.data(), k.data(), v.data(), kl, cs.causal, B,
-                                 cs.Tq, cs.Tk, C, H, bq, bk);
-      CHECK(rel_err(tout, out) < tol);
-      if (cs.padded) {
-        // The fully masked batch element: zeros, never NaN, and lse = −inf.
-        for (std::size_t i = nq / B; i < 2 * nq / B; ++i) REQUIRE(tout[i] == T(0));
-        for (int i = 0; i < H * cs.Tq; ++i) CHECK(std::isinf(lse[static_cast<std::size_t>(H) * cs.Tq + i]));
-      }
-      for (T x : tout) REQUIRE(std::isfinite(static_cast<double>(x)));
-
-      // Backward: the same gradients as the plain path's.
-      auto dout = randn<T>(rng, nq);
-      std::vector<T> dq(nq, T(0)), dk(nk, T(0)), dv(nk, T(0)), scratch(attention_backward_scratch<T>(cs.Tq, cs.Tk));
-      attention_backward<T>(dq.data(), dk.data(), dv.data(), scratch.data(), dout.data(), att.data(), q.data(), k.data(),
-                            v.data(), B, cs.Tq, cs.Tk, C, H);
-      std::vector<T> tdq(nq, T(0)), tdk(nk, T(0)), tdv(nk, T(0));
-      std::vector<T> bwork(attention_tiled_backward_workspace<T>(bq, bk, cs.Tq, C / H));
-      attention_backward_tiled<T>(tdq.data(), tdk.data(), tdv.data(), bwork.data(), dout.data(), tout.data(), lse.data(),
-                                  q.data(), k.data(), v.data(), kl, cs.causal, B, cs.Tq, cs.Tk, C, H, bq, bk);
-      CHECK(rel_err(tdq, dq) < tol);
-      CHECK(rel_err(tdk, dk) < tol);
-      CHECK(rel_err(tdv, dv) < tol);
-    }
-  }
-}
-
 }  // namespace
-
-TEST_CASE("tiled attention equals the plain path (double)") { check_against_plain<double>(1e-10); }
-
-TEST_CASE("tiled attention equals the plain path (float, 1e-5 relative)") { check_against_plain<float>(1e-5); }
 
 TEST_CASE("tiled attention: workspace does not grow with the sequence") {
   // Per thread: one tile and two running values per query row (forward); two tiles, one value per query

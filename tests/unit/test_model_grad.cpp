@@ -1,5 +1,7 @@
-// Finite-difference checks of every op's backward pass and of whole tiny models, in double precision
-// (the ops are templates; float's 7 digits would only allow loose tolerances).
+// Whole tiny models' gradients by finite differences, in double precision (the ops are templates;
+// float's 7 digits would only allow loose tolerances), and the values of a few ops against their
+// formulas. Every op's own backward is checked by central differences in the op table
+// (tests/backend/test_backend_ops.cpp), which also holds every backend to the CPU's results.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -21,12 +23,6 @@ std::vector<double> randn(std::mt19937& rng, std::size_t n, double sd = 1.0) {
   std::vector<double> v(n);
   for (auto& x : v) x = d(rng);
   return v;
-}
-
-double dot(const std::vector<double>& a, const std::vector<double>& b) {
-  double s = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
-  return s;
 }
 
 // Checks d(loss)/d(x[i]) for every i against central differences; loss() must read x.
@@ -52,40 +48,6 @@ void check_grad(const char* what, std::vector<double>& x, const std::vector<doub
 
 }  // namespace
 
-TEST_CASE("linear backward") {
-  std::mt19937 rng(11);
-  const int N = 5, IC = 4, OC = 3;
-  auto x = randn(rng, N * IC), w = randn(rng, IC * OC), b = randn(rng, OC), r = randn(rng, N * OC);
-  auto loss = [&] {
-    std::vector<double> out(N * OC);
-    linear_forward<double>(out.data(), x.data(), w.data(), b.data(), N, IC, OC);
-    return dot(out, r);
-  };
-  std::vector<double> dx(x.size(), 0), dw(w.size(), 0), db(b.size(), 0);
-  linear_backward<double>(dx.data(), dw.data(), db.data(), r.data(), x.data(), w.data(), N, IC, OC);
-  check_grad("dx", x, dx, loss);
-  check_grad("dw", w, dw, loss);
-  check_grad("db", b, db, loss);
-}
-
-TEST_CASE("layer norm backward") {
-  std::mt19937 rng(12);
-  const int N = 4, C = 6;
-  auto x = randn(rng, N * C, 2.0), g = randn(rng, C), b = randn(rng, C), r = randn(rng, N * C);
-  std::vector<double> mean(N), rstd(N);
-  auto loss = [&] {
-    std::vector<double> out(N * C);
-    layernorm_forward<double>(out.data(), mean.data(), rstd.data(), x.data(), g.data(), b.data(), N, C, 1e-5);
-    return dot(out, r);
-  };
-  loss();
-  std::vector<double> dx(x.size(), 0), dg(C, 0), db(C, 0);
-  layernorm_backward<double>(dx.data(), dg.data(), db.data(), r.data(), x.data(), g.data(), mean.data(), rstd.data(), N, C);
-  check_grad("dx", x, dx, loss);
-  check_grad("dgamma", g, dg, loss);
-  check_grad("dbeta", b, db, loss);
-}
-
 TEST_CASE("layer norm forward: zero mean, unit variance, eps inside the square root") {
   const std::vector<double> x{1, 2, 3, 4}, g{1, 1, 1, 1}, b{0, 0, 0, 0};
   std::vector<double> out(4), mean(1), rstd(1);
@@ -95,31 +57,7 @@ TEST_CASE("layer norm forward: zero mean, unit variance, eps inside the square r
   CHECK(out[0] == doctest::Approx(-1.5 / std::sqrt(1.25 + 1e-5)).epsilon(1e-12));
 }
 
-TEST_CASE("attention backward: self (causal, padded keys) and cross") {
-  std::mt19937 rng(13);
-  for (bool causal : {false, true}) {
-    const int B = 2, Tq = 3, Tk = causal ? 3 : 4, C = 4, H = 2;
-    auto q = randn(rng, B * Tq * C), k = randn(rng, B * Tk * C), v = randn(rng, B * Tk * C), r = randn(rng, B * Tq * C);
-    const std::vector<int> key_len{Tk, Tk - 1};
-    std::vector<double> att(B * H * Tq * Tk);
-    auto loss = [&] {
-      std::vector<double> out(B * Tq * C);
-      attention_forward<double>(out.data(), att.data(), q.data(), k.data(), v.data(), key_len.data(), causal, B, Tq, Tk, C, H);
-      return dot(out, r);
-    };
-    loss();
-    std::vector<double> dq(q.size(), 0), dk(k.size(), 0), dv(v.size(), 0), scratch(attention_backward_scratch<double>(Tq, Tk));
-    attention_backward<double>(dq.data(), dk.data(), dv.data(), scratch.data(), r.data(), att.data(), q.data(), k.data(),
-                               v.data(), B, Tq, Tk, C, H);
-    check_grad("dq", q, dq, loss);
-    check_grad("dk", k, dk, loss);
-    check_grad("dv", v, dv, loss);
-    // Hidden keys get no gradient at all.
-    for (int c = 0; c < C; ++c) CHECK(dk[(1 * Tk + Tk - 1) * C + c] == 0.0);
-  }
-}
-
-TEST_CASE("cross-entropy with label smoothing: value and backward") {
+TEST_CASE("cross-entropy with label smoothing: the value against its formula; softmax_from_lse") {
   std::mt19937 rng(14);
   const int N = 4, V = 5;
   auto z = randn(rng, N * V, 2.0);
@@ -140,17 +78,6 @@ TEST_CASE("cross-entropy with label smoothing: value and backward") {
     expect += 0.9 * -(z[r * V + targets[r]] - mx - std::log(s)) + 0.1 / V * sum_neg_logp;
   }
   CHECK(l == doctest::Approx(expect / 3).epsilon(1e-12));
-  // The backward writes every value (it does not accumulate): start from NaN to prove it.
-  std::vector<double> dz(z.size(), std::numeric_limits<double>::quiet_NaN());
-  loss();
-  cross_entropy_backward<double>(dz.data(), z.data(), lse.data(), targets.data(), N, V, 0.1, 0, count, 1.0);
-  for (int c = 0; c < V; ++c) CHECK(dz[static_cast<std::size_t>(V + c)] == 0.0);  // the padding row
-  check_grad("dlogits", z, dz, loss);
-  // In place (dlogits = logits), as the loss's storage allows: the same values.
-  loss();
-  std::vector<double> inplace = z;
-  cross_entropy_backward<double>(inplace.data(), inplace.data(), lse.data(), targets.data(), N, V, 0.1, 0, count, 1.0);
-  for (std::size_t i = 0; i < z.size(); ++i) CHECK(inplace[i] == doctest::Approx(dz[i]).epsilon(1e-14));
   // lse is each row's log Σ exp, so softmax_from_lse gives rows summing to 1 with the right ratios.
   std::vector<double> p(z.size());
   softmax_from_lse<double>(p.data(), z.data(), lse.data(), N, V);
@@ -161,41 +88,6 @@ TEST_CASE("cross-entropy with label smoothing: value and backward") {
     CHECK(p[static_cast<std::size_t>(r * V)] / p[static_cast<std::size_t>(r * V + 1)] ==
           doctest::Approx(std::exp(z[static_cast<std::size_t>(r * V)] - z[static_cast<std::size_t>(r * V + 1)])).epsilon(1e-12));
   }
-}
-
-TEST_CASE("embedding, relu and dropout backward") {
-  std::mt19937 rng(15);
-  const int B = 2, Tn = 3, C = 4, V = 6;
-  auto wte = randn(rng, V * C), r = randn(rng, B * Tn * C);
-  const auto pe = positional_encoding<double>(Tn, C);
-  const std::vector<int> toks{1, 5, 1, 0, 2, 3};
-  auto loss = [&] {
-    std::vector<double> out(B * Tn * C);
-    embedding_forward<double>(out.data(), toks.data(), wte.data(), pe.data(), B, Tn, C, 2.0);
-    return dot(out, r);
-  };
-  std::vector<double> dw(wte.size(), 0);
-  embedding_backward<double>(dw.data(), r.data(), toks.data(), B, Tn, C, 2.0);
-  check_grad("dwte", wte, dw, loss);
-
-  auto x = randn(rng, 20);
-  for (auto& v : x)
-    if (std::fabs(v) < 1e-3) v = 0.5;  // stay away from relu's kink
-  auto r2 = randn(rng, 20);
-  std::vector<double> mask(20);
-  std::uint64_t seed = 42;
-  auto relu_drop = [&] {
-    std::vector<double> a(20), o(20);
-    relu_forward<double>(a.data(), x.data(), 20);
-    std::uint64_t s = seed;  // the same mask every call
-    dropout_forward<double>(o.data(), mask.data(), a.data(), 20, 0.3f, s);
-    return dot(o, r2);
-  };
-  relu_drop();
-  std::vector<double> da(20, 0), dx(20, 0);
-  dropout_backward<double>(da.data(), r2.data(), mask.data(), 20);
-  relu_backward<double>(dx.data(), da.data(), x.data(), 20);
-  check_grad("relu+dropout dx", x, dx, relu_drop);
 }
 
 TEST_CASE("positional encoding is interleaved sin/cos") {

@@ -10,14 +10,50 @@
 #include "backend/cpu/ops.hpp"
 #include "backend/cpu/parallel.hpp"
 #include "backend/cpu/profile.hpp"
+#include "util/error.hpp"
 
 namespace attnlab::backend {
 namespace {
 
+// Copies the B × Tn rows of C values of an attention operand laid out with row stride ld and batch
+// stride batch (AttentionShape::resolved) into a packed B·Tn × C buffer, and back (assigning or
+// adding). A batch stride of 0 (one K/V shared by every batch) is read B times and, when adding,
+// summed over the batches.
+template <typename T>
+const T* packed(std::vector<T>& dst, const T* src, int B, int Tn, int C, std::int64_t ld, std::int64_t batch) {
+  dst.resize(static_cast<std::size_t>(B) * Tn * C);
+  for (int b = 0; b < B; ++b)
+    for (int t = 0; t < Tn; ++t)
+      std::memcpy(dst.data() + (static_cast<std::size_t>(b) * Tn + t) * C, src + b * batch + t * ld, C * sizeof(T));
+  return dst.data();
+}
+template <typename T>
+void unpack(T* dst, const std::vector<T>& src, int B, int Tn, int C, std::int64_t ld, std::int64_t batch, bool add) {
+  for (int b = 0; b < B; ++b)
+    for (int t = 0; t < Tn; ++t) {
+      const T* from = src.data() + (static_cast<std::size_t>(b) * Tn + t) * C;
+      T* to = dst + b * batch + t * ld;
+      for (int c = 0; c < C; ++c) to[c] = add ? to[c] + from[c] : from[c];
+    }
+}
+
 template <typename T>
 class CpuBackend final : public Ops<T> {
  public:
-  std::string name() const override { return "cpu"; }
+  explicit CpuBackend(CpuAttention attention = CpuAttention::Lse, int block_q = 0, int block_k = 0)
+      : attention_(attention), block_q_(block_q), block_k_(block_k) {
+    if (attention == CpuAttention::Tiled && (block_q < 1 || block_k < 1))
+      throw ShapeError("make_cpu_backend: tiled attention needs tile sizes of at least 1 (block_q " +
+                       std::to_string(block_q) + ", block_k " + std::to_string(block_k) + ")");
+  }
+  std::string name() const override {
+    switch (attention_) {
+      case CpuAttention::StoredWeights: return "cpu (stored weights)";
+      case CpuAttention::Tiled: return "cpu (tiled " + std::to_string(block_q_) + "x" + std::to_string(block_k_) + ")";
+      case CpuAttention::Lse: break;
+    }
+    return "cpu";
+  }
   bool host_addressable() const override { return true; }
 
   void* allocate(std::size_t bytes) override {
@@ -85,14 +121,62 @@ class CpuBackend final : public Ops<T> {
   }
   void attention_forward(T* out, T* lse, const T* q, const T* k, const T* v, const AttentionShape& s) override {
     util::size_buffer(scratch_, cpu::attention_lse_scratch<T>(s.Tq, s.Tk));
-    cpu::attention_forward_lse<T>(out, lse, scratch_.data(), q, k, v, s);
+    if (attention_ == CpuAttention::Lse) {
+      cpu::attention_forward_lse<T>(out, lse, scratch_.data(), q, k, v, s);
+      return;
+    }
+    const AttentionShape r = s.resolved();
+    const T* pq = packed(q_, q, s.B, s.Tq, s.C, r.ldq, r.q_batch);
+    const T* pk = packed(k_, k, s.B, s.Tk, s.C, r.ldk, r.k_batch);
+    const T* pv = packed(v_, v, s.B, s.Tk, s.C, r.ldv, r.v_batch);
+    out_.resize(static_cast<std::size_t>(s.B) * s.Tq * s.C);
+    if (attention_ == CpuAttention::Tiled) {
+      util::size_buffer(work_, cpu::attention_tiled_workspace<T>(block_q_, block_k_));
+      cpu::attention_forward_tiled<T>(out_.data(), lse, work_.data(), pq, pk, pv, s.key_len, s.causal, s.B, s.Tq,
+                                      s.Tk, s.C, s.H, block_q_, block_k_);
+    } else {
+      // The lse from the contract's path (the stored-weights forward has none), the output from its own.
+      std::vector<T> ignored(static_cast<std::size_t>(r.ldo) * s.Tq + static_cast<std::size_t>(r.o_batch) * s.B);
+      cpu::attention_forward_lse<T>(ignored.data(), lse, scratch_.data(), q, k, v, s);
+      att_.resize(static_cast<std::size_t>(s.B) * s.H * s.Tq * s.Tk);
+      cpu::attention_forward<T>(out_.data(), att_.data(), pq, pk, pv, s.key_len, s.causal, s.B, s.Tq, s.Tk, s.C, s.H);
+    }
+    unpack(out, out_, s.B, s.Tq, s.C, r.ldo, r.o_batch, false);
   }
-  void attention_backward(T* dq, T* dk, T* dv, const T* dout, const T*, const T*, const T* q, const T* k, const T* v,
-                          const AttentionShape& s) override {
-    // The CPU recomputes each head's weights exactly as its forward did (backend/cpu/ops.hpp), so it
-    // needs neither the output nor the lse: the results equal those of a stored weight matrix.
-    util::size_buffer(scratch_, cpu::attention_lse_scratch<T>(s.Tq, s.Tk));
-    cpu::attention_backward_lse<T>(dq, dk, dv, scratch_.data(), dout, q, k, v, s);
+  void attention_backward(T* dq, T* dk, T* dv, const T* dout, const T* out, const T* lse, const T* q, const T* k,
+                          const T* v, const AttentionShape& s) override {
+    if (attention_ == CpuAttention::Lse) {
+      // The CPU recomputes each head's weights exactly as its forward did (backend/cpu/ops.hpp), so it
+      // needs neither the output nor the lse: the results equal those of a stored weight matrix.
+      util::size_buffer(scratch_, cpu::attention_lse_scratch<T>(s.Tq, s.Tk));
+      cpu::attention_backward_lse<T>(dq, dk, dv, scratch_.data(), dout, q, k, v, s);
+      return;
+    }
+    const AttentionShape r = s.resolved();
+    const T* pq = packed(q_, q, s.B, s.Tq, s.C, r.ldq, r.q_batch);
+    const T* pk = packed(k_, k, s.B, s.Tk, s.C, r.ldk, r.k_batch);
+    const T* pv = packed(v_, v, s.B, s.Tk, s.C, r.ldv, r.v_batch);
+    const T* pdout = packed(dout_, dout, s.B, s.Tq, s.C, r.ldo, r.o_batch);
+    dq_.assign(q_.size(), T(0));
+    dk_.assign(k_.size(), T(0));
+    dv_.assign(v_.size(), T(0));
+    if (attention_ == CpuAttention::Tiled) {
+      const T* pout = packed(out_, out, s.B, s.Tq, s.C, r.ldo, r.o_batch);
+      util::size_buffer(work_, cpu::attention_tiled_backward_workspace<T>(block_q_, block_k_, s.Tq, s.C / s.H));
+      cpu::attention_backward_tiled<T>(dq_.data(), dk_.data(), dv_.data(), work_.data(), pdout, pout, lse, pq, pk, pv,
+                                       s.key_len, s.causal, s.B, s.Tq, s.Tk, s.C, s.H, block_q_, block_k_);
+    } else {
+      // The weights again, as the lessons' forward computes them, then the backward that reads them.
+      out_.resize(q_.size());
+      att_.resize(static_cast<std::size_t>(s.B) * s.H * s.Tq * s.Tk);
+      cpu::attention_forward<T>(out_.data(), att_.data(), pq, pk, pv, s.key_len, s.causal, s.B, s.Tq, s.Tk, s.C, s.H);
+      util::size_buffer(scratch_, cpu::attention_backward_scratch<T>(s.Tq, s.Tk));
+      cpu::attention_backward<T>(dq_.data(), dk_.data(), dv_.data(), scratch_.data(), pdout, att_.data(), pq, pk, pv,
+                                 s.B, s.Tq, s.Tk, s.C, s.H);
+    }
+    unpack(dq, dq_, s.B, s.Tq, s.C, r.ldq, r.q_batch, true);
+    unpack(dk, dk_, s.B, s.Tk, s.C, r.ldk, r.k_batch, true);
+    unpack(dv, dv_, s.B, s.Tk, s.C, r.ldv, r.v_batch, true);
   }
   void attention_weights(T* att, const T*, const T* q, const T* k, const AttentionShape& s) override {
     cpu::attention_weights_recompute<T>(att, q, k, s);
@@ -115,6 +199,10 @@ class CpuBackend final : public Ops<T> {
 
  private:
   std::vector<T> scratch_;  // attention's per-thread score tiles, kept between calls
+  // The other two attention paths (make_cpu_backend): packed copies of the operands and results.
+  CpuAttention attention_;
+  int block_q_, block_k_;
+  std::vector<T> q_, k_, v_, out_, dout_, dq_, dk_, dv_, att_, work_;
 };
 
 }  // namespace
@@ -127,5 +215,12 @@ Ops<T>& cpu_backend() {
 
 template Ops<float>& cpu_backend<float>();
 template Ops<double>& cpu_backend<double>();
+
+template <typename T>
+std::unique_ptr<Ops<T>> make_cpu_backend(CpuAttention attention, int block_q, int block_k) {
+  return std::make_unique<CpuBackend<T>>(attention, block_q, block_k);
+}
+template std::unique_ptr<Ops<float>> make_cpu_backend<float>(CpuAttention, int, int);
+template std::unique_ptr<Ops<double>> make_cpu_backend<double>(CpuAttention, int, int);
 
 }  // namespace attnlab::backend

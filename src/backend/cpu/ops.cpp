@@ -337,24 +337,6 @@ void accumulate(T* dst, const T* src, std::size_t n) {
 }
 
 template <typename T>
-void dropout_forward(T* out, T* mask, const T* inp, std::size_t n, float p, std::uint64_t& rng_state) {
-  prof::Scope prof_scope(prof::Op::Elementwise);
-  if (p <= 0.0f) {
-    par_range(n, kElementChunk, [&](std::size_t b, std::size_t e) {
-      std::copy(inp + b, inp + e, out + b);
-      std::fill(mask + b, mask + e, T(1));
-    });
-    return;
-  }
-  const T keep_scale = static_cast<T>(1.0 / (1.0 - p));
-  const std::uint64_t threshold = static_cast<std::uint64_t>(static_cast<double>(p) * 18446744073709551616.0);
-  for (std::size_t i = 0; i < n; ++i) {
-    mask[i] = splitmix64(rng_state) >= threshold ? keep_scale : T(0);
-    out[i] = inp[i] * mask[i];
-  }
-}
-
-template <typename T>
 void dropout_backward(T* dinp, const T* dout, const T* mask, std::size_t n) {
   prof::Scope prof_scope(prof::Op::Elementwise);
   par_range(n, kElementChunk, [&](std::size_t b, std::size_t e) {
@@ -896,7 +878,6 @@ void softmax_from_lse(T* probs, const T* logits, const T* lse, int N, int V) {
   template void relu_backward<T>(T*, const T*, const T*, std::size_t);                                          \
   template void add_forward<T>(T*, const T*, const T*, std::size_t);                                            \
   template void accumulate<T>(T*, const T*, std::size_t);                                                       \
-  template void dropout_forward<T>(T*, T*, const T*, std::size_t, float, std::uint64_t&);                       \
   template void dropout_backward<T>(T*, const T*, const T*, std::size_t);                                       \
   template void attention_forward<T>(T*, T*, const T*, const T*, const T*, const int*, bool, int, int, int, int, \
                                      int);                                                                       \

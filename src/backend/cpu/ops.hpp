@@ -76,11 +76,7 @@ void add_forward(T* out, const T* a, const T* b, std::size_t n);
 template <typename T>
 void accumulate(T* dst, const T* src, std::size_t n);
 
-// Inverted dropout: keep each element with probability 1 − p and scale it by 1 / (1 − p), so the
-// expected activation is unchanged and inference needs no rescaling. `mask` (n) records the scale
-// (0 or 1/(1−p)) for the backward pass. `rng_state` is advanced deterministically.
-template <typename T>
-void dropout_forward(T* out, T* mask, const T* inp, std::size_t n, float p, std::uint64_t& rng_state);
+// dropout_backward: dinp += dout ⊙ mask, the mask dropout_forward_hashed recorded (below).
 template <typename T>
 void dropout_backward(T* dinp, const T* dout, const T* mask, std::size_t n);
 
@@ -125,6 +121,10 @@ template <typename T>
 void attention_weights_recompute(T* att, const T* q, const T* k, const backend::AttentionShape& s);
 
 // ---- dropout with the counter-based generator (backend/dropout_hash.hpp) ---------------------------
+// Inverted dropout: keep each element with probability 1 − p and scale it by 1 / (1 − p), so the
+// expected activation is unchanged and inference needs no rescaling. `mask` (n) records the scale
+// (0 or 1/(1−p)) for the backward pass. Element i's draw depends on (seed, i) alone, so every backend
+// drops the same elements.
 template <typename T>
 void dropout_forward_hashed(T* out, T* mask, const T* inp, std::size_t n, float p, std::uint64_t seed);
 

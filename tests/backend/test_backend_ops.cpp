@@ -1,0 +1,998 @@
+// Every op of the backend interface (backend/backend.hpp) on every backend this build has, against the
+// CPU backend, forward and gradient: the idea of ggml's test-backend-ops, sized for this project. It is
+// the one op test: the CUDA kernels, the CPU's three attention paths and the gradients of every
+// backward op are all checked through the table below.
+//
+// One table of cases (cases()): each names an op (or a forward/backward pair) with its shapes, masks,
+// strides and tolerance, and is a function of a backend that draws its inputs from a seed, runs the
+// op(s) and records what they wrote. Three checks use it:
+//
+//  1. Backends against the reference. The case runs once on cpu_backend<T>() (the reference) and once
+//     on each backend under test with the same seed, so both see the same inputs; every recorded array
+//     is compared by its normwise relative error (kernel_check.hpp: compare)
+//       max_i |got_i − want_i| / max(max_i |want_i|, floor)
+//     against the case's tolerance (float) or kDoubleTol (double). Backends under test:
+//       float:  the CPU backend itself, its stored-weights and tiled attention variants
+//               (backend/cpu/cpu_backend.hpp: make_cpu_backend; tiles of 1×1, 4×7 and 16×32, so tile
+//               edges fall everywhere), and the CUDA backend when it is built and a device (or the
+//               emulator) answers;
+//       double: the CPU backend and its two attention variants (1e-10: only the summation order
+//               differs).
+//     Outputs an op writes are filled with NaN before the call, so an element it forgets fails (on the
+//     reference too: the reference must come back without NaN); gradients it accumulates into start
+//     from random values, so overwriting instead of adding fails. Dropout's outputs and masks must agree
+//     bit for bit (the same counter-based mask on every backend).
+//  2. Gradients by central differences, in double on the CPU backend: a case declares its loss
+//     L = Σ dout·out over its differentiable outputs (loss_term, loss_value) and which recorded result
+//     is the gradient of L with respect to which input (gradient). Every element of that input (at most
+//     kFdPoints of them, evenly spread) is moved by ±h and the whole case re-run:
+//       |(L(x+h) − L(x−h)) / 2h − analytic| / max(1, |numeric| + |analytic|) < kFdTol.
+//     Since (1) holds every backend to the CPU's results, this checks every backend's gradients.
+//  3. Properties no comparison can see (dropout's share, memory ops, refusals), as plain test cases.
+//
+// Shapes are small by default (B ≤ 3, T ≤ 130, C ≤ 64, V ≤ 50), so that the emulation build (the CUDA
+// kernels on the CPU emulator, as CI runs them) finishes in seconds. The large cases (widths to 768,
+// V = 50,257, head widths to 128, sequences to 256) run when the CUDA backend is a real GPU, or with
+// --large; there is no finite-difference pass on them (the small cases cover the formulas).
+//
+// Options (before doctest's own):
+//   --backends=cpu   the CPU backend and its variants, float and double, and the finite differences
+//                    (ctest: backend_ops)
+//   --backends=cuda  the CUDA backend in float against the CPU backend; exits 77 (ctest: skipped) when
+//                    no device answers, 1 when a GPU is there but CUDA cannot use it (ctest: cuda_backend_ops)
+//   --backends=all   both (the default)
+//   --large / --small   the large cases on or off (default: on for a real GPU)
+//   --seed=N         the table's first seed (default 20240611; each case takes the next)
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <iomanip>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "backend/backend.hpp"
+#include "backend/cpu/cpu_backend.hpp"
+#include "backend/registry.hpp"
+#include "kernel_check.hpp"
+#include "util/error.hpp"
+
+namespace {
+
+using attnlab::backend::AdamStep;
+using attnlab::backend::AttentionShape;
+using attnlab::backend::Buffer;
+using attnlab::backend::CpuAttention;
+using attnlab::backend::Ops;
+using namespace attnlab::gputest;
+
+// ---- options ----------------------------------------------------------------------------------------
+
+struct Options {
+  bool cpu = true, cuda = true;
+  int large = -1;  // −1: when the CUDA backend is a real GPU
+  std::uint32_t seed = 20240611u;
+};
+Options& options() {
+  static Options o;
+  return o;
+}
+
+// ---- the backends -----------------------------------------------------------------------------------
+
+Ops<float>*& cuda_slot() {
+  static Ops<float>* cuda = nullptr;
+  return cuda;
+}
+
+template <typename T>
+Ops<T>& reference() {
+  return attnlab::backend::cpu_backend<T>();
+}
+
+// The CPU backend's attention variants (made once: they keep their scratch buffers between calls).
+template <typename T>
+std::vector<Ops<T>*> cpu_variants() {
+  static std::vector<std::unique_ptr<Ops<T>>> made;
+  if (made.empty()) {
+    made.push_back(attnlab::backend::make_cpu_backend<T>(CpuAttention::StoredWeights));
+    made.push_back(attnlab::backend::make_cpu_backend<T>(CpuAttention::Tiled, 1, 1));
+    made.push_back(attnlab::backend::make_cpu_backend<T>(CpuAttention::Tiled, 4, 7));
+    made.push_back(attnlab::backend::make_cpu_backend<T>(CpuAttention::Tiled, 16, 32));
+  }
+  std::vector<Ops<T>*> out;
+  for (auto& b : made) out.push_back(b.get());
+  return out;
+}
+
+// Which backends run a case of type T (attention: whether the case calls attention at all; the CPU
+// variants differ from the reference only there, so the other cases are not run on them).
+template <typename T>
+std::vector<Ops<T>*> backends_under_test(bool attention) {
+  std::vector<Ops<T>*> all;
+  if (options().cpu) {
+    all.push_back(&reference<T>());
+    if (attention)
+      for (Ops<T>* b : cpu_variants<T>()) all.push_back(b);
+  }
+  if constexpr (std::is_same_v<T, float>)
+    if (options().cuda && cuda_slot()) all.push_back(cuda_slot());
+  return all;
+}
+
+// ---- one run of a case on one backend ---------------------------------------------------------------
+
+template <typename T>
+T poison() {
+  if constexpr (std::is_same_v<T, float>) return poison_value();
+  else return std::numeric_limits<double>::quiet_NaN();
+}
+
+// What a case recorded: a named array (scalars as one element) and how to compare it.
+struct Result {
+  std::string name;
+  std::vector<double> values;
+  double floor = 1.0;  // the scale of the inputs (compare's floor); 0: plain relative
+  bool exact = false;  // must match the reference bit for bit
+};
+
+// A gradient a case declares: the result `name` is dL/d(the input made `ordinal`-th), except at the
+// elements marked in `skip` (a kink, where the two one-sided derivatives differ).
+struct Gradient {
+  std::string name;
+  std::size_t ordinal;
+  std::vector<double> analytic;
+  std::vector<bool> skip;
+};
+
+// For the finite differences: the input made `ordinal`-th gets `delta` added at `index`.
+struct Perturbation {
+  std::size_t ordinal = 0, index = 0;
+  double delta = 0.0;
+};
+
+// The buffers of one run, all on one backend, and the seeded generator its inputs come from: the same
+// seed gives the same draws, in the same order, on every backend and in both types (float's inputs are
+// double's rounded).
+template <typename T>
+class Run {
+ public:
+  using value_type = T;
+  Run(Ops<T>& backend, std::uint32_t seed, const Perturbation* p = nullptr) : be(backend), rng(seed), perturb_(p) {}
+
+  // An input of n normal values.
+  T* input(std::size_t n, double sd = 1.0, double mean = 0.0) { return put(draw(n, sd, mean)); }
+  std::vector<T> draw(std::size_t n, double sd = 1.0, double mean = 0.0) {
+    std::normal_distribution<double> dist(mean, sd);
+    std::vector<T> v(n);
+    for (auto& x : v) x = static_cast<T>(dist(rng));
+    return v;
+  }
+  T* put(std::vector<T> host) {
+    const std::size_t ordinal = made_++;
+    if (perturb_ && perturb_->ordinal == ordinal) host.at(perturb_->index) += static_cast<T>(perturb_->delta);
+    floats_.emplace_back(be);
+    floats_.back().upload(host);
+    T* p = floats_.back().data();
+    made_at_[p] = {ordinal, host.size()};
+    start_[p] = std::move(host);
+    return p;
+  }
+  int* ints(const std::vector<int>& host) {
+    ints_.emplace_back(be);
+    ints_.back().upload(host);
+    return ints_.back().data();
+  }
+  std::uint8_t* bytes(const std::vector<std::uint8_t>& host) {
+    bytes_.emplace_back(be);
+    bytes_.back().upload(host);
+    return bytes_.back().data();
+  }
+  std::vector<int> draw_ints(std::size_t n, int lo, int hi) { return random_ints(rng, n, lo, hi); }
+  // An output the op writes: NaN until it does.
+  T* written(std::size_t n) { return put(std::vector<T>(n, poison<T>())); }
+  // A gradient the op accumulates into: random start values.
+  T* accumulated(std::size_t n) { return input(n); }
+
+  std::vector<T> fetch(const T* p, std::size_t n) {
+    std::vector<T> host(n);
+    if (n) be.download(host.data(), p, n * sizeof(T));
+    return host;
+  }
+  void record(std::string name, const T* p, std::size_t n, double floor = 1.0) {
+    const auto host = fetch(p, n);
+    results.push_back({std::move(name), {host.begin(), host.end()}, floor, false});
+  }
+  void record_exact(std::string name, const T* p, std::size_t n) {
+    const auto host = fetch(p, n);
+    results.push_back({std::move(name), {host.begin(), host.end()}, 0.0, true});
+  }
+  void record_value(std::string name, double v, double floor = 1.0) {
+    results.push_back({std::move(name), {v}, floor, false});
+  }
+
+  // The loss of the finite differences: L += Σ_{r < rows, c < cols} out[r·ld + c] · dout[r·ld + c].
+  void loss_term(const T* out, const T* dout, std::size_t rows, std::size_t cols, std::size_t ld) {
+    if (!fd) return;
+    const auto o = fetch(out, rows * ld), d = fetch(dout, rows * ld);
+    for (std::size_t r = 0; r < rows; ++r)
+      for (std::size_t c = 0; c < cols; ++c) loss += static_cast<double>(o[r * ld + c]) * d[r * ld + c];
+  }
+  void loss_term(const T* out, const T* dout, std::size_t n) { loss_term(out, dout, 1, n, n); }
+  void loss_value(double value, double weight) { loss += value * weight; }
+  // grad (made by written() or accumulated(), now holding what the backward left) is dL/d wrt.
+  void gradient(std::string name, const T* wrt, const T* grad, std::vector<bool> skip = {}) {
+    if (!fd) return;
+    const auto& [ordinal, n] = made_at_.at(wrt);
+    auto now = fetch(grad, made_at_.at(grad).second);
+    const auto& start = start_.at(grad);
+    Gradient g{std::move(name), ordinal, {}, std::move(skip)};
+    for (std::size_t i = 0; i < now.size(); ++i)  // what the backward added (a written one started as NaN)
+      g.analytic.push_back(std::isnan(static_cast<double>(start[i])) ? now[i] : static_cast<double>(now[i]) - start[i]);
+    REQUIRE(g.analytic.size() == n);
+    gradients.push_back(std::move(g));
+  }
+  std::size_t size_of_input(std::size_t ordinal) const {
+    for (const auto& [p, at] : made_at_)
+      if (at.first == ordinal) return at.second;
+    return 0;
+  }
+
+  Ops<T>& be;
+  std::mt19937 rng;
+  std::vector<Result> results;
+  bool fd = false;  // the finite-difference pass: loss_term and gradient do their work only then
+  double loss = 0.0;
+  std::vector<Gradient> gradients;
+
+ private:
+  const Perturbation* perturb_;
+  std::size_t made_ = 0;
+  std::map<const T*, std::pair<std::size_t, std::size_t>> made_at_;  // pointer → (ordinal, size)
+  std::map<const T*, std::vector<T>> start_;                         // pointer → values at creation
+  std::deque<Buffer<T>> floats_;
+  std::deque<Buffer<int>> ints_;
+  std::deque<Buffer<std::uint8_t>> bytes_;
+};
+
+// ---- the table --------------------------------------------------------------------------------------
+
+struct Case {
+  std::string op;  // the op(s) and what is special about the shapes
+  double tol;      // float32: normwise relative tolerance of every non-exact result
+  bool attention;  // calls attention: the CPU's attention variants run it too
+  bool large;      // a large case (see the top)
+  std::function<void(Run<float>&)> f32;
+  std::function<void(Run<double>&)> f64;
+};
+
+template <typename Body>
+Case make_case(std::string op, Body body, double tol = kFp32Tol) {
+  const bool attention = op.rfind("attention", 0) == 0;
+  return {std::move(op), tol, attention, false, body, body};
+}
+template <typename Body>
+Case large_case(std::string op, Body body, double tol = kFp32Tol) {
+  Case c = make_case(std::move(op), body, tol);
+  c.large = true;
+  return c;
+}
+
+constexpr double kDoubleTol = 1e-10;  // double against double: the summation order differs, nothing else
+constexpr double kFdTol = 1e-6;
+constexpr double kFdStep = 1e-5;
+constexpr std::size_t kFdPoints = 160;  // at most this many elements of each input are moved
+
+// Attention: forward (out, lse), the weights, and (unless shared K/V) the backward, on one layout.
+enum class Layout {
+  Packed,    // q, out: (B·Tq) × C; k, v: (B·Tk) × C (the defaults)
+  FusedQKV,  // one (B·T) × 3C buffer: q, k, v at columns 0, C, 2C, ld = 3C; out in a wider (ld = C + 5) buffer
+  SharedKV,  // one Tk × C K and V for all B batches (batch stride 0): forward and weights only
+};
+
+struct Attn {
+  int B, Tq, Tk, C, H;
+  bool causal;
+  std::vector<int> key_len;  // empty: every key visible
+  Layout layout = Layout::Packed;
+};
+
+template <typename T>
+void attention_case(Run<T>& r, const Attn& a) {
+  AttentionShape s;
+  s.B = a.B;
+  s.Tq = a.Tq;
+  s.Tk = a.Tk;
+  s.C = a.C;
+  s.H = a.H;
+  s.causal = a.causal;
+  if (!a.key_len.empty()) s.key_len = r.ints(a.key_len);
+  const std::size_t C = static_cast<std::size_t>(a.C), rows_q = static_cast<std::size_t>(a.B) * a.Tq,
+                    rows_k = static_cast<std::size_t>(a.B) * a.Tk;
+  const T *q = nullptr, *k = nullptr, *v = nullptr, *qkv = nullptr;
+  std::size_t nq = rows_q * C, nkv = rows_k * C;
+  switch (a.layout) {
+    case Layout::Packed:
+      // Scores of a few units, so the softmax is neither flat nor one-hot.
+      q = r.input(nq, 1.5);
+      k = r.input(nkv, 1.5);
+      v = r.input(nkv);
+      break;
+    case Layout::FusedQKV:
+      qkv = r.input(rows_q * 3 * C, 1.5);  // Tq = Tk: self-attention
+      q = qkv;
+      k = qkv + C;
+      v = qkv + 2 * C;
+      s.ldq = s.ldk = s.ldv = static_cast<std::int64_t>(3 * C);
+      s.ldo = static_cast<std::int64_t>(C + 5);
+      break;
+    case Layout::SharedKV:
+      q = r.input(nq, 1.5);
+      k = r.input(static_cast<std::size_t>(a.Tk) * C, 1.5);
+      v = r.input(static_cast<std::size_t>(a.Tk) * C);
+      s.k_batch = s.v_batch = 0;
+      break;
+  }
+  const std::size_t ldo = s.ldo ? static_cast<std::size_t>(s.ldo) : C;
+  T* out = r.written(rows_q * ldo);
+  T* lse = r.written(static_cast<std::size_t>(a.B) * a.H * a.Tq);
+  r.be.attention_forward(out, lse, q, k, v, s);
+  // The C columns of each output row; a wider row's other columns are not the op's and stay NaN.
+  const std::vector<T> host = r.fetch(out, rows_q * ldo);
+  std::vector<double> cols;
+  double touched = 0;
+  for (std::size_t i = 0; i < rows_q; ++i)
+    for (std::size_t j = 0; j < ldo; ++j) {
+      if (j < C) cols.push_back(host[i * ldo + j]);
+      else touched += std::isnan(static_cast<double>(host[i * ldo + j])) ? 0 : 1;
+    }
+  r.results.push_back({"out", cols, 1.0, false});
+  r.results.push_back({"out: columns beyond C written (must be 0)", {touched}, 0.0, true});
+  r.record("lse", lse, static_cast<std::size_t>(a.B) * a.H * a.Tq);
+  // A batch with no visible key (key_len 0): its rows are zeros, never NaN, and its lse is −inf, on
+  // every backend (the reference included: the comparison alone would accept any shared mistake).
+  const std::vector<T> lse_host = r.fetch(lse, static_cast<std::size_t>(a.B) * a.H * a.Tq);
+  for (int b = 0; b < static_cast<int>(a.key_len.size()); ++b) {
+    if (a.key_len[static_cast<std::size_t>(b)] != 0) continue;
+    INFO("fully masked batch " << b << " on " << r.be.name());
+    for (std::size_t i = static_cast<std::size_t>(b) * a.Tq; i < static_cast<std::size_t>(b + 1) * a.Tq; ++i)
+      for (std::size_t j = 0; j < C; ++j) CHECK(host[i * ldo + j] == T(0));
+    for (std::size_t i = static_cast<std::size_t>(b) * a.H * a.Tq; i < static_cast<std::size_t>(b + 1) * a.H * a.Tq; ++i)
+      CHECK((std::isinf(static_cast<double>(lse_host[i])) && lse_host[i] < 0));
+  }
+
+  const std::size_t natt = static_cast<std::size_t>(a.B) * a.H * a.Tq * a.Tk;
+  T* att = r.written(natt);
+  r.be.attention_weights(att, lse, q, k, s);
+  r.record("weights", att, natt);
+  if (a.layout == Layout::SharedKV) return;
+
+  T* dout = r.input(rows_q * ldo);
+  r.loss_term(out, dout, rows_q, C, ldo);
+  if (a.layout == Layout::FusedQKV) {
+    T* dqkv = r.accumulated(rows_q * 3 * C);
+    r.be.attention_backward(dqkv, dqkv + C, dqkv + 2 * C, dout, out, lse, q, k, v, s);
+    r.record("dqkv", dqkv, rows_q * 3 * C);
+    r.gradient("dqkv", qkv, dqkv);
+  } else {
+    T* dq = r.accumulated(nq);
+    T* dk = r.accumulated(nkv);
+    T* dv = r.accumulated(nkv);
+    r.be.attention_backward(dq, dk, dv, dout, out, lse, q, k, v, s);
+    r.record("dq", dq, nq);
+    r.record("dk", dk, nkv);
+    r.record("dv", dv, nkv);
+    r.gradient("dq", q, dq);
+    r.gradient("dk", k, dk);
+    r.gradient("dv", v, dv);
+  }
+}
+
+template <typename T>
+void gemm_case(Run<T>& r, int m, int n, int k) {
+  for (bool ta : {false, true}) {
+    for (bool tb : {false, true}) {
+      const int lda = (ta ? m : k) + 3, ldb = (tb ? k : n) + 2, ldc = n + 4;  // ld > row length: strided
+      const T* a = r.input(static_cast<std::size_t>(ta ? k : m) * lda);
+      const T* b = r.input(static_cast<std::size_t>(tb ? n : k) * ldb);
+      T* c = r.accumulated(static_cast<std::size_t>(m) * ldc);
+      r.be.gemm(ta, tb, m, n, k, T(0.5), a, lda, b, ldb, T(0.25), c, ldc);
+      r.record(std::string("C ") + (ta ? "T" : "N") + (tb ? "T" : "N"), c, static_cast<std::size_t>(m) * ldc);
+    }
+  }
+}
+
+template <typename T>
+void embedding_case(Run<T>& r, int B, int Tn, int C, int V) {
+  const std::size_t N = static_cast<std::size_t>(B) * Tn;
+  const T* wte = r.input(static_cast<std::size_t>(V) * C);
+  const T* pe = r.input(static_cast<std::size_t>(Tn) * C);
+  const int* tokens = r.ints(r.draw_ints(N, 0, V - 1));
+  const T scale = static_cast<T>(std::sqrt(static_cast<double>(C)));
+  T* out = r.written(N * C);
+  r.be.embedding_forward(out, tokens, wte, pe, B, Tn, C, scale);
+  r.record("out", out, N * C);
+  const T* dout = r.input(N * C);
+  r.loss_term(out, dout, N * C);
+  T* dwte = r.accumulated(static_cast<std::size_t>(V) * C);
+  r.be.embedding_backward(dwte, dout, tokens, B, Tn, C, V, scale);
+  r.record("dwte", dwte, static_cast<std::size_t>(V) * C);
+  r.gradient("dwte", wte, dwte);
+}
+
+template <typename T>
+void linear_case(Run<T>& r, int N, int IC, int OC, bool bias) {
+  const std::size_t n_in = static_cast<std::size_t>(N) * IC, n_out = static_cast<std::size_t>(N) * OC,
+                    n_w = static_cast<std::size_t>(IC) * OC;
+  const T* inp = r.input(n_in);
+  const T* w = r.input(n_w, 0.2);
+  const T* b = bias ? r.input(static_cast<std::size_t>(OC)) : nullptr;
+  T* out = r.written(n_out);
+  r.be.linear_forward(out, inp, w, b, N, IC, OC);
+  r.record("out", out, n_out);
+  const T* dout = r.input(n_out);
+  r.loss_term(out, dout, n_out);
+  T* dinp = r.accumulated(n_in);
+  T* dw = r.accumulated(n_w);
+  T* dbias = bias ? r.accumulated(static_cast<std::size_t>(OC)) : nullptr;
+  r.be.linear_backward(dinp, dw, dbias, dout, inp, w, N, IC, OC);
+  r.record("dinp", dinp, n_in);
+  r.record("dw", dw, n_w);
+  r.gradient("dinp", inp, dinp);
+  r.gradient("dw", w, dw);
+  if (bias) {
+    r.record("dbias", dbias, static_cast<std::size_t>(OC));
+    r.gradient("dbias", b, dbias);
+  }
+}
+
+template <typename T>
+void layernorm_case(Run<T>& r, int N, int C) {
+  const std::size_t n = static_cast<std::size_t>(N) * C;
+  // Mean 3, sd 2: every row's mean is far from 0, so the mean compares relatively and the two-pass
+  // variance is exercised. (C = 1 has variance 0: out = beta exactly and no input gradient.)
+  // Rows of variance below 0.1 are drawn again: there rstd is large and multiplies float32's rounding
+  // of the mean (the CPU keeps its mean in double), so any float32 kernel would differ from the CPU
+  // beyond 1e-5 (docs/cuda.md).
+  std::vector<T> x = r.draw(n, 2.0, 3.0);
+  for (int row = 0; row < N && C > 1; ++row) {
+    T* p = x.data() + static_cast<std::size_t>(row) * C;
+    for (;;) {
+      double m = 0.0, var = 0.0;
+      for (int c = 0; c < C; ++c) m += p[c];
+      m /= C;
+      for (int c = 0; c < C; ++c) var += (p[c] - m) * (p[c] - m);
+      if (var / C >= 0.1) break;
+      const std::vector<T> fresh = r.draw(static_cast<std::size_t>(C), 2.0, 3.0);
+      std::copy(fresh.begin(), fresh.end(), p);
+    }
+  }
+  const T* inp = r.put(x);
+  const T* gamma = r.input(C, 0.5, 1.0);
+  const T* beta = r.input(C);
+  T* out = r.written(n);
+  T* mean = r.written(N);
+  T* rstd = r.written(N);
+  r.be.layernorm_forward(out, mean, rstd, inp, gamma, beta, N, C, T(1e-5));
+  r.record("out", out, n);
+  r.record("mean", mean, N, 0.0);
+  r.record("rstd", rstd, N, 0.0);
+  const T* dout = r.input(n);
+  r.loss_term(out, dout, n);
+  T* dinp = r.accumulated(n);
+  T* dgamma = r.accumulated(C);
+  T* dbeta = r.accumulated(C);
+  r.be.layernorm_backward(dinp, dgamma, dbeta, dout, inp, gamma, mean, rstd, N, C);
+  r.record("dinp", dinp, n);
+  r.record("dgamma", dgamma, C);
+  r.record("dbeta", dbeta, C);
+  r.gradient("dinp", inp, dinp);
+  r.gradient("dgamma", gamma, dgamma);
+  r.gradient("dbeta", beta, dbeta);
+}
+
+template <typename T>
+void elementwise_case(Run<T>& r, std::size_t n) {
+  std::vector<T> xs = r.draw(n, 3.0);
+  for (std::size_t i = 0; i < n; i += 7) xs[i] = T(0);  // ReLU's edge: exactly 0 passes no gradient
+  const T* x = r.put(xs);
+  const T* y = r.input(n);
+  T* out = r.written(n);
+  r.be.relu_forward(out, x, n);
+  r.record("relu", out, n);
+  r.loss_term(out, y, n);
+  T* dinp = r.accumulated(n);
+  r.be.relu_backward(dinp, y, out, n);
+  r.record("relu backward", dinp, n);
+  // No finite difference at the kinks (x within the step of 0).
+  std::vector<bool> kink(n);
+  for (std::size_t i = 0; i < n; ++i) kink[i] = std::fabs(static_cast<double>(xs[i])) < 1e-3;
+  r.gradient("relu backward", x, dinp, kink);
+  T* inplace = r.input(n);
+  r.be.relu_forward(inplace, inplace, n);
+  r.record("relu in place", inplace, n);
+  T* sum = r.written(n);
+  r.be.add_forward(sum, x, y, n);
+  r.record("add", sum, n);
+  T* acc = r.accumulated(n);
+  r.be.accumulate(acc, x, n);
+  r.record("accumulate", acc, n);
+  T* scaled = r.input(n);
+  r.be.scale(scaled, n, T(-0.375));
+  r.record("scale", scaled, n);
+}
+
+template <typename T>
+void cross_entropy_case(Run<T>& r, int N, int V, double smoothing, bool all_ignored) {
+  const int ignore = 0;  // kPad: random targets hit it now and then
+  const std::size_t n = static_cast<std::size_t>(N) * V;
+  const std::vector<T> logits_host = r.draw(n, 3.0);
+  const T* logits = r.put(logits_host);
+  std::vector<int> targets_host = r.draw_ints(static_cast<std::size_t>(N), 0, V - 1);
+  if (all_ignored) targets_host.assign(targets_host.size(), ignore);
+  const int* targets = r.ints(targets_host);
+  T* lse = r.written(static_cast<std::size_t>(N));
+  int count = -1;
+  const T sm = static_cast<T>(smoothing);
+  const T loss = r.be.cross_entropy_forward(lse, logits, targets, N, V, sm, ignore, &count);
+  r.record_value("loss", loss);
+  r.record_value("count", count);
+  r.record("lse", lse, static_cast<std::size_t>(N));
+  r.loss_value(loss, 1.5);
+  T* dlogits = r.written(n);
+  r.be.cross_entropy_backward(dlogits, logits, lse, targets, N, V, sm, ignore, count, T(1.5));
+  r.record("dlogits", dlogits, n);
+  r.gradient("dlogits", logits, dlogits);
+  T* inplace = r.put(logits_host);
+  r.be.cross_entropy_backward(inplace, inplace, lse, targets, N, V, sm, ignore, count, T(1.5));
+  r.record("dlogits in place", inplace, n);
+  T* probs = r.written(n);
+  r.be.softmax_from_lse(probs, logits, lse, N, V);
+  r.record("probs", probs, n, 0.0);
+}
+
+template <typename T>
+void adamw_case(Run<T>& r, std::size_t n, std::int64_t step, float decay, bool masked) {
+  T* p = r.input(n);
+  const T* g = r.input(n, 0.1);
+  T* m = r.input(n, 0.01);
+  std::vector<T> v_host = r.draw(n, 0.01);
+  for (T& x : v_host) x *= x;  // second moments are non-negative
+  T* v = r.put(v_host);
+  const std::uint8_t* mask = nullptr;
+  if (masked) {
+    const std::vector<int> bits = r.draw_ints(n, 0, 1);
+    mask = r.bytes(std::vector<std::uint8_t>(bits.begin(), bits.end()));
+  }
+  AdamStep h;
+  h.lr = 3e-3;
+  h.step = step;
+  h.weight_decay = decay;
+  r.be.adamw_step(p, g, m, v, mask, n, h);
+  r.record("params", p, n);
+  r.record("m", m, n, 0.01);  // the scale of m and of (1 − β1)·g
+  r.record("v", v, n, 0.0);   // a sum of non-negative terms
+}
+
+template <typename T>
+void dropout_case(Run<T>& r, float p, std::uint64_t seed) {
+  const std::size_t n = 999;
+  const T* inp = r.input(n);
+  T* out = r.written(n);
+  T* mask = r.written(n);
+  r.be.dropout_forward(out, mask, inp, n, p, seed);
+  r.record_exact("out", out, n);
+  r.record_exact("mask", mask, n);
+  const T* dout = r.input(n);
+  r.loss_term(out, dout, n);
+  T* dinp = r.accumulated(n);
+  r.be.dropout_backward(dinp, dout, mask, n);
+  r.record("dinp", dinp, n);  // dinp + dout·mask: a fused multiply-add may round once instead of twice
+  r.gradient("dinp", inp, dinp);
+}
+
+std::vector<Case> cases() {
+  std::vector<Case> t;
+  t.push_back(make_case("gemm NN/NT/TN/TT, m 5, n 7, k 9, alpha 0.5, beta 0.25, ld > row length",
+                        [](auto& r) { gemm_case(r, 5, 7, 9); }));
+  t.push_back(make_case("gemm k 0 (C = beta·C), m 3, n 4", [](auto& r) { gemm_case(r, 3, 4, 0); }));
+  t.push_back(make_case("embedding forward/backward, B 2, T 9, C 16, V 7 (tokens repeat)",
+                        [](auto& r) { embedding_case(r, 2, 9, 16, 7); }));
+  t.push_back(make_case("embedding, B 3, T 37, C 7, V 5", [](auto& r) { embedding_case(r, 3, 37, 7, 5); }));
+  t.push_back(make_case("linear with bias, N 18, IC 32, OC 24", [](auto& r) { linear_case(r, 18, 32, 24, true); }));
+  t.push_back(make_case("linear without bias, N 1, IC 7, OC 5", [](auto& r) { linear_case(r, 1, 7, 5, false); }));
+  t.push_back(make_case("linear with bias, N 37, IC 1, OC 33", [](auto& r) { linear_case(r, 37, 1, 33, true); }));
+  t.push_back(make_case("layernorm forward/backward, N 18, C 32", [](auto& r) { layernorm_case(r, 18, 32); }));
+  t.push_back(make_case("layernorm, N 37, C 1 (variance 0)", [](auto& r) { layernorm_case(r, 37, 1); }));
+  t.push_back(make_case("layernorm, N 5, C 2", [](auto& r) { layernorm_case(r, 5, 2); }));
+  t.push_back(make_case("layernorm, N 3, C 129", [](auto& r) { layernorm_case(r, 3, 129); }));
+  t.push_back(make_case("relu (in place too), add, accumulate, scale, n 999",
+                        [](auto& r) { elementwise_case(r, 999); }));
+  t.push_back(make_case("relu, add, accumulate, scale, n 1", [](auto& r) { elementwise_case(r, 1); }));
+  t.push_back(make_case("sum_squares, n 1 and 4099", [](auto& r) {
+    r.record_value("n 1", r.be.sum_squares(r.input(1), 1), 0.0);
+    r.record_value("n 4099", r.be.sum_squares(r.input(4099), 4099), 0.0);
+  }));
+  t.push_back(make_case("dropout p 0.1, seed 12345 (masks bit for bit)", [](auto& r) { dropout_case(r, 0.1f, 12345); }));
+  t.push_back(make_case("dropout p 0.5, seed 2^63 + 7", [](auto& r) { dropout_case(r, 0.5f, (1ull << 63) + 7); }));
+  t.push_back(make_case("dropout p 0 (a copy, mask 1)", [](auto& r) { dropout_case(r, 0.0f, 1); }));
+  // Attention: head widths d = C / H of 1 to 64; masks; strides; tiles of every variant cut across.
+  t.push_back(make_case("attention self, causal, B 2, T 9, C 32, H 4",
+                        [](auto& r) { attention_case(r, {2, 9, 9, 32, 4, true, {}}); }));
+  t.push_back(make_case("attention self, key_len {9, 5}, B 2, T 9, C 32, H 4",
+                        [](auto& r) { attention_case(r, {2, 9, 9, 32, 4, false, {9, 5}}); }));
+  t.push_back(make_case("attention causal + key_len {0, 6} (batch 0 fully masked), C 32, H 1",
+                        [](auto& r) { attention_case(r, {2, 9, 9, 32, 1, true, {0, 6}}); }));
+  t.push_back(make_case("attention cross, Tq 7, Tk 9, key_len {3, 9}, C 24, H 3",
+                        [](auto& r) { attention_case(r, {2, 7, 9, 24, 3, false, {3, 9}}); }));
+  t.push_back(make_case("attention cross, Tq 33, Tk 7, B 3, C 16, H 2",
+                        [](auto& r) { attention_case(r, {3, 33, 7, 16, 2, false, {}}); }));
+  t.push_back(make_case("attention cross, Tq 7, Tk 33, key_len {33, 0, 16}, C 16, H 2",
+                        [](auto& r) { attention_case(r, {3, 7, 33, 16, 2, false, {33, 0, 16}}); }));
+  t.push_back(make_case("attention self, causal, key_len {17, 0, 8}, T 17, B 3, C 16, H 2",
+                        [](auto& r) { attention_case(r, {3, 17, 17, 16, 2, true, {17, 0, 8}}); }));
+  t.push_back(make_case("attention self, T 100, causal, key_len {100, 50}, C 16, H 2",
+                        [](auto& r) { attention_case(r, {2, 100, 100, 16, 2, true, {100, 50}}); }));
+  t.push_back(make_case("attention cross, Tq 50, Tk 130, C 16, H 2",
+                        [](auto& r) { attention_case(r, {1, 50, 130, 16, 2, false, {}}); }));
+  t.push_back(make_case("attention d 33 and d 64: C 66, H 2 / C 64, H 1, T 37",
+                        [](auto& r) {
+                          attention_case(r, {1, 37, 37, 66, 2, true, {}});
+                          attention_case(r, {1, 37, 37, 64, 1, false, {}});
+                        }));
+  t.push_back(make_case("attention fused QKV (ld 3C), out ld C + 5, causal, B 2, T 9, C 32, H 4",
+                        [](auto& r) { attention_case(r, {2, 9, 9, 32, 4, true, {}, Layout::FusedQKV}); }));
+  t.push_back(make_case("attention fused QKV, key_len {8, 2}, d 1 (C 4, H 4)",
+                        [](auto& r) { attention_case(r, {2, 9, 9, 4, 4, false, {8, 2}, Layout::FusedQKV}); }));
+  t.push_back(make_case("attention fused QKV, T 37, key_len {18, 37}, C 48, H 3",
+                        [](auto& r) { attention_case(r, {2, 37, 37, 48, 3, true, {18, 37}, Layout::FusedQKV}); }));
+  t.push_back(make_case("attention shared K/V (batch stride 0), forward + weights, Tq 5, Tk 9, key_len {7, 4}",
+                        [](auto& r) { attention_case(r, {2, 5, 9, 32, 2, false, {7, 4}, Layout::SharedKV}); }));
+  t.push_back(make_case("attention shared K/V, Tq 5, Tk 40, B 3, C 32, H 4",
+                        [](auto& r) { attention_case(r, {3, 5, 40, 32, 4, false, {}, Layout::SharedKV}); }));
+  t.push_back(make_case("attention one query, one key (B 1, T 1, C 8, H 2)",
+                        [](auto& r) { attention_case(r, {1, 1, 1, 8, 2, true, {}}); }));
+  t.push_back(make_case("attention d 1 (B 1, T 1, C 1, H 1)",
+                        [](auto& r) { attention_case(r, {1, 1, 1, 1, 1, false, {}}); }));
+  t.push_back(make_case("cross-entropy, smoothing 0.1, padding rows, N 18, V 50",
+                        [](auto& r) { cross_entropy_case(r, 18, 50, 0.1, false); }));
+  t.push_back(make_case("cross-entropy, no smoothing, N 5, V 3", [](auto& r) { cross_entropy_case(r, 5, 3, 0.0, false); }));
+  t.push_back(make_case("cross-entropy, every row ignored (count 0)",
+                        [](auto& r) { cross_entropy_case(r, 6, 11, 0.1, true); }));
+  t.push_back(make_case("adamw, decay mask, step 3, n 1000", [](auto& r) { adamw_case(r, 1000, 3, 0.01f, true); }));
+  t.push_back(make_case("adamw, null mask (every parameter decays)", [](auto& r) { adamw_case(r, 1000, 3, 0.01f, false); }));
+  t.push_back(make_case("adamw, step 1, no decay, n 1", [](auto& r) { adamw_case(r, 1, 1, 0.0f, false); }));
+
+  // The large cases: the sizes of Transformer-base and GPT-2 small, and odd ones around them.
+  t.push_back(large_case("gemm m 129, n 37, k 65 / m 256, n 256, k 512", [](auto& r) {
+    gemm_case(r, 129, 37, 65);
+    gemm_case(r, 256, 256, 512);
+  }));
+  t.push_back(large_case("embedding B 3, T 37, C 768, V 50 / C 129, V 5", [](auto& r) {
+    embedding_case(r, 3, 37, 768, 50);
+    embedding_case(r, 3, 37, 129, 5);
+  }));
+  t.push_back(large_case("embedding B 2, T 64, C 768, V 50257", [](auto& r) { embedding_case(r, 2, 64, 768, 50257); }));
+  t.push_back(large_case("linear N 256, IC 768, OC 3072 / N 37, IC 129, OC 65", [](auto& r) {
+    linear_case(r, 256, 768, 3072, true);
+    linear_case(r, 37, 129, 65, true);
+  }));
+  t.push_back(large_case("layernorm N 256, C 768 / C 127, 128, 129, 64 / N 1", [](auto& r) {
+    layernorm_case(r, 256, 768);
+    for (int C : {64, 127, 128, 129}) layernorm_case(r, 37, C);
+    layernorm_case(r, 1, 768);
+  }));
+  t.push_back(large_case("relu, add, accumulate, scale, n 100003", [](auto& r) { elementwise_case(r, 100003); }));
+  t.push_back(large_case("cross-entropy N 3, V 50257 / N 130, V 1000, smoothing 0.1", [](auto& r) {
+    cross_entropy_case(r, 3, 50257, 0.1, false);
+    cross_entropy_case(r, 130, 1000, 0.1, false);
+    cross_entropy_case(r, 37, 37, 0.0, false);
+  }));
+  t.push_back(large_case("adamw n 100003, steps 1, 10, 4000", [](auto& r) {
+    for (std::int64_t step : {1, 10, 4000}) adamw_case(r, 100003, step, 0.01f, true);
+  }));
+  t.push_back(large_case("attention B 2, T 128, C 512, H 8 (Transformer-base), causal, key_len {128, 77}",
+                         [](auto& r) { attention_case(r, {2, 128, 128, 512, 8, true, {128, 77}}); }));
+  t.push_back(large_case("attention d 128, 127, 65, 31: T 64, 64, 70, 33", [](auto& r) {
+    attention_case(r, {2, 5, 37, 128, 1, false, {37, 0}});
+    attention_case(r, {1, 64, 64, 127, 1, true, {}});
+    attention_case(r, {1, 1, 70, 130, 2, false, {}});
+    attention_case(r, {2, 33, 33, 62, 2, true, {33, 20}});
+  }));
+  t.push_back(large_case("attention B 1, T 256, C 768, H 12 (GPT-2 small), causal",
+                         [](auto& r) { attention_case(r, {1, 256, 256, 768, 12, true, {}}); }));
+  t.push_back(large_case("attention T 129, d 16; fused QKV T 70, C 99, H 3; shared K/V Tk 40, C 32", [](auto& r) {
+    attention_case(r, {1, 129, 129, 16, 1, true, {}});
+    attention_case(r, {1, 70, 70, 99, 3, false, {}, Layout::FusedQKV});
+    attention_case(r, {2, 37, 70, 32, 2, false, {50, 70}, Layout::SharedKV});
+  }));
+  return t;
+}
+
+// The largest error per (backend, type, case) and which result had it, printed at the end.
+std::vector<std::string>& report() {
+  static std::vector<std::string> lines;
+  return lines;
+}
+
+bool run_large() {
+  if (options().large >= 0) return options().large == 1;
+  return options().cuda && cuda_slot() && attnlab::backend::cuda_report().usable &&
+         !attnlab::backend::cuda_report().emulated;
+}
+
+// Check 1 for one type: every case on every backend under test against the reference.
+template <typename T>
+void check_backends(double double_tol) {
+  const auto table = cases();
+  std::uint32_t seed = options().seed;
+  const bool large = run_large();
+  for (const Case& c : table) {
+    ++seed;
+    if (c.large && !large) continue;
+    const auto& body = [&]() -> const std::function<void(Run<T>&)>& {
+      if constexpr (std::is_same_v<T, float>) return c.f32;
+      else return c.f64;
+    }();
+    const auto backends = backends_under_test<T>(c.attention);
+    if (backends.empty()) continue;
+    const double tol = std::is_same_v<T, float> ? c.tol : double_tol;
+    INFO("case: " << c.op << " (" << (std::is_same_v<T, float> ? "float" : "double") << ", seed " << seed << ")");
+    Run<T> ref(reference<T>(), seed);
+    body(ref);
+    // The reference wrote everything it should (outputs start as NaN).
+    for (const Result& w : ref.results) {
+      INFO("reference result " << w.name);
+      std::size_t nan = 0;
+      for (double x : w.values) nan += std::isnan(x) ? 1 : 0;
+      CHECK(nan == 0);
+    }
+    for (Ops<T>* be : backends) {
+      INFO("backend: " << be->name());
+      Run<T> run(*be, seed);
+      body(run);
+      REQUIRE(run.results.size() == ref.results.size());
+      double worst = 0.0;
+      std::string worst_name;
+      bool all_exact = true;
+      for (std::size_t i = 0; i < ref.results.size(); ++i) {
+        const Result& got = run.results[i];
+        const Result& want = ref.results[i];
+        INFO("result " << want.name);
+        REQUIRE(got.name == want.name);
+        const Comparison cmp = compare(got.values, want.values, want.floor);
+        INFO(cmp.str());
+        CHECK(cmp.nan == 0);
+        if (want.exact) {
+          CHECK(got.values == want.values);
+          continue;
+        }
+        CHECK(cmp.rel <= tol);
+        all_exact = all_exact && cmp.rel == 0.0;
+        if (cmp.rel >= worst) {
+          worst = cmp.rel;
+          worst_name = want.name;
+        }
+      }
+      if (be == &reference<T>()) continue;  // the reference against itself: 0
+      std::ostringstream line;
+      line << std::left << std::setw(22) << (be->name() + (std::is_same_v<T, float> ? "" : " f64")) << " "
+           << std::setw(98) << c.op << std::scientific << std::setprecision(2) << worst << " "
+           << (all_exact ? "(bit for bit)" : worst_name);
+      report().push_back(line.str());
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("every op on every backend against the CPU backend (float)") { check_backends<float>(kDoubleTol); }
+
+TEST_CASE("every op on the CPU backend's variants against the CPU backend (double)") {
+  if (!options().cpu) return;
+  check_backends<double>(kDoubleTol);
+}
+
+TEST_CASE("every gradient of the table by central differences (double, CPU backend)") {
+  if (!options().cpu) return;
+  const auto table = cases();
+  std::uint32_t seed = options().seed;
+  std::size_t checked = 0;
+  for (const Case& c : table) {
+    ++seed;
+    if (c.large) continue;
+    INFO("case: " << c.op << " (seed " << seed << ")");
+    Ops<double>& be = reference<double>();
+    Run<double> base(be, seed);
+    base.fd = true;
+    c.f64(base);
+    for (const Gradient& g : base.gradients) {
+      INFO("gradient " << g.name);
+      const std::size_t n = base.size_of_input(g.ordinal);
+      REQUIRE(n == g.analytic.size());
+      const std::size_t points = std::min(n, kFdPoints);
+      double worst = 0.0;
+      std::size_t worst_at = 0;
+      for (std::size_t p = 0; p < points; ++p) {
+        const std::size_t i = points == n ? p : p * n / points;
+        if (!g.skip.empty() && g.skip[i]) continue;
+        const Perturbation up{g.ordinal, i, kFdStep}, down{g.ordinal, i, -kFdStep};
+        Run<double> ru(be, seed, &up), rd(be, seed, &down);
+        ru.fd = rd.fd = true;
+        c.f64(ru);
+        c.f64(rd);
+        const double numeric = (ru.loss - rd.loss) / (2 * kFdStep);
+        const double err = std::fabs(numeric - g.analytic[i]) / std::max(1.0, std::fabs(numeric) + std::fabs(g.analytic[i]));
+        if (err > worst) {
+          worst = err;
+          worst_at = i;
+        }
+      }
+      INFO("worst relative error " << worst << " at element " << worst_at << " of " << n);
+      CHECK(worst < kFdTol);
+      checked += points;
+    }
+  }
+  MESSAGE("finite differences: " << checked << " gradient elements checked");
+  CHECK(checked > 0);
+}
+
+TEST_CASE("dropout: the seed decides the mask, p the share dropped") {
+  for (Ops<float>* be : backends_under_test<float>(false)) {
+    INFO("backend: " << be->name());
+    const std::size_t n = 4000;
+    Buffer<float> inp(*be, n), out(*be, n), m1(*be, n), m2(*be, n);
+    inp.upload(std::vector<float>(n, 1.0f));
+    be->dropout_forward(out.data(), m1.data(), inp.data(), n, 0.25f, 99);
+    be->dropout_forward(out.data(), m2.data(), inp.data(), n, 0.25f, 100);
+    const auto a = m1.download(), b = m2.download();
+    std::size_t dropped = 0, differ = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      dropped += a[i] == 0.0f;
+      differ += a[i] != b[i];
+      CHECK((a[i] == 0.0f || a[i] == static_cast<float>(1.0 / 0.75)));
+    }
+    CHECK(dropped > n / 4 - 150);
+    CHECK(dropped < n / 4 + 150);
+    CHECK(differ > n / 5);  // another seed, another mask
+  }
+}
+
+TEST_CASE("the embedding backward repeats bit for bit (no float atomics)") {
+  for (Ops<float>* be : backends_under_test<float>(false)) {
+    INFO("backend: " << be->name());
+    const int B = 3, Tn = 37, C = 129, V = 5;  // few words: many rows collide
+    const std::size_t N = static_cast<std::size_t>(B) * Tn;
+    std::mt19937 rng(5);
+    Buffer<float> dout(*be, N * C), dwte(*be, static_cast<std::size_t>(V) * C);
+    Buffer<int> tokens(*be, N);
+    dout.upload(random_floats(rng, N * C));
+    tokens.upload(random_ints(rng, N, 0, V - 1));
+    const auto start = random_floats(rng, static_cast<std::size_t>(V) * C);
+    std::vector<std::vector<float>> runs;
+    for (int i = 0; i < 3; ++i) {
+      dwte.upload(start);
+      be->embedding_backward(dwte.data(), dout.data(), tokens.data(), B, Tn, C, V, 2.0f);
+      runs.push_back(dwte.download());
+    }
+    CHECK(std::memcmp(runs[0].data(), runs[1].data(), runs[0].size() * sizeof(float)) == 0);
+    CHECK(std::memcmp(runs[0].data(), runs[2].data(), runs[0].size() * sizeof(float)) == 0);
+  }
+}
+
+TEST_CASE("memory: upload, copy within the backend, zero, download") {
+  for (Ops<float>* be : backends_under_test<float>(false)) {
+    INFO("backend: " << be->name());
+    Buffer<float> a(*be), b(*be, 5);
+    a.upload({1.0f, 2.0f, 3.0f, 4.0f, 5.0f});
+    be->copy(b.data(), a.data(), 5 * sizeof(float));
+    be->zero(a.data() + 1, 2 * sizeof(float));
+    be->synchronize();
+    CHECK(a.download() == std::vector<float>{1.0f, 0.0f, 0.0f, 4.0f, 5.0f});
+    CHECK(b.download(3, 2) == std::vector<float>{4.0f, 5.0f});
+    CHECK(be->allocate(0) == nullptr);
+    be->release(nullptr);
+  }
+}
+
+TEST_CASE("the CPU variants: their names, and tiles of size 0 refused") {
+  if (!options().cpu) return;
+  std::vector<std::string> names;
+  for (Ops<float>* b : cpu_variants<float>()) names.push_back(b->name());
+  CHECK(names == std::vector<std::string>{"cpu (stored weights)", "cpu (tiled 1x1)", "cpu (tiled 4x7)",
+                                          "cpu (tiled 16x32)"});
+  CHECK_THROWS_AS(attnlab::backend::make_cpu_backend<float>(CpuAttention::Tiled, 0, 4), attnlab::ShapeError);
+}
+
+TEST_CASE("the CUDA backend: its name, and a clear refusal of a shared-K/V backward") {
+  if (!options().cuda || !cuda_slot()) return;
+  Ops<float>& be = *cuda_slot();
+  CHECK((be.name() == "cuda" || be.name() == "cuda (emulated)"));
+  CHECK_FALSE(be.host_addressable());
+  AttentionShape s;
+  s.B = 2;
+  s.Tq = 3;
+  s.Tk = 4;
+  s.C = 8;
+  s.H = 2;
+  s.k_batch = s.v_batch = 0;
+  Buffer<float> q(be, 2 * 3 * 8), kv(be, 4 * 8), lse(be, 2 * 2 * 3), g(be, 2 * 3 * 8);
+  try {
+    be.attention_backward(g.data(), kv.data(), kv.data(), g.data(), g.data(), lse.data(), q.data(), kv.data(),
+                          kv.data(), s);
+    FAIL("no exception");
+  } catch (const attnlab::ShapeError& e) {
+    CHECK(std::string(e.what()).find("batch stride of 0") != std::string::npos);
+  }
+}
+
+TEST_CASE("without a usable CUDA device, --backend cuda is refused with an InputError that says what to do") {
+  if (!options().cuda || attnlab::backend::cuda_report().usable) return;  // a GPU, or the emulator
+  try {
+    (void)attnlab::backend::backend_named("cuda");
+    FAIL("no exception");
+  } catch (const attnlab::InputError& e) {
+    CHECK(std::string(e.what()).find("--backend cpu") != std::string::npos);
+  }
+}
+
+int main(int argc, char** argv) {
+  Options& o = options();
+  std::vector<char*> args;
+  for (int i = 0; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--backends=cpu") o.cuda = false;
+    else if (a == "--backends=cuda") o.cpu = false;
+    else if (a == "--backends=all") o.cpu = o.cuda = true;
+    else if (a == "--large") o.large = 1;
+    else if (a == "--small") o.large = 0;
+    else if (a.rfind("--seed=", 0) == 0) o.seed = static_cast<std::uint32_t>(std::stoul(a.substr(7)));
+    else if (a.rfind("--backends=", 0) == 0) {
+      std::cerr << "test_backend_ops: --backends: expected cpu, cuda or all, got " << a.substr(11) << "\n";
+      return 2;
+    } else args.push_back(argv[i]);
+  }
+  doctest::Context context(static_cast<int>(args.size()), args.data());
+
+  // The CUDA backend: there (a GPU or the emulator), absent from the build or machine (skip), or a GPU
+  // CUDA cannot use (fail loudly, never "skipped").
+  const attnlab::backend::CudaReport cuda = attnlab::backend::cuda_report();
+  std::string why_no_cuda;
+  if (o.cuda) {
+    if (cuda.usable) {
+      cuda_slot() = &attnlab::backend::backend_named("cuda");
+      std::cout << "device: " << cuda.device << (cuda.emulated ? " — a pass here is not a pass on a GPU" : "")
+                << std::endl;
+    } else if (cuda.gpu_present) {
+      std::cout << "FAILED: " << cuda.device << std::endl;
+      return 1;
+    } else {
+      why_no_cuda = cuda.compiled ? cuda.device : "this build has no CUDA backend";
+    }
+  }
+  std::cout << "large cases: " << (run_large() ? "on" : "off (--large turns them on)") << std::endl;
+  const int rc = context.run();
+  if (!context.shouldExit() && !report().empty()) {
+    std::cout << "\nthe largest normwise relative error against the CPU backend's, per backend and case, and where:\n";
+    for (const auto& line : report()) std::cout << "  " << line << "\n";
+  }
+  if (rc != 0 || context.shouldExit()) return rc;
+  if (o.cuda && !o.cpu && !cuda_slot()) {
+    std::cout << "skipped: no CUDA device (" << why_no_cuda << ")" << std::endl;
+    return 77;
+  }
+  return 0;
+}
