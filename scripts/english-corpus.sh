@@ -24,7 +24,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --sources) [ $# -ge 2 ] || die "--sources needs a list such as brown,wordnet,austen"; sources="$2"; shift 2 ;;
     --sources=*) sources="${1#--sources=}"; shift ;;
-    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) die "unknown option $1 (usage: scripts/english-corpus.sh [OUT] [--sources brown,wordnet,austen])" ;;
     *) out="$1"; shift ;;
   esac
