@@ -3,7 +3,8 @@
 #   unpack the .debs that scripts/gpu-deps.sh put in .gpu-deps/ into a private prefix, configure
 #   with -DATTNLAB_CUDA=ON for the device's architecture against that prefix alone, build attnlab
 #   and the CUDA tests, run `attnlab doctor`, the CUDA tests (ctest label cuda or gpu), the kernel
-#   tests verbosely, translate-small trained and evaluated on the device, the GPU benchmark and the
+#   tests verbosely, the backend op table's report on the device (large shapes included) and its
+#   CPU half (attention variants, finite differences, large shapes), translate-small trained and evaluated on the device, the GPU benchmark and the
 #   same models in PyTorch on the device (bench/compare_torch.py --backend cuda), and last
 #   compute-sanitizer's memcheck, racecheck, synccheck and initcheck on the test programs.
 # It goes on past a failing step and exits 1 at the end if any step failed or ran out of time.
@@ -394,6 +395,7 @@ export -f ctest_cuda
 if ! wanted tests; then
   skip ctest_cuda "$not_wanted"
   skip kernel_tests_verbose "$not_wanted"
+  skip backend_ops_cuda "$not_wanted"
   skip backend_ops_cpu "$not_wanted"
 elif [ $built -eq 0 ]; then
   # On a GPU, cuda_backend_ops (in ctest_cuda) runs the op table's large cases too, and prints the
@@ -405,8 +407,15 @@ elif [ $built -eq 0 ]; then
   else
     skip kernel_tests_verbose "${gpu_reason:-no attnlab_gpu_kernel_tests in the build}"
   fi
-  # The same table on the CPU side: the CPU's attention variants and the finite differences, with
-  # the large cases, on this machine's many cores (CI runs the small ones).
+  # The op table once more, for its report: the largest error per case on the device, large
+  # cases included (ctest prints nothing of a test that passes). Then the same table on the CPU
+  # side: the CPU's attention variants and the finite differences, with the large cases, on this
+  # machine's many cores (CI runs the small ones).
+  if [ -z "$gpu_reason" ] && [ -n "$ops_tests" ]; then
+    run backend_ops_cuda 300 "$ops_tests" --no-intro --backends=cuda
+  else
+    skip backend_ops_cuda "${gpu_reason:-no attnlab_backend_ops_tests in the build}"
+  fi
   if [ -n "$ops_tests" ]; then
     run backend_ops_cpu 300 "$ops_tests" --no-intro --backends=cpu --large
   else
@@ -415,6 +424,7 @@ elif [ $built -eq 0 ]; then
 else
   skip ctest_cuda "the build step did not succeed"
   skip kernel_tests_verbose "the build step did not succeed"
+  skip backend_ops_cuda "the build step did not succeed"
   skip backend_ops_cpu "the build step did not succeed"
 fi
 
