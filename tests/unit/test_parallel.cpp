@@ -150,6 +150,24 @@ TEST_CASE("tiled attention on several threads matches the plain path (work split
       CHECK(close(tdq, dq) < 1e-5);
       CHECK(close(tdk, dk) < 1e-5);
       CHECK(close(tdv, dv) < 1e-5);
+      // And the tiled path bit-identical to itself on one thread: no sum depends on the thread count
+      // (dQ is gathered in fixed groups of key blocks, not per thread).
+      par::set_threads(1);
+      std::vector<float> out1(n, 7.0f), lse1(lse.size());
+      std::vector<float> work1(cpu::attention_tiled_workspace<float>(bq, bk));
+      cpu::attention_forward_tiled<float>(out1.data(), lse1.data(), work1.data(), q.data(), k.data(), v.data(),
+                                          key_len.data(), causal, B, Tq, Tk, C, H, bq, bk);
+      std::vector<float> dq1(n, 0.0f), dk1(n, 0.0f), dv1(n, 0.0f);
+      std::vector<float> bwork1(cpu::attention_tiled_backward_workspace<float>(bq, bk, Tq, hs));
+      cpu::attention_backward_tiled<float>(dq1.data(), dk1.data(), dv1.data(), bwork1.data(), dout.data(), out1.data(),
+                                           lse1.data(), q.data(), k.data(), v.data(), key_len.data(), causal, B, Tq,
+                                           Tk, C, H, bq, bk);
+      CHECK(out1 == tout);
+      CHECK(lse1 == lse);
+      CHECK(dq1 == tdq);
+      CHECK(dk1 == tdk);
+      CHECK(dv1 == tdv);
+      par::set_threads(threads);
       // The plain path itself on several threads: bit-identical to one thread.
       std::vector<float> pout(n), patt(att.size());
       cpu::attention_forward<float>(pout.data(), patt.data(), q.data(), k.data(), v.data(), key_len.data(), causal, B,

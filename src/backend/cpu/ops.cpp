@@ -161,6 +161,10 @@ void for_each_slot(int slots, int items, F&& fn) {
   });
 }
 
+// The tiled attention backward's dQ is summed in this many fixed groups of key blocks (see there): a
+// constant, not the thread count, so that the result does not depend on the thread count.
+constexpr int kDqGroups = 8;
+
 // Threads for per-head attention work, and whether it is worth waking them: B·H·Tq·Tk·d_k multiply-adds.
 int attention_slots(int B, int H, int Tq, int Tk, int hs) {
   const double work = static_cast<double>(B) * H * Tq * Tk * hs;
@@ -700,9 +704,9 @@ void attention_forward_tiled(T* out, T* lse, T* work, const T* q, const T* k, co
 
 template <typename T>
 std::size_t attention_tiled_backward_workspace(int block_q, int block_k, int Tq, int hs) {
-  return static_cast<std::size_t>(std::max(1, par::threads())) *
-         (2 * static_cast<std::size_t>(block_q) * block_k + static_cast<std::size_t>(block_q) +
-          static_cast<std::size_t>(Tq) * hs);
+  return static_cast<std::size_t>(kDqGroups) * Tq * hs +
+         static_cast<std::size_t>(std::max(1, par::threads())) *
+             (2 * static_cast<std::size_t>(block_q) * block_k + static_cast<std::size_t>(block_q));
 }
 
 template <typename T>
@@ -712,21 +716,25 @@ void attention_backward_tiled(T* dq, T* dk, T* dv, T* work, const T* dout, const
   prof::Scope prof_scope(prof::Op::Softmax);
   const int hs = C / H;
   const T scale = static_cast<T>(1.0 / std::sqrt(static_cast<double>(hs)));
-  const std::size_t per_slot = 2 * static_cast<std::size_t>(block_q) * block_k + static_cast<std::size_t>(block_q) +
-                               static_cast<std::size_t>(Tq) * hs;
+  const std::size_t per_slot = 2 * static_cast<std::size_t>(block_q) * block_k + static_cast<std::size_t>(block_q);
+  const std::size_t per_group = static_cast<std::size_t>(Tq) * hs;
   const int kblocks = (Tk + block_k - 1) / block_k;
-  const int slots = std::max(1, std::min(par::threads(), kblocks));
-  // FlashAttention-2's order: one work item per key block of a (batch, head), which owns that block's
-  // rows of dK and dV and loops over every query block. dQ gets contributions from every key block, so
-  // each slot gathers them in its own Tq × hs buffer, and the buffers are added to dq in slot order once
-  // the (batch, head) is done: a fixed order, so results repeat exactly for a given thread count.
-  auto one_block = [&](int slot, int bh, int kb) {
+  const int groups = std::max(1, std::min(kDqGroups, kblocks));
+  const int slots = std::max(1, std::min(par::threads(), groups));
+  T* group_dq = work;                                                // groups × Tq × hs
+  T* slot_tiles = work + static_cast<std::size_t>(kDqGroups) * per_group;  // slots × per_slot
+  // FlashAttention-2's order: each key block of a (batch, head) owns its rows of dK and dV and loops
+  // over every query block. dQ gets contributions from every key block, so the key blocks are dealt
+  // into a fixed number of groups (kDqGroups, or fewer when there are fewer blocks), group g taking
+  // blocks g, g + groups, …; each group gathers its dQ in its own Tq × hs buffer, in block order, and
+  // the buffers are added to dq in group order once the (batch, head) is done. Threads take whole
+  // groups, so the sums are the same, in the same order, on any number of threads.
+  auto one_block = [&](int slot, int bh, int kb, T* dqs) {
     const int j0 = kb * block_k;
     const int b = bh / H, h = bh % H;
-    T* p = work + static_cast<std::size_t>(slot) * per_slot;       // block_q × block_k weights
+    T* p = slot_tiles + static_cast<std::size_t>(slot) * per_slot;  // block_q × block_k weights
     T* dp = p + static_cast<std::size_t>(block_q) * block_k;        // block_q × block_k, then dscores
     T* d = dp + static_cast<std::size_t>(block_q) * block_k;        // D_i = dout_i · out_i
-    T* dqs = d + block_q;                                           // this slot's dQ for (b, h): Tq × hs
     const int valid = key_len ? std::min(key_len[b], Tk) : Tk;
     const std::size_t qo = static_cast<std::size_t>(b) * Tq * C + h * hs;
     const std::size_t ko = static_cast<std::size_t>(b) * Tk * C + h * hs;
@@ -772,22 +780,22 @@ void attention_backward_tiled(T* dq, T* dk, T* dv, T* work, const T* dout, const
               dk + ko + static_cast<std::size_t>(j0) * C, C);
     }
   };
-  auto slot_dq = [&](int slot) {
-    return work + static_cast<std::size_t>(slot) * per_slot + 2 * static_cast<std::size_t>(block_q) * block_k + block_q;
-  };
   std::optional<par::BlasSerial> serial;
   if (slots > 1) serial.emplace();
   for (int bh = 0; bh < B * H; ++bh) {
-    for (int sl = 0; sl < slots; ++sl) std::fill(slot_dq(sl), slot_dq(sl) + static_cast<std::size_t>(Tq) * hs, T(0));
+    std::fill(group_dq, group_dq + static_cast<std::size_t>(groups) * per_group, T(0));
+    auto one_group = [&](int slot, int g) {
+      for (int kb = g; kb < kblocks; kb += groups) one_block(slot, bh, kb, group_dq + static_cast<std::size_t>(g) * per_group);
+    };
     if (slots == 1) {
-      for (int kb = 0; kb < kblocks; ++kb) one_block(0, bh, kb);
+      for (int g = 0; g < groups; ++g) one_group(0, g);
     } else {
-      for_each_slot(slots, kblocks, [&](int slot, int kb) { one_block(slot, bh, kb); });
+      for_each_slot(slots, groups, one_group);
     }
     const int b = bh / H, h = bh % H;
     T* dqb = dq + static_cast<std::size_t>(b) * Tq * C + h * hs;
-    for (int sl = 0; sl < slots; ++sl) {
-      const T* part = slot_dq(sl);
+    for (int g = 0; g < groups; ++g) {
+      const T* part = group_dq + static_cast<std::size_t>(g) * per_group;
       for (int i = 0; i < Tq; ++i)
         for (int c = 0; c < hs; ++c) dqb[static_cast<std::size_t>(i) * C + c] += part[static_cast<std::size_t>(i) * hs + c];
     }

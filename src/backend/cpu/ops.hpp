@@ -157,10 +157,11 @@ void attention_forward_tiled(T* out, T* lse, T* work, const T* q, const T* k, co
                              bool causal, int B, int Tq, int Tk, int C, int H, int block_q, int block_k);
 // Backward of the tiled path (FlashAttention-2 style): recomputes each weight tile from lse instead of
 // reading a stored Tq × Tk matrix. With D_i = Σ_c dout_ic·out_ic, dscores = P ⊙ (dout·Vᵀ − D).
-// dq, dk, dv accumulate. Work items are key blocks (each owns its rows of dK and dV); every thread
-// gathers its dQ contributions in its own Tq × d_k buffer, added to dq in thread order. work needs
-// attention_tiled_backward_workspace(block_q, block_k, Tq, C / H) elements: per thread two tiles,
-// block_q values and that buffer, so O(Tq) and never Tq × Tk.
+// dq, dk, dv accumulate. Work items are key blocks (each owns its rows of dK and dV), dealt into at
+// most 8 fixed groups; each group gathers its dQ contributions in its own Tq × d_k buffer, added to
+// dq in group order, so the result is the same on any number of threads. work needs
+// attention_tiled_backward_workspace(block_q, block_k, Tq, C / H) elements: 8 such buffers, and per
+// thread two tiles and block_q values, so O(Tq) and never Tq × Tk.
 template <typename T>
 std::size_t attention_tiled_backward_workspace(int block_q, int block_k, int Tq, int hs);
 template <typename T>
