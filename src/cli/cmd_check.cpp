@@ -58,7 +58,7 @@ void setup_check(CLI::App& app) {
   sub->add_option("--timeout", opts->timeout_s, "Seconds the grader may run before it is stopped")
       ->check(real_number(0.1, 600.0))
       ->capture_default_str();
-  sub->add_option("--memory-mb", opts->memory_mb, "Memory limit of the grader process, in MiB")
+  sub->add_option("--memory-mb", opts->memory_mb, "Memory your code may use while graded, in MiB (the grader's own libraries and OpenBLAS's buffer get 256 MiB on top)")
       ->check(whole_number(64, 65536))
       ->capture_default_str();
   sub->add_flag("--all", opts->all, "Check every exercise, one after the other");

@@ -183,7 +183,7 @@ void setup_watch(CLI::App& app) {
   sub->add_flag("--poll", opts->poll, "Poll the file's modification time instead of using file events");
   sub->add_option("--interval", opts->interval_s, "Seconds between polls")->check(real_number(0.05, 60.0))->capture_default_str();
   sub->add_option("--timeout", opts->timeout_s, "Seconds the grader may run")->check(real_number(0.1, 600.0))->capture_default_str();
-  sub->add_option("--memory-mb", opts->memory_mb, "Memory limit of the grader, in MiB")->check(whole_number(64, 65536))->capture_default_str();
+  sub->add_option("--memory-mb", opts->memory_mb, "Memory your code may use while graded, in MiB (the grader's own libraries and OpenBLAS's buffer get 256 MiB on top)")->check(whole_number(64, 65536))->capture_default_str();
   sub->add_option("--max-checks", opts->max_checks, "Stop after this many checks (0 = until Ctrl-C)")->check(whole_number(0, 1000000000));
   sub->callback([opts] { run_watch(*opts); });
 }

@@ -369,7 +369,12 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
   const std::string token = random_token();
   std::vector<std::string> env{"ATTNLAB_GRADER_STATUS=" + status.string(), "ATTNLAB_GRADER_TOKEN_FD=3",
                                "OPENBLAS_NUM_THREADS=1"};
-  ChildLimits limits{.timeout_s = opts.timeout_s, .memory_mb = opts.memory_mb};
+  // RLIMIT_AS bounds address space, not memory used, and the grader reserves some before any learner
+  // code runs: its libraries, and OpenBLAS's 128 MiB work buffer, which OpenBLAS retries forever when
+  // mmap fails (a reference solution reported as an endless loop at --memory-mb 128). So the limit is
+  // --memory-mb for the learner's code plus kGraderReserveMb for that (about 170 MiB measured).
+  constexpr std::size_t kGraderReserveMb = 256;
+  ChildLimits limits{.timeout_s = opts.timeout_s, .memory_mb = opts.memory_mb + kGraderReserveMb};
   const bool sanitized = !kit.sanitizer_flags.empty();
   if (sanitized) {
     // AddressSanitizer reserves terabytes of address space for its shadow memory, so RLIMIT_AS cannot

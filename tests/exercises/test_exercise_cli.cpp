@@ -58,9 +58,12 @@ struct Home {
   fs::path workspace() const { return root / "data" / "attnlab" / "exercises"; }
   fs::path learner(const std::string& slug) const { return workspace() / slug / "exercise.cpp"; }
   fs::path state() const { return root / "state" / "attnlab" / "progress.json"; }
+  std::vector<std::string> extra;  // more NAME=value pairs for this test's commands
   std::vector<std::string> env() const {
-    return {"HOME=" + root.string(), "XDG_DATA_HOME=" + (root / "data").string(),
-            "XDG_STATE_HOME=" + (root / "state").string(), "NO_COLOR=1"};
+    std::vector<std::string> e{"HOME=" + root.string(), "XDG_DATA_HOME=" + (root / "data").string(),
+                               "XDG_STATE_HOME=" + (root / "state").string(), "NO_COLOR=1"};
+    e.insert(e.end(), extra.begin(), extra.end());
+    return e;
   }
 };
 
@@ -552,6 +555,36 @@ TEST_CASE("the reference solution still passes, with its record") {
   const auto state = nlohmann::json::parse(slurp(home.state()));
   CHECK(state["exercises"]["attention"]["status"] == "passed");
   CHECK(run(home, {"solution", "attention"}).code == 0);
+}
+
+// Without the AddressSanitizer kit the grader runs under RLIMIT_AS, which also bounds what it reserves
+// before any learner code runs (OpenBLAS's 128 MiB work buffer, whose failed mmap OpenBLAS retries
+// forever): the reference solution was reported as "timed out … a loop that never ends" at
+// --memory-mb 128. A kit without sanitizer flags, as on a machine whose compiler cannot build ASan
+// programs.
+TEST_CASE("without the AddressSanitizer kit, --memory-mb 64 is room for the reference solution, and a memory hog is still stopped") {
+  Home home;
+  const fs::path kit = fs::path(ATTNLAB_BIN).parent_path() / "exercise-kit" / "kit.json";
+  REQUIRE(fs::exists(kit));
+  auto j = nlohmann::json::parse(slurp(kit));
+  j["sanitizer_flags"] = nlohmann::json::array();
+  write(home.root / "kit-no-asan.json", j.dump());
+  home.extra.push_back("ATTNLAB_EXERCISE_KIT=" + (home.root / "kit-no-asan.json").string());
+  write(home.learner("attention"), solution_of("05-weighted-sum", "attention"));
+  const Result r = run(home, {"check", "attention", "--memory-mb", "64", "--timeout", "20"});
+  INFO(r.out << r.err);
+  CHECK(r.code == 0);
+  CHECK(contains(r.out, "passed all 6 checks"));
+
+  write(home.learner("softmax"), broken_softmax("  Matrix weights(scores.rows, scores.cols);",
+                                                "  Matrix weights(scores.rows, scores.cols);\n"
+                                                "  std::vector<std::vector<float>> hog;\n"
+                                                "  for (;;) hog.emplace_back(std::size_t(1) << 24, 1.0f);"));
+  const Result hog = run(home, {"check", "softmax", "--memory-mb", "64", "--timeout", "20"});
+  INFO(hog.out << hog.err);
+  CHECK(hog.code == 1);
+  CHECK_FALSE(contains(hog.out, "timed out"));
+  CHECK(contains(hog.out, "bad_alloc"));
 }
 
 // ---- supervision: nothing the grader starts outlives `check` ----------------------------------------
