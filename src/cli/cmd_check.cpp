@@ -2,10 +2,12 @@
 // Compiles the learner's file for exercise N against its prebuilt grader and runs the grader in a
 // child process with limits. Exit code 0 when it passes, 1 when it does not.
 #include <chrono>
+#include <iostream>
 #include <memory>
 #include <optional>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/validators.hpp"
@@ -20,14 +22,57 @@ struct CheckOptions {
   int memory_mb = 1024;
   bool all = false;
   bool timing = false;
+  std::string format = "text";
 };
 
 namespace {
+
+// One check as JSON: what a script needs to act on it (the report is the text a learner reads).
+nlohmann::json check_json(exercises::Session& s, const exercises::ExerciseInfo& ex, const exercises::Session::Checked& c) {
+  const exercises::CheckResult& r = c.result;
+  return {{"number", ex.number},
+          {"exercise", ex.slug},
+          {"file", s.workspace().learner_file(ex).string()},
+          {"verdict", exercises::verdict_name(r.verdict)},
+          {"passed", r.verdict == exercises::Verdict::Passed},
+          {"created_stub", c.created_stub},
+          {"report", r.report},
+          {"warnings", r.warnings},
+          {"seconds", {{"compile", r.compile_s}, {"link", r.link_s}, {"grader", r.run_s}}}};
+}
+
+int run_check_json(const CheckOptions& o, exercises::Session& s, const exercises::Kit& kit,
+                   const exercises::CheckOptions& copts) {
+  nlohmann::json out;
+  bool all_passed = true;
+  if (o.all) {
+    nlohmann::json results = nlohmann::json::array();
+    std::size_t passed = 0;
+    for (const auto& ex : s.catalogue().all()) {
+      const auto c = s.check_and_record(kit, ex, copts);
+      passed += c.result.verdict == exercises::Verdict::Passed;
+      results.push_back(check_json(s, ex, c));
+    }
+    all_passed = passed == s.catalogue().all().size();
+    out = {{"results", results}, {"passed", passed}, {"total", s.catalogue().all().size()}};
+  } else if (const exercises::ExerciseInfo* ex = s.resolve(o.exercise)) {
+    const auto c = s.check_and_record(kit, *ex, copts);
+    all_passed = c.result.verdict == exercises::Verdict::Passed;
+    out = check_json(s, *ex, c);
+  } else {
+    out = {{"results", nlohmann::json::array()}, {"note", "every exercise has passed"}};
+  }
+  const auto* next = s.next_unfinished();
+  out["next"] = next ? nlohmann::json(next->slug) : nlohmann::json(nullptr);
+  std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+  return all_passed ? 0 : 1;
+}
 
 int run_check_command(const CheckOptions& o) {
   exercises::Session s(o.workspace);
   const exercises::Kit kit = exercises::load_kit();
   const exercises::CheckOptions copts{o.timeout_s, static_cast<std::size_t>(o.memory_mb)};
+  if (o.format == "json") return run_check_json(o, s, kit, copts);
   if (o.all) {
     const auto start = std::chrono::steady_clock::now();
     std::size_t passed = 0;
@@ -63,6 +108,9 @@ void setup_check(CLI::App& app) {
       ->capture_default_str();
   sub->add_flag("--all", opts->all, "Check every exercise, one after the other");
   sub->add_flag("--timing", opts->timing, "Print how long compiling, linking and grading took");
+  sub->add_option("-f,--format", opts->format, "Output format (json: the verdict, the report and the times)")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
   sub->get_option("--all")->excludes("exercise");
   sub->footer(
       "Only your exercise.cpp is compiled; the grader was built with attnlab. An endless loop is stopped\n"

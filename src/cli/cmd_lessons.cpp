@@ -3,6 +3,7 @@
 #include <memory>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "lessons/data_dir.hpp"
@@ -15,11 +16,23 @@ namespace {
 
 struct ListOptions {
   bool no_color = false;
+  std::string format = "text";
 };
 
 void run_list(const ListOptions& o) {
   const auto root = lessons::data_root();
   const auto all = lessons::load_lessons(root);
+  if (o.format == "json") {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& d : all) {
+      nlohmann::json ex = nlohmann::json::array();
+      for (const auto& e : d.exercises) ex.push_back(e.slug);
+      list.push_back({{"number", d.number}, {"slug", d.slug}, {"title", d.title}, {"summary", d.summary},
+                      {"steps", d.steps.size()}, {"exercises", ex}});
+    }
+    std::cout << nlohmann::json{{"lessons", list}}.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+    return;
+  }
   const Terminal term = detect_terminal(o.no_color);
   for (const auto& d : all) {
     const std::string head = fmt::format("{:>2}  {:<22}", d.number, d.slug);
@@ -37,6 +50,7 @@ void setup_lessons(CLI::App& app) {
   auto opts = std::make_shared<ListOptions>();
   CLI::App* sub = app.add_subcommand("lessons", "List the lessons, one line each");
   sub->add_flag("--no-color", opts->no_color, "Plain text without escape codes");
+  sub->add_option("-f,--format", opts->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   sub->callback([opts] { run_list(*opts); });
 }
 

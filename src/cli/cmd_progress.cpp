@@ -1,8 +1,10 @@
 // attnlab progress [--workspace DIR]
 // A summary of the learner's progress: how many exercises passed, time left, hints used, what next.
+#include <iostream>
 #include <memory>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "exercises/session.hpp"
@@ -11,6 +13,7 @@ namespace attnlab::cli {
 
 struct ProgressOptions {
   std::string workspace;
+  std::string format = "text";
 };
 
 namespace {
@@ -28,6 +31,30 @@ void run_progress(const ProgressOptions& o) {
     if (st != exercises::State::Passed) minutes_left += ex.minutes;
     hints += p.hints_shown;
     checks += p.checks;
+  }
+  if (o.format == "json") {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& ex : all) {
+      const auto p = s.progress().get(ex.slug);
+      list.push_back({{"number", ex.number}, {"slug", ex.slug}, {"state", exercises::state_name(s.state(ex))},
+                      {"checks", p.checks}, {"hints_shown", p.hints_shown}, {"ever_passed", p.ever_passed},
+                      {"last_check", p.last_check.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.last_check)}});
+    }
+    const auto* next = s.next_unfinished();
+    std::cout << nlohmann::json{{"workspace", s.workspace().root.string()},
+                                {"progress_file", s.progress().file().string()},
+                                {"passed", passed},
+                                {"failing", failing},
+                                {"not_started", all.size() - passed - failing},
+                                {"total", all.size()},
+                                {"checks", checks},
+                                {"hints_shown", hints},
+                                {"minutes_left", minutes_left},
+                                {"exercises", list},
+                                {"next", next ? nlohmann::json(next->slug) : nlohmann::json(nullptr)}}
+                     .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+              << '\n';
+    return;
   }
   const std::size_t width = 30, filled = all.empty() ? 0 : passed * width / all.size();
   fmt::print("Progress: [{}{}] {} of {} exercises passed\n", std::string(filled, '#'), std::string(width - filled, '.'),
@@ -50,6 +77,7 @@ void setup_progress(CLI::App& app) {
   auto opts = std::make_shared<ProgressOptions>();
   CLI::App* sub = app.add_subcommand("progress", "Show how far you are through the exercises");
   add_workspace_option(*sub, opts->workspace);
+  sub->add_option("-f,--format", opts->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   sub->callback([opts] { run_progress(*opts); });
 }
 

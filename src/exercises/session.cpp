@@ -15,6 +15,34 @@ const char* state_name(State s) {
   return "not started";
 }
 
+const char* verdict_name(Verdict v) {
+  switch (v) {
+    case Verdict::Passed: return "passed";
+    case Verdict::Failed: return "failed";
+    case Verdict::CompileError: return "compile_error";
+    case Verdict::LinkError: return "link_error";
+    case Verdict::TimedOut: return "timed_out";
+    case Verdict::Crashed: return "crashed";
+  }
+  return "failed";
+}
+
+Session::Checked Session::check_and_record(const Kit& kit, const ExerciseInfo& ex, const CheckOptions& opts,
+                                           const std::function<void(bool)>& before_run) {
+  Checked c;
+  c.created_stub = ensure_learner_file(workspace_, ex);
+  if (before_run) before_run(c.created_stub);
+  c.result = run_check(kit, ex, workspace_, opts);
+  progress_.update(ex.slug, [&](ExerciseProgress& p) {
+    c.was_passed = p.ever_passed;
+    p.checks += 1;
+    p.last_check = utc_now();
+    p.status = c.result.verdict == Verdict::Passed ? "passed" : "failing";
+    if (c.result.verdict == Verdict::Passed) p.ever_passed = true;
+  });
+  return c;
+}
+
 Session::Session(const std::string& workspace_option)
     : catalogue_(Catalogue::load(default_lessons_dir())),
       workspace_(open_workspace(workspace_option)),
@@ -40,21 +68,13 @@ const ExerciseInfo* Session::resolve(const std::optional<std::string>& key) cons
 
 Verdict Session::check_and_report(const Kit& kit, const ExerciseInfo& ex, const CheckOptions& opts, bool show_timing,
                                   bool watching) {
-  if (ensure_learner_file(workspace_, ex)) {
-    fmt::print("Created {} from the stub: edit it, then check again.\n", pretty_path(workspace_.learner_file(ex)));
-  }
-  fmt::print("── exercise {}: {} ──\nfile: {}\n", ex.label(), ex.title, pretty_path(workspace_.learner_file(ex)));
-  std::cout.flush();
-  const CheckResult r = run_check(kit, ex, workspace_, opts);
-
-  bool was_passed = false;
-  progress_.update(ex.slug, [&](ExerciseProgress& p) {
-    was_passed = p.ever_passed;
-    p.checks += 1;
-    p.last_check = utc_now();
-    p.status = r.verdict == Verdict::Passed ? "passed" : "failing";
-    if (r.verdict == Verdict::Passed) p.ever_passed = true;
+  const Checked c = check_and_record(kit, ex, opts, [&](bool created) {
+    if (created) fmt::print("Created {} from the stub: edit it, then check again.\n", pretty_path(workspace_.learner_file(ex)));
+    fmt::print("── exercise {}: {} ──\nfile: {}\n", ex.label(), ex.title, pretty_path(workspace_.learner_file(ex)));
+    std::cout.flush();
   });
+  const CheckResult& r = c.result;
+  const bool was_passed = c.was_passed;
 
   if (!r.warnings.empty() && r.verdict != Verdict::CompileError) {
     fmt::print("The compiler warns:\n{}\n", r.warnings);

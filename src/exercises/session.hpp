@@ -1,6 +1,7 @@
 #pragma once
 // What every exercise command needs: the catalogue, the learner's workspace and the progress store,
 // plus the shared "check one exercise and record the result" step of `check` and `watch`.
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -13,6 +14,7 @@ namespace attnlab::exercises {
 
 enum class State { NotStarted, Failing, Passed };
 const char* state_name(State s);  // "not started", "failing", "passed"
+const char* verdict_name(Verdict v);  // "passed", "failed", "compile_error", "link_error", "timed_out", "crashed"
 
 class Session {
  public:
@@ -34,6 +36,17 @@ class Session {
   // "run attnlab check". Returns the verdict.
   Verdict check_and_report(const Kit& kit, const ExerciseInfo& ex, const CheckOptions& opts, bool show_timing,
                            bool watching = false);
+
+  // The same check and record without printing anything: for `check --format json`.
+  struct Checked {
+    CheckResult result;
+    bool created_stub = false;  // the stub was copied into the workspace first
+    bool was_passed = false;    // it had passed before this check
+  };
+  // `before_run` (if any) is called once the learner file exists and before compiling, with whether
+  // the stub was copied just now.
+  Checked check_and_record(const Kit& kit, const ExerciseInfo& ex, const CheckOptions& opts,
+                           const std::function<void(bool created_stub)>& before_run = {});
 
  private:
   Catalogue catalogue_;

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -675,6 +676,53 @@ TEST_CASE("learner code that kills attnlab (kill(getppid(), SIGKILL)): the sandb
   const Result r = run(home, {"check", "attention", "--timeout", "60"});
   CHECK(r.code == 128 + SIGKILL);
   CHECK(within(3, [&] { return processes_under(home.root).empty(); }));
+}
+
+// ---- --format json for scripts (issue "What a learner hit", 15) -----------------------------------------
+
+TEST_CASE("lessons, exercises, progress and check take --format json") {
+  Home home;
+  const Result lessons = run(home, {"lessons", "--format", "json"});
+  REQUIRE(lessons.code == 0);
+  const auto lj = nlohmann::json::parse(lessons.out);
+  REQUIRE(lj["lessons"].size() >= 9);
+  CHECK(lj["lessons"][0]["number"] == 1);
+  CHECK(lj["lessons"][0]["exercises"][0] == "positional-encoding");
+
+  // A failing check: exit 1, the verdict and the report in JSON, nothing else on stdout.
+  write(home.learner("softmax"), broken_softmax("weights(i, j) = std::exp(scores(i, j) - mx);",
+                                                "weights(i, j) = std::exp(scores(i, j));"));
+  const Result bad = run(home, {"check", "softmax", "-f", "json"});
+  INFO(bad.out << bad.err);
+  CHECK(bad.code == 1);
+  const auto bj = nlohmann::json::parse(bad.out);
+  CHECK(bj["exercise"] == "softmax");
+  CHECK(bj["passed"] == false);
+  CHECK(bj["verdict"] == "failed");
+  CHECK(bj["report"].get<std::string>().find("✗") != std::string::npos);
+
+  write(home.learner("attention"), solution_of("05-weighted-sum", "attention"));
+  const Result good = run(home, {"check", "attention", "--format", "json"});
+  INFO(good.out << good.err);
+  CHECK(good.code == 0);
+  const auto gj = nlohmann::json::parse(good.out);
+  CHECK(gj["verdict"] == "passed");
+  CHECK(gj["next"] == "positional-encoding");
+  CHECK(gj["seconds"]["compile"].get<double>() > 0);
+
+  const auto ej = nlohmann::json::parse(run(home, {"exercises", "-f", "json"}).out);
+  CHECK(ej["next"] == "positional-encoding");
+  std::map<std::string, std::string> states;
+  for (const auto& e : ej["exercises"]) states[e["slug"]] = e["state"];
+  CHECK(states["attention"] == "passed");
+  CHECK(states["softmax"] == "failing");
+  CHECK(states["positional-encoding"] == "not started");
+
+  const auto pj = nlohmann::json::parse(run(home, {"progress", "-f", "json"}).out);
+  CHECK(pj["passed"] == 1);
+  CHECK(pj["failing"] == 1);
+  CHECK(pj["checks"] == 2);
+  CHECK(pj["total"] == ej["exercises"].size());
 }
 
 // ---- the sandbox (exercises/sandbox.hpp): bubblewrap, which scripts/install-deps.sh installs ----------
