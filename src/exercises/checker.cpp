@@ -194,8 +194,28 @@ std::string strip_sanitizer_output(const std::string& output) {
   static const std::regex asan_note("^==[0-9]+==.*");
   std::string line, out;
   while (std::getline(in, line))
-    if (!std::regex_match(line, asan_note)) out += line + "\n";
+    if (!std::regex_match(line, asan_note) && line != "AddressSanitizer:DEADLYSIGNAL") out += line + "\n";
   return out;
+}
+
+}  // namespace
+
+namespace {
+
+std::string sanitizer_frame(const std::string& report, const std::string& learner_file, bool learner_only) {
+  // The first stack frame in the learner's file, else (unless learner_only) the first with a source line.
+  std::string where;
+  static const std::regex frame_re(R"(#[0-9]+ 0x[0-9a-f]+ in ([^\n]+?) (/[^\s:]+):([0-9]+))");
+  for (auto it = std::sregex_iterator(report.begin(), report.end(), frame_re); it != std::sregex_iterator(); ++it) {
+    const std::string file = (*it)[2], function = (*it)[1];
+    const bool mine = file == learner_file;
+    if (mine || (where.empty() && !learner_only)) {
+      where = " at " + fs::path(file).filename().string() + ":" + std::string((*it)[3]) + " in " +
+              function.substr(0, function.find('('));
+    }
+    if (mine) break;
+  }
+  return where;
 }
 
 }  // namespace
@@ -213,18 +233,7 @@ std::string describe_sanitizer_report(const std::string& output, const std::stri
     write = m[1] == "WRITE";
     size = m[2];
   }
-  // Where: the first stack frame in the learner's file, else the first frame with a source line.
-  std::string where;
-  static const std::regex frame_re(R"(#[0-9]+ 0x[0-9a-f]+ in ([^\n]+?) (/[^\s:]+):([0-9]+))");
-  for (auto it = std::sregex_iterator(report.begin(), report.end(), frame_re); it != std::sregex_iterator(); ++it) {
-    const std::string file = (*it)[2], function = (*it)[1];
-    const bool mine = file == learner_file;
-    if (mine || where.empty()) {
-      where = " at " + fs::path(file).filename().string() + ":" + std::string((*it)[3]) + " in " +
-              function.substr(0, function.find('('));
-    }
-    if (mine) break;
-  }
+  const std::string where = sanitizer_frame(report, learner_file, false);
   std::string region;
   static const std::regex region_re(R"(located ([0-9]+) bytes to the (right|left) of ([0-9]+)-byte region)");
   if (std::regex_search(report, m, region_re)) {
@@ -408,7 +417,7 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
     // limit plus room for the shadow memory. (Not ASan's soft_rss_limit_mb: once it trips, every
     // allocation fails until its thread looks again, and a std::bad_alloc thrown inside doctest's
     // own bookkeeping ends in std::terminate.)
-    env.push_back("ASAN_OPTIONS=detect_leaks=0:handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_abort=0:"
+    env.push_back("ASAN_OPTIONS=detect_leaks=0:handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_abort=1:"
                   "allocator_may_return_null=1:max_allocation_size_mb=" + std::to_string(opts.memory_mb) +
                   ":color=never");
     limits.memory_mb = 0;
@@ -441,13 +450,24 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
     again.link_s += res.link_s;
     return again;
   }
-  const std::string sanitizer = sanitized ? describe_sanitizer_report(r.output, source.string()) : "";
+  // With AddressSanitizer an abort (handle_abort=1) comes with a stack trace: name the learner's line.
+  const std::size_t abrt = sanitized ? r.output.find("ERROR: AddressSanitizer: ABRT") : std::string::npos;
+  const std::string sanitizer =
+      sanitized && abrt == std::string::npos ? describe_sanitizer_report(r.output, source.string()) : "";
   res.report = shorten(sanitized ? strip_sanitizer_output(r.output) : r.output);
   if (!sanitizer.empty()) {
     res.verdict = Verdict::Crashed;
     res.report += "\n" + sanitizer + in_test +
                   ".\nCheck the loop bounds and the index arithmetic on that line: an n-element buffer has\n"
                   "indices 0 … n-1, and element (i, j) of a rows × cols matrix is data[i * cols + j].\n";
+  } else if (abrt != std::string::npos) {
+    res.verdict = Verdict::Crashed;
+    res.report += "\ncrashed" + in_test + sanitizer_frame(r.output.substr(abrt), source.string(), true) + ":\n" +
+                  describe_signal(SIGABRT) + ".\n";
+    if (r.output.find("Assertion '__n < this->size()' failed") != std::string::npos)
+      res.report += "That is a std::vector index that is not below its size() (ex::Matrix's data is one): check the\n"
+                    "loop bounds and the index arithmetic on that line; element (i, j) of a rows × cols matrix is\n"
+                    "data[i * cols + j].\n";
   } else if (r.memory_exceeded) {
     res.verdict = Verdict::Crashed;
     res.report += "\nused more than " + std::to_string(limits.rss_limit_mb) + " MiB of memory" + in_test +

@@ -226,9 +226,22 @@ TEST_CASE("an out-of-range std::vector index is caught and reported, not silent"
                                                 "Matrix weights(scores.rows, scores.cols);\n"
                                                 "  weights.data[weights.data.size()] = 0;"));
   const Result r = run(home, {"check", "softmax"});
+  INFO(r.out);
   CHECK(r.code == 1);
   CHECK(contains(r.out, "crashed while running the test"));
   CHECK(contains(r.out, "SIGABRT"));
+  // With the AddressSanitizer kit (which CI and scripts/install-deps.sh have), the learner's line is
+  // named, as for a raw-pointer overflow, and the libstdc++ check is explained.
+  const std::string kit = slurp(fs::path(ATTNLAB_BIN).parent_path() / "exercise-kit" / "kit.json");
+  if (contains(kit, "-fsanitize=address")) {
+    const std::string text = slurp(home.learner("softmax"));
+    const auto at = text.find("weights.data[weights.data.size()]");
+    REQUIRE(at != std::string::npos);
+    const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
+    CHECK(contains(r.out, "at exercise.cpp:" + std::to_string(line) + " in ex::softmax_rows"));
+    CHECK(contains(r.out, "not below its size()"));
+    CHECK_FALSE(contains(r.out, "DEADLYSIGNAL"));
+  }
 }
 
 TEST_CASE("a compile error shows the compiler's message about the learner's file") {
