@@ -1,5 +1,7 @@
 #include "lessons/output.hpp"
 
+#include <algorithm>
+
 #include <cmath>
 #include <ostream>
 #include <sstream>
@@ -107,6 +109,19 @@ void TextOutput::end_lesson() { os_ << '\n'; }
 
 void TextOutput::line(const std::string& text) { os_ << visible_controls(text, /*keep_newlines=*/true) << '\n'; }
 
+// Matrices taller than this (a 64-row weight matrix) show their first rows, "⋮" and the last two;
+// --full shows every row.
+constexpr std::size_t kMaxRows = 24;
+
+namespace {
+std::vector<std::size_t> focus_indices(const MatrixItem& it) {
+  std::vector<std::size_t> out;
+  for (std::size_t j = 0; j < it.col_labels.size(); ++j)
+    if (std::find(it.focus_cols.begin(), it.focus_cols.end(), it.col_labels[j]) != it.focus_cols.end()) out.push_back(j);
+  return out;
+}
+}  // namespace
+
 std::string TextOutput::render(const MatrixItem& it, bool as_heatmap, bool short_title) const {
   std::ostringstream ss;
   std::string title = short_title ? std::string("the same as a heatmap") : it.title;
@@ -116,6 +131,9 @@ std::string TextOutput::render(const MatrixItem& it, bool as_heatmap, bool short
     ho.lo = it.lo;
     ho.hi = it.hi;
     ho.max_width = rs_.term.width;
+    ho.max_rows = kMaxRows;
+    ho.keep_cols = focus_indices(it);
+    ho.weights = it.weights;
     ho.full = rs_.full;
     ho.color = rs_.term.color;
     print_heatmap(ss, title, it.m, it.row_labels, it.col_labels, ho);
@@ -123,6 +141,8 @@ std::string TextOutput::render(const MatrixItem& it, bool as_heatmap, bool short
     PrintOptions po;
     po.precision = it.precision >= 0 ? it.precision : rs_.precision;
     po.max_width = rs_.term.width;
+    po.max_rows = kMaxRows;
+    po.keep_cols = focus_indices(it);
     po.full = rs_.full;
     po.color = rs_.term.color;
     po.heatmap = it.weights;

@@ -28,6 +28,7 @@ struct MatrixItem {
   bool masked = false;        // may hold −inf (hidden positions)
   bool broken_demo = false;   // a deliberately wrong result: may hold inf/NaN, flagged in text and JSON
   int precision = -1;         // −1: the output's default
+  std::vector<std::string> focus_cols;  // column labels the step is about: kept when columns must be left out
 };
 
 struct RenderSettings {

@@ -417,6 +417,10 @@ void show_coreference_trained(LessonContext& c) {
   c.out.line("");
   MatrixItem x = weights_item("pronoun_cross_weights", "cross-attention while writing il/elle, mean of the heads (rows: layer, sentence)",
                               cross, cross_rows, src_cols);
+  // What decides il/elle: the two nouns, the pronoun and the adjective ("tired/wide").
+  x.focus_cols = {"animal", "street", "it"};
+  for (const auto& l : src_cols)
+    if (l.find('/') != std::string::npos) x.focus_cols.push_back(l);
   c.out.matrix(x);
   for (std::size_t r = 0; r < rows(cross); ++r) {
     const std::size_t top = argmax_row(cross, r);

@@ -45,23 +45,79 @@ std::string heat_escape(float v, ColorMode mode) {
   return fmt::format("\x1b[{};48;5;{}m", fg, idx);
 }
 
-// Which columns to show: all, or the first ones that fit, an ellipsis, and the last one.
-// Returns true when columns were left out.
-bool choose_columns(std::size_t nc, std::size_t label_w, std::size_t cell_w, std::size_t max_width,
-                    bool full, std::vector<std::size_t>& shown) {
+// Which columns to show, in their order, when not all fit in max_width (each shown column takes
+// cell_w + 1, each run of left-out columns " …"): for weights, the columns holding the largest weights
+// (ranked by each column's largest value: what a step is about, e.g. the source word "il" attends to),
+// else the first ones and the last. Returns how many were left out.
+std::size_t choose_columns(const Matrix& m, bool by_weight, const std::vector<std::size_t>& keep, std::size_t label_w,
+                           std::size_t cell_w, std::size_t max_width, bool full, std::vector<std::size_t>& shown) {
+  const std::size_t nc = cols(m), nr = rows(m);
   shown.clear();
   const std::size_t full_w = label_w + nc * (cell_w + 1);
   if (full || full_w <= max_width || nc <= 2) {
     for (std::size_t j = 0; j < nc; ++j) shown.push_back(j);
-    return false;
+    return 0;
   }
-  const std::size_t budget = max_width > label_w + 2 ? max_width - label_w - 2 : 0;  // " …"
-  std::size_t fit = budget / (cell_w + 1);
-  fit = std::max<std::size_t>(fit, 2);
-  const std::size_t left = fit - 1;
-  for (std::size_t j = 0; j < left; ++j) shown.push_back(j);
-  shown.push_back(nc - 1);
-  return true;
+  std::vector<std::size_t> order(nc);
+  for (std::size_t j = 0; j < nc; ++j) order[j] = j;
+  if (by_weight) {
+    std::vector<float> top(nc, -INFINITY);
+    for (std::size_t i = 0; i < nr; ++i)
+      for (std::size_t j = 0; j < nc; ++j)
+        if (std::isfinite(m(i, j))) top[j] = std::max(top[j], m(i, j));
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return top[a] > top[b]; });
+  } else {
+    std::rotate(order.begin() + 1, order.end() - 1, order.end());  // 0, last, 1, 2, ...
+  }
+  // The columns a step names come first, in the order given.
+  for (auto it = keep.rbegin(); it != keep.rend(); ++it) {
+    const auto at = std::find(order.begin(), order.end(), *it);
+    if (at != order.end()) std::rotate(order.begin(), at, at + 1);
+  }
+  auto width_of = [&](const std::vector<std::size_t>& sorted) {
+    std::size_t w = label_w + sorted.size() * (cell_w + 1), gaps = 0;
+    for (std::size_t k = 0; k <= sorted.size(); ++k) {
+      const std::size_t from = k == 0 ? 0 : sorted[k - 1] + 1, to = k == sorted.size() ? nc : sorted[k];
+      gaps += to > from ? 1 : 0;
+    }
+    return w + 2 * gaps;
+  };
+  for (std::size_t j : order) {
+    std::vector<std::size_t> next = shown;
+    next.insert(std::upper_bound(next.begin(), next.end(), j), j);
+    if (shown.size() >= 2 && width_of(next) > max_width) break;
+    shown = std::move(next);
+  }
+  return nc - shown.size();
+}
+
+// Which rows to show: all, or (max_rows > 0 and more rows than that) the first max_rows − 3, then the
+// last two, with a "⋮" line between.
+std::vector<std::size_t> choose_rows(std::size_t nr, std::size_t max_rows, bool full) {
+  std::vector<std::size_t> shown;
+  if (full || max_rows == 0 || nr <= max_rows || max_rows < 4) {
+    for (std::size_t i = 0; i < nr; ++i) shown.push_back(i);
+    return shown;
+  }
+  for (std::size_t i = 0; i + 3 < max_rows; ++i) shown.push_back(i);
+  shown.push_back(nr - 2);
+  shown.push_back(nr - 1);
+  return shown;
+}
+
+// The note in a title when something was left out.
+std::string abbreviation_note(std::size_t cols_out, std::size_t nc, bool by_weight, std::size_t rows_out) {
+  if (!cols_out && !rows_out) return "";
+  std::string note = ", abbreviated:";
+  if (cols_out)
+    note += fmt::format(" {} of {} columns{}", nc - cols_out, nc, by_weight ? " (the focus words and the largest weights)" : "");
+  if (rows_out) note += fmt::format("{} {} rows left out", cols_out ? "," : "", rows_out);
+  return note + "; --full shows all";
+}
+
+// " …" before column k of `shown` when columns were left out just before it (and after the last).
+bool gap_before(const std::vector<std::size_t>& shown, std::size_t k) {
+  return k < shown.size() ? (k == 0 ? shown[0] != 0 : shown[k] != shown[k - 1] + 1) : false;
 }
 
 }  // namespace
@@ -97,22 +153,27 @@ void print_heatmap(std::ostream& os, std::string_view title, const Matrix& m,
   std::size_t label_w = 0;
   for (const auto& l : row_labels) label_w = std::max(label_w, std::min(display_width(l), opt.max_label_width));
   std::vector<std::size_t> shown;
-  const bool ellipsis = choose_columns(nc, label_w, cell_w, opt.max_width, opt.full, shown);
+  const std::size_t cols_out = choose_columns(m, opt.weights, opt.keep_cols, label_w, cell_w, opt.max_width, opt.full, shown);
+  const std::vector<std::size_t> shown_rows = choose_rows(nr, opt.max_rows, opt.full);
+  const bool tail = !shown.empty() && shown.back() + 1 != nc;
 
   if (color) os << "\x1b[1m" << visible_controls(title) << "\x1b[0m";
   else os << visible_controls(title);
-  os << "  (" << nr << " × " << nc << ", heatmap" << (ellipsis ? ", abbreviated: --full shows every column" : "") << ")\n";
+  os << "  (" << nr << " × " << nc << ", heatmap" << abbreviation_note(cols_out, nc, opt.weights, nr - shown_rows.size()) << ")\n";
   os << std::string(label_w, ' ');
   for (std::size_t k = 0; k < shown.size(); ++k) {
-    if (ellipsis && k + 1 == shown.size()) os << " …";
+    if (gap_before(shown, k)) os << " …";
     const std::string l = fit_width(col_labels[shown[k]], cell_w);
-    os << ' ' << (k + 1 == shown.size() ? l : pad_right(l, cell_w));  // no trailing blanks
+    os << ' ' << (k + 1 == shown.size() && !tail ? l : pad_right(l, cell_w));  // no trailing blanks
   }
+  if (tail) os << " …";
   os << '\n';
-  for (std::size_t i = 0; i < nr; ++i) {
+  for (std::size_t r = 0; r < shown_rows.size(); ++r) {
+    const std::size_t i = shown_rows[r];
+    if (r > 0 && i != shown_rows[r - 1] + 1) os << pad_right("⋮", label_w) << '\n';
     std::string line = pad_right(fit_width(row_labels[i], opt.max_label_width), label_w);
     for (std::size_t k = 0; k < shown.size(); ++k) {
-      if (ellipsis && k + 1 == shown.size()) line += " …";
+      if (gap_before(shown, k)) line += " …";
       const float t = (m(i, shown[k]) - opt.lo) / span;
       line += ' ';
       if (color) {
@@ -122,6 +183,7 @@ void print_heatmap(std::ostream& os, std::string_view title, const Matrix& m,
         for (std::size_t c = 0; c < cell_w; ++c) line += g;
       }
     }
+    if (tail) line += " …";
     if (!color)
       while (!line.empty() && line.back() == ' ') line.pop_back();  // blank (lowest) shades at the end
     os << line << '\n';
@@ -218,23 +280,28 @@ void print_matrix(std::ostream& os, std::string_view title, const Matrix& m,
   for (const auto& l : row_labels) label_w = std::max(label_w, std::min(display_width(l), opt.max_label_width));
 
   std::vector<std::size_t> shown;
-  const bool ellipsis = choose_columns(nc, label_w, cell_w, opt.max_width, opt.full, shown);
+  const std::size_t cols_out = choose_columns(m, opt.heatmap, opt.keep_cols, label_w, cell_w, opt.max_width, opt.full, shown);
+  const std::vector<std::size_t> shown_rows = choose_rows(nr, opt.max_rows, opt.full);
+  const bool tail = !shown.empty() && shown.back() + 1 != nc;
 
   if (color) os << "\x1b[1m" << visible_controls(title) << "\x1b[0m";
   else os << visible_controls(title);
-  os << "  (" << nr << " × " << nc << (ellipsis ? ", abbreviated: --full shows every column" : "") << ")\n";
+  os << "  (" << nr << " × " << nc << abbreviation_note(cols_out, nc, opt.heatmap, nr - shown_rows.size()) << ")\n";
 
   // Header.
   os << std::string(label_w, ' ');
   for (std::size_t k = 0; k < shown.size(); ++k) {
-    if (ellipsis && k + 1 == shown.size()) os << " …";
+    if (gap_before(shown, k)) os << " …";
     os << ' ' << pad_left(fit_width(col_labels[shown[k]], cell_w), cell_w);
   }
+  if (tail) os << " …";
   os << '\n';
-  for (std::size_t i = 0; i < nr; ++i) {
+  for (std::size_t r = 0; r < shown_rows.size(); ++r) {
+    const std::size_t i = shown_rows[r];
+    if (r > 0 && i != shown_rows[r - 1] + 1) os << pad_left("⋮", label_w) << '\n';
     os << pad_right(fit_width(row_labels[i], opt.max_label_width), label_w);
     for (std::size_t k = 0; k < shown.size(); ++k) {
-      if (ellipsis && k + 1 == shown.size()) os << " …";
+      if (gap_before(shown, k)) os << " …";
       const std::size_t j = shown[k];
       os << ' ';
       if (color && opt.heatmap) {
@@ -243,6 +310,7 @@ void print_matrix(std::ostream& os, std::string_view title, const Matrix& m,
         os << pad_left(cells[i * nc + j], cell_w);
       }
     }
+    if (tail) os << " …";
     os << '\n';
   }
 }

@@ -13,7 +13,10 @@ namespace attnlab {
 
 struct PrintOptions {
   int precision = 4;              // digits after the decimal point
-  std::size_t max_width = 80;     // terminal columns; wider matrices get an ellipsis column
+  std::size_t max_width = 80;     // terminal columns; wider matrices leave columns out (" …"): for
+                                  // heatmaps those with the smallest weights, else the middle ones
+  std::size_t max_rows = 0;       // more rows than this (when > 0): the first ones, "⋮", the last two
+  std::vector<std::size_t> keep_cols;  // columns kept first when some must be left out (the focus words)
   bool full = false;              // never abbreviate
   ColorMode color = ColorMode::None;
   bool heatmap = false;           // shade cells by value (expects values in [0, 1]); needs colour
@@ -33,7 +36,10 @@ std::vector<std::string> numbered_labels(std::string_view prefix, std::size_t n)
 
 struct HeatmapOptions {
   float lo = 0.0f, hi = 1.0f;     // value range mapped onto the colour / shade scale (clamped)
-  std::size_t max_width = 80;     // wider heatmaps get an ellipsis column, like print_matrix
+  std::size_t max_width = 80;     // wider heatmaps leave columns out (" …"), like print_matrix
+  bool weights = false;           // attention weights: leave out the columns with the smallest ones
+  std::size_t max_rows = 0;       // as in PrintOptions
+  std::vector<std::size_t> keep_cols;  // as in PrintOptions
   bool full = false;
   ColorMode color = ColorMode::None;
   std::size_t max_label_width = 12;

@@ -426,8 +426,26 @@ TEST_CASE("not a terminal: no pause and no escape codes even without --no-pause"
 TEST_CASE("--full shows every column; the default abbreviates with an ellipsis column") {
   const Result narrow = run({"lesson", "9", "--no-pause"}, {{"COLUMNS", "60"}});
   const Result full = run({"lesson", "9", "--no-pause", "--full"}, {{"COLUMNS", "60"}});
-  CHECK(narrow.out.find("abbreviated: --full shows every column") != std::string::npos);
+  CHECK(narrow.out.find("of 64 columns; --full shows all") != std::string::npos);
   CHECK(full.out.find("abbreviated") == std::string::npos);
+}
+
+TEST_CASE("abbreviated attention keeps the words a step is about: lesson 9's il/elle columns at 80 columns, lesson 2's 64-row weights") {
+  // Issue "What a learner hit", 4 and 7: at 80 columns the cross-attention table used to keep the
+  // first columns and drop "street" and "tired/wide", which decide il/elle.
+  const Result r = run({"lesson", "9", "--no-pause"}, {{"COLUMNS", "80"}});
+  const auto at = r.out.find("cross-attention while writing il/elle");
+  REQUIRE(at != std::string::npos);
+  const std::string header = r.out.substr(r.out.find('\n', at) + 1, r.out.find('\n', r.out.find('\n', at) + 1) - r.out.find('\n', at) - 1);
+  INFO(header);
+  for (const char* word : {"animal", "street", "it", "tired/wide"}) CHECK(header.find(word) != std::string::npos);
+  const Result two = run({"lesson", "2", "--no-pause"}, {{"COLUMNS", "80"}});
+  CHECK(two.out.find("rows left out; --full shows all") != std::string::npos);
+  CHECK(two.out.find("⋮") != std::string::npos);
+  const Result two_full = run({"lesson", "2", "--no-pause", "--full"}, {{"COLUMNS", "80"}});
+  CHECK(two_full.out.find("⋮") == std::string::npos);
+  CHECK(two.out.find("(64 × 16, abbreviated: 10 of 16 columns, 41 rows left out; --full shows all)") != std::string::npos);
+  CHECK(two_full.out.find("rows left out") == std::string::npos);
 }
 
 // ---- the interactive mode, through a pseudo-terminal -------------------------------------
