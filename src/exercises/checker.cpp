@@ -116,17 +116,17 @@ std::string random_token() {
   return token;
 }
 
-// The grader's result record (grader_main.cpp): "result\tTOKEN\tRUN\tFAILED", written after its last
-// test case. Lines without this run's token were not written by this run's grader.
+// The grader's result record (grader_main.cpp): "result\tTOKEN\tRUN\tFAILED", written to its result
+// pipe after its last test case. Lines without this run's token were not written by this run's grader.
 struct ResultRecord {
   enum class Kind { Missing, Found, TokenTaken, Foreign } kind = Kind::Missing;
   std::size_t run = 0, failed = 0;
 };
 
-ResultRecord find_result_record(const std::string& status, const std::string& token) {
+ResultRecord find_result_record(const std::string& channel, const std::string& token) {
   ResultRecord rec;
   std::size_t matching = 0;
-  std::istringstream in(status);
+  std::istringstream in(channel);
   std::string line;
   while (std::getline(in, line)) {
     if (line.rfind("result\t", 0) != 0) continue;
@@ -397,12 +397,16 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
   }
 
   // 3. Run the grader with limits; it appends each test's name to the status file as it starts, and
-  // after the last one a result record carrying the token it was handed on file descriptor 3.
+  // after the last one writes a result record carrying the token it was handed on file descriptor 3
+  // to the pipe on file descriptor 4.
   const fs::path status = dir / "status.txt";
   fs::remove(status, ec);
   const std::string token = random_token();
+  // The grader's whole environment: none of attnlab's own (a GITHUB_TOKEN or a cloud key there would be
+  // the learner code's to print).
   std::vector<std::string> env{"ATTNLAB_GRADER_STATUS=" + status.string(), "ATTNLAB_GRADER_TOKEN_FD=3",
-                               "OPENBLAS_NUM_THREADS=1"};
+                               "ATTNLAB_GRADER_RESULT_FD=4", "OPENBLAS_NUM_THREADS=1", "LC_ALL=C",
+                               "PATH=/usr/local/bin:/usr/bin:/bin"};
   // RLIMIT_AS bounds address space, not memory used, and the grader reserves some before any learner
   // code runs: its libraries, and OpenBLAS's 128 MiB work buffer, which OpenBLAS retries forever when
   // mmap fails (a reference solution reported as an endless loop at --memory-mb 128). So the limit is
@@ -423,7 +427,8 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
     limits.memory_mb = 0;
     limits.rss_limit_mb = opts.memory_mb + opts.memory_mb / 4 + 256;  // room for the shadow memory
   }
-  ChildResult r = run_child(box.wrap({program.string()}, run_paths), env, limits, dir / "run.log", {.fd = 3, .data = token});
+  ChildResult r = run_child(box.wrap({program.string()}, run_paths), env, limits, dir / "run.log",
+                            {.fd = 3, .data = token, .out_fd = 4}, /*clean_env=*/true);
   if (box.available && r.signal == 0 && !r.timed_out && !r.memory_exceeded) {
     // bwrap ends with 128 + n when the grader was killed by signal n.
     if (const int sig = exit_code_to_signal(r.exit_code)) {
@@ -486,7 +491,7 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
   } else {
     // A pass needs more than exit code 0: the grader's record, with this run's token, saying that every
     // test case ran and none failed. Learner code that ends the process early never gets that far.
-    const ResultRecord rec = find_result_record(status_text, token);
+    const ResultRecord rec = find_result_record(r.from_child, token);
     const auto cases = kit.grader_cases.find(ex.slug);
     const std::size_t expected = cases != kit.grader_cases.end() ? cases->second : 0;
     const bool all_ran = rec.kind == ResultRecord::Kind::Found && rec.run > 0 && (expected == 0 || rec.run == expected);
@@ -504,7 +509,7 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
         res.report += "\nthe grader's private token for this run was gone when it started: code in your file read\n"
                       "it first (a static constructor reading file descriptor 3?). This run cannot count as a pass.\n";
       } else if (rec.kind == ResultRecord::Kind::Foreign) {
-        res.report += "\nthe status file holds a result record that the grader did not write (it lacks this run's\n"
+        res.report += "\nthe result channel holds a record that the grader did not write (it lacks this run's\n"
                       "token), and none that it did: your code ended the program (exit code " + code + ")" + in_test +
                       "\nbefore the checks finished. This run cannot count as a pass.\n";
       } else if (!all_ran) {

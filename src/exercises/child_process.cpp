@@ -152,8 +152,29 @@ void remove_orphans() {
 }  // namespace
 
 ChildResult run_child(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-                      const ChildLimits& limits, const std::filesystem::path& output_file, const ChildPipe& pipe) {
+                      const ChildLimits& limits, const std::filesystem::path& output_file, const ChildPipe& pipe,
+                      bool clean_env) {
   ChildResult r;
+  // The output file, opened here: the child writes to this descriptor and attnlab reads it back from
+  // it, whatever the name comes to point to meanwhile (learner code can replace it by a symbolic
+  // link to a secret, which a read by name would print).
+  const int out_fd = ::open(output_file.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (out_fd < 0) {
+    r.error = "cannot create " + output_file.string() + ": " + std::strerror(errno);
+    return r;
+  }
+  struct FdCloser {
+    int fd;
+    ~FdCloser() {
+      if (fd >= 0) ::close(fd);
+    }
+  } out_closer{out_fd};
+  int from_child[2] = {-1, -1};
+  if (pipe.out_fd >= 3 && ::pipe2(from_child, O_CLOEXEC) != 0) {
+    r.error = std::string("cannot make a pipe: ") + std::strerror(errno);
+    return r;
+  }
+  FdCloser from_read{from_child[0]};
   // The pipe is filled and its write end closed before fork(): the child cannot block on it, and the
   // parent has nothing to feed while it waits. O_CLOEXEC keeps it out of every other child.
   int pipe_read = -1;
@@ -178,7 +199,7 @@ ChildResult run_child(const std::vector<std::string>& argv, const std::vector<st
   }
   // Everything the child needs is prepared before fork(): after it, only async-signal-safe calls.
   std::vector<std::string> env_s;
-  for (char** e = environ; *e; ++e) {
+  for (char** e = environ; *e && !clean_env; ++e) {
     const std::string kv = *e;
     bool overridden = false;
     for (const auto& o : env) overridden = overridden || kv.substr(0, kv.find('=')) == o.substr(0, o.find('='));
@@ -191,7 +212,6 @@ ChildResult run_child(const std::vector<std::string>& argv, const std::vector<st
   std::vector<std::string> argv_copy = argv;
   for (auto& a : argv_copy) args.push_back(a.data());
   args.push_back(nullptr);
-  const std::string out_path = output_file.string();
   const rlim_t mem = static_cast<rlim_t>(limits.memory_mb) << 20;
   const rlim_t fsize = static_cast<rlim_t>(limits.max_output_mb) << 20;
 
@@ -209,6 +229,7 @@ ChildResult run_child(const std::vector<std::string>& argv, const std::vector<st
   const pid_t pid = ::fork();
   if (pid < 0) {
     if (pipe_read >= 0) ::close(pipe_read);
+    if (from_child[1] >= 0) ::close(from_child[1]);
     r.error = std::string("cannot start a process: ") + std::strerror(errno);
     return r;
   }
@@ -241,18 +262,25 @@ ChildResult run_child(const std::vector<std::string>& argv, const std::vector<st
     ::setrlimit(RLIMIT_FSIZE, &fl);
     struct rlimit core{0, 0};
     ::setrlimit(RLIMIT_CORE, &core);
-    const int in = ::open("/dev/null", O_RDONLY);
-    const int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (in < 0 || out < 0) ::_exit(126);
+    const int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (in < 0) ::_exit(126);
     ::dup2(in, 0);
-    ::dup2(out, 1);
-    ::dup2(out, 2);
-    if (in > 2) ::close(in);  // (they used to leak into the program as fds 3 and 4)
-    if (out > 2) ::close(out);
+    ::dup2(out_fd, 1);
+    ::dup2(out_fd, 2);
     if (pipe_read >= 0) {
       if (pipe_read == pipe.fd) ::fcntl(pipe_read, F_SETFD, 0);  // dup2 onto itself keeps O_CLOEXEC
       else if (::dup2(pipe_read, pipe.fd) < 0) ::_exit(126);      // the copy is without O_CLOEXEC
     }
+    if (from_child[1] >= 0) {
+      if (from_child[1] == pipe.out_fd) ::fcntl(from_child[1], F_SETFD, 0);
+      else if (::dup2(from_child[1], pipe.out_fd) < 0) ::_exit(126);
+    }
+    // No other descriptor reaches the program: not attnlab's own, and none that attnlab inherited from
+    // its caller (a shell's `exec 7>file`, an IDE's), which would let the program write outside its
+    // sandbox. Everything above fd 2 but the pipes is closed (the O_CLOEXEC ones close at exec anyway).
+    for (int fd = 3; fd < 1024; ++fd)
+      if (fd != pipe.fd && fd != pipe.out_fd) ::close(fd);
+    ::close_range(1024, ~0U, 0);
     ::execve(args[0], args.data(), envp.data());
     const char msg[] = "attnlab: cannot run the program (execve failed)\n";
     [[maybe_unused]] ssize_t w = ::write(2, msg, sizeof msg - 1);
@@ -260,6 +288,21 @@ ChildResult run_child(const std::vector<std::string>& argv, const std::vector<st
   }
   ::setpgid(pid, pid);
   g_child.store(pid);
+  if (from_child[1] >= 0) {
+    ::close(from_child[1]);
+    ::fcntl(from_child[0], F_SETFL, O_NONBLOCK);
+  }
+  // Drains the pipe from the child (so a child that writes much never blocks on it), keeping 64 KiB.
+  auto drain = [&] {
+    if (from_child[0] < 0) return;
+    char buf[4096];
+    for (;;) {
+      const ssize_t n = ::read(from_child[0], buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;
+      if (r.from_child.size() < (64u << 10)) r.from_child.append(buf, static_cast<std::size_t>(n));
+    }
+  };
   if (g_signal.load()) on_stop_while_child_runs(g_signal.load());  // a signal between fork and here
   if (pipe_read >= 0) ::close(pipe_read);
   r.started = true;
@@ -283,8 +326,10 @@ ChildResult run_child(const std::vector<std::string>& argv, const std::vector<st
       }
       break;
     }
+    drain();
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+  drain();
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!r.timed_out && !r.memory_exceeded) {
     if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
@@ -303,10 +348,15 @@ ChildResult run_child(const std::vector<std::string>& argv, const std::vector<st
     ::sigprocmask(SIG_UNBLOCK, &set, nullptr);
     ::raise(sig);
   }
-  std::ifstream in(output_file, std::ios::binary);
   r.output.resize(256 * 1024);
-  in.read(r.output.data(), static_cast<std::streamsize>(r.output.size()));
-  r.output.resize(static_cast<std::size_t>(in.gcount()));
+  std::size_t got = 0;
+  while (got < r.output.size()) {
+    const ssize_t n = ::pread(out_fd, r.output.data() + got, r.output.size() - got, static_cast<off_t>(got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  r.output.resize(got);
   return r;
 }
 

@@ -25,6 +25,7 @@ struct ChildResult {
   bool memory_exceeded = false;  // killed by us for going over rss_limit_mb
   double seconds = 0.0;
   std::string output;         // at most the first 256 KiB of stdout + stderr
+  std::string from_child;     // what it wrote to ChildPipe::out_fd
   std::string error;
 };
 
@@ -35,12 +36,20 @@ struct ChildResult {
 struct ChildPipe {
   int fd = -1;
   std::string data;
+  // A pipe from the child: its write end becomes file descriptor `out_fd` in the child (≥ 3, not fd);
+  // what the child writes there comes back in ChildResult::from_child (at most 64 KiB). Unlike a file,
+  // nothing the child's other code does can read back what was written. −1: none.
+  int out_fd = -1;
 };
 
-// argv[0] must be a path. `env` entries ("NAME=value") are added to the current environment.
+// argv[0] must be a path. `env` entries ("NAME=value") are added to the current environment, or with
+// `clean_env` are the whole environment (so that a secret in attnlab's, a token or a key, never
+// reaches the program). The child gets stdin from /dev/null, stdout and stderr into output_file, the
+// pipes above, and no other file descriptor of attnlab's. The output is read back through attnlab's
+// own descriptor, never by name, so replacing the file (by a link to another) changes nothing.
 ChildResult run_child(const std::vector<std::string>& argv, const std::vector<std::string>& env,
                       const ChildLimits& limits, const std::filesystem::path& output_file,
-                      const ChildPipe& pipe = {});
+                      const ChildPipe& pipe = {}, bool clean_env = false);
 
 // "SIGSEGV (segmentation fault: ...)": the signal's name and what it usually means in learner code.
 std::string describe_signal(int sig);

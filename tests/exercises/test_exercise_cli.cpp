@@ -543,6 +543,11 @@ struct Forger {
       }
       ::close(out);
     }
+    // And into the grader's result pipe (file descriptor 4), where attnlab looks.
+    for (const auto& t : tokens) {
+      const std::string line = "result\t" + t + "\t6\t0\n";
+      if (::write(4, line.data(), line.size()) < 0) break;
+    }
     std::printf("passed all 6 checks\n");
     std::fflush(stdout);
     _exit(0);
@@ -555,7 +560,7 @@ struct Forger {
   const Result r = run(home, {"check", "attention"});
   INFO(r.out << r.err);
   expect_not_passed(home, r);
-  CHECK(contains(r.out, "a result record that the grader did not write"));
+  CHECK(contains(r.out, "holds a record that the grader did not write"));
 }
 
 TEST_CASE("the reference solution still passes, with its record") {
@@ -767,6 +772,68 @@ TEST_CASE("in the sandbox, learner code cannot read the home folder, write outsi
   CHECK(inc.code == 1);
   CHECK(contains(inc.out, "does not compile"));
   CHECK_FALSE(contains(inc.out + inc.err, "SECRET-TOKEN-42"));
+}
+
+// The adversarial pass after the sandbox (issue 17): four ways around it, each failing before its fix.
+TEST_CASE("learner code that replaces the grader's log by a link to a secret does not get it printed") {
+  Home home;
+  write(home.root / ".ssh" / "id_rsa", "SECRET-TOKEN-43\n");
+  const fs::path run_dir = home.workspace() / ".build" / "attention";
+  // The log is in the grader's working directory (this run's build folder).
+  write(home.learner("attention"),
+        attention_with("  static bool once = false;\n  if (!once) {\n    once = true;\n    ::unlink(\"run.log\");\n"
+                       "    [[maybe_unused]] int rc = ::symlink(\"" + (home.root / ".ssh" / "id_rsa").string() + "\", \"run.log\");\n  }\n",
+                       "#include <unistd.h>\n"));
+  const Result r = run(home, {"check", "attention"});
+  INFO(r.out << r.err);
+  CHECK_FALSE(contains(r.out + r.err, "SECRET-TOKEN-43"));
+  home.extra.push_back("ATTNLAB_SANDBOX=0");  // without the sandbox the link can point at the secret itself
+  const Result plain = run(home, {"check", "attention"});
+  INFO(plain.out << plain.err);
+  CHECK_FALSE(contains(plain.out + plain.err, "SECRET-TOKEN-43"));
+}
+
+TEST_CASE("a static destructor that rewrites the result record after the last test is not a pass") {
+  Home home;
+  write(home.learner("attention"),
+        "#include <cstdlib>\n#include <fstream>\n#include <sstream>\n#include <string>\n#include <unistd.h>\n"
+        "#include \"attnlab/exercise.hpp\"\n"
+        "namespace { struct F { ~F() { const char* p = std::getenv(\"ATTNLAB_GRADER_STATUS\"); if (!p) _exit(0);\n"
+        "  std::ifstream in(p); std::stringstream ss; ss << in.rdbuf(); std::string s = ss.str(), out, l;\n"
+        "  std::istringstream ls(s); while (std::getline(ls, l)) { if (l.rfind(\"result\\t\", 0) == 0) l = l.substr(0, l.rfind('\\t')) + \"\\t0\"; out += l + \"\\n\"; }\n"
+        "  std::ofstream(p, std::ios::trunc) << out; _exit(0); } } f; }\n"
+        "namespace ex { Matrix attention(const Matrix& q, const Matrix& k, const Matrix& v) { return Matrix(q.rows, v.cols); } }\n");
+  const Result r = run(home, {"check", "attention"});
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  CHECK_FALSE(contains(r.out, "PASSED"));
+}
+
+TEST_CASE("the grader gets neither attnlab's environment nor its inherited file descriptors") {
+  Home home;
+  const fs::path outside = home.root / "outside.txt";
+  // Inherited, as from a shell's `exec 37>file` (a high number: low ones are the grader's pipes).
+  const int opened = ::open(outside.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  REQUIRE(opened >= 3);
+  const int fd = ::dup2(opened, 37);
+  ::close(opened);
+  REQUIRE(fd == 37);
+  home.extra.push_back("ATTNLAB_TEST_SECRET=hunter2");
+  write(home.learner("attention"),
+        attention_with("  { const char* s = std::getenv(\"ATTNLAB_TEST_SECRET\"); std::printf(\"env [%s]\\n\", s ? s : \"\");\n"
+                       "    [[maybe_unused]] ssize_t w = ::write(" + std::to_string(fd) + ", \"LEAKED\\n\", 7); }\n",
+                       "#include <cstdio>\n#include <cstdlib>\n#include <unistd.h>\n"));
+  for (const char* sandbox : {"1", "0"}) {
+    CAPTURE(sandbox);
+    home.extra = {"ATTNLAB_TEST_SECRET=hunter2", std::string("ATTNLAB_SANDBOX=") + sandbox};
+    const Result r = run(home, {"check", "attention"});
+    INFO(r.out << r.err);
+    CHECK(r.code == 0);
+    CHECK(contains(r.out, "env []"));
+    CHECK_FALSE(contains(r.out, "hunter2"));
+  }
+  ::close(fd);
+  CHECK(slurp(outside).empty());
 }
 
 TEST_CASE("where bubblewrap cannot start, check still works and says in one line that it runs without a sandbox") {
