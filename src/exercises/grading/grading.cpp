@@ -36,8 +36,9 @@ const Mistake mask_after_softmax{
     "Mask the scores before the softmax: write -inf into every hidden position, then take the softmax."};
 const Mistake mask_zero_fill{
     "mask-zero-fill",
-    "Hidden positions were filled with 0 instead of -inf. A score of 0 still gets weight exp(0 − max) > 0; "
-    "use -std::numeric_limits<float>::infinity(), so that exp() gives exactly 0."};
+    "Hidden positions were filled with a finite number (0, −100, −1e9, ...) instead of -inf. A finite score "
+    "still gets weight exp(score − max) > 0, and all of it when the visible scores are lower still; use "
+    "-std::numeric_limits<float>::infinity(), so that exp() gives exactly 0."};
 const Mistake causal_hides_diagonal{
     "causal-hides-diagonal",
     "The causal mask hides the diagonal: query i cannot see key i (its own token). Hide only the keys "

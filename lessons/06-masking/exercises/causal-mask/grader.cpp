@@ -81,6 +81,13 @@ TEST_CASE("the mask depends only on positions, not on score values") {
   check_causal("causal weights with zero and negative scores", b);
 }
 
+TEST_CASE("hidden keys get no weight even when every visible score is below any finite fill value") {
+  // A fill of −100 or −1e9 passes on ordinary scores (exp underflows to 0) but is not a mask: here the
+  // visible scores are lower still, so a finite fill takes all the weight.
+  check_causal("causal weights of scores near -1e35",
+               from_rows({{-3e35f, -1e35f, -2e35f}, {-2e35f, -3e35f, -1e35f}, {-1e35f, -2e35f, -3e35f}}));
+}
+
 TEST_CASE("large scores stay finite") {
   check_causal("causal weights of scores near 1000", from_rows({{1000, 5, 2}, {990, 1000, 7}, {-1000, 980, 1000}}),
                true);

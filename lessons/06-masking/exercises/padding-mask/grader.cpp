@@ -53,6 +53,11 @@ TEST_CASE("no padding (length = T) and one real token (length = 1)") {
   check_padding("padding weights, length 1 of T = 4", rng.matrix(4, 4, 2.0f), 1);
 }
 
+TEST_CASE("padding keys get no weight even when every real score is below any finite fill value") {
+  check_padding("padding weights of scores near -1e35, length 2 of T = 3",
+                from_rows({{-3e35f, -2e35f, -1e35f}, {-1e35f, -3e35f, -2e35f}, {-2e35f, -1e35f, -3e35f}}), 2);
+}
+
 TEST_CASE("everything is padding (length = 0): all zeros") {
   Rng rng(43);
   check_padding("padding weights, length 0 of T = 3", rng.matrix(3, 3, 2.0f), 0);
