@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <set>
+#include <type_traits>
 
 #include "model/checkpoint.hpp"
 #include "io/json_text.hpp"
@@ -26,6 +27,12 @@ TrainConfig train_config_from_json(const nlohmann::json& j, const std::string& w
     if (!(x >= lo && x <= hi)) {
       throw InputError(where + "." + key + ": " + json_brief(j[key]) + " is out of range [" + std::to_string(lo) + ", " +
                        std::to_string(hi) + "]");
+    }
+    // A count (an integer field) must be given as a whole number: 6.5 steps is a mistake to name, not
+    // something to truncate silently (the command line's --steps 6.5 is refused the same way).
+    if constexpr (std::is_integral_v<std::remove_reference_t<decltype(out)>>) {
+      if (x != std::floor(x))
+        throw InputError(where + "." + key + ": expected a whole number, got " + json_brief(j[key]));
     }
     out = static_cast<std::remove_reference_t<decltype(out)>>(x);
   };

@@ -76,6 +76,16 @@ RunConfig run_config_from_json(const nlohmann::json& j, const std::string& where
     return j[key].get<std::string>();
   };
   r.name = text_field("name", "run");
+  // The name becomes the default output folder (runs/NAME): a plain folder name, never a path.
+  {
+    bool ok = !r.name.empty() && r.name.size() <= 64 && r.name != "." && r.name != "..";
+    for (const char ch : r.name)
+      ok = ok && ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '-' ||
+                  ch == '_' || ch == '.');
+    if (!ok)
+      throw InputError(where + ".name: expected a folder name of 1 to 64 letters, digits, '-', '_' or '.' (it names runs/NAME), got " +
+                       json_brief(j["name"]));
+  }
   text_field("description", "");
   const std::string task = text_field("task", "translate");
   if (task != "translate" && task != "lm") throw InputError(where + ".task: expected \"translate\" or \"lm\", got \"" + task + "\"");
