@@ -4,6 +4,8 @@
 
 #include <iostream>
 
+#include "render/terminal.hpp"
+
 namespace attnlab::exercises {
 
 const char* state_name(State s) {
@@ -70,16 +72,19 @@ Verdict Session::check_and_report(const Kit& kit, const ExerciseInfo& ex, const 
                                   bool watching) {
   const Checked c = check_and_record(kit, ex, opts, [&](bool created) {
     if (created) fmt::print("Created {} from the stub: edit it, then check again.\n", pretty_path(workspace_.learner_file(ex)));
-    fmt::print("── exercise {}: {} ──\nfile: {}\n", ex.label(), ex.title, pretty_path(workspace_.learner_file(ex)));
+    fmt::print("── exercise {}: {} ──\nfile: {}\n", ex.label(), ex.title,
+               visible_controls(pretty_path(workspace_.learner_file(ex))));
     std::cout.flush();
   });
   const CheckResult& r = c.result;
   const bool was_passed = c.was_passed;
 
+  // What the grader and the compiler printed is the learner code's (and its file's) text: control
+  // characters are shown, never sent to the terminal (an ESC ]0;… retitles it, ESC [2J clears it).
   if (!r.warnings.empty() && r.verdict != Verdict::CompileError) {
-    fmt::print("The compiler warns:\n{}\n", r.warnings);
+    fmt::print("The compiler warns:\n{}\n", visible_controls(r.warnings, /*keep_newlines=*/true));
   }
-  fmt::print("{}", r.report);
+  fmt::print("{}", visible_controls(r.report, /*keep_newlines=*/true));
   if (!r.report.empty() && r.report.back() != '\n') fmt::print("\n");
   switch (r.verdict) {
     case Verdict::Passed: {

@@ -116,6 +116,14 @@ std::string fit_width(std::string_view s, std::size_t width) {
   return out + (escaped ? "\x1b[0m…" : "…");
 }
 
+namespace {
+// U+202A–U+202E (E2 80 AA–AE) and U+2066–U+2069 (E2 81 A6–A9).
+bool is_bidi_control(std::string_view s, std::size_t i) {
+  const unsigned char b1 = static_cast<unsigned char>(s[i + 1]), b2 = static_cast<unsigned char>(s[i + 2]);
+  return (b1 == 0x80 && b2 >= 0xAA && b2 <= 0xAE) || (b1 == 0x81 && b2 >= 0xA6 && b2 <= 0xA9);
+}
+}  // namespace
+
 std::string visible_controls(std::string_view s, bool keep_newlines) {
   std::string out;
   out.reserve(s.size());
@@ -139,6 +147,14 @@ std::string visible_controls(std::string_view s, bool keep_newlines) {
       std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(s[i + 1]) & 0xFF);
       out += buf;
       i += 2;
+    } else if (n == 3 && c == 0xE2 && is_bidi_control(s, i)) {
+      // The bidirectional overrides and isolates (U+202A–U+202E, U+2066–U+2069) reorder the text that
+      // follows on the terminal ("Trojan source"): shown, never obeyed.
+      const unsigned cp = ((c & 0x0Fu) << 12) | ((static_cast<unsigned char>(s[i + 1]) & 0x3Fu) << 6) |
+                          (static_cast<unsigned char>(s[i + 2]) & 0x3Fu);
+      std::snprintf(buf, sizeof buf, "\\u%04x", cp);
+      out += buf;
+      i += 3;
     } else {
       out.append(s.substr(i, n));
       i += n;

@@ -836,6 +836,17 @@ TEST_CASE("the grader gets neither attnlab's environment nor its inherited file 
   CHECK(slurp(outside).empty());
 }
 
+TEST_CASE("what learner code prints reaches the terminal with its control characters shown, not obeyed") {
+  Home home;
+  write(home.learner("attention"),
+        attention_with("  std::printf(\"\\x1b]0;PWNED\\x07\\x1b[2J\\xc2\\x9b\" \"31m\\n\");\n", "#include <cstdio>\n"));
+  const Result r = run(home, {"check", "attention"});
+  INFO(r.out);
+  CHECK(r.code == 0);
+  CHECK(r.out.find('\x1b') == std::string::npos);
+  CHECK(contains(r.out, "\\x1b]0;PWNED\\x07\\x1b[2J\\u009b31m"));
+}
+
 TEST_CASE("where bubblewrap cannot start, check still works and says in one line that it runs without a sandbox") {
   Home home;
   write(home.learner("attention"), solution_of("05-weighted-sum", "attention"));

@@ -91,3 +91,8 @@ TEST_CASE("display_width and fit_width: escape sequences take no columns and are
   CHECK(cut == "\x1b[31mcol\x1b[0m…");  // the colour is reset before the ellipsis
   CHECK(fit_width("garçon", 4) == "gar…");
 }
+
+TEST_CASE("visible_controls shows the bidirectional overrides and isolates (\"Trojan source\")") {
+  CHECK(attnlab::visible_controls("a\u202eb\u2066c\u2069d\u202ae") == "a\\u202eb\\u2066c\\u2069d\\u202ae");
+  CHECK(attnlab::visible_controls("\u2014 \u2065 \u202f") == "\u2014 \u2065 \u202f");  // neighbours stay
+}
