@@ -43,6 +43,9 @@ void run_eval(const EvalOptions& o) {
   if (m.run.raw.is_null()) throw InputError(o.model + ": the checkpoint does not record its corpus settings (meta.run_config); cannot rebuild its test split");
   tasks::RunConfig run = m.run;
   const tasks::TaskData data = tasks::build_task_data(run, &m.vocab);
+  if (data.test.empty())  // "0.00 % (0/0)" would read as a score
+    throw InputError(o.model + ": corpus.test: expected at least 1 test sentence in the model's run config, got 0; "
+                     "nothing to evaluate");
   nlohmann::json j = {{"model", m.dir}, {"task", run.lm ? "lm" : "translate"}};
   const auto t0 = std::chrono::steady_clock::now();
   if (run.lm) {

@@ -266,6 +266,12 @@ class RunFolder {
  public:
   explicit RunFolder(const fs::path& parent) {
     std::error_code ec;
+    // attnlab removes old run folders in here: never through a symbolic link to somewhere else, where
+    // they could be the learner's own files (WORKSPACE/.build or .build/NAME made a link).
+    for (const fs::path& p : {parent.parent_path(), parent})
+      if (fs::is_symlink(fs::symlink_status(p, ec)))
+        throw InputError(p.string() + ": expected a folder attnlab check keeps its builds in, got a symbolic link; "
+                         "remove the link (attnlab makes the folder again)");
     fs::create_directories(parent, ec);
     if (ec) throw RuntimeError("cannot create " + parent.string() + " (" + ec.message() + ")");
     for (const auto& e : fs::directory_iterator(parent, ec)) {

@@ -242,6 +242,15 @@ TEST_CASE("model commands: bad input exits with code 2 and says what is wrong") 
   r = run({"train", "--config", cfg.string(), "--out", (temp_dir() / "y").string()});
   CHECK(r.code == 2);
   CHECK(contains(r.err, "max_len = 5 is too small"));
+  // A model whose run config has no test split: eval refuses instead of printing "0.00 % (0/0)".
+  std::ofstream(cfg) << R"({"name": "t0", "task": "lm", "corpus": {"train": 50, "valid": 5, "test": 0},
+    "model": {"d_model": 8, "heads": 2, "d_ff": 8, "decoder_layers": 1, "max_len": 40},
+    "train": {"steps": 2, "batch_size": 4, "warmup": 1}})";
+  const fs::path no_test = temp_dir() / "no-test";
+  REQUIRE(run({"train", "--config", cfg.string(), "--out", no_test.string()}).code == 0);
+  r = run({"eval", "--model", no_test.string()});
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "corpus.test: expected at least 1 test sentence"));
 }
 
 TEST_CASE("the shipped models load and keep their measured accuracy") {

@@ -847,6 +847,22 @@ TEST_CASE("what learner code prints reaches the terminal with its control charac
   CHECK(contains(r.out, "\\x1b]0;PWNED\\x07\\x1b[2J\\u009b31m"));
 }
 
+TEST_CASE("a build folder that is a symbolic link is refused, and nothing it points to is deleted") {
+  Home home;
+  write(home.learner("attention"), solution_of("05-weighted-sum", "attention"));
+  const fs::path mine = home.root / "proj";
+  write(mine / "run-2024" / "notes.txt", "mine\n");
+  write(mine / "old-notes" / "a.txt", "mine too\n");
+  fs::create_directories(home.workspace() / ".build");
+  fs::create_directory_symlink(mine, home.workspace() / ".build" / "attention");
+  const Result r = run(home, {"check", "attention"});
+  INFO(r.out << r.err);
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "got a symbolic link"));
+  CHECK(slurp(mine / "run-2024" / "notes.txt") == "mine\n");
+  CHECK(slurp(mine / "old-notes" / "a.txt") == "mine too\n");
+}
+
 TEST_CASE("where bubblewrap cannot start, check still works and says in one line that it runs without a sandbox") {
   Home home;
   write(home.learner("attention"), solution_of("05-weighted-sum", "attention"));
