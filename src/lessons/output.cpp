@@ -2,9 +2,11 @@
 
 #include <algorithm>
 
+#include <cctype>
 #include <cmath>
 #include <ostream>
 #include <sstream>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -52,6 +54,96 @@ std::string render_prose(const std::string& md, bool color) {
   return out;
 }
 
+// Lesson Markdown is hard-wrapped at about 100 columns in its files; on the terminal each paragraph
+// is joined and wrapped again to the width (a list item with a hanging indent). Blocks that are laid
+// out by hand are left alone: code (fenced or indented), tables, headings, and lines of a paragraph
+// that begin with "|" or ">". Widths skip the "**" of bold, which render_prose removes.
+std::size_t prose_width(const std::string& word) {
+  std::string plain;
+  for (std::size_t i = 0; i < word.size(); ++i) {
+    if (word.compare(i, 2, "**") == 0) {
+      ++i;
+      continue;
+    }
+    plain += word[i];
+  }
+  return display_width(plain);
+}
+
+std::string wrap_words(const std::string& text, std::size_t width, const std::string& first, const std::string& rest) {
+  std::istringstream in(text);
+  std::string word, out, line = first;
+  std::size_t used = display_width(first);
+  bool empty = true;
+  while (in >> word) {
+    const std::size_t w = prose_width(word);
+    if (!empty && used + 1 + w > width) {
+      out += line + "\n";
+      line = rest;
+      used = display_width(rest);
+      empty = true;
+    }
+    if (!empty) {
+      line += ' ';
+      ++used;
+    }
+    line += word;
+    used += w;
+    empty = false;
+  }
+  return out + line;
+}
+
+std::string wrap_prose(const std::string& md, std::size_t width) {
+  std::vector<std::string> lines;
+  {
+    std::istringstream in(md);
+    std::string l;
+    while (std::getline(in, l)) lines.push_back(l);
+  }
+  auto list_marker = [](const std::string& l) -> std::size_t {  // the marker's width, 0 if none
+    std::size_t i = 0;
+    while (i < l.size() && l[i] == ' ') ++i;
+    if (i + 1 < l.size() && (l[i] == '-' || l[i] == '*') && l[i + 1] == ' ' && l.compare(i, 2, "**") != 0) return i + 2;
+    std::size_t d = i;
+    while (d < l.size() && std::isdigit(static_cast<unsigned char>(l[d]))) ++d;
+    if (d > i && d + 1 < l.size() && (l[d] == '.' || l[d] == ')') && l[d + 1] == ' ') return d + 2;
+    return 0;
+  };
+  auto verbatim = [](const std::string& l) {
+    return l.rfind("    ", 0) == 0 || l.rfind("\t", 0) == 0 || l.rfind("|", 0) == 0 || l.rfind("#", 0) == 0 ||
+           l.rfind(">", 0) == 0 || l.rfind("<!--", 0) == 0;
+  };
+  std::string out;
+  bool fenced = false;
+  for (std::size_t i = 0; i < lines.size();) {
+    const std::string& l = lines[i];
+    if (l.rfind("```", 0) == 0) fenced = !fenced;
+    if (fenced || l.rfind("```", 0) == 0 || l.empty() || verbatim(l)) {
+      out += l + "\n";
+      ++i;
+      continue;
+    }
+    // A paragraph or a list item: this line and the following ones up to a blank line, a verbatim
+    // line or the next list item.
+    const std::size_t marker = list_marker(l);
+    std::string text = l.substr(marker);
+    std::size_t j = i + 1;
+    while (j < lines.size() && !lines[j].empty() && !verbatim(lines[j]) && lines[j].rfind("```", 0) != 0 &&
+           list_marker(lines[j]) == 0) {
+      std::size_t k = 0;
+      while (k < lines[j].size() && lines[j][k] == ' ') ++k;
+      text += ' ';
+      text.append(lines[j], k, std::string::npos);
+      ++j;
+    }
+    out += wrap_words(text, width, l.substr(0, marker), std::string(marker, ' ')) + "\n";
+    i = j;
+  }
+  if (!md.empty() && md.back() != '\n' && !out.empty()) out.pop_back();
+  return out;
+}
+
 OutJson cell_json(float v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
@@ -90,7 +182,11 @@ void TextOutput::begin_lesson(const LessonDoc& doc, const OutJson&, const std::s
 }
 
 void TextOutput::prose(const std::string& markdown) {
-  os_ << render_prose(visible_controls(markdown, /*keep_newlines=*/true), rs_.term.color != ColorMode::None) << '\n';
+  // Wrapped to the terminal, at most 100 columns (longer lines are harder to read).
+  const std::size_t width = std::clamp<std::size_t>(rs_.term.width, 20, 100);
+  os_ << render_prose(wrap_prose(visible_controls(markdown, /*keep_newlines=*/true), width),
+                      rs_.term.color != ColorMode::None)
+      << '\n';
 }
 
 void TextOutput::begin_step(std::size_t index, std::size_t count, const std::string& title) {

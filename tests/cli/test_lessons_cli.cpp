@@ -430,6 +430,36 @@ TEST_CASE("--full shows every column; the default abbreviates with an ellipsis c
   CHECK(full.out.find("abbreviated") == std::string::npos);
 }
 
+namespace {
+// Code points of a UTF-8 line without escape codes (the lesson text has no wide characters).
+std::size_t attnlab_display_width(const std::string& line) {
+  std::size_t w = 0;
+  for (unsigned char c : line) w += (c & 0xC0) != 0x80;
+  return w;
+}
+}  // namespace
+
+TEST_CASE("lesson prose is wrapped to the terminal width (at most 100 columns)") {
+  // Issue "What a learner hit", 6: the Markdown's own line breaks (about 100 columns, some longer) were
+  // printed as they are, ragged and too wide at 80 columns.
+  for (const char* cols : {"60", "80", "200"}) {
+    CAPTURE(cols);
+    const Result r = run({"lesson", "1", "--no-pause"}, {{"COLUMNS", cols}});
+    const std::size_t width = std::min<std::size_t>(std::stoul(cols), 100);
+    const auto start = r.out.find("Attention works on numbers");
+    REQUIRE(start != std::string::npos);
+    const auto end = r.out.find("\"The cat sees the small dog.\" →", start);  // the prose of step 1 ends there
+    REQUIRE(end != std::string::npos);
+    std::istringstream in(r.out.substr(start, end - start));
+    std::string line;
+    std::size_t longest = 0;
+    while (std::getline(in, line))
+      if (line.rfind("  position", 0) != 0 && line.rfind("──", 0) != 0) longest = std::max(longest, attnlab_display_width(line));
+    CHECK(longest <= width);
+    CHECK(longest + 12 > width);  // and filled, not broken early
+  }
+}
+
 TEST_CASE("abbreviated attention keeps the words a step is about: lesson 9's il/elle columns at 80 columns, lesson 2's 64-row weights") {
   // Issue "What a learner hit", 4 and 7: at 80 columns the cross-attention table used to keep the
   // first columns and drop "street" and "tired/wide", which decide il/elle.
