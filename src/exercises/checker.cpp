@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -81,12 +82,27 @@ std::string trim_compiler_output(const std::string& text, const std::string& lea
 
 namespace {
 
+// The grader's status file, at most 1 MiB. It is in the folder learner code may write, so it is read
+// only if it is still a regular file there: never through a symbolic link it was replaced with (the
+// second adversarial pass, Q2, had a link to ~/.ssh/id_rsa named as "the test that was running").
 std::string read_status(const fs::path& status_file) {
-  try {
-    return read_text_file(status_file.string(), 1 << 20);
-  } catch (const Error&) {
-    return "";
+  const int fd = ::open(status_file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return "";
+  struct stat st{};
+  std::string out;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    out.resize(std::min<std::size_t>(static_cast<std::size_t>(st.st_size), std::size_t{1} << 20));
+    std::size_t got = 0;
+    while (got < out.size()) {
+      const ssize_t n = ::pread(fd, out.data() + got, out.size() - got, static_cast<off_t>(got));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      got += static_cast<std::size_t>(n);
+    }
+    out.resize(got);
   }
+  ::close(fd);
+  return out;
 }
 
 std::string last_test_started(const std::string& status) {
@@ -164,6 +180,28 @@ std::string shorten(const std::string& text, std::size_t head = 80, std::size_t 
   out += "... (" + std::to_string(lines.size() - head - tail) + " lines left out) ...\n";
   for (std::size_t i = lines.size() - tail; i < lines.size(); ++i) out += lines[i] + "\n";
   return out;
+}
+
+// The global symbols a learner's object may define: its functions in namespace ex (and what the
+// compiler makes for them: local statics, guard variables, type info), instantiations of the standard
+// library's templates (weak), and what the compiler or AddressSanitizer adds. Anything else would
+// take the place of the library's or the grader's own definition in the grader program: an
+// `extern "C" ssize_t write(...)` of the learner's received the grader's result record, token and
+// all, and forged a pass (the second adversarial pass, Q1); an inline function of doctest's or
+// attnlab's namespace would replace theirs (the learner's object comes first on the link line).
+bool allowed_learner_symbol(const std::string& name, char type) {
+  auto starts = [&](const char* p) { return name.rfind(p, 0) == 0; };
+  for (const char* ex : {"_ZN2ex", "_ZNK2ex", "_ZZN2ex", "_ZZNK2ex", "_ZGVZN2ex", "_ZGVZNK2ex", "_ZTVN2ex", "_ZTIN2ex",
+                         "_ZTSN2ex", "__odr_asan_gen__ZN2ex", "__odr_asan_gen__ZZN2ex"})
+    if (starts(ex)) return true;
+  const bool weak = type == 'W' || type == 'V' || type == 'u' || type == 'w' || type == 'v';
+  if (!weak) return false;
+  if (starts("DW.ref.")) return true;  // the exception personality routine's reference
+  for (const char* lib : {"_ZNSt", "_ZNKSt", "_ZSt", "_ZZNSt", "_ZZNKSt", "_ZZSt", "_ZGVZNSt", "_ZGVZNKSt",
+                          "_ZN9__gnu_cxx", "_ZNK9__gnu_cxx", "_ZZN9__gnu_cxx", "_ZNSa", "_ZNKSa", "_ZTVNSt", "_ZTINSt",
+                          "_ZTSNSt", "_ZTVSt", "_ZTISt", "_ZTSSt"})
+    if (starts(lib)) return true;
+  return false;
 }
 
 std::string describe_link_failure(const std::string& output, const ExerciseInfo& ex) {
@@ -385,7 +423,38 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
   }
   if (!c.output.empty()) res.warnings = trim_compiler_output(c.output, source.string(), 20);
 
-  // 2. Link it with the grader.
+  // 2. What the object defines: only the exercise's own (allowed_learner_symbol), checked with nm.
+  {
+    const std::string nm = ::access("/usr/bin/nm", X_OK) == 0 ? "/usr/bin/nm" : "nm";
+    const ChildResult n = run_child(box.wrap({nm, "-P", "-g", "--defined-only", object.string()}, build_paths), {"LC_ALL=C"},
+                                    {.timeout_s = 60, .memory_mb = 4096}, dir / "symbols.log");
+    if (!n.started || n.timed_out || n.exit_code != 0)
+      throw RuntimeError("cannot list the symbols of " + object.string() + " with nm (binutils): " +
+                         (n.started ? n.output.substr(0, n.output.find('\n')) : n.error));
+    std::istringstream lines(n.output);
+    std::string line;
+    std::vector<std::string> foreign;
+    while (std::getline(lines, line)) {
+      std::istringstream f(line);
+      std::string name, type;
+      if (!(f >> name >> type) || type.size() != 1) continue;
+      if (!allowed_learner_symbol(name, type[0])) foreign.push_back(name);
+    }
+    if (!foreign.empty()) {
+      res.verdict = Verdict::LinkError;
+      std::string names;
+      for (std::size_t i = 0; i < foreign.size() && i < 5; ++i) names += (i ? ", " : "") + foreign[i];
+      if (foreign.size() > 5) names += ", ...";
+      res.report = "Your file defines " + std::string(foreign.size() == 1 ? "a symbol" : "symbols") +
+                   " outside namespace ex: " + names +
+                   ".\nPut helpers inside namespace ex, in an unnamed namespace, or make them static: a definition\n"
+                   "of a library or grader function (write, exit, an inline function of doctest's) would replace it\n"
+                   "in the grader too, so the check cannot run with it.\n";
+      return res;
+    }
+  }
+
+  // 3. Link it with the grader.
   std::vector<std::string> ld{kit.compiler, object.string()};
   ld.insert(ld.end(), grader->second.begin(), grader->second.end());
   ld.insert(ld.end(), kit.support_objects.begin(), kit.support_objects.end());
@@ -402,7 +471,7 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
     return res;
   }
 
-  // 3. Run the grader with limits; it appends each test's name to the status file as it starts, and
+  // 4. Run the grader with limits; it appends each test's name to the status file as it starts, and
   // after the last one writes a result record carrying the token it was handed on file descriptor 3
   // to the pipe on file descriptor 4.
   const fs::path status = dir / "status.txt";

@@ -791,6 +791,16 @@ TEST_CASE("learner code that replaces the grader's log by a link to a secret doe
   const Result plain = run(home, {"check", "attention"});
   INFO(plain.out << plain.err);
   CHECK_FALSE(contains(plain.out + plain.err, "SECRET-TOKEN-43"));
+  // The same with the status file, whose last "test" line is shown as the test that was running.
+  write(home.root / ".ssh" / "id_rsa", "test\tSECRET-TOKEN-44\n");
+  write(home.learner("attention"),
+        attention_with("  { const char* p = std::getenv(\"ATTNLAB_GRADER_STATUS\"); ::unlink(p);\n"
+                       "    [[maybe_unused]] int rc = ::symlink(\"" + (home.root / ".ssh" / "id_rsa").string() + "\", p); _exit(0); }\n",
+                       "#include <cstdlib>\n#include <unistd.h>\n"));
+  const Result status = run(home, {"check", "attention"});
+  INFO(status.out << status.err);
+  CHECK(status.code == 1);
+  CHECK_FALSE(contains(status.out + status.err, "SECRET-TOKEN-44"));
 }
 
 TEST_CASE("a static destructor that rewrites the result record after the last test is not a pass") {
@@ -861,6 +871,35 @@ TEST_CASE("a build folder that is a symbolic link is refused, and nothing it poi
   CHECK(contains(r.err, "got a symbolic link"));
   CHECK(slurp(mine / "run-2024" / "notes.txt") == "mine\n");
   CHECK(slurp(mine / "old-notes" / "a.txt") == "mine too\n");
+}
+
+TEST_CASE("a learner file that defines a library function (write) to forge the record is refused, not passed") {
+  // The second adversarial pass (Q1): a definition of write() in the learner's file replaced libc's in
+  // the grader, received the result record with its token, set FAILED to 0 and passed a wrong answer.
+  Home home;
+  write(home.learner("attention"),
+        "#include <string>\n#include <sys/syscall.h>\n#include <unistd.h>\n#include \"attnlab/exercise.hpp\"\n"
+        "extern \"C\" ssize_t write(int fd, const void* b, size_t n) {\n"
+        "  std::string s(static_cast<const char*>(b), n);\n"
+        "  if (s.rfind(\"result\\t\", 0) == 0) {\n"
+        "    s = s.substr(0, s.rfind('\\t', s.size() - 2)) + \"\\t0\\n\";\n"
+        "    syscall(SYS_write, fd, s.data(), s.size());\n    syscall(SYS_exit_group, 0);\n  }\n"
+        "  return syscall(SYS_write, fd, b, n);\n}\n"
+        "namespace ex { Matrix attention(const Matrix& q, const Matrix& k, const Matrix& v) { return Matrix(q.rows, v.cols); } }\n");
+  const Result r = run(home, {"check", "attention"});
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  CHECK_FALSE(contains(r.out, "PASSED"));
+  CHECK(contains(r.out, "outside namespace ex: write"));
+  // Helpers in namespace ex, an unnamed namespace or static are fine, and so is the standard library.
+  write(home.learner("attention"),
+        "#include <map>\n#include <string>\n" + solution_of("05-weighted-sum", "attention") +
+        "namespace { int unnamed_helper() { return std::map<std::string, int>{{\"a\", 1}}.size(); } }\n"
+        "static int static_helper() { return unnamed_helper(); }\n"
+        "namespace ex { int helper_in_ex() { return static_helper(); } }\n");
+  const Result ok = run(home, {"check", "attention"});
+  INFO(ok.out << ok.err);
+  CHECK(ok.code == 0);
 }
 
 TEST_CASE("where bubblewrap cannot start, check still works and says in one line that it runs without a sandbox") {
