@@ -133,7 +133,7 @@ std::string random_token() {
 }
 
 // The grader's result record (grader_main.cpp): "result\tTOKEN\tRUN\tFAILED", written to its result
-// pipe after its last test case. Lines without this run's token were not written by this run's grader.
+// socket after its last test case. Lines without this run's token were not written by this run's grader.
 struct ResultRecord {
   enum class Kind { Missing, Found, TokenTaken, Foreign } kind = Kind::Missing;
   std::size_t run = 0, failed = 0;
@@ -473,7 +473,7 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
 
   // 4. Run the grader with limits; it appends each test's name to the status file as it starts, and
   // after the last one writes a result record carrying the token it was handed on file descriptor 3
-  // to the pipe on file descriptor 4.
+  // to the socket on file descriptor 4.
   const fs::path status = dir / "status.txt";
   fs::remove(status, ec);
   const std::string token = random_token();

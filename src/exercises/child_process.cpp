@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -169,9 +170,13 @@ ChildResult run_child(const std::vector<std::string>& argv, const std::vector<st
       if (fd >= 0) ::close(fd);
     }
   } out_closer{out_fd};
+  // The channel from the child is a connected pair of Unix sockets, not a pipe: a pipe's write end can
+  // be opened again for reading through /proc/self/fd/N, which would let other code in the child read
+  // back what was written (the second adversarial pass, Q3); a socket cannot be opened that way, and
+  // what the child sends on its end can only be received on attnlab's.
   int from_child[2] = {-1, -1};
-  if (pipe.out_fd >= 3 && ::pipe2(from_child, O_CLOEXEC) != 0) {
-    r.error = std::string("cannot make a pipe: ") + std::strerror(errno);
+  if (pipe.out_fd >= 3 && ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, from_child) != 0) {
+    r.error = std::string("cannot make a socket pair: ") + std::strerror(errno);
     return r;
   }
   FdCloser from_read{from_child[0]};
@@ -291,6 +296,7 @@ ChildResult run_child(const std::vector<std::string>& argv, const std::vector<st
   if (from_child[1] >= 0) {
     ::close(from_child[1]);
     ::fcntl(from_child[0], F_SETFL, O_NONBLOCK);
+    ::shutdown(from_child[0], SHUT_WR);  // nothing goes to the child this way
   }
   // Drains the pipe from the child (so a child that writes much never blocks on it), keeping 64 KiB.
   auto drain = [&] {

@@ -36,9 +36,10 @@ struct ChildResult {
 struct ChildPipe {
   int fd = -1;
   std::string data;
-  // A pipe from the child: its write end becomes file descriptor `out_fd` in the child (≥ 3, not fd);
-  // what the child writes there comes back in ChildResult::from_child (at most 64 KiB). Unlike a file,
-  // nothing the child's other code does can read back what was written. −1: none.
+  // A channel from the child (one end of a pair of Unix sockets): it becomes file descriptor `out_fd`
+  // in the child (≥ 3, not fd); what the child writes there comes back in ChildResult::from_child (at
+  // most 64 KiB). Unlike a file or a pipe, nothing in the child can read back what was written (a
+  // pipe's end can be reopened for reading through /proc/self/fd). −1: none.
   int out_fd = -1;
 };
 

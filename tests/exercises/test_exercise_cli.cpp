@@ -902,6 +902,21 @@ TEST_CASE("a learner file that defines a library function (write) to forge the r
   CHECK(ok.code == 0);
 }
 
+TEST_CASE("the result channel cannot be read back from inside the grader") {
+  // The second adversarial pass (Q3): the record went into a pipe, whose end learner code could open
+  // again for reading through /proc/self/fd/4 and read the token from; it is a socket now.
+  Home home;
+  write(home.learner("attention"),
+        attention_with("  { const int fd = ::open(\"/proc/self/fd/4\", O_RDONLY | O_NONBLOCK);\n"
+                       "    char c; const ssize_t n = ::recv(4, &c, 1, MSG_DONTWAIT);\n"
+                       "    std::printf(\"reopen %s, recv %s\\n\", fd < 0 ? \"refused\" : \"opened\", n > 0 ? \"data\" : \"nothing\"); }\n",
+                       "#include <cstdio>\n#include <fcntl.h>\n#include <sys/socket.h>\n#include <unistd.h>\n"));
+  const Result r = run(home, {"check", "attention"});
+  INFO(r.out << r.err);
+  CHECK(r.code == 0);
+  CHECK(contains(r.out, "reopen refused, recv nothing"));
+}
+
 TEST_CASE("where bubblewrap cannot start, check still works and says in one line that it runs without a sandbox") {
   Home home;
   write(home.learner("attention"), solution_of("05-weighted-sum", "attention"));

@@ -108,8 +108,8 @@ __attribute__((constructor(101))) void take_token() {
   std::memcpy(g_token, buf, kTokenLength);
 }
 
-// After the last test case: "result\tTOKEN\tRUN\tFAILED\n" written to the pipe that attnlab check
-// handed over as ATTNLAB_GRADER_RESULT_FD. A pipe, not a file: code that runs later in this process
+// After the last test case: "result\tTOKEN\tRUN\tFAILED\n" written to the socket that attnlab check
+// handed over as ATTNLAB_GRADER_RESULT_FD. A socket, not a file or a pipe: code that runs later in this process
 // (a learner's static destructor, a thread) cannot read the token back from it to forge a record,
 // and main() ends the process right after writing (_exit: no destructor or atexit handler runs).
 void write_result_record() {
