@@ -14,7 +14,7 @@
 // exit(0) in it (a leftover debugging exit, or one in a static constructor, before main) ends the
 // process with the code of a pass. So `attnlab check` also hands the grader a random token for the
 // run on a pipe, file descriptor ATTNLAB_GRADER_TOKEN_FD, and counts a pass only when, after the last
-// test, main() has appended to the status file the record
+// test, main() has written to its result socket (ATTNLAB_GRADER_RESULT_FD) the record
 //     result <TAB> token <TAB> test cases run <TAB> test cases failed
 // with that token and the grader's number of test cases (docs/hardening.md says what this proves).
 #define DOCTEST_CONFIG_IMPLEMENT
@@ -109,7 +109,8 @@ __attribute__((constructor(101))) void take_token() {
 }
 
 // After the last test case: "result\tTOKEN\tRUN\tFAILED\n" written to the socket that attnlab check
-// handed over as ATTNLAB_GRADER_RESULT_FD. A socket, not a file or a pipe: code that runs later in this process
+// handed over as ATTNLAB_GRADER_RESULT_FD. A socket, not a file or a pipe: code that runs later in this
+// process
 // (a learner's static destructor, a thread) cannot read the token back from it to forge a record,
 // and main() ends the process right after writing (_exit: no destructor or atexit handler runs).
 void write_result_record() {
