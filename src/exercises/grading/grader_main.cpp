@@ -110,9 +110,9 @@ __attribute__((constructor(101))) void take_token() {
 
 // After the last test case: "result\tTOKEN\tRUN\tFAILED\n" written to the socket that attnlab check
 // handed over as ATTNLAB_GRADER_RESULT_FD. A socket, not a file or a pipe: code that runs later in this
-// process
-// (a learner's static destructor, a thread) cannot read the token back from it to forge a record,
-// and main() ends the process right after writing (_exit: no destructor or atexit handler runs).
+// process (a learner's static destructor, a thread) cannot read the token back from it to forge a
+// record, and main() ends the process right after writing (_exit: no destructor or atexit handler
+// runs). The learner's object may not define write() or _exit() itself (checker.cpp lists its symbols).
 void write_result_record() {
   const char* fd_text = std::getenv("ATTNLAB_GRADER_RESULT_FD");
   if (!g_token_wanted || !g_run_finished || fd_text == nullptr) return;
