@@ -62,6 +62,7 @@ std::string agreement(float max_difference);
 // language model, and the caller falls back to the translation model's decoder.
 bool show_causal_trained(LessonContext& c);
 void show_cross_attention_trained(LessonContext& c);
+void show_cross_attention_heads_trained(LessonContext& c);
 void show_residual_layernorm_trained(LessonContext& c);
 void show_feed_forward_trained(LessonContext& c);
 void show_encoder_decoder_trained(LessonContext& c);

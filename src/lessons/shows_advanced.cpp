@@ -478,6 +478,11 @@ void register_advanced_shows(std::map<std::string, ShowFn>& r) {
   r["concat-output"] = show_concat_output;
   r["parameter-count"] = show_parameter_count;
   r["cross-attention"] = show_cross_attention;
+  // Lesson 8's second step; with random weights there are no learned heads to read, and the step's
+  // text says so.
+  r["cross-attention-heads"] = [](LessonContext& c) {
+    if (c.trained()) show_cross_attention_heads_trained(c);
+  };
   r["residual-layernorm"] = show_residual_layernorm;
   r["feed-forward"] = show_feed_forward;
   r["encoder-decoder"] = show_encoder_decoder;

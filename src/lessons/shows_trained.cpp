@@ -152,7 +152,23 @@ void show_cross_attention_trained(LessonContext& c) {
                          agreement(std::max(r0.max_difference, rl_.max_difference))));
   c.out.value("max_difference_from_model", std::max(r0.max_difference, rl_.max_difference));
   c.out.line("");
+}
 
+// Step 2 of lesson 8 ("Reading the alignment"): every head of the first and the last decoder layer,
+// their mean and each target word's strongest source word, then the model's own translation.
+void show_cross_attention_heads_trained(LessonContext& c) {
+  model::Transformer<float>& net = c.model->net();
+  const TokenizedSentence& tgt = c.target();
+  const auto& src = c.src.tokens;
+  const std::vector<int> own = own_translation(net, c.src.int_ids());
+  const std::vector<int> tgt_in = with_bos(tgt.int_ids());
+  forward_one(net, c.src.int_ids(), tgt_in, with_eos(tgt.int_ids()));
+  const std::size_t n = tgt_in.size(), m = src.size();
+  std::vector<std::string> rl = tgt.tokens;
+  rl.push_back("<eos>");
+  const int last = net.config().decoder_layers - 1;
+  const Replay r0 = replay_attention(net, ModelBlock::DecoderCross, 0, n, m);
+  const Replay rl_ = replay_attention(net, ModelBlock::DecoderCross, last, n, m);
   for (const auto* r : {&r0, &rl_}) {
     const int layer = r == &r0 ? 0 : last;
     if (r == &rl_ && last == 0) break;
