@@ -7,10 +7,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -312,16 +315,25 @@ class RunFolder {
                          "remove the link (attnlab makes the folder again)");
     fs::create_directories(parent, ec);
     if (ec) throw RuntimeError("cannot create " + parent.string() + " (" + ec.message() + ")");
+    const auto now = fs::file_time_type::clock::now();
     for (const auto& e : fs::directory_iterator(parent, ec)) {
       const std::string name = e.path().filename().string();
-      if (name.rfind("run-", 0) != 0 && name.rfind("old-", 0) != 0) continue;
-      if (abandoned_folder(e.path().string())) fs::remove_all(e.path(), ec);
+      const bool run_or_old = name.rfind("run-", 0) == 0 || name.rfind("old-", 0) == 0;
+      // A "new-" folder is one being set up (below); only one a minute old was left by a killed check.
+      std::error_code tec;
+      const bool stale_new = name.rfind("new-", 0) == 0 && now - fs::last_write_time(e.path(), tec) > std::chrono::minutes(1) && !tec;
+      if ((run_or_old || stale_new) && abandoned_folder(e.path().string())) fs::remove_all(e.path(), ec);
     }
-    std::string tmpl = (parent / "run-XXXXXX").string();
+    // Made as "new-XXXXXX", locked, and only then named "run-XXXXXX": a check beside this one removes
+    // unlocked run- folders as left by killed checks, and took a fresh one between its mkdtemp and its
+    // lock (eight concurrent checks under load: "cannot create …/run-BOPaxy/compile.log").
+    std::string tmpl = (parent / "new-XXXXXX").string();
     if (!::mkdtemp(tmpl.data())) throw RuntimeError("cannot create a build folder in " + parent.string() + " (" + std::strerror(errno) + ")");
-    path_ = tmpl;
-    lock_ = ::open(path_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    lock_ = ::open(tmpl.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (lock_ >= 0) ::flock(lock_, LOCK_EX | LOCK_NB);
+    path_ = parent / ("run-" + fs::path(tmpl).filename().string().substr(4));
+    if (::rename(tmpl.c_str(), path_.c_str()) != 0)
+      throw RuntimeError("cannot name the build folder " + path_.string() + " (" + std::strerror(errno) + ")");
   }
   ~RunFolder() {
     std::error_code ec;
@@ -424,6 +436,7 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
   if (!c.output.empty()) res.warnings = trim_compiler_output(c.output, source.string(), 20);
 
   // 2. What the object defines: only the exercise's own (allowed_learner_symbol), checked with nm.
+  std::set<std::string> defined;
   {
     const std::string nm = ::access("/usr/bin/nm", X_OK) == 0 ? "/usr/bin/nm" : "nm";
     const ChildResult n = run_child(box.wrap({nm, "-P", "-g", "--defined-only", object.string()}, build_paths), {"LC_ALL=C"},
@@ -434,12 +447,20 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
     std::istringstream lines(n.output);
     std::string line;
     std::vector<std::string> foreign;
+    defined.clear();
     while (std::getline(lines, line)) {
       std::istringstream f(line);
       std::string name, type;
-      if (!(f >> name >> type) || type.size() != 1) continue;
+      if (!(f >> name >> type) || type.size() != 1) {
+        foreign.push_back("(a line nm printed that is not a symbol: " + line.substr(0, 60) + ")");
+        continue;
+      }
+      defined.insert(name);
       if (!allowed_learner_symbol(name, type[0])) foreign.push_back(name);
     }
+    // run_child keeps the first 256 KiB of output: a longer list was not read whole (the third
+    // adversarial pass hid a write() behind 1,400 long names), so it is not accepted.
+    if (n.output.size() >= (256u << 10)) foreign.push_back("(more symbols than check reads: the list is over 256 KiB)");
     if (!foreign.empty()) {
       res.verdict = Verdict::LinkError;
       std::string names;
@@ -452,6 +473,45 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
                    "in the grader too, so the check cannot run with it.\n";
       return res;
     }
+  }
+
+  // 2b. Then every global symbol the object defines, but the exercise functions its grader calls, is
+  // renamed (objcopy --redefine-syms, to __attnlab_learner_NAME), so that nothing else in it can take
+  // the place of a definition the grader uses: the third adversarial pass replaced the grader's
+  // std::string::append, which builds the result record, by a weak specialisation in the learner's
+  // file (an executable's definition wins over libstdc++'s, and the learner's object comes first on
+  // the link line), and an asm label can give any function a name in namespace ex. Renamed, such
+  // copies serve the learner's own code alone. (Making them local instead breaks shared COMDAT groups:
+  // the grader's references to a group the linker kept from the learner's object.)
+  {
+    std::set<std::string> needed;
+    const std::string nm = ::access("/usr/bin/nm", X_OK) == 0 ? "/usr/bin/nm" : "nm";
+    std::vector<std::string> cmd{nm, "-P", "-u"};
+    cmd.insert(cmd.end(), grader->second.begin(), grader->second.end());
+    const ChildResult u = run_child(box.wrap(cmd, build_paths), {"LC_ALL=C"}, {.timeout_s = 60, .memory_mb = 4096},
+                                    dir / "grader-needs.log");
+    if (!u.started || u.timed_out || u.exit_code != 0)
+      throw RuntimeError("cannot list what the grader of " + ex.slug + " needs with nm (binutils): " +
+                         (u.started ? u.output.substr(0, u.output.find('\n')) : u.error));
+    std::istringstream lines(u.output);
+    std::string line;
+    while (std::getline(lines, line)) {
+      std::istringstream f(line);
+      std::string name;
+      if ((f >> name) && (name.rfind("_ZN2ex", 0) == 0 || name.rfind("_ZNK2ex", 0) == 0)) needed.insert(name);
+    }
+    const fs::path renames = dir / "renames.txt";
+    {
+      std::ofstream out(renames);
+      for (const auto& name : defined)
+        if (!needed.count(name)) out << name << " __attnlab_learner_" << name << '\n';
+    }
+    const std::string objcopy = ::access("/usr/bin/objcopy", X_OK) == 0 ? "/usr/bin/objcopy" : "objcopy";
+    const ChildResult o = run_child(box.wrap({objcopy, "--redefine-syms=" + renames.string(), object.string()}, build_paths),
+                                    {"LC_ALL=C"}, {.timeout_s = 60, .memory_mb = 4096}, dir / "objcopy.log");
+    if (!o.started || o.timed_out || o.exit_code != 0)
+      throw RuntimeError("cannot prepare " + object.string() + " for linking with objcopy (binutils): " +
+                         (o.started ? o.output.substr(0, o.output.find('\n')) : o.error));
   }
 
   // 3. Link it with the grader.

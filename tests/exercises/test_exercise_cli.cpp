@@ -917,6 +917,40 @@ TEST_CASE("the result channel cannot be read back from inside the grader") {
   CHECK(contains(r.out, "reopen refused, recv nothing"));
 }
 
+TEST_CASE("a weak specialisation of a standard library function the grader uses serves the learner's code alone") {
+  // The third adversarial pass (R1): std::string::append, which the grader's main() uses to build the
+  // result record, specialised in the learner's file, saw the record and forged a pass. The learner's
+  // object now keeps only its exercise functions under their names; its other definitions are renamed.
+  Home home;
+  write(home.learner("scaled-scores"),
+        "#include <cstdlib>\n#include <cstring>\n#include <string>\n#include <sys/syscall.h>\n#include <unistd.h>\n"
+        "#include \"attnlab/exercise.hpp\"\n"
+        "template <> __attribute__((used)) inline std::string& std::string::append(const char* s) {\n"
+        "  if (s[0] == '\\n' && s[1] == 0 && rfind(\"result\\t\", 0) == 0) {\n"
+        "    std::string r = substr(0, rfind('\\t')); r.append(\"\\t0\\n\", 3);\n"
+        "    syscall(SYS_write, std::atoi(std::getenv(\"ATTNLAB_GRADER_RESULT_FD\")), r.data(), r.size());\n"
+        "    syscall(SYS_exit_group, 0);\n  }\n  return append(s, std::strlen(s));\n}\n"
+        "namespace ex { Matrix scaled_scores(const Matrix& q, const Matrix& k) { return Matrix(q.rows, k.rows); } }\n");
+  const Result r = run(home, {"check", "scaled-scores"});
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  CHECK_FALSE(contains(r.out, "PASSED"));
+
+  // R2: a write() hidden behind 1,400 long names in ex, past the 256 KiB of nm's list that check read.
+  std::string padded =
+      "#include <string>\n#include <sys/syscall.h>\n#include <unistd.h>\n#include \"attnlab/exercise.hpp\"\n"
+      "extern \"C\" ssize_t write(int fd, const void* b, size_t n) { return syscall(SYS_write, fd, b, n); }\n"
+      "namespace ex {\n";
+  for (int i = 0; i < 1400; ++i) padded += "int " + std::string(200, 'p') + std::to_string(i) + "() { return " + std::to_string(i) + "; }\n";
+  padded += "Matrix scaled_scores(const Matrix& q, const Matrix& k) { return Matrix(q.rows, k.rows); }\n}\n";
+  write(home.learner("scaled-scores"), padded);
+  const Result big = run(home, {"check", "scaled-scores"});
+  INFO(big.out << big.err);
+  CHECK(big.code == 1);
+  CHECK_FALSE(contains(big.out, "PASSED"));
+  CHECK(contains(big.out, "over 256 KiB"));
+}
+
 TEST_CASE("where bubblewrap cannot start, check still works and says in one line that it runs without a sandbox") {
   Home home;
   write(home.learner("attention"), solution_of("05-weighted-sum", "attention"));
