@@ -461,16 +461,38 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
     // run_child keeps the first 256 KiB of output: a longer list was not read whole (the third
     // adversarial pass hid a write() behind 1,400 long names), so it is not accepted.
     if (n.output.size() >= (256u << 10)) foreign.push_back("(more symbols than check reads: the list is over 256 KiB)");
+    // And what it uses: nothing of the grader's own code (doctest, attnlab: a doctest listener of the
+    // learner's set the failure count to 0 before the grader's reporter read it, and a call of the
+    // grader's stop_allocation_tracking() switched the online-softmax memory test off: the fourth
+    // adversarial pass), and no allocation that bypasses operator new, which the memory test measures.
+    const ChildResult nu = run_child(box.wrap({nm, "-P", "-u", object.string()}, build_paths), {"LC_ALL=C"},
+                                     {.timeout_s = 60, .memory_mb = 4096}, dir / "uses.log");
+    if (!nu.started || nu.timed_out || nu.exit_code != 0 || nu.output.size() >= (256u << 10))
+      throw RuntimeError("cannot list what " + object.string() + " uses with nm (binutils)");
+    static const std::set<std::string> raw_allocation = {
+        "malloc", "calloc", "realloc", "reallocarray", "aligned_alloc", "posix_memalign", "memalign", "valloc",
+        "pvalloc", "mmap", "mmap64", "sbrk", "brk", "_ZnwmSt11align_val_t", "_ZnamSt11align_val_t",
+        "_ZnwmSt11align_val_tRKSt9nothrow_t", "_ZnamSt11align_val_tRKSt9nothrow_t"};
+    std::istringstream used(nu.output);
+    while (std::getline(used, line)) {
+      std::istringstream f(line);
+      std::string name;
+      if (!(f >> name)) continue;
+      if (name.find("7doctest") != std::string::npos || name.find("7attnlab") != std::string::npos)
+        foreign.push_back("(it uses the grader's own code: " + name.substr(0, 80) + ")");
+      else if (raw_allocation.count(name))
+        foreign.push_back("(it allocates with " + name + ": use std::vector or new, which the grader measures)");
+    }
     if (!foreign.empty()) {
       res.verdict = Verdict::LinkError;
       std::string names;
       for (std::size_t i = 0; i < foreign.size() && i < 5; ++i) names += (i ? ", " : "") + foreign[i];
       if (foreign.size() > 5) names += ", ...";
-      res.report = "Your file defines " + std::string(foreign.size() == 1 ? "a symbol" : "symbols") +
-                   " outside namespace ex: " + names +
-                   ".\nPut helpers inside namespace ex, in an unnamed namespace, or make them static: a definition\n"
-                   "of a library or grader function (write, exit, an inline function of doctest's) would replace it\n"
-                   "in the grader too, so the check cannot run with it.\n";
+      res.report = "Your file defines or uses what an exercise may not: " + names +
+                   ".\nDefine helpers inside namespace ex, in an unnamed namespace, or make them static (a definition\n"
+                   "of a library or grader function, write or exit, would replace it in the grader too); use only the\n"
+                   "standard library and attnlab/exercise.hpp (not the grader's doctest or attnlab code), and\n"
+                   "allocate with std::vector or new. The check cannot run with it.\n";
       return res;
     }
   }

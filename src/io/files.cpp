@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -179,9 +180,25 @@ FolderReplacement::FolderReplacement(const std::string& path, const std::set<std
   fs::create_directories(parent, ec);
   if (ec) throw InputError(option + " " + path + ": cannot create " + parent.string() + " (" + ec.message() + ")");
   // What a killed run left: staging folders it never committed, replaced folders it never removed.
+  // Only folders named exactly as mkdtemp names them (.NAME.new-XXXXXX, .NAME.old-XXXXXX), unlocked,
+  // and holding nothing but what this command writes: a user's own ".data.old-2024" full of notes is
+  // not ours to remove (an adversarial pass lost two such folders).
+  auto mkdtemp_name = [&](const std::string& n, const std::string& prefix) {
+    if (n.size() != prefix.size() + 6 || n.rfind(prefix, 0) != 0) return false;
+    for (std::size_t i = prefix.size(); i < n.size(); ++i)
+      if (!std::isalnum(static_cast<unsigned char>(n[i]))) return false;
+    return true;
+  };
+  auto only_ours = [&](const fs::path& dir) {
+    std::error_code lec;
+    for (const auto& f : fs::directory_iterator(dir, lec))
+      if (!replaceable.count(f.path().filename().string())) return false;
+    return !lec;
+  };
   for (const auto& e : fs::directory_iterator(parent, ec)) {
     const std::string n = e.path().filename().string();
-    if ((n.rfind("." + name + ".new-", 0) == 0 || n.rfind("." + name + ".old-", 0) == 0) && abandoned_folder(e.path().string())) {
+    if ((mkdtemp_name(n, "." + name + ".new-") || mkdtemp_name(n, "." + name + ".old-")) &&
+        !fs::is_symlink(e.symlink_status()) && only_ours(e.path()) && abandoned_folder(e.path().string())) {
       std::error_code rm;
       fs::remove_all(e.path(), rm);
     }
@@ -215,7 +232,10 @@ void FolderReplacement::commit() {
     // A file system without the exchange: move the old folder aside, then the new one in. A kill
     // between the two renames leaves path missing (never mixed), the old folder beside it as
     // .NAME.old-*, and the complete new one as .NAME.new-*.
-    std::string old = (parent / ("." + fs::path(path_).filename().string() + ".old-XXXXXX")).string();
+    std::string leaf = ".";  // (built in steps: GCC 12 warns, wrongly, about "." + string + ...)
+    leaf += fs::path(path_).filename().string();
+    leaf += ".old-XXXXXX";
+    std::string old = (parent / leaf).string();
     if (!::mkdtemp(old.data())) throw RuntimeError(path_ + ": cannot create a folder beside it (" + errno_text() + ")");
     if (::rename(path_.c_str(), old.c_str()) != 0 || ::rename(staging_.c_str(), path_.c_str()) != 0)
       throw RuntimeError(path_ + ": cannot move the new folder into place (" + errno_text() + ")");

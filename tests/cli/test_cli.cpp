@@ -400,6 +400,27 @@ TEST_CASE("corpus --out writes the splits, vocabularies and LM files; --format j
   CHECK(!s.contains("files"));
 }
 
+TEST_CASE("corpus --out leaves the user's own folders beside DIR alone, and removes what a killed run left") {
+  // The fourth adversarial pass: the leftover cleanup removed any unlocked .DIR.old-* / .DIR.new-*
+  // folder, the user's ".data.old-2024" full of notes included.
+  const fs::path parent = temp_dir() / "corpus-neighbours";
+  fs::create_directories(parent / ".data.old-2024");
+  fs::create_directories(parent / ".data.new-ideas");
+  fs::create_directories(parent / ".data.old-abc123");  // a mkdtemp-like name, but holding the user's file
+  std::ofstream(parent / ".data.old-2024" / "notes.txt") << "mine\n";
+  std::ofstream(parent / ".data.new-ideas" / "plan.txt") << "mine\n";
+  std::ofstream(parent / ".data.old-abc123" / "draft.txt") << "mine\n";
+  fs::create_directories(parent / ".data.new-Xy12Zq");  // what a killed run leaves: attnlab's own files
+  std::ofstream(parent / ".data.new-Xy12Zq" / "train.tsv") << "partial\n";
+  const Result r = run({"corpus", "--out", (parent / "data").string(), "--train", "50", "--valid", "5", "--test", "5"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(slurp(parent / ".data.old-2024" / "notes.txt") == "mine\n");
+  CHECK(slurp(parent / ".data.new-ideas" / "plan.txt") == "mine\n");
+  CHECK(slurp(parent / ".data.old-abc123" / "draft.txt") == "mine\n");
+  CHECK_FALSE(fs::exists(parent / ".data.new-Xy12Zq"));
+}
+
 TEST_CASE("corpus: bad flag values exit with code 2 and say why") {
   Result r = run({"corpus", "--train", "-1"});
   CHECK(r.code == 2);

@@ -890,7 +890,7 @@ TEST_CASE("a learner file that defines a library function (write) to forge the r
   INFO(r.out << r.err);
   CHECK(r.code == 1);
   CHECK_FALSE(contains(r.out, "PASSED"));
-  CHECK(contains(r.out, "outside namespace ex: write"));
+  CHECK(contains(r.out, "may not: write"));
   // Helpers in namespace ex, an unnamed namespace or static are fine, and so is the standard library.
   write(home.learner("attention"),
         "#include <map>\n#include <string>\n" + solution_of("05-weighted-sum", "attention") +
@@ -949,6 +949,60 @@ TEST_CASE("a weak specialisation of a standard library function the grader uses 
   CHECK(big.code == 1);
   CHECK_FALSE(contains(big.out, "PASSED"));
   CHECK(contains(big.out, "over 256 KiB"));
+}
+
+namespace {
+// The fourth adversarial pass's naive online softmax: the whole n × m score matrix, held where the
+// memory test (which counts operator new) did not look, or with that test switched off.
+std::string naive_online(const std::string& pre, const std::string& hook, const std::string& scores) {
+  return "#include <cmath>\n#include <cstdlib>\n#include <vector>\n#include \"attnlab/exercise.hpp\"\n" + pre +
+         "\nnamespace ex {\nMatrix attention_online(const Matrix& q, const Matrix& k, const Matrix& v, std::size_t block) {\n" +
+         hook + "\n  const std::size_t n = q.rows, m = k.rows, d = q.cols;\n  " + scores +
+         "\n  Matrix out(n, v.cols);\n  for (std::size_t i = 0; i < n; ++i) {\n    float mx = -INFINITY;\n"
+         "    for (std::size_t j = 0; j < m; ++j) { float t = 0; for (std::size_t c = 0; c < d; ++c) t += q(i, c) * k(j, c);\n"
+         "      s[i * m + j] = t / std::sqrt(float(d)); mx = std::fmax(mx, s[i * m + j]); }\n"
+         "    float sum = 0; for (std::size_t j = 0; j < m; ++j) { s[i * m + j] = std::exp(s[i * m + j] - mx); sum += s[i * m + j]; }\n"
+         "    for (std::size_t j = 0; j < m; ++j) for (std::size_t c = 0; c < v.cols; ++c) out(i, c) += s[i * m + j] / sum * v(j, c);\n"
+         "  }\n  return out;\n}\n}\n";
+}
+}  // namespace
+
+TEST_CASE("the grader's own code is out of a learner file's reach: a doctest listener, the memory test's switch, memory it cannot see") {
+  Home home;
+  // A doctest listener that set the failure count to 0 before the grader's reporter read it.
+  write(home.learner("scaled-scores"),
+        "#include <doctest/doctest.h>\n#include \"attnlab/exercise.hpp\"\nnamespace {\n"
+        "struct Zero : doctest::IReporter {\n  Zero(const doctest::ContextOptions&) {}\n"
+        "  void report_query(const doctest::QueryData&) override {}\n  void test_run_start() override {}\n"
+        "  void test_run_end(const doctest::TestRunStats& s) override { const_cast<doctest::TestRunStats&>(s).numTestCasesFailed = 0; }\n"
+        "  void test_case_start(const doctest::TestCaseData&) override {}\n  void test_case_reenter(const doctest::TestCaseData&) override {}\n"
+        "  void test_case_end(const doctest::CurrentTestCaseStats&) override {}\n  void test_case_exception(const doctest::TestCaseException&) override {}\n"
+        "  void subcase_start(const doctest::SubcaseSignature&) override {}\n  void subcase_end() override {}\n"
+        "  void log_assert(const doctest::AssertData&) override {}\n  void log_message(const doctest::MessageData&) override {}\n"
+        "  void test_case_skipped(const doctest::TestCaseData&) override {}\n};\n}\nDOCTEST_REGISTER_LISTENER(\"z\", 0, Zero);\n"
+        "namespace ex { Matrix scaled_scores(const Matrix& q, const Matrix& k) { return Matrix(q.rows, k.rows); } }\n");
+  Result r = run(home, {"check", "scaled-scores"});
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  CHECK_FALSE(contains(r.out, "PASSED"));
+  CHECK(contains(r.out, "it uses the grader's own code"));
+
+  // The online-softmax memory test: switched off by a call of the grader's, or blind to malloc and to
+  // an array on the stack. (With std::vector the same code fails as [online-full-matrix].)
+  const std::string stop_pre = "namespace attnlab::grading { std::size_t stop_allocation_tracking(); }";
+  const std::string stop_hook = "  attnlab::grading::stop_allocation_tracking();";
+  for (const auto& [what, text] : std::vector<std::pair<std::string, std::string>>{
+           {"stop tracking", naive_online(stop_pre, stop_hook, "std::vector<float> sv(n * m); float* s = sv.data();")},
+           {"malloc", naive_online("", "", "float* s = (float*)std::malloc(n * m * sizeof(float));")},
+           {"a stack array sized at run time", naive_online("", "", "float s[n * m];")},
+           {"std::vector (the control)", naive_online("", "", "std::vector<float> sv(n * m); float* s = sv.data();")}}) {
+    CAPTURE(what);
+    write(home.learner("online-softmax"), text);
+    r = run(home, {"check", "online-softmax"});
+    INFO(r.out << r.err);
+    CHECK(r.code == 1);
+    CHECK_FALSE(contains(r.out, "PASSED"));
+  }
 }
 
 TEST_CASE("where bubblewrap cannot start, check still works and says in one line that it runs without a sandbox") {
