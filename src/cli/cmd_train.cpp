@@ -89,6 +89,13 @@ void run_train(const TrainOptions& o) {
   if (!o.resume && fs::exists(state_path, ec)) {
     throw InputError("--out " + out + " already holds a training run; continue it with --resume, or choose another --out");
   }
+  // A trained model without its training state (deleted to save space, or a model kept on its own) is
+  // no less the user's: a fresh run does not write over it (an adversarial pass lost one that way).
+  if (!o.resume)
+    for (const char* kept : {"model.ckpt", "train-log.json"})
+      if (fs::exists(fs::path(out) / kept, ec))
+        throw InputError("--out " + out + " already holds " + kept + " from another run; choose another --out, or " +
+                         "move it away first");
   fs::create_directories(out, ec);
   if (ec) throw InputError("--out " + out + ": cannot create the folder (" + ec.message() + ")");
   lock_out_dir(out);

@@ -147,6 +147,16 @@ void fsync_folder(const std::filesystem::path& dir) {
 
 }  // namespace
 
+namespace {
+// The file FolderReplacement puts in the folders it sets aside (staging, replaced): what a later run
+// may remove as a leftover of its own.
+constexpr const char* kStagingMarker = ".attnlab-set-aside";
+void mark(const std::string& dir) {
+  const int fd = ::open((dir + "/" + kStagingMarker).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd >= 0) ::close(fd);
+}
+}  // namespace
+
 bool abandoned_folder(const std::string& dir) {
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) return false;
@@ -167,7 +177,7 @@ FolderReplacement::FolderReplacement(const std::string& path, const std::set<std
     if (!fs::is_directory(target, ec)) throw InputError(option + " " + path + ": exists and is not a folder");
     for (const auto& e : fs::directory_iterator(target, ec)) {
       const std::string name = e.path().filename().string();
-      if (!replaceable.count(name))
+      if (!replaceable.count(name) && name != kStagingMarker)
         throw InputError(option + " " + path + ": holds \"" + name + "\", which this command did not write; it replaces the " +
                          "whole folder, so give a new or empty folder, or one it wrote before");
     }
@@ -189,11 +199,17 @@ FolderReplacement::FolderReplacement(const std::string& path, const std::set<std
       if (!std::isalnum(static_cast<unsigned char>(n[i]))) return false;
     return true;
   };
+  // And only those holding the marker file this command puts in each folder it sets aside (a user's
+  // own copy of an earlier output named like one, ".data.new-v2try1", was removed: the fifth pass).
   auto only_ours = [&](const fs::path& dir) {
     std::error_code lec;
-    for (const auto& f : fs::directory_iterator(dir, lec))
-      if (!replaceable.count(f.path().filename().string())) return false;
-    return !lec;
+    bool marked = false;
+    for (const auto& f : fs::directory_iterator(dir, lec)) {
+      const std::string n = f.path().filename().string();
+      if (n == kStagingMarker) marked = true;
+      else if (!replaceable.count(n)) return false;
+    }
+    return marked && !lec;
   };
   for (const auto& e : fs::directory_iterator(parent, ec)) {
     const std::string n = e.path().filename().string();
@@ -210,6 +226,7 @@ FolderReplacement::FolderReplacement(const std::string& path, const std::set<std
   staging_ = tmpl;
   lock_fd_ = ::open(staging_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (lock_fd_ >= 0) ::flock(lock_fd_, LOCK_EX | LOCK_NB);
+  mark(staging_);
   // mkdtemp makes it 0700; give it what a folder made by mkdir would have.
   const mode_t mask = ::umask(0);
   ::umask(mask);
@@ -219,6 +236,11 @@ FolderReplacement::FolderReplacement(const std::string& path, const std::set<std
 void FolderReplacement::commit() {
   namespace fs = std::filesystem;
   const fs::path parent = fs::path(path_).parent_path();
+  // The marker goes before the folder does (it is no output of the command); the replaced folder gets
+  // one, so that a kill before it is removed leaves a folder the next run knows as its own.
+  std::error_code mec;
+  fs::remove(fs::path(staging_) / kStagingMarker, mec);
+  if (fs::is_directory(path_, mec)) mark(path_);
   fsync_folder(staging_);
   // Where path exists, swap the two in one step; the old folder ends up under the staging name.
   if (::renameat2(AT_FDCWD, staging_.c_str(), AT_FDCWD, path_.c_str(), RENAME_EXCHANGE) == 0) {

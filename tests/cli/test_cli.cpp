@@ -410,15 +410,20 @@ TEST_CASE("corpus --out leaves the user's own folders beside DIR alone, and remo
   std::ofstream(parent / ".data.old-2024" / "notes.txt") << "mine\n";
   std::ofstream(parent / ".data.new-ideas" / "plan.txt") << "mine\n";
   std::ofstream(parent / ".data.old-abc123" / "draft.txt") << "mine\n";
-  fs::create_directories(parent / ".data.new-Xy12Zq");  // what a killed run leaves: attnlab's own files
+  fs::create_directories(parent / ".data.new-v2try1");  // a user's copy of an earlier corpus, named like a leftover
+  std::ofstream(parent / ".data.new-v2try1" / "train.tsv") << "my copy\n";
+  fs::create_directories(parent / ".data.new-Xy12Zq");  // what a killed run leaves: its own files and its marker
   std::ofstream(parent / ".data.new-Xy12Zq" / "train.tsv") << "partial\n";
+  std::ofstream(parent / ".data.new-Xy12Zq" / ".attnlab-set-aside") << "";
   const Result r = run({"corpus", "--out", (parent / "data").string(), "--train", "50", "--valid", "5", "--test", "5"});
   INFO(r.err);
   REQUIRE(r.code == 0);
   CHECK(slurp(parent / ".data.old-2024" / "notes.txt") == "mine\n");
   CHECK(slurp(parent / ".data.new-ideas" / "plan.txt") == "mine\n");
   CHECK(slurp(parent / ".data.old-abc123" / "draft.txt") == "mine\n");
+  CHECK(slurp(parent / ".data.new-v2try1" / "train.tsv") == "my copy\n");
   CHECK_FALSE(fs::exists(parent / ".data.new-Xy12Zq"));
+  CHECK_FALSE(fs::exists(parent / "data" / ".attnlab-set-aside"));
 }
 
 TEST_CASE("corpus: bad flag values exit with code 2 and say why") {

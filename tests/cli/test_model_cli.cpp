@@ -242,6 +242,16 @@ TEST_CASE("model commands: bad input exits with code 2 and says what is wrong") 
   r = run({"train", "--config", cfg.string(), "--out", (temp_dir() / "y").string()});
   CHECK(r.code == 2);
   CHECK(contains(r.err, "max_len = 5 is too small"));
+  // A trained model without its training state is not written over by a fresh run (the fifth
+  // adversarial pass: train-state.ckpt deleted to save space, then model.ckpt silently replaced).
+  const fs::path kept = temp_dir() / "kept-model";
+  fs::create_directories(kept);
+  fs::copy_file(dir / "model.ckpt", kept / "model.ckpt", fs::copy_options::overwrite_existing);
+  const std::string before = slurp(kept / "model.ckpt");
+  r = run({"train", "--config", kConfig, "--out", kept.string(), "--steps", "2"});
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "already holds model.ckpt"));
+  CHECK(slurp(kept / "model.ckpt") == before);
   // A model whose run config has no test split: eval refuses instead of printing "0.00 % (0/0)".
   std::ofstream(cfg) << R"({"name": "t0", "task": "lm", "corpus": {"train": 50, "valid": 5, "test": 0},
     "model": {"d_model": 8, "heads": 2, "d_ff": 8, "decoder_layers": 1, "max_len": 40},

@@ -939,7 +939,7 @@ TEST_CASE("a weak specialisation of a standard library function the grader uses 
   // R2: a write() hidden behind 1,400 long names in ex, past the 256 KiB of nm's list that check read.
   std::string padded =
       "#include <string>\n#include <sys/syscall.h>\n#include <unistd.h>\n#include \"attnlab/exercise.hpp\"\n"
-      "extern \"C\" ssize_t write(int fd, const void* b, size_t n) { return syscall(SYS_write, fd, b, n); }\n"
+      "extern \"C\" ssize_t write(int, const void*, size_t n) { return static_cast<ssize_t>(n); }\n"
       "namespace ex {\n";
   for (int i = 0; i < 1400; ++i) padded += "int " + std::string(200, 'p') + std::to_string(i) + "() { return " + std::to_string(i) + "; }\n";
   padded += "Matrix scaled_scores(const Matrix& q, const Matrix& k) { return Matrix(q.rows, k.rows); }\n}\n";
@@ -995,6 +995,12 @@ TEST_CASE("the grader's own code is out of a learner file's reach: a doctest lis
            {"stop tracking", naive_online(stop_pre, stop_hook, "std::vector<float> sv(n * m); float* s = sv.data();")},
            {"malloc", naive_online("", "", "float* s = (float*)std::malloc(n * m * sizeof(float));")},
            {"a stack array sized at run time", naive_online("", "", "float s[n * m];")},
+           // The fifth pass: the largest single allocation was all the test measured.
+           {"std::deque", naive_online("#include <deque>", "", "std::deque<float> s(n * m);")},
+           {"std::pmr::vector", naive_online("#include <memory_resource>", "", "std::pmr::vector<float> s(n * m);")},
+           {"a static array", naive_online("", "", "static float s[64 * 512];")},
+           {"syscall(SYS_mmap)", naive_online("#include <sys/syscall.h>\n#include <unistd.h>", "",
+                                              "float* s = (float*)syscall(SYS_mmap, nullptr, n * m * 4, 3, 0x22, -1, 0);")},
            {"std::vector (the control)", naive_online("", "", "std::vector<float> sv(n * m); float* s = sv.data();")}}) {
     CAPTURE(what);
     write(home.learner("online-softmax"), text);

@@ -153,7 +153,8 @@ std::optional<ex::Matrix> mha_variant(const ex::Matrix& x, const ex::Matrix& kv,
 
 // ---- bookkeeping for the online-softmax exercise -------------------------------------------------
 
-// While tracking is on, records the largest single heap allocation (operator new) in bytes.
+// While tracking is on, records the peak of the heap bytes made through operator new (every form)
+// and not yet freed; stop returns it.
 void start_allocation_tracking();
 std::size_t stop_allocation_tracking();
 
