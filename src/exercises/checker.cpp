@@ -436,7 +436,7 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
   if (!c.output.empty()) res.warnings = trim_compiler_output(c.output, source.string(), 20);
 
   // 2. What the object defines: only the exercise's own (allowed_learner_symbol), checked with nm.
-  std::set<std::string> defined;
+  std::set<std::string> defined, defined_strong;
   {
     const std::string nm = ::access("/usr/bin/nm", X_OK) == 0 ? "/usr/bin/nm" : "nm";
     const ChildResult n = run_child(box.wrap({nm, "-P", "-g", "--defined-only", object.string()}, build_paths), {"LC_ALL=C"},
@@ -456,6 +456,7 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
         continue;
       }
       defined.insert(name);
+      if (std::string("TDBRC").find(type[0]) != std::string::npos) defined_strong.insert(name);
       if (!allowed_learner_symbol(name, type[0])) foreign.push_back(name);
     }
     // run_child keeps the first 256 KiB of output: a longer list was not read whole (the third
@@ -530,27 +531,41 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
   // copies serve the learner's own code alone. (Making them local instead breaks shared COMDAT groups:
   // the grader's references to a group the linker kept from the learner's object.)
   {
-    std::set<std::string> needed;
+    // What the grader refers to (its exercise functions stay as they are) and what the grader's own
+    // objects define: those are not renamed either, since the grader's copies come first on the link
+    // line and win (a template the learner's file instantiates too, a COMDAT group they share: renaming
+    // the learner's copy of a group the linker then keeps left the grader's calls into it at address 0
+    // in the AddressSanitizer build). Everything else the learner's object defines is renamed.
+    std::set<std::string> needed, graders_own;
     const std::string nm = ::access("/usr/bin/nm", X_OK) == 0 ? "/usr/bin/nm" : "nm";
-    std::vector<std::string> cmd{nm, "-P", "-u"};
-    cmd.insert(cmd.end(), grader->second.begin(), grader->second.end());
-    const ChildResult u = run_child(box.wrap(cmd, build_paths), {"LC_ALL=C"}, {.timeout_s = 60, .memory_mb = 4096},
-                                    dir / "grader-needs.log");
-    if (!u.started || u.timed_out || u.exit_code != 0)
-      throw RuntimeError("cannot list what the grader of " + ex.slug + " needs with nm (binutils): " +
-                         (u.started ? u.output.substr(0, u.output.find('\n')) : u.error));
-    std::istringstream lines(u.output);
-    std::string line;
-    while (std::getline(lines, line)) {
-      std::istringstream f(line);
-      std::string name;
-      if ((f >> name) && (name.rfind("_ZN2ex", 0) == 0 || name.rfind("_ZNK2ex", 0) == 0)) needed.insert(name);
+    std::vector<std::string> grader_objects = grader->second;
+    grader_objects.insert(grader_objects.end(), kit.support_objects.begin(), kit.support_objects.end());
+    for (const bool undefined : {true, false}) {
+      std::vector<std::string> cmd{nm, "-P", undefined ? "-u" : "--defined-only"};
+      cmd.insert(cmd.end(), grader_objects.begin(), grader_objects.end());
+      const ChildResult u = run_child(box.wrap(cmd, build_paths), {"LC_ALL=C"}, {.timeout_s = 60, .memory_mb = 4096},
+                                      dir / (undefined ? "grader-needs.log" : "grader-defines.log"));
+      if (!u.started || u.timed_out || u.exit_code != 0)
+        throw RuntimeError("cannot list the symbols of the grader of " + ex.slug + " with nm (binutils): " +
+                           (u.started ? u.output.substr(0, u.output.find('\n')) : u.error));
+      std::istringstream lines(u.output);
+      std::string line;
+      while (std::getline(lines, line)) {
+        std::istringstream f(line);
+        std::string name;
+        if (!(f >> name)) continue;
+        if (!undefined) graders_own.insert(name);
+        else if (name.rfind("_ZN2ex", 0) == 0 || name.rfind("_ZNK2ex", 0) == 0) needed.insert(name);
+      }
     }
     const fs::path renames = dir / "renames.txt";
     {
       std::ofstream out(renames);
       for (const auto& name : defined)
-        if (!needed.count(name)) out << name << " __attnlab_learner_" << name << '\n';
+        // (A strong definition of the learner's wins over the grader's weak one whatever the order, so
+        // it is renamed even where the grader has its own: an asm label can give ex::Matrix::index's name.)
+        if (!needed.count(name) && (!graders_own.count(name) || defined_strong.count(name)))
+          out << name << " __attnlab_learner_" << name << '\n';
     }
     const std::string objcopy = ::access("/usr/bin/objcopy", X_OK) == 0 ? "/usr/bin/objcopy" : "objcopy";
     const ChildResult o = run_child(box.wrap({objcopy, "--redefine-syms=" + renames.string(), object.string()}, build_paths),
@@ -560,10 +575,12 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
                          (o.started ? o.output.substr(0, o.output.find('\n')) : o.error));
   }
 
-  // 3. Link it with the grader.
-  std::vector<std::string> ld{kit.compiler, object.string()};
+  // 3. Link it with the grader: the grader's objects first, so that where both define one thing (a
+  // template instantiation, a COMDAT group) the grader's copy is the one kept.
+  std::vector<std::string> ld{kit.compiler};
   ld.insert(ld.end(), grader->second.begin(), grader->second.end());
   ld.insert(ld.end(), kit.support_objects.begin(), kit.support_objects.end());
+  ld.push_back(object.string());
   ld.insert(ld.end(), kit.libraries.begin(), kit.libraries.end());
   ld.insert(ld.end(), kit.sanitizer_flags.begin(), kit.sanitizer_flags.end());
   ld.insert(ld.end(), {"-o", program.string()});
