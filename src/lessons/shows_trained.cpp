@@ -119,21 +119,45 @@ bool show_causal_trained(LessonContext& c) {
 
 // ---- lesson 8 ---------------------------------------------------------------------------
 
+namespace {
+
+// Lesson 8's pair run through the model, teacher forced, and the cross-attention of its first and last
+// decoder layers replayed: what both of its steps show.
+struct CrossAttentionPair {
+  std::size_t n = 0, m = 0;            // decoder positions (target + <bos>), source tokens
+  std::vector<std::string> rl;         // row labels: the word each decoder position is about to write
+  int last = 0;                        // the last decoder layer
+  Replay r0, rl_;                      // layer 0 and the last layer
+};
+
+CrossAttentionPair run_cross_attention(LessonContext& c) {
+  model::Transformer<float>& net = c.model->net();
+  const TokenizedSentence& tgt = c.target();
+  const std::vector<int> tgt_in = with_bos(tgt.int_ids());
+  forward_one(net, c.src.int_ids(), tgt_in, with_eos(tgt.int_ids()));
+  CrossAttentionPair p;
+  p.n = tgt_in.size();
+  p.m = c.src.tokens.size();
+  // Row i holds the query of decoder position i, which reads tgt_in[i] and is about to write the
+  // next word: label each row with the word it writes.
+  p.rl = tgt.tokens;
+  p.rl.push_back("<eos>");
+  p.last = net.config().decoder_layers - 1;
+  p.r0 = replay_attention(net, ModelBlock::DecoderCross, 0, p.n, p.m);
+  p.rl_ = replay_attention(net, ModelBlock::DecoderCross, p.last, p.n, p.m);
+  return p;
+}
+
+}  // namespace
+
 void show_cross_attention_trained(LessonContext& c) {
   model::Transformer<float>& net = c.model->net();
   const TokenizedSentence& tgt = c.target();
   const auto& src = c.src.tokens;
-  const std::vector<int> own = own_translation(net, c.src.int_ids());  // before the teacher-forced pass
-  const std::vector<int> tgt_in = with_bos(tgt.int_ids());
-  forward_one(net, c.src.int_ids(), tgt_in, with_eos(tgt.int_ids()));
-  const std::size_t n = tgt_in.size(), m = src.size();
-  // Row i holds the query of decoder position i, which reads tgt_in[i] and is about to write the
-  // next word: label each row with the word it writes.
-  std::vector<std::string> rl = tgt.tokens;
-  rl.push_back("<eos>");
-  const int last = net.config().decoder_layers - 1;
-  const Replay r0 = replay_attention(net, ModelBlock::DecoderCross, 0, n, m);
-  const Replay rl_ = replay_attention(net, ModelBlock::DecoderCross, last, n, m);
+  const CrossAttentionPair p = run_cross_attention(c);
+  const std::size_t n = p.n, m = p.m;
+  const std::vector<std::string>& rl = p.rl;
+  const Replay &r0 = p.r0, &rl_ = p.rl_;
   const HeadTrace& h = r0.trace.heads[0];
   c.out.line(fmt::format("Decoder (queries): <bos> {}  (n = {}, teacher forced: it reads the target shifted right by one).",
                          joined(tgt.tokens), n));
@@ -158,17 +182,13 @@ void show_cross_attention_trained(LessonContext& c) {
 // their mean and each target word's strongest source word, then the model's own translation.
 void show_cross_attention_heads_trained(LessonContext& c) {
   model::Transformer<float>& net = c.model->net();
-  const TokenizedSentence& tgt = c.target();
   const auto& src = c.src.tokens;
   const std::vector<int> own = own_translation(net, c.src.int_ids());
-  const std::vector<int> tgt_in = with_bos(tgt.int_ids());
-  forward_one(net, c.src.int_ids(), tgt_in, with_eos(tgt.int_ids()));
-  const std::size_t n = tgt_in.size(), m = src.size();
-  std::vector<std::string> rl = tgt.tokens;
-  rl.push_back("<eos>");
-  const int last = net.config().decoder_layers - 1;
-  const Replay r0 = replay_attention(net, ModelBlock::DecoderCross, 0, n, m);
-  const Replay rl_ = replay_attention(net, ModelBlock::DecoderCross, last, n, m);
+  const CrossAttentionPair p = run_cross_attention(c);
+  const std::size_t n = p.n;
+  const std::vector<std::string>& rl = p.rl;
+  const int last = p.last;
+  const Replay &r0 = p.r0, &rl_ = p.rl_;
   for (const auto* r : {&r0, &rl_}) {
     const int layer = r == &r0 ? 0 : last;
     if (r == &rl_ && last == 0) break;
