@@ -2,6 +2,7 @@
 // Scores a trained model on its corpus's test split (regenerated from the config stored in the
 // checkpoint): exact match, and separately the accuracy of the context-dependent words (il/elle on
 // coreference sentences, the sense of ambiguous words, agreement).
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <iostream>
@@ -14,6 +15,7 @@
 #include "cli/commands.hpp"
 #include "cli/validators.hpp"
 #include "model/decode.hpp"
+#include "model/ngram.hpp"
 #include "render/progress.hpp"
 #include "tasks/task.hpp"
 #include "text/tokenizer.hpp"
@@ -49,15 +51,68 @@ void run_eval(const EvalOptions& o) {
   nlohmann::json j = {{"model", m.dir}, {"task", run.lm ? "lm" : "translate"}};
   const auto t0 = std::chrono::steady_clock::now();
   if (run.lm) {
-    const model::EvalResult r = model::evaluate(*m.net, data.test, 64);
-    j["test"] = {{"sentences", data.test.size()}, {"tokens", r.tokens}, {"loss", r.loss}, {"perplexity", std::exp(r.loss)},
-                 {"next_token_accuracy", r.token_accuracy}};
+    // The transformer, then a unigram and a bigram model of the very same tokens, counted on the
+    // training split (the bigram's discount chosen on the validation split).
+    ProgressBar bar(static_cast<std::int64_t>(data.test.size()), "eval");
+    model::EvalResult r;
+    {
+      double loss_sum = 0, correct = 0;
+      for (std::size_t start = 0; start < data.test.size(); start += 64) {
+        const std::vector<model::Example> chunk(data.test.begin() + static_cast<std::ptrdiff_t>(start),
+                                                data.test.begin() + static_cast<std::ptrdiff_t>(std::min(data.test.size(), start + 64)));
+        const model::EvalResult c = model::evaluate(*m.net, chunk, 64);
+        loss_sum += c.loss * static_cast<double>(c.tokens);
+        correct += c.token_accuracy * static_cast<double>(c.tokens);
+        r.tokens += c.tokens;
+        bar.update(static_cast<std::int64_t>(start + chunk.size()), "");
+      }
+      if (r.tokens) r.loss = loss_sum / static_cast<double>(r.tokens), r.token_accuracy = correct / static_cast<double>(r.tokens);
+    }
+    bar.finish("");
+    const auto test_pairs = model::lm_pairs(data.test), valid_pairs = model::lm_pairs(data.valid);
+    const model::NgramBaseline ngram(model::lm_pairs(data.train), m.net->config().vocab_size);
+    const double discount = ngram.best_discount(valid_pairs);
+    const double uni = ngram.unigram_loss(test_pairs), bi = ngram.bigram_loss(test_pairs, discount);
+    std::size_t words = 0;
+    for (const auto& s : data.lm_test_sentences) {
+      bool in_word = false;
+      for (unsigned char ch : s) {
+        const bool space = std::isspace(ch) != 0;
+        words += !space && !in_word;
+        in_word = !space;
+      }
+    }
+    const double tokens = static_cast<double>(r.tokens), per_word = words ? tokens / static_cast<double>(words) : 0.0;
+    auto ppl = [&](double loss) { return nlohmann::json{{"loss", loss}, {"perplexity_per_token", std::exp(loss)},
+                                                         {"perplexity_per_word", std::exp(loss * per_word)}}; };
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    j["test"] = {{"sentences", data.lm_test_sentences.size()}, {"examples", data.test.size()}, {"tokens", r.tokens},
+                 {"words", words}, {"tokenizer", m.vocab.bpe() ? "byte-level BPE" : "words"}, {"vocab_size", m.vocab.size()}};
+    j["model_scores"] = ppl(r.loss);
+    j["model_scores"]["next_token_accuracy"] = r.token_accuracy;
+    j["unigram"] = ppl(uni);
+    j["bigram"] = ppl(bi);
+    j["bigram"]["discount"] = discount;
+    j["seconds"] = secs;
     if (o.format == "json") {
       std::cout << j.dump(2) << '\n';
-    } else {
-      std::cout << fmt::format("language model on {} test sentences ({} tokens): loss {:.4f}, perplexity {:.3f}, next-token accuracy {:.2f}%\n",
-                               data.test.size(), r.tokens, r.loss, std::exp(r.loss), 100 * r.token_accuracy);
+      return;
     }
+    std::cout << fmt::format("language model on its test split: {} sentences never seen in training, {} tokens ({}, {} ids), "
+                             "{} words; {:.1f} s\n",
+                             data.lm_test_sentences.size(), r.tokens, m.vocab.bpe() ? "byte-level BPE" : "whole words",
+                             m.vocab.size(), words, secs);
+    std::cout << "                       loss   perplexity per token   per word\n";
+    auto row = [&](const char* name, double loss) {
+      std::cout << fmt::format("  {:<18} {:6.3f}   {:>20.1f}   {:>8.1f}\n", name, loss, std::exp(loss), std::exp(loss * per_word));
+    };
+    row("this transformer", r.loss);
+    row("bigram", bi);
+    row("unigram", uni);
+    std::cout << fmt::format("  next-token accuracy {:.2f}%; the transformer's perplexity is {:.0f}% of the bigram's. The bigram sees one\n"
+                             "  token back (absolute discounting, D = {:.1f} chosen on the validation split); the transformer attends to\n"
+                             "  up to {} tokens back.\n",
+                             100 * r.token_accuracy, 100 * std::exp(r.loss) / std::exp(bi), discount, m.net->config().max_len);
     return;
   }
   std::size_t n = data.test.size();

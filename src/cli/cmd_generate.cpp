@@ -1,5 +1,6 @@
-// attnlab generate "TEXT" [--model DIR] [--top K] [--max-new N]
-// With the decoder-only language model: the probabilities of the next token, and a greedy continuation.
+// attnlab generate "TEXT" [--model DIR] [--top K] [--max-new N] [--temperature T --top-k K --top-p P --seed S -n N]
+// With the decoder-only language model: the probabilities of the next token, and a sampled (or greedy)
+// continuation; --show-attention adds the causal self-attention over the whole text.
 #include <algorithm>
 #include <cmath>
 #include <iostream>
@@ -22,13 +23,31 @@ struct GenerateOptions {
   std::string text;
   std::string model = tasks::kDefaultLmModel;
   int top = 10;
-  int max_new = 20;
+  int max_new = 30;
+  double temperature = 0.8;  // 0: greedy
+  int top_k = 0;
+  double top_p = 0.95;
+  std::uint64_t seed = 1;
+  int samples = 1;
+  bool show_attention = false;
+  int layer = -1;
   std::string format = "text";
   std::string backend = "cpu";
-  bool no_color = false;  // accepted as on every other command; generate's output has no colour
+  ViewOptions view;
 };
 
 namespace {
+
+std::string join(const std::vector<std::string>& v, const std::string& sep) {
+  std::string out;
+  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + v[i];
+  return out;
+}
+
+// A token as a candidate: its exact text in quotes, so a leading space (a word's start) shows.
+std::string candidate_text(const text::Vocab& v, int id) {
+  return v.bpe() ? "\"" + v.word(id) + "\"" : v.word(id);
+}
 
 void run_generate(const GenerateOptions& o) {
   tasks::LoadedModel m = tasks::load_model(o.model, open_backend(o.backend));
@@ -36,31 +55,93 @@ void run_generate(const GenerateOptions& o) {
     throw InputError("--model " + o.model + " is an encoder–decoder; generate needs a decoder-only language model (e.g. " +
                      tasks::kDefaultLmModel + "); to translate use `attnlab translate`");
   }
+  if (o.layer >= m.net->config().decoder_layers)
+    throw InputError(fmt::format("--layer: {} is out of range; this model has layers 0…{}", o.layer, m.net->config().decoder_layers - 1));
   std::vector<std::string> toks;
   const auto ids = encode_user_text(m.vocab, o.text, static_cast<std::size_t>(m.net->config().max_len - 1), &toks);
   const std::vector<double> lp = model::next_token_logprobs(*m.net, ids);
   std::vector<int> order(lp.size());
   std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](int a, int b) { return lp[a] > lp[b]; });
+  std::sort(order.begin(), order.end(), [&](int a, int b) { return lp[a] != lp[b] ? lp[a] > lp[b] : a < b; });
   const int k = std::min<int>(o.top, static_cast<int>(order.size()));
-  const std::vector<int> cont = model::continue_greedy(*m.net, ids, o.max_new);
-  std::vector<std::string> cont_words = m.vocab.tokens_of(std::vector<text::TokenId>(cont.begin(), cont.end()));
-  std::vector<std::string> all = toks;
-  all.insert(all.end(), cont_words.begin(), cont_words.end());
+  model::SampleOptions so;
+  so.temperature = o.temperature;
+  so.top_k = o.top_k;
+  so.top_p = o.top_p;
+  const bool greedy = o.temperature == 0;
+  const std::string how = greedy ? "greedy: the most likely token each time"
+                                 : fmt::format("sampled: temperature {:g}, top-k {}, top-p {:g}", o.temperature,
+                                               o.top_k ? std::to_string(o.top_k) : std::string("off"), o.top_p);
+  struct Sample {
+    std::uint64_t seed;
+    std::vector<int> ids;
+    std::string text;
+  };
+  std::vector<Sample> samples;
+  for (int i = 0; i < (greedy ? 1 : o.samples); ++i) {
+    Sample s;
+    s.seed = o.seed + static_cast<std::uint64_t>(i);
+    so.seed = s.seed;
+    s.ids = greedy ? model::continue_greedy(*m.net, ids, o.max_new) : model::continue_sampled(*m.net, ids, o.max_new, so);
+    std::vector<text::TokenId> all(ids.begin(), ids.end());
+    all.insert(all.end(), s.ids.begin(), s.ids.end());
+    s.text = m.vocab.decode(all);
+    samples.push_back(std::move(s));
+  }
   if (o.format == "json") {
     nlohmann::json next = nlohmann::json::array();
-    for (int i = 0; i < k; ++i) next.push_back({{"token", m.vocab.word(order[i])}, {"probability", std::exp(lp[order[i]])}});
-    std::cout << nlohmann::json({{"prompt_tokens", toks}, {"next", next}, {"continuation", cont_words},
-                                 {"text", text::detokenize(all)}}).dump(2) << '\n';
+    for (int i = 0; i < k; ++i) next.push_back({{"token", m.vocab.word(order[i])}, {"id", order[i]}, {"probability", std::exp(lp[order[i]])}});
+    nlohmann::json js = nlohmann::json::array();
+    for (const auto& s : samples) {
+      js.push_back({{"seed", greedy ? nlohmann::json() : nlohmann::json(s.seed)},
+                    {"continuation", m.vocab.tokens_of(std::vector<text::TokenId>(s.ids.begin(), s.ids.end()))},
+                    {"text", s.text}});
+    }
+    nlohmann::json j = {{"prompt_tokens", toks}, {"next", next}, {"decoding", how}, {"samples", js}};
+    if (!samples.empty()) {  // the fields of the first sample at top level, as before
+      j["continuation"] = js[0]["continuation"];
+      j["text"] = js[0]["text"];
+    }
+    std::cout << j.dump(2) << '\n';
     return;
   }
+  std::cout << fmt::format("prompt: {} tokens{}: {}\n", toks.size(), m.vocab.bpe() ? " (byte-level BPE; ## continues a word)" : "",
+                           visible_controls(join(toks, " | ")));
   std::cout << fmt::format("next-token probabilities after \"{}\":\n", visible_controls(o.text));
   for (int i = 0; i < k; ++i) {
     const double p = std::exp(lp[order[i]]);
-    std::cout << fmt::format("  {:>12}  {:6.2f}%  {}\n", m.vocab.word(order[i]), 100 * p,
+    std::cout << fmt::format("  {:>14}  {:6.2f}%  {}\n", visible_controls(candidate_text(m.vocab, order[i])), 100 * p,
                              std::string(static_cast<std::size_t>(std::lround(p * 40)), '#'));
   }
-  std::cout << fmt::format("greedy continuation: {}\n", text::detokenize(all));
+  std::cout << fmt::format("continuation ({}):\n", how);
+  for (const auto& s : samples)
+    std::cout << (greedy ? "  " : fmt::format("  seed {}: ", s.seed)) << visible_controls(s.text) << '\n';
+  if (o.show_attention) {
+    // The causal self-attention over the prompt and the first continuation, one heatmap per head of
+    // the chosen layer (the last by default): each row may only look left.
+    const Sample& s = samples.front();
+    model::Batch b;
+    b.B = 1;
+    b.tgt_in = {model::kBos};
+    b.tgt_in.insert(b.tgt_in.end(), ids.begin(), ids.end());
+    b.tgt_in.insert(b.tgt_in.end(), s.ids.begin(), s.ids.end());
+    b.T = static_cast<int>(b.tgt_in.size());
+    b.tgt_out.assign(b.tgt_in.size(), model::kPad);
+    m.net->forward(b, 0.0f, false, nullptr);
+    std::vector<text::TokenId> all(b.tgt_in.begin() + 1, b.tgt_in.end());
+    std::vector<std::string> labels = m.vocab.tokens_of(all);
+    labels.insert(labels.begin(), "<bos>");
+    for (auto& l : labels) l = visible_controls(l);
+    const int layer = o.layer >= 0 ? o.layer : m.net->config().decoder_layers - 1;
+    const std::size_t n = labels.size();
+    const auto& att = m.net->decoder_self_attention(layer);
+    for (int hd = 0; hd < m.net->config().heads; ++hd) {
+      std::cout << '\n';
+      print_heatmap(fmt::format("causal self-attention, layer {} head {} (rows attend to columns; right of the diagonal is masked)",
+                                layer, hd),
+                    to_matrix(att.data() + static_cast<std::size_t>(hd) * n * n, n, n), labels, labels, o.view);
+    }
+  }
 }
 
 }  // namespace
@@ -72,8 +153,19 @@ void setup_generate(CLI::App& app) {
   sub->add_option("-m,--model", opts->model, "Model folder (or .ckpt file)")->capture_default_str();
   sub->add_option("--top", opts->top, "How many next-token candidates to list")->check(whole_number(1, 1000))->capture_default_str();
   sub->add_option("--max-new", opts->max_new, "Most tokens to generate")->check(whole_number(0, 1000))->capture_default_str();
+  sub->add_option("-t,--temperature", opts->temperature, "Sampling temperature; 0 = greedy (always the most likely token)")
+      ->check(CLI::Range(0.0, 100.0))->capture_default_str();
+  sub->add_option("--top-k", opts->top_k, "Sample only from the K most likely tokens (0 = no limit)")->check(whole_number(0, 1000000))->capture_default_str();
+  sub->add_option("--top-p", opts->top_p, "Sample only from the most likely tokens whose probabilities add up to P (nucleus)")
+      ->check(CLI::Range(0.001, 1.0))->capture_default_str();
+  sub->add_option("--seed", opts->seed, "Seed of the draws (the same seed gives the same text)")->capture_default_str();
+  sub->add_option("-n,--samples", opts->samples, "How many continuations to sample (seeds SEED, SEED+1, …)")
+      ->check(whole_number(1, 100))->capture_default_str();
+  sub->add_flag("--show-attention", opts->show_attention, "Show the causal self-attention over the prompt and continuation");
+  sub->add_option("--layer", opts->layer, "With --show-attention: this layer (default: the last)")->check(whole_number(0, 1000));
   add_backend_option(*sub, opts->backend);
-  sub->add_flag("--no-color", opts->no_color, "Plain text without colour (generate prints none; accepted as elsewhere)");
+  sub->add_flag("--no-color", opts->view.no_color, "Plain text without colour");
+  sub->add_flag("--full", opts->view.full, "Never abbreviate wide matrices");
   sub->add_option("-f,--format", opts->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   sub->callback([opts] { run_generate(*opts); });
 }

@@ -25,6 +25,7 @@
 #include "io/json_text.hpp"
 #include "model/config.hpp"
 #include "render/progress.hpp"
+#include "text/bpe.hpp"
 #include "tasks/task.hpp"
 #include "backend/cpu/blas_setup.hpp"
 #include "util/error.hpp"
@@ -107,6 +108,7 @@ void run_train(const TrainOptions& o) {
                                           run.model.max_len, model::parameter_count(run.model)),
                               "lower train.batch_size or the model's size in " + o.config);
   model::Trainer trainer(run.model, run.train, data.vocab.words(), be);
+  if (data.vocab.bpe()) trainer.set_tokenizer(data.vocab.bpe()->to_json());
   auto meta = [&](std::int64_t step) {
     return nlohmann::json{{"task", run.lm ? "lm" : "translate"},
                           {"run_config", run.raw},
@@ -137,9 +139,10 @@ void run_train(const TrainOptions& o) {
     trainer.save_model(model_path, meta(trainer.step()));
   }
   const BlasInfo blas = blas_info();
-  std::cerr << fmt::format("train {}: {} model, {} parameters, vocabulary {}, {} train / {} valid sentences\n", run.name,
+  std::cerr << fmt::format("train {}: {} model, {} parameters, vocabulary {}{}, {} train / {} valid {}\n", run.name,
                            run.lm ? "decoder-only" : "encoder–decoder", model::parameter_count(run.model), data.vocab.size(),
-                           data.train.size(), data.valid.size());
+                           data.vocab.bpe() ? " (byte-level BPE)" : "", data.train.size(), data.valid.size(),
+                           run.english ? fmt::format("windows of {} tokens", run.model.max_len) : "sentences");
   if (be.name() != "cpu") std::cerr << fmt::format("  backend: {}\n", be.name());
   std::cerr << fmt::format("  BLAS: {} kernel, {} threads; output: {}{}\n", blas.corename, blas.threads, out,
                            o.resume ? fmt::format(" (resuming at step {})", trainer.step()) : "");

@@ -21,6 +21,15 @@ namespace attnlab::cli {
 // Tokenises and encodes `text`; unknown words become <unk> and are named in one warning on stderr.
 inline std::vector<int> encode_user_text(const text::Vocab& vocab, const std::string& text, std::size_t max_tokens,
                                          std::vector<std::string>* tokens_out) {
+  if (vocab.bpe()) {  // sub-word tokens: every text has them, none is <unk>
+    const auto ids = vocab.encode(text);
+    if (ids.empty()) throw InputError("TEXT: is empty; give a sentence, e.g. \"Your journey starts with one step\"");
+    if (ids.size() > max_tokens) {
+      throw InputError("TEXT: has " + std::to_string(ids.size()) + " tokens; this model reads at most " + std::to_string(max_tokens));
+    }
+    if (tokens_out) *tokens_out = vocab.labels_of(ids);
+    return std::vector<int>(ids.begin(), ids.end());
+  }
   const std::vector<std::string> toks = text::tokenize(text);
   if (toks.empty()) throw InputError("TEXT: is empty; give a sentence, e.g. \"The boy trains the puppy.\"");
   if (toks.size() > max_tokens) {
@@ -60,7 +69,8 @@ struct ViewOptions {
 };
 
 inline void print_heatmap(const std::string& title, const Matrix& m, const std::vector<std::string>& rows_l,
-                          const std::vector<std::string>& cols_l, const ViewOptions& v) {
+                          const std::vector<std::string>& cols_l, const ViewOptions& v,
+                          const std::vector<std::size_t>& keep_cols = {}) {
   const Terminal term = detect_terminal(v.no_color);
   PrintOptions po;
   po.precision = 2;
@@ -68,6 +78,7 @@ inline void print_heatmap(const std::string& title, const Matrix& m, const std::
   po.full = v.full;
   po.color = term.color;
   po.heatmap = true;
+  po.keep_cols = keep_cols;
   print_matrix(std::cout, title, m, rows_l, cols_l, po);
 }
 

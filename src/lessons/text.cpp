@@ -28,6 +28,17 @@ text::Vocab load_word_list(const std::filesystem::path& file) {
 TokenizedSentence encode(std::string_view sentence, const text::Vocab& vocab, const std::string& what) {
   TokenizedSentence out;
   out.text = std::string(sentence);
+  if (vocab.bpe()) {  // a sub-word model: labels show the pieces ("un", "##believ", "##able")
+    const std::vector<text::TokenId> ids = vocab.encode(sentence);
+    if (ids.empty()) throw InputError(what + ": the sentence is empty; give at least one word");
+    if (ids.size() > kMaxSentenceTokens) {
+      throw InputError(what + ": the sentence has " + std::to_string(ids.size()) + " sub-word tokens, more than the limit of " +
+                       std::to_string(kMaxSentenceTokens));
+    }
+    out.tokens = vocab.labels_of(ids);
+    for (text::TokenId id : ids) out.ids.push_back(static_cast<std::size_t>(id));
+    return out;
+  }
   const std::vector<std::string> words = text::tokenize(sentence);
   if (words.empty()) throw InputError(what + ": the sentence is empty; give at least one word");
   if (words.size() > kMaxSentenceTokens) {

@@ -42,6 +42,7 @@ std::string checkpoint_to_bytes(const Checkpoint& ck) {
   nlohmann::json header;
   header["config"] = model_config_to_json(ck.config);
   header["vocab"] = ck.vocab;
+  if (!ck.tokenizer.is_null()) header["tokenizer"] = ck.tokenizer;
   header["train_state"] = ck.train_state;
   header["meta"] = ck.meta;
   nlohmann::json tensors = nlohmann::json::array();
@@ -102,6 +103,7 @@ Checkpoint parse_checkpoint(std::string_view in, const std::string& source) {
   try {
     ck.config = model_config_from_json(header.at("config"), "config");
     ck.vocab = header.at("vocab").get<std::vector<std::string>>();
+    ck.tokenizer = header.value("tokenizer", nlohmann::json());
     ck.train_state = header.value("train_state", nlohmann::json());
     ck.meta = header.value("meta", nlohmann::json());
   } catch (const InputError& e) {

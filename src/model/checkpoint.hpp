@@ -6,7 +6,9 @@
 //   bytes 12–15  reserved, 0
 //   bytes 16–23  header length H, uint64
 //   24 … 24+H    header: UTF-8 JSON {"config", "vocab", "tensors": [{"group", "name", "shape",
-//                "offset", "count"}], "train_state", "meta"}
+//                "offset", "count"}], "train_state", "meta", and "tokenizer" when the model reads
+//                sub-word tokens (a byte-level BPE's JSON form, bpe.hpp; "vocab" then holds its
+//                token texts)}
 //   then         tensor data: float32 little-endian, at the offsets (bytes after the header)
 //   last 8 bytes FNV-1a 64-bit hash of every byte before it
 //
@@ -27,6 +29,7 @@ inline constexpr std::uint32_t kCheckpointVersion = 1;
 struct Checkpoint {
   ModelConfig config;
   std::vector<std::string> vocab;  // token id → word
+  nlohmann::json tokenizer;        // null: word-level (tokenizer.hpp); else the BPE's JSON form
   std::vector<float> params;       // make_layout(config) order
   std::vector<float> adam_m, adam_v;  // empty for an inference-only checkpoint
   nlohmann::json train_state;      // step, RNG state, data cursor… (null when absent)

@@ -190,4 +190,63 @@ std::vector<int> continue_greedy(Transformer<float>& model, const std::vector<in
   return out;
 }
 
+std::vector<double> sampling_distribution(const std::vector<double>& lp, const SampleOptions& opt) {
+  if (!(opt.temperature > 0)) throw InputError("sampling: the temperature must be above 0 (use greedy decoding for 0)");
+  if (!(opt.top_p > 0 && opt.top_p <= 1)) throw InputError("sampling: top_p must be in (0, 1]");
+  const int V = static_cast<int>(lp.size());
+  std::vector<int> order;
+  for (int v = 0; v < V; ++v)
+    if (v != kPad && v != kBos && v != kUnk && std::isfinite(lp[v])) order.push_back(v);
+  // Most likely first; ties by id, so the order (and the draw) is the same everywhere.
+  std::sort(order.begin(), order.end(), [&](int a, int b) { return lp[a] != lp[b] ? lp[a] > lp[b] : a < b; });
+  if (opt.top_k > 0 && static_cast<int>(order.size()) > opt.top_k) order.resize(static_cast<std::size_t>(opt.top_k));
+  std::vector<double> p(lp.size(), 0.0);
+  if (order.empty()) return p;
+  const double top = lp[order.front()];
+  double sum = 0;
+  for (int v : order) sum += p[v] = std::exp((lp[v] - top) / opt.temperature);
+  double kept = 0;
+  std::size_t n = 0;
+  while (n < order.size() && (n == 0 || kept < opt.top_p * sum)) kept += p[order[n++]];
+  for (std::size_t i = n; i < order.size(); ++i) p[order[i]] = 0;
+  for (std::size_t i = 0; i < n; ++i) p[order[i]] /= kept;
+  return p;
+}
+
+std::vector<int> continue_sampled(Transformer<float>& model, const std::vector<int>& prompt, int max_new, const SampleOptions& opt) {
+  std::vector<double> lp = next_token_logprobs(model, prompt);
+  std::uint64_t state = opt.seed;
+  auto uniform = [&state] {  // splitmix64 → [0, 1) with 53 bits
+    std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return static_cast<double>(z >> 11) * 0x1.0p-53;
+  };
+  std::vector<int> out;
+  const int room = std::min(max_new, model.config().max_len - 1 - static_cast<int>(prompt.size()));
+  for (int i = 0; i < room; ++i) {
+    const std::vector<double> p = sampling_distribution(lp, opt);
+    const double u = uniform();
+    double acc = 0;
+    int pick = -1, last = -1;
+    for (int v = 0; v < static_cast<int>(p.size()); ++v) {
+      if (p[v] <= 0) continue;
+      last = v;
+      acc += p[v];
+      if (u < acc) {
+        pick = v;
+        break;
+      }
+    }
+    if (pick < 0) pick = last;  // rounding left u above the last partial sum
+    if (pick < 0 || pick == kEos) break;
+    out.push_back(pick);
+    if (i + 1 == room) break;
+    const auto& logits = model.decode_step({pick});
+    lp = log_softmax_row(logits.data(), model.config().vocab_size);
+  }
+  return out;
+}
+
 }  // namespace attnlab::model

@@ -1,6 +1,7 @@
 #pragma once
 // Inference: greedy decoding and beam search with a length penalty, on the key/value cache of
 // Transformer::decode_step (each step costs one token's work, not a re-run of the whole prefix).
+#include <cstdint>
 #include <vector>
 
 #include "model/transformer.hpp"
@@ -32,6 +33,25 @@ Hypothesis translate(Transformer<float>& model, const std::vector<int>& src, con
 std::vector<double> next_token_logprobs(Transformer<float>& model, const std::vector<int>& prompt);
 // Decoder-only: greedy continuation of the prompt, up to max_new tokens or <eos>.
 std::vector<int> continue_greedy(Transformer<float>& model, const std::vector<int>& prompt, int max_new);
+
+// How continue_sampled picks each token from the next-token distribution p (over every token but
+// <pad>, <bos>, <unk>): p^(1/temperature) renormalised, then only the top_k most likely (0: all),
+// then only the most likely ones whose probabilities first add up to top_p (1: all), renormalised,
+// then one draw from a splitmix64 stream seeded by `seed`. The same options give the same text on
+// every platform.
+struct SampleOptions {
+  double temperature = 0.8;  // > 0; lower is closer to greedy
+  int top_k = 0;
+  double top_p = 0.95;       // in (0, 1]
+  std::uint64_t seed = 1;
+};
+
+// Decoder-only: a sampled continuation of the prompt, up to max_new tokens or <eos>.
+std::vector<int> continue_sampled(Transformer<float>& model, const std::vector<int>& prompt, int max_new, const SampleOptions& opt);
+
+// The probabilities SampleOptions leaves to draw from, given log-probabilities `lp` (zero for every
+// token that cannot be drawn). Exposed for tests.
+std::vector<double> sampling_distribution(const std::vector<double>& lp, const SampleOptions& opt);
 
 // GNMT length penalty ((5 + length) / 6)^alpha.
 double length_penalty(int length, double alpha);

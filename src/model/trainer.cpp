@@ -70,7 +70,7 @@ Batch make_batch(const std::vector<Example>& ex, const std::vector<std::size_t>&
   Batch b;
   b.B = static_cast<int>(idx.size());
   for (std::size_t i : idx) {
-    b.T = std::max(b.T, static_cast<int>(ex[i].tgt.size()) + 1);
+    b.T = std::max(b.T, static_cast<int>(ex[i].tgt.size()) + (ex[i].raw ? -1 : 1));
     if (!decoder_only) b.S = std::max(b.S, static_cast<int>(ex[i].src.size()));
   }
   b.tgt_in.assign(static_cast<std::size_t>(b.B) * b.T, kPad);
@@ -83,6 +83,13 @@ Batch make_batch(const std::vector<Example>& ex, const std::vector<std::size_t>&
     const Example& e = ex[idx[r]];
     int* in = b.tgt_in.data() + static_cast<std::size_t>(r) * b.T;
     int* out = b.tgt_out.data() + static_cast<std::size_t>(r) * b.T;
+    if (e.raw) {
+      for (std::size_t t = 0; t + 1 < e.tgt.size(); ++t) {
+        in[t] = e.tgt[t];
+        out[t] = e.tgt[t + 1] == kBos ? kPad : e.tgt[t + 1];
+      }
+      continue;
+    }
     in[0] = kBos;
     for (std::size_t t = 0; t < e.tgt.size(); ++t) {
       in[t + 1] = e.tgt[t];
@@ -147,6 +154,7 @@ void Trainer::save(const std::string& path, const nlohmann::json& meta) const {
   Checkpoint ck;
   ck.config = mcfg_;
   ck.vocab = vocab_;
+  ck.tokenizer = tokenizer_;
   ck.params = model_.params.download();
   ck.adam_m = m_.download();
   ck.adam_v = v_.download();
@@ -164,6 +172,7 @@ void Trainer::save_model(const std::string& path, const nlohmann::json& meta) co
   Checkpoint ck;
   ck.config = mcfg_;
   ck.vocab = vocab_;
+  ck.tokenizer = tokenizer_;
   ck.params = model_.params.download();
   ck.meta = meta;
   save_checkpoint(path, ck);
@@ -177,7 +186,8 @@ nlohmann::json Trainer::restore(const std::string& path) {
   if (model_config_to_json(ck.config) != model_config_to_json(mcfg_)) {
     throw InputError(path + ": its model config differs from the one given; resume with the config it was trained with");
   }
-  if (ck.vocab != vocab_) throw InputError(path + ": its vocabulary differs from this corpus's; resume with the same corpus settings");
+  if (ck.vocab != vocab_ || ck.tokenizer != tokenizer_)
+    throw InputError(path + ": its vocabulary differs from this corpus's; resume with the same corpus settings");
   if (ck.adam_m.size() != ck.params.size() || ck.adam_v.size() != ck.params.size())
     throw InputError(path + ": its Adam moments do not match its parameter count");
   model_.params.upload(ck.params);

@@ -19,8 +19,13 @@ namespace attnlab::model {
 
 // One training pair as token ids, without <bos>/<eos> (added when batching). For a language model
 // src is empty and tgt is the sequence.
+//
+// A packed language-model window (raw = true) is taken as it is: T + 1 tokens cut from a stream of
+// "<bos> sentence <eos>" records, read as input tgt[0 .. T−1] and target tgt[1 .. T]; a target that
+// is <bos> is not scored (the start of the next record is known, not predicted).
 struct Example {
   std::vector<int> src, tgt;
+  bool raw = false;
 };
 
 struct TrainConfig {
@@ -40,7 +45,7 @@ TrainConfig train_config_from_json(const nlohmann::json& j, const std::string& w
 nlohmann::json train_config_to_json(const TrainConfig& c);
 
 // Pads examples[indices] into a batch (B = indices.size()). Encoder–decoder: tgt_in = <bos> y,
-// tgt_out = y <eos>. Language model: the same on tgt alone.
+// tgt_out = y <eos>. Language model: the same on tgt alone, or the raw window (see Example).
 Batch make_batch(const std::vector<Example>& examples, const std::vector<std::size_t>& indices, bool decoder_only);
 
 struct EvalResult {
@@ -79,6 +84,10 @@ class Trainer {
                    const std::function<void(const StepInfo&)>& on_step,
                    const std::function<void(std::int64_t)>& on_checkpoint, const std::atomic<bool>* stop);
 
+  // The sub-word tokenizer (a BPE's JSON form) that checkpoints store beside the vocabulary; null
+  // for a word-level vocabulary. restore() refuses a checkpoint whose tokenizer differs.
+  void set_tokenizer(nlohmann::json tokenizer) { tokenizer_ = std::move(tokenizer); }
+
   Transformer<float>& model() { return model_; }
   std::int64_t step() const { return step_; }
   const std::vector<double>& loss_history() const { return losses_; }
@@ -87,6 +96,7 @@ class Trainer {
   ModelConfig mcfg_;
   TrainConfig tcfg_;
   std::vector<std::string> vocab_;
+  nlohmann::json tokenizer_;
   Transformer<float> model_;
   backend::Buffer<float> m_, v_;
   backend::Buffer<std::uint8_t> decay_mask_;

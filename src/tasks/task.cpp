@@ -6,6 +6,7 @@
 #include "io/files.hpp"
 #include "io/json_text.hpp"
 #include "model/checkpoint.hpp"
+#include "text/bpe.hpp"
 #include "text/tokenizer.hpp"
 #include "util/error.hpp"
 #include "util/paths.hpp"
@@ -65,9 +66,10 @@ ReferenceModel reference_from_json(const nlohmann::json& j, const std::string& w
 
 RunConfig run_config_from_json(const nlohmann::json& j, const std::string& where) {
   if (!j.is_object()) throw InputError(where + ": expected a JSON object with \"task\", \"corpus\", \"model\" and \"train\"");
-  static const std::set<std::string> known = {"name", "task", "corpus", "model", "train", "description", "reference"};
+  static const std::set<std::string> known = {"name", "task", "corpus", "tokenizer", "model", "train", "description", "reference"};
   for (const auto& [k, v] : j.items())
-    if (!known.count(k)) throw InputError(where + ": unknown field \"" + k + "\"; expected name, task, corpus, model, train, reference");
+    if (!known.count(k))
+      throw InputError(where + ": unknown field \"" + k + "\"; expected name, task, corpus, tokenizer, model, train, reference");
   RunConfig r;
   r.raw = j;
   auto text_field = [&](const char* key, const char* def) {
@@ -92,8 +94,47 @@ RunConfig run_config_from_json(const nlohmann::json& j, const std::string& where
   r.lm = task == "lm";
   const nlohmann::json c = j.value("corpus", nlohmann::json::object());
   if (!c.is_object()) throw InputError(where + ".corpus: expected an object");
-  for (const auto& [k, v] : c.items())
-    if (k != "seed" && k != "train" && k != "valid" && k != "test") throw InputError(where + ".corpus: unknown field \"" + k + "\"");
+  if (c.contains("source")) {
+    const auto& src = c["source"];
+    if (!src.is_string() || (src != "generated" && src != "english"))
+      throw InputError(where + ".corpus.source: expected \"generated\" or \"english\", got " + json_brief(src));
+    r.english = src == "english";
+    if (r.english && !r.lm) throw InputError(where + ".corpus.source: \"english\" is English text only; it needs \"task\": \"lm\"");
+  }
+  for (const auto& [k, v] : c.items()) {
+    const bool ok = r.english ? (k == "source" || k == "dir")
+                              : (k == "source" || k == "seed" || k == "train" || k == "valid" || k == "test");
+    if (!ok)
+      throw InputError(where + ".corpus: unknown field \"" + k + "\"; expected " +
+                       (r.english ? "source, dir" : "source, seed, train, valid, test"));
+  }
+  if (r.english && c.contains("dir")) {
+    if (!c["dir"].is_string() || c["dir"].get<std::string>().empty())
+      throw InputError(where + ".corpus.dir: expected a folder name, got " + json_brief(c["dir"]));
+    r.english_dir = c["dir"].get<std::string>();
+  }
+  if (j.contains("tokenizer")) {
+    const auto& t = j["tokenizer"];
+    if (!t.is_object()) throw InputError(where + ".tokenizer: expected an object such as {\"kind\": \"bpe\", \"vocab_size\": 4096}");
+    for (const auto& [k, v] : t.items())
+      if (k != "kind" && k != "vocab_size") throw InputError(where + ".tokenizer: unknown field \"" + k + "\"; expected kind, vocab_size");
+    const std::string kind = t.contains("kind") && t["kind"].is_string() ? t["kind"].get<std::string>() : "";
+    if (kind != "words" && kind != "bpe")
+      throw InputError(where + ".tokenizer.kind: expected \"words\" or \"bpe\", got " + (t.contains("kind") ? json_brief(t["kind"]) : "(missing)"));
+    if (kind == "bpe") {
+      if (!t.contains("vocab_size") || !t["vocab_size"].is_number_integer() || t["vocab_size"].get<long long>() < 261 ||
+          t["vocab_size"].get<long long>() > 1'000'000)
+        throw InputError(where + ".tokenizer.vocab_size: expected a whole number from 261 to 1000000, got " +
+                         (t.contains("vocab_size") ? json_brief(t["vocab_size"]) : "(missing)"));
+      r.bpe_vocab = t["vocab_size"].get<std::size_t>();
+    } else if (t.contains("vocab_size")) {
+      throw InputError(where + ".tokenizer.vocab_size: only a \"bpe\" tokenizer takes one (a word vocabulary is every word of the corpus)");
+    }
+  }
+  if (r.english && !r.bpe_vocab)
+    throw InputError(where + ".tokenizer: the \"english\" corpus needs {\"kind\": \"bpe\", \"vocab_size\": N} (a word vocabulary would leave typed words <unk>)");
+  if (!r.english && r.bpe_vocab)
+    throw InputError(where + ".tokenizer.kind: \"bpe\" is read with the \"english\" corpus only (corpus.source); the generated corpus uses \"words\"");
   const std::uint64_t seed = get_size(c, "seed", 1, where + ".corpus");
   if (r.lm) {
     r.lm_corpus.seed = seed;
@@ -135,7 +176,10 @@ std::vector<ConfigChange> resume_changes(const nlohmann::json& saved_run_config,
     if (a != b) changes.push_back({field, text(a), text(b)});
   };
   compare("task", saved.lm ? "lm" : "translate", given.lm ? "lm" : "translate");
-  if (saved.lm == given.lm) {
+  compare("corpus.source", saved.english ? "english" : "generated", given.english ? "english" : "generated");
+  if (saved.english && given.english) compare("corpus.dir", saved.english_dir, given.english_dir);
+  compare("tokenizer.vocab_size", saved.bpe_vocab, given.bpe_vocab);
+  if (saved.lm == given.lm && !saved.english && !given.english) {
     auto corpus_json = [](const RunConfig& r) {
       return r.lm ? nlohmann::json{{"seed", r.lm_corpus.seed}, {"train", r.lm_corpus.train}, {"valid", r.lm_corpus.valid},
                                    {"test", r.lm_corpus.test}}
@@ -151,9 +195,71 @@ std::vector<ConfigChange> resume_changes(const nlohmann::json& saved_run_config,
   return changes;
 }
 
+namespace {
+
+std::vector<std::string> read_english_split(const std::string& dir, const char* split) {
+  namespace fs = std::filesystem;
+  const std::string path = (fs::path(dir) / (std::string(split) + ".txt")).string();
+  std::error_code ec;
+  if (!fs::exists(path, ec))
+    throw InputError("corpus.dir " + dir + ": no " + split + ".txt there; prepare the English text first with `bash scripts/english-corpus.sh`");
+  const std::string text = read_text_file(path, std::size_t{1} << 30);
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    if (end > start) lines.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  if (lines.empty()) throw InputError(path + ": holds no sentences; prepare it again with `bash scripts/english-corpus.sh`");
+  return lines;
+}
+
+// The sentences as one stream of "<bos> ids <eos>" records, cut into windows of window + 1 tokens
+// that overlap by one (the last token of a window is the first input of the next), so that every
+// token after the first is a target exactly once.
+std::vector<model::Example> pack_windows(const text::Vocab& vocab, const std::vector<std::string>& sentences, int window) {
+  std::vector<int> stream;
+  for (const auto& s : sentences) {
+    stream.push_back(text::Vocab::kBos);
+    for (text::TokenId id : vocab.encode(s)) stream.push_back(id);
+    stream.push_back(text::Vocab::kEos);
+  }
+  std::vector<model::Example> out;
+  const std::size_t w = static_cast<std::size_t>(window);
+  for (std::size_t start = 0; start + 1 < stream.size(); start += w) {
+    model::Example e;
+    e.raw = true;
+    e.tgt.assign(stream.begin() + static_cast<std::ptrdiff_t>(start),
+                 stream.begin() + static_cast<std::ptrdiff_t>(std::min(stream.size(), start + w + 1)));
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+}  // namespace
+
 TaskData build_task_data(RunConfig& run, const text::Vocab* given) {
   TaskData d;
   auto encode = [&](const std::string& s) { return d.vocab.encode(s); };
+  if (run.english) {
+    const std::string dir = resolve_data_path(run.english_dir);
+    const std::vector<std::string> train = read_english_split(dir, "train");
+    if (given) {
+      d.vocab = *given;
+      if (!d.vocab.bpe()) throw InputError("the model's vocabulary is word-level, but its run config reads English text with a BPE tokenizer");
+    } else {
+      d.vocab = text::Vocab::from_bpe(text::Bpe::train_on_texts(train, run.bpe_vocab));
+    }
+    d.train = pack_windows(d.vocab, train, run.model.max_len);
+    d.valid = pack_windows(d.vocab, read_english_split(dir, "valid"), run.model.max_len);
+    d.lm_test_sentences = read_english_split(dir, "test");
+    d.test = pack_windows(d.vocab, d.lm_test_sentences, run.model.max_len);
+    d.lm_train_sentences = train;
+    run.model.vocab_size = static_cast<int>(d.vocab.size());
+    return d;
+  }
   if (run.lm) {
     const corpus::LmCorpus c = corpus::generate_lm(run.lm_corpus);
     d.vocab = given ? *given : corpus::build_lm_vocab(c.train);
@@ -161,6 +267,7 @@ TaskData build_task_data(RunConfig& run, const text::Vocab* given) {
     for (const auto& s : c.valid) d.valid.push_back({{}, encode(s)});
     for (const auto& s : c.test) d.test.push_back({{}, encode(s)});
     d.lm_test_sentences = c.test;
+    d.lm_train_sentences = c.train;
   } else {
     const corpus::Corpus c = corpus::generate(run.corpus);
     d.vocab = given ? *given : corpus::build_vocab(c.train);
@@ -201,7 +308,14 @@ LoadedModel load_model(const std::string& dir_in, backend::Ops<float>& backend) 
   lm.dir = dir;
   lm.meta = ck.meta;
   try {
-    lm.vocab = text::Vocab::from_json({{"format", "attnlab-vocab"}, {"version", text::Vocab::kFormatVersion}, {"tokens", ck.vocab}});
+    if (!ck.tokenizer.is_null()) {
+      lm.vocab = text::Vocab::from_bpe(text::Bpe::from_json(ck.tokenizer));
+      if (lm.vocab.words() != ck.vocab)
+        throw InputError("tokenizer: its tokens differ from the checkpoint's \"vocab\" (" + std::to_string(lm.vocab.size()) +
+                         " against " + std::to_string(ck.vocab.size()) + " entries)");
+    } else {
+      lm.vocab = text::Vocab::from_json({{"format", "attnlab-vocab"}, {"version", text::Vocab::kFormatVersion}, {"tokens", ck.vocab}});
+    }
   } catch (const std::exception& e) {
     throw InputError(file + ": " + e.what());
   }

@@ -4,6 +4,10 @@
 //
 //   {"name": "translate-small", "task": "translate" | "lm",
 //    "corpus": {"seed", "train", "valid", "test"},      sizes of the generated splits
+//            or {"source": "english", "dir": "data/english"}   (lm only) the real English text that
+//                                                       scripts/english-corpus.sh prepares
+//    "tokenizer": {"kind": "words"} (the default) or {"kind": "bpe", "vocab_size": N}: a byte-level
+//                 BPE (text/bpe.hpp) trained on the training split, stored in the checkpoint
 //    "model":  {…ModelConfig, without vocab_size (taken from the corpus's vocabulary)…},
 //    "train":  {…TrainConfig…},
 //    "reference": {…ReferenceModel…}}                   optional: the published model the config mirrors
@@ -37,6 +41,11 @@ struct ReferenceModel {
 struct RunConfig {
   std::string name;
   bool lm = false;  // task "lm": a decoder-only language model on English sentences
+  // corpus.source "english": sentences read from english_dir/{train,valid,test}.txt (one a line),
+  // packed into windows of model.max_len tokens (Example::raw) instead of one sentence per example.
+  bool english = false;
+  std::string english_dir = "data/english";
+  std::size_t bpe_vocab = 0;  // tokenizer.vocab_size when tokenizer.kind is "bpe"; 0: word-level
   corpus::CorpusOptions corpus;
   corpus::LmOptions lm_corpus;
   model::ModelConfig model;
@@ -65,6 +74,7 @@ struct TaskData {
   std::vector<model::Example> train, valid, test;
   std::vector<corpus::Example> test_pairs;     // translation: the test split as text, with categories
   std::vector<std::string> lm_test_sentences;  // language model: the test split as text
+  std::vector<std::string> lm_train_sentences;  // language model: the training split as text
 };
 
 // Generates the corpus, builds the vocabulary from the training split (or takes `vocab` when given,

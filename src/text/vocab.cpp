@@ -1,10 +1,12 @@
 #include "text/vocab.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <utility>
 
 #include <fmt/format.h>
 
+#include "text/bpe.hpp"
 #include "text/tokenizer.hpp"
 #include "io/json_text.hpp"
 #include "util/error.hpp"
@@ -51,6 +53,7 @@ const std::string& Vocab::word(TokenId id) const {
 }
 
 std::vector<TokenId> Vocab::encode(std::string_view sentence, std::vector<std::string>* unknown_words) const {
+  if (bpe_) return bpe_->encode(sentence);  // never unknown
   return encode_tokens(tokenize(sentence), unknown_words);
 }
 
@@ -69,6 +72,7 @@ std::vector<TokenId> Vocab::encode_tokens(const std::vector<std::string>& tokens
 }
 
 std::vector<std::string> Vocab::tokens_of(const std::vector<TokenId>& ids) const {
+  if (bpe_) return labels_of(ids);
   std::vector<std::string> out;
   out.reserve(ids.size());
   for (TokenId i : ids) out.push_back(word(i));
@@ -76,6 +80,7 @@ std::vector<std::string> Vocab::tokens_of(const std::vector<TokenId>& ids) const
 }
 
 std::string Vocab::decode(const std::vector<TokenId>& ids) const {
+  if (bpe_) return bpe_->decode(ids);
   std::vector<std::string> toks;
   for (TokenId i : ids) {
     if (i == kEos) break;
@@ -115,6 +120,45 @@ Vocab Vocab::from_json(const nlohmann::json& j) {
     v.add(w);
   }
   return v;
+}
+
+Vocab Vocab::from_bpe(const Bpe& bpe) {
+  Vocab v;
+  v.words_.clear();
+  v.ids_.clear();
+  v.bpe_ = std::make_shared<const Bpe>(bpe);
+  for (std::size_t i = 0; i < bpe.size(); ++i) {
+    v.words_.push_back(bpe.token_text(static_cast<TokenId>(i)));
+    v.ids_.emplace(v.words_.back(), static_cast<TokenId>(i));  // a repeated text keeps its first id
+  }
+  return v;
+}
+
+std::vector<std::string> Vocab::labels_of(const std::vector<TokenId>& ids) const {
+  if (!bpe_) {
+    std::vector<std::string> out;
+    for (TokenId i : ids) out.push_back(word(i));
+    return out;
+  }
+  auto word_char = [](unsigned char c) { return std::isalnum(c) || c >= 0x80; };
+  std::vector<std::string> out;
+  bool prev_word = false;  // the token before ends inside a word
+  for (TokenId i : ids) {
+    if (i < Bpe::kFirstByte) {
+      out.push_back(word(i));
+      prev_word = false;
+      continue;
+    }
+    const std::string& raw = bpe_->bytes_of(i);
+    std::string label = display_bytes(raw);
+    const bool spaced = !raw.empty() && raw[0] == ' ';
+    if (spaced && raw.size() > 1) label.erase(0, 1);
+    else if (!spaced && prev_word && !raw.empty() && word_char(static_cast<unsigned char>(raw[0]))) label = "##" + label;
+    if (raw == " ") label = "␣";
+    out.push_back(label);
+    prev_word = !raw.empty() && word_char(static_cast<unsigned char>(raw.back()));
+  }
+  return out;
 }
 
 std::string unknown_words_warning(const std::vector<std::string>& unknown_words) {

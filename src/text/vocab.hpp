@@ -8,10 +8,15 @@
 // JSON form (stored in checkpoints and written by `attnlab corpus` as vocab.json):
 //   {"format": "attnlab-vocab", "version": 1, "tokens": ["<pad>", "<unk>", "<bos>", "<eos>", "the", ...]}
 // where a token's id is its index in "tokens".
+//
+// A vocabulary may instead be a byte-level BPE's (from_bpe): then encode/decode/tokens_of go through
+// the BPE (bpe.hpp), case is kept, nothing is ever <unk>, and words() holds each token's display text
+// (display_bytes), which is what checkpoints store as "vocab" next to the BPE's merges.
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +26,7 @@
 namespace attnlab::text {
 
 using TokenId = std::int32_t;
+class Bpe;
 
 class Vocab {
  public:
@@ -59,7 +65,7 @@ class Vocab {
   std::vector<TokenId> encode_tokens(const std::vector<std::string>& tokens,
                                      std::vector<std::string>* unknown_words = nullptr) const;
 
-  // The words of `ids` (special tokens included, spelled "<unk>" etc.).
+  // The words of `ids` (special tokens included, spelled "<unk>" etc.). BPE: labels_of(ids).
   std::vector<std::string> tokens_of(const std::vector<TokenId>& ids) const;
 
   // A readable sentence from model output: stops at the first <eos>, drops <pad> and <bos>, keeps
@@ -74,7 +80,18 @@ class Vocab {
 
   bool operator==(const Vocab& other) const { return words_ == other.words_; }
 
+  // The vocabulary of a byte-level BPE: ids and token texts are the BPE's.
+  static Vocab from_bpe(const Bpe& bpe);
+  // The BPE behind this vocabulary, or nullptr for a word-level one.
+  const Bpe* bpe() const { return bpe_.get(); }
+
+  // Labels for showing `ids` one per token in a table. Word-level: the words. BPE: the token's text
+  // with its leading space dropped, and "##" before a piece that continues the word before it
+  // ("un", "##believ", "##able"), so that a learner sees where words start.
+  std::vector<std::string> labels_of(const std::vector<TokenId>& ids) const;
+
  private:
+  std::shared_ptr<const Bpe> bpe_;
   std::vector<std::string> words_;
   std::map<std::string, TokenId, std::less<>> ids_;  // std::less<> allows lookup by string_view
 };
