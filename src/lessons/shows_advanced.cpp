@@ -245,8 +245,10 @@ void show_parameter_count(LessonContext& c) {
   };
   const auto many = count(w);
   const auto one = count(random_attention_weights(d, 1, c.seed, "one-wide-head"));
-  if (biases)
-    c.out.line(fmt::format("The totals include the biases b_Q, b_K, b_V and b_O: d_model = {} numbers each, with one head or many.", d));
+  if (biases) {
+    c.out.line(fmt::format("The totals include the biases b_Q, b_K, b_V and b_O: d_model = {} numbers each", d));
+    c.out.line("(512 in the base model), with one head or many.");
+  }
   // The paper's base model: d_model = 512, h = 8, d_k = d_v = 64 (arithmetic only, no matrices).
   const double base_h = 8.0 * 512 * 64, base_o = 8.0 * 64 * 512;  // each of W_Q, W_K, W_V; W_O
   Matrix table = Matrix::from_shape({3, 5});
@@ -256,7 +258,8 @@ void show_parameter_count(LessonContext& c) {
   }
   for (std::size_t j = 0; j < 3; ++j) table(2, j) = static_cast<float>(base_h);
   table(2, 3) = static_cast<float>(base_o);
-  table(2, 4) = static_cast<float>(3 * base_h + base_o);
+  // The same convention as the rows above: with biases, the base row counts its 4 × 512 too.
+  table(2, 4) = static_cast<float>(3 * base_h + base_o + (biases ? 4.0 * 512 : 0.0));
   const std::size_t d_k = cols(w.heads[0].w_q);
   MatrixItem it = item("parameters", "parameters of one attention layer",
                        table,

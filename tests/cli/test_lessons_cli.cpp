@@ -271,6 +271,30 @@ TEST_CASE("json: the numbers agree with the structure they describe") {
   }
 }
 
+TEST_CASE("lesson 7's parameter table counts biases in every row or in none (the base row too)") {
+  for (const char* mode : {"--random", "--no-pause"}) {
+    CAPTURE(mode);
+    const Result r = run({"lesson", "7", "--format", "json", mode});
+    REQUIRE(r.rc == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    nlohmann::json table;
+    for (const auto& step : j["lessons"][0]["steps"])
+      for (const auto& b : step["blocks"])
+        if (b["type"] == "show")
+          for (const auto& m : b["matrices"])
+            if (m["key"] == "parameters") table = m["data"];
+    REQUIRE(table.size() == 3);
+    // total − (W_Q + W_K + W_V + W_O) is the biases: 4 × width (64 here, 512 in the base model), or 0.
+    auto biases = [&](std::size_t row) {
+      double w = 0;
+      for (std::size_t k = 0; k < 4; ++k) w += table[row][k].get<double>();
+      return table[row][4].get<double>() - w;
+    };
+    CHECK(biases(2) / 512 == doctest::Approx(biases(0) / 64));
+    CHECK(biases(1) == biases(0));
+  }
+}
+
 TEST_CASE("trained model: the weights line, --random, --model, and flags that imply random weights") {
   if (!have_model()) {
     MESSAGE("skipped: data/models/translate-small/model.ckpt is not in the source tree");
