@@ -112,9 +112,12 @@ LessonSentences read_sentences(const nlohmann::json& j, LessonSentences base) {
   str("focus", base.focus);
   str("second", base.second);
   str("coreference_focus", base.coreference_focus);
+  str("word_sense_focus", base.word_sense_focus);
   str("prefix", base.prefix);
   str("next", base.next);
   if (j.contains("coreference")) base.coreference = j.at("coreference").get<std::vector<std::string>>();
+  if (j.contains("word_sense")) base.word_sense = j.at("word_sense").get<std::vector<std::string>>();
+  if (j.contains("word_sense_labels")) base.word_sense_labels = j.at("word_sense_labels").get<std::vector<std::string>>();
   if (j.contains("causal")) base.causal = j.at("causal").get<std::vector<std::string>>();
   if (j.contains("padding")) base.padding = j.at("padding").get<std::vector<std::string>>();
   return base;

@@ -46,6 +46,9 @@ struct LessonSentences {
   std::string second;                    // lesson 6: the second sentence of the batch
   std::vector<std::string> coreference;  // lesson 9: the pair
   std::string coreference_focus;         // lesson 9: the pronoun
+  std::vector<std::string> word_sense;   // lesson 9: sentences using one ambiguous word in two senses
+  std::string word_sense_focus;          // lesson 9: that word
+  std::vector<std::string> word_sense_labels;  // lesson 9: the sense in each sentence ("verb", "noun")
   std::vector<std::string> padding;      // lesson 6 with a trained model: the padded batch's sentences
   std::vector<std::string> causal;       // lesson 6 with a trained model: the language model's sentences
   std::string prefix, next;              // lesson 9 with a trained model: P(next | source, target prefix)

@@ -491,6 +491,10 @@ void register_advanced_shows(std::map<std::string, ShowFn>& r) {
   r["encoder-decoder"] = show_encoder_decoder;
   r["next-token"] = show_next_token;
   r["coreference"] = show_coreference;
+  // Word sense needs a model that learned the two senses; with random weights the step's text says so.
+  r["word-sense"] = [](LessonContext& c) {
+    if (c.trained()) show_word_sense_trained(c);
+  };
 }
 
 }  // namespace attnlab::lessons

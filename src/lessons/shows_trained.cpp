@@ -117,6 +117,88 @@ bool show_causal_trained(LessonContext& c) {
   return true;
 }
 
+// ---- lesson 9: word sense ---------------------------------------------------------------
+
+void show_word_sense_trained(LessonContext& c) {
+  const std::vector<std::string>& texts = c.text.word_sense;
+  if (texts.size() < 2) throw RuntimeError("data/sentences/lessons.json: lesson 9 needs a \"word_sense\" list of at least two sentences");
+  model::Transformer<float>& net = c.model->net();
+  const text::Vocab& vocab = c.model->vocab();
+  const auto& cfg = net.config();
+  const std::size_t C = static_cast<std::size_t>(cfg.d_model), H = static_cast<std::size_t>(cfg.heads);
+  const std::string& word = c.text.word_sense_focus;
+  // For each sentence: the ambiguous word's row at the encoder input (word + position) and at its
+  // output, the translation, and the word's attention row in encoder layer 0 (mean of the heads).
+  std::vector<std::vector<float>> in_rows, out_rows;
+  std::vector<std::string> labels;
+  for (std::size_t s = 0; s < texts.size(); ++s) {
+    const TokenizedSentence t = c.encode(texts[s], "word-sense sentence");
+    const std::size_t f = focus_index(t.tokens, word);
+    if (t.tokens[f] != word) throw RuntimeError("word-sense sentence \"" + texts[s] + "\" does not contain \"" + word + "\"");
+    const std::vector<int> src = t.int_ids();
+    const std::size_t m = src.size();
+    const std::vector<int> own = own_translation(net, src);
+    forward_one(net, src, with_bos(own), with_eos(own));
+    const std::vector<float> emb = net.encoder_embedding(), mem = net.memory();
+    in_rows.emplace_back(emb.begin() + static_cast<std::ptrdiff_t>(f * C), emb.begin() + static_cast<std::ptrdiff_t>((f + 1) * C));
+    out_rows.emplace_back(mem.begin() + static_cast<std::ptrdiff_t>(f * C), mem.begin() + static_cast<std::ptrdiff_t>((f + 1) * C));
+    const std::vector<float>& att = net.encoder_attention(cfg.encoder_layers - 1);
+    Matrix row = Matrix::from_shape({1, m});
+    row.fill(0.0f);
+    for (std::size_t k = 0; k < H; ++k)
+      for (std::size_t j = 0; j < m; ++j) row(0, j) += att[(k * m + f) * m + j] / static_cast<float>(H);
+    const std::string translation = vocab.decode(own);
+    c.out.line(fmt::format("{}. \"{}\" → \"{}\"", s + 1, t.text, translation));
+    MatrixItem it = weights_item(fmt::format("word_sense_row_{}", s),
+                                 fmt::format("what \"{}\" attends to in the last encoder layer (mean of the heads)", word), row,
+                                 {word}, t.tokens);
+    it.focus_cols = {word};
+    c.out.matrix(it);
+    c.out.value(fmt::format("translation_{}", s), translation);
+    labels.push_back(fmt::format("{} {}", s + 1, s < c.text.word_sense_labels.size() ? c.text.word_sense_labels[s] : word));
+  }
+  auto cosine = [](const std::vector<float>& a, const std::vector<float>& b) {
+    double ab = 0, aa = 0, bb = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) ab += double(a[i]) * b[i], aa += double(a[i]) * a[i], bb += double(b[i]) * b[i];
+    return aa > 0 && bb > 0 ? ab / std::sqrt(aa * bb) : 0.0;
+  };
+  const std::size_t n = texts.size();
+  Matrix before = Matrix::from_shape({n, n}), after = Matrix::from_shape({n, n});
+  for (std::size_t a = 0; a < n; ++a)
+    for (std::size_t b = 0; b < n; ++b) {
+      before(a, b) = static_cast<float>(cosine(in_rows[a], in_rows[b]));
+      after(a, b) = static_cast<float>(cosine(out_rows[a], out_rows[b]));
+    }
+  MatrixItem bi = item("word_sense_similarity_input", fmt::format("cosine similarity of \"{}\" at the encoder input (word + position)", word),
+                       before, labels, labels);
+  bi.precision = 3;
+  MatrixItem ai = item("word_sense_similarity_output", fmt::format("… and at the encoder output, after {} layers of attention", cfg.encoder_layers),
+                       after, labels, labels);
+  ai.precision = 3;
+  c.out.matrix(bi);
+  c.out.matrix(ai);
+  // Pairs of the same sense (by the labels in lessons.json) against pairs of different senses.
+  const auto& senses = c.text.word_sense_labels;
+  if (senses.size() == n) {
+    double in_same = 0, out_same = 0, in_diff = 0, out_diff = 0;
+    int same = 0, diff = 0;
+    for (std::size_t a = 0; a < n; ++a)
+      for (std::size_t b = a + 1; b < n; ++b) {
+        if (senses[a] == senses[b]) in_same += before(a, b), out_same += after(a, b), ++same;
+        else in_diff += before(a, b), out_diff += after(a, b), ++diff;
+      }
+    if (same && diff) {
+      in_same /= same, out_same /= same, in_diff /= diff, out_diff /= diff;
+      c.out.line(fmt::format("Mean similarity, same sense: {:.3f} at the input, {:.3f} at the output ({} pairs).", in_same, out_same, same));
+      c.out.line(fmt::format("Different senses: {:.3f} at the input, {:.3f} at the output ({} pairs).", in_diff, out_diff, diff));
+      c.out.line(fmt::format("Context moved the different senses {:.3f} apart, the same senses {:.3f}.", in_diff - out_diff, in_same - out_same));
+      c.out.value("similarity_same_sense", std::vector<double>{in_same, out_same});
+      c.out.value("similarity_different_sense", std::vector<double>{in_diff, out_diff});
+    }
+  }
+  c.out.line("");
+}
+
 // ---- lesson 8 ---------------------------------------------------------------------------
 
 namespace {

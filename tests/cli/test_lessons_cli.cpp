@@ -271,6 +271,26 @@ TEST_CASE("json: the numbers agree with the structure they describe") {
   }
 }
 
+TEST_CASE("lesson 9's word-sense step: the trained encoder moves the two senses of \"trains\" apart more than the same sense") {
+  const Result r = run({"lesson", "9", "--format", "json", "--no-pause"});
+  REQUIRE(r.rc == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  nlohmann::json values;
+  for (const auto& step : j["lessons"][0]["steps"])
+    for (const auto& b : step["blocks"])
+      if (b["type"] == "show" && b["name"] == "word-sense") values = b["values"];
+  REQUIRE(values.is_object());
+  CHECK(values["translation_0"].get<std::string>().find("entraîne") != std::string::npos);
+  CHECK(values["translation_2"].get<std::string>().find("les trains") != std::string::npos);
+  const auto same = values["similarity_same_sense"], diff = values["similarity_different_sense"];
+  CHECK(diff[0].get<double>() - diff[1].get<double>() > same[0].get<double>() - same[1].get<double>());
+  CHECK(diff[1].get<double>() < same[1].get<double>());
+  // With random weights the step shows its text only.
+  const Result rr = run({"lesson", "9", "--random", "--no-pause", "--no-color"});
+  REQUIRE(rr.rc == 0);
+  CHECK(rr.out.find("This step needs the trained model") != std::string::npos);
+}
+
 TEST_CASE("lesson 7's parameter table counts biases in every row or in none (the base row too)") {
   for (const char* mode : {"--random", "--no-pause"}) {
     CAPTURE(mode);
