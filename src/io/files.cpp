@@ -170,20 +170,28 @@ FolderReplacement::FolderReplacement(const std::string& path, const std::set<std
   namespace fs = std::filesystem;
   if (path.empty()) throw InputError(option + " needs a folder name");
   std::error_code ec;
-  fs::path target(path);
-  // A link to a folder: replace the folder it points to, not the link.
-  if (fs::is_symlink(target, ec) && fs::is_directory(target, ec)) target = fs::canonical(target, ec);
+  // The path resolved once, as the kernel resolves it (links, then ".."), and used for the check of
+  // what the folder holds and for the swap alike: "LINK/../data" is the data folder beside the link's
+  // target, and normalising the text instead (dropping "LINK/..") once swapped out and removed a
+  // folder that was never checked (the sixth adversarial pass). A link to a folder as the last
+  // component is followed too: the folder it points to is replaced, not the link.
+  fs::path target = fs::weakly_canonical(fs::absolute(fs::path(path), ec), ec);
+  if (ec || target.empty()) throw InputError(option + " " + path + ": cannot resolve the path (" + ec.message() + ")");
   if (fs::exists(target, ec)) {
     if (!fs::is_directory(target, ec)) throw InputError(option + " " + path + ": exists and is not a folder");
     for (const auto& e : fs::directory_iterator(target, ec)) {
       const std::string name = e.path().filename().string();
-      if (!replaceable.count(name) && name != kStagingMarker)
-        throw InputError(option + " " + path + ": holds \"" + name + "\", which this command did not write; it replaces the " +
+      std::error_code sec;
+      // Only plain files of the names this command writes: a user's folder named "train.tsv" is not one.
+      const bool plain = e.symlink_status(sec).type() == fs::file_type::regular;
+      if ((!replaceable.count(name) && name != kStagingMarker) || !plain)
+        throw InputError(option + " " + path + ": holds \"" + name + "\"" + (plain ? "" : " (not a plain file)") +
+                         ", which this command did not write; it replaces the " +
                          "whole folder, so give a new or empty folder, or one it wrote before");
     }
     if (ec) throw InputError(option + " " + path + ": cannot list the folder (" + ec.message() + ")");
   }
-  target = fs::absolute(target, ec).lexically_normal();
+  target = target.lexically_normal();
   if (!target.has_filename()) target = target.parent_path();
   const fs::path parent = target.parent_path();
   const std::string name = target.filename().string();

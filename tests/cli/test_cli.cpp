@@ -426,6 +426,32 @@ TEST_CASE("corpus --out leaves the user's own folders beside DIR alone, and remo
   CHECK_FALSE(fs::exists(parent / "data" / ".attnlab-set-aside"));
 }
 
+TEST_CASE("corpus --out LINK/../data checks and replaces the same folder; a folder named like a corpus file is not one") {
+  // The sixth adversarial pass: the contents check went through the link (the kernel's path), the swap
+  // and removal through the text with "LINK/.." dropped, and removed a folder never checked.
+  const fs::path root = temp_dir() / "corpus-link-dotdot";
+  fs::remove_all(root);
+  fs::create_directories(root / "far" / "sub");
+  fs::create_directories(root / "proj" / "data");
+  std::ofstream(root / "proj" / "data" / "thesis.txt") << "thesis draft\n";
+  fs::create_directory_symlink("../far/sub", root / "proj" / "sub");
+  const std::vector<std::string> sizes = {"--train", "50", "--valid", "5", "--test", "5"};
+  std::vector<std::string> args = {"corpus", "--out", (root / "proj" / "sub" / ".." / "data").string()};
+  args.insert(args.end(), sizes.begin(), sizes.end());
+  Result r = run(args);
+  INFO(r.err);
+  CHECK(r.code == 0);
+  CHECK(fs::exists(root / "far" / "data" / "train.tsv"));  // where the kernel's path leads
+  CHECK(slurp(root / "proj" / "data" / "thesis.txt") == "thesis draft\n");
+  // A folder named train.tsv holding the user's notes.
+  fs::create_directories(root / "c2" / "train.tsv");
+  std::ofstream(root / "c2" / "train.tsv" / "notes.txt") << "mine\n";
+  args = {"corpus", "--out", (root / "c2").string()};
+  args.insert(args.end(), sizes.begin(), sizes.end());
+  expect_input_error(run(args), {"train.tsv", "not a plain file"});
+  CHECK(slurp(root / "c2" / "train.tsv" / "notes.txt") == "mine\n");
+}
+
 TEST_CASE("corpus: bad flag values exit with code 2 and say why") {
   Result r = run({"corpus", "--train", "-1"});
   CHECK(r.code == 2);
