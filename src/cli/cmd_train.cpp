@@ -149,11 +149,22 @@ void run_train(const TrainOptions& o) {
 
   nlohmann::json log = {{"steps", nlohmann::json::array()}, {"valid", nlohmann::json::array()}};
   const std::string log_path = (fs::path(out) / "train-log.json").string();
+  // The log is the run's history: something else in its place (a folder, a FIFO) would make the first
+  // checkpoint fail after minutes of training, so say no now.
+  if (fs::exists(fs::symlink_status(log_path, ec)) && !fs::is_regular_file(fs::symlink_status(log_path, ec)))
+    throw InputError(log_path + ": is not a plain file; move it away, training writes its log there");
   if (o.resume && fs::exists(log_path, ec)) {
     try {
       log = parse_json_bounded(read_text_file(log_path, 256u << 20));
-    } catch (const std::exception&) {
-      std::cerr << "attnlab: warning: " << log_path << " is unreadable; starting a new log\n";
+    } catch (const std::exception& e) {
+      // Never thrown away: the unreadable log is kept beside the new one (an adversarial pass lost a
+      // 20-step history to one comment line added by hand).
+      std::string kept = log_path + ".unreadable";
+      for (int i = 2; fs::exists(fs::symlink_status(kept, ec)); ++i) kept = log_path + ".unreadable-" + std::to_string(i);
+      fs::rename(log_path, kept, ec);
+      if (ec) throw InputError(log_path + ": is unreadable (" + e.what() + ") and could not be set aside (" + ec.message() + ")");
+      std::cerr << "attnlab: warning: " << log_path << " is unreadable (" << e.what() << "); kept as " << kept
+                << ", starting a new log\n";
     }
     // The log may have been written after the last state checkpoint (or not at all): keep only the
     // steps the restored state has done.

@@ -201,6 +201,29 @@ TEST_CASE("eval, translate, attend on a trained model; JSON parses") {
   CHECK(j["layers"][0][0]["weights"].size() == 6);
 }
 
+TEST_CASE("train --resume keeps an unreadable train-log.json beside the new one; a folder in its place is refused first") {
+  // The sixth adversarial pass: a comment line added by hand made --resume replace the whole history.
+  const fs::path dir = temp_dir() / "log-kept";
+  fs::remove_all(dir);
+  REQUIRE(run({"train", "--config", kConfig, "--out", dir.string(), "--steps", "20"}).code == 0);
+  std::string history = slurp(dir / "train-log.json") + "\n// my note\n";
+  std::ofstream(dir / "train-log.json", std::ios::binary) << history;
+  Result r = run({"train", "--config", kConfig, "--out", dir.string(), "--steps", "22", "--resume"});
+  INFO(r.err);
+  CHECK(r.code == 0);
+  CHECK(contains(r.err, "kept as"));
+  CHECK(slurp(dir / "train-log.json.unreadable") == history);
+  // train-log.json as a folder when resuming: exit 2 before any step, not a failure at the first
+  // checkpoint (a fresh run already refuses a folder holding one).
+  const std::string state = slurp(dir / "train-state.ckpt");
+  fs::remove(dir / "train-log.json");
+  fs::create_directories(dir / "train-log.json");
+  r = run({"train", "--config", kConfig, "--out", dir.string(), "--steps", "40", "--resume"});
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "train-log.json: is not a plain file"));
+  CHECK(slurp(dir / "train-state.ckpt") == state);
+}
+
 TEST_CASE("model commands: bad input exits with code 2 and says what is wrong") {
   const fs::path dir = temp_dir() / "straight";
   if (!fs::exists(dir / "model.ckpt")) REQUIRE(run({"train", "--config", kConfig, "--out", dir.string(), "--steps", "24"}).code == 0);
