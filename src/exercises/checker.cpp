@@ -611,6 +611,7 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
   // --memory-mb for the learner's code plus kGraderReserveMb for that (about 170 MiB measured).
   constexpr std::size_t kGraderReserveMb = 256;
   ChildLimits limits{.timeout_s = opts.timeout_s, .memory_mb = opts.memory_mb + kGraderReserveMb};
+  limits.cwd = dir.string();
   const bool sanitized = !kit.sanitizer_flags.empty();
   if (sanitized) {
     // AddressSanitizer reserves terabytes of address space for its shadow memory, so RLIMIT_AS cannot

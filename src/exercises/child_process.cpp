@@ -249,6 +249,10 @@ ChildResult run_child(const std::vector<std::string>& argv, const std::vector<st
     ::signal(SIGTERM, SIG_DFL);
     ::signal(SIGHUP, SIG_DFL);
     ::signal(SIGXFSZ, SIG_DFL);  // attnlab ignores it; an ignored signal would stay ignored across exec
+    // Its own folder, not the caller's: without the sandbox, learner code writing or removing a
+    // relative "run.log" did it in the folder attnlab was started from (found by the test suite, which
+    // left a link in the source tree).
+    if (!limits.cwd.empty() && ::chdir(limits.cwd.c_str()) != 0) ::_exit(126);
     struct rlimit cpu{cpu_s, cpu_s + 1};
     ::setrlimit(RLIMIT_CPU, &cpu);
     if (mem) {

@@ -96,10 +96,24 @@ Sandbox probe() {
 
 std::vector<std::string> Sandbox::wrap(const std::vector<std::string>& argv, const SandboxPaths& paths) const {
   if (!available) return argv;
-  std::vector<std::string> w{program,       "--die-with-parent", "--new-session", "--unshare-all",
-                             "--ro-bind",   "/",                 "/",             "--dev",
-                             "/dev",        "--proc",            "/proc"};
-  for (const auto& f : hidden_folders()) w.insert(w.end(), {"--tmpfs", f.string()});
+  // Only the system's own folders are shown (read-only), not the whole of /: a Unix socket or a FIFO
+  // anywhere else (a database's socket in /var/lib, a project folder, /opt) could otherwise be
+  // connected to or written through, since neither needs a writable file system (the sixth
+  // adversarial pass reached a listener at /opt/….sock and wrote into a FIFO there).
+  std::vector<std::string> w{program, "--die-with-parent", "--new-session", "--unshare-all"};
+  for (const char* sys : {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"}) {
+    std::error_code ec;
+    const fs::path p(sys);
+    if (fs::is_symlink(p, ec)) {  // merged /usr: /bin → usr/bin stays a link
+      const fs::path to = fs::read_symlink(p, ec);
+      if (!ec) w.insert(w.end(), {"--symlink", to.string(), sys});
+    } else if (fs::is_directory(p, ec)) {
+      w.insert(w.end(), {"--ro-bind", sys, sys});
+    }
+  }
+  w.insert(w.end(), {"--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"});
+  for (const auto& f : hidden_folders())
+    if (f.string().rfind("/usr", 0) == 0 || f.string().rfind("/etc", 0) == 0) w.insert(w.end(), {"--tmpfs", f.string()});
   for (const auto& p : paths.read_only) {
     const fs::path c = canonical_or_same(p);
     std::error_code ec;

@@ -9,6 +9,9 @@
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -774,6 +777,44 @@ TEST_CASE("in the sandbox, learner code cannot read the home folder, write outsi
   CHECK_FALSE(contains(inc.out + inc.err, "SECRET-TOKEN-42"));
 }
 
+TEST_CASE("in the sandbox, a Unix socket or a FIFO outside the system folders is out of reach") {
+  // The sixth adversarial pass: / was shown read-only, and neither connect() nor opening a FIFO for
+  // writing needs a writable file system: learner code talked to a listener in /opt and wrote into a
+  // FIFO there. Now only /usr, /etc and the like are shown. The socket and FIFO here sit in the source
+  // tree, outside the home and temporary folders that were hidden before.
+  Home home;
+  const fs::path spot = fs::path(ATTNLAB_SOURCE_DIR) / "build-sandbox-reach" / std::to_string(::getpid());
+  fs::create_directories(spot);
+  const std::string fifo = (spot / "fifo").string(), sock = (spot / "sock").string();
+  REQUIRE(::mkfifo(fifo.c_str(), 0666) == 0);
+  const int listener = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  REQUIRE(listener >= 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", sock.c_str());
+  REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(::listen(listener, 4) == 0);
+  const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);  // so that a writer would not block
+  REQUIRE(reader >= 0);
+  write(home.learner("attention"),
+        attention_with("  { int s = ::socket(AF_UNIX, SOCK_STREAM, 0); sockaddr_un a{}; a.sun_family = AF_UNIX;\n"
+                       "    std::snprintf(a.sun_path, sizeof a.sun_path, \"%s\", \"" + sock + "\");\n"
+                       "    std::cout << \"connect \" << ::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) << \"\\n\"; }\n"
+                       "  { int f = ::open(\"" + fifo + "\", O_WRONLY | O_NONBLOCK); std::cout << \"fifo \" << (f >= 0) << \"\\n\";\n"
+                       "    if (f >= 0) { [[maybe_unused]] auto n = ::write(f, \"escaped\", 7); } }\n",
+                       "#include <cstdio>\n#include <fcntl.h>\n#include <iostream>\n#include <sys/socket.h>\n#include <sys/un.h>\n#include <unistd.h>\n"));
+  const Result r = run(home, {"check", "attention"});
+  INFO(r.out << r.err);
+  CHECK(r.code == 0);
+  CHECK(contains(r.out, "connect -1"));
+  CHECK(contains(r.out, "fifo 0"));
+  char buf[16];
+  CHECK(::read(reader, buf, sizeof buf) <= 0);
+  ::close(reader);
+  ::close(listener);
+  fs::remove_all(spot.parent_path());
+}
+
 // The adversarial pass after the sandbox (issue 17): four ways around it, each failing before its fix.
 TEST_CASE("learner code that replaces the grader's log by a link to a secret does not get it printed") {
   Home home;
@@ -791,6 +832,9 @@ TEST_CASE("learner code that replaces the grader's log by a link to a secret doe
   const Result plain = run(home, {"check", "attention"});
   INFO(plain.out << plain.err);
   CHECK_FALSE(contains(plain.out + plain.err, "SECRET-TOKEN-43"));
+  // And without the sandbox the grader still runs in its build folder: the learner's relative
+  // "run.log" was unlinked and replaced in the folder the user started attnlab from.
+  CHECK_FALSE(fs::is_symlink(fs::current_path() / "run.log"));
   // The same with the status file, whose last "test" line is shown as the test that was running.
   write(home.root / ".ssh" / "id_rsa", "test\tSECRET-TOKEN-44\n");
   write(home.learner("attention"),
