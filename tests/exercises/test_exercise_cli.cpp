@@ -1045,6 +1045,23 @@ TEST_CASE("the grader's own code is out of a learner file's reach: a doctest lis
            {"a static array", naive_online("", "", "static float s[64 * 512];")},
            {"syscall(SYS_mmap)", naive_online("#include <sys/syscall.h>\n#include <unistd.h>", "",
                                               "float* s = (float*)syscall(SYS_mmap, nullptr, n * m * 4, 3, 0x22, -1, 0);")},
+           // The sixth pass: the scores on the stack, in a buffer made before the call, or through
+           // allocation routes the name list missed; and inputs changed by the memory test's call.
+           {"a local array of the old test's size", naive_online("", "", "float s[64 * 512];")},
+           {"a local array of the test's size", naive_online("", "", "float s[256 * 16384];")},
+           {"a VLA with its error turned off", naive_online("#pragma GCC diagnostic ignored \"-Wvla\"", "", "float s[n * m];")},
+           {"a std::vector made at static initialisation",
+            naive_online("namespace { std::vector<float> g_scores(std::size_t{1} << 22); }", "", "float* s = g_scores.data();")},
+           {"a function-local static vector", naive_online("", "", "static std::vector<float> sv; if (sv.size() < n * m) sv.resize(n * m); float* s = sv.data();")},
+           {"malloc through .symver", naive_online("__asm__(\".symver real_malloc, malloc@GLIBC_2.2.5\"); extern \"C\" void* real_malloc(std::size_t);", "",
+                                                   "float* s = (float*)real_malloc(n * m * sizeof(float));")},
+           {"mmap through an asm label", naive_online("extern \"C\" void* xmmap(void*, std::size_t, int, int, int, long) __asm__(\"__mmap\");", "",
+                                                      "float* s = (float*)xmmap(nullptr, n * m * 4, 3, 0x22, -1, 0);")},
+           {"dlsym(\"malloc\")", naive_online("#include <dlfcn.h>", "",
+                                             "auto mf = (void*(*)(std::size_t))dlsym(RTLD_DEFAULT, \"malloc\"); float* s = (float*)mf(n * m * sizeof(float));")},
+           {"zeros after zeroing v", "#include \"attnlab/exercise.hpp\"\nnamespace ex {\nMatrix attention_online(const Matrix& q, const Matrix&, const Matrix& v, std::size_t) {\n"
+                                     "  if (q.rows == 256) { Matrix& w = const_cast<Matrix&>(v); for (auto& x : w.data) x = 0; }\n"
+                                     "  return Matrix(q.rows, v.cols);\n}\n}\n"},
            {"std::vector (the control)", naive_online("", "", "std::vector<float> sv(n * m); float* s = sv.data();")}}) {
     CAPTURE(what);
     write(home.learner("online-softmax"), text);
@@ -1053,6 +1070,11 @@ TEST_CASE("the grader's own code is out of a learner file's reach: a doctest lis
     CHECK(r.code == 1);
     CHECK_FALSE(contains(r.out, "PASSED"));
   }
+  // And the reference solution still passes the memory test (on its 2 MiB stack, within 4 MiB).
+  write(home.learner("online-softmax"), solution_of("10-beyond", "online-softmax"));
+  r = run(home, {"check", "online-softmax"});
+  INFO(r.out << r.err);
+  CHECK(r.code == 0);
 }
 
 TEST_CASE("where bubblewrap cannot start, check still works and says in one line that it runs without a sandbox") {
