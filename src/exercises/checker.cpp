@@ -4,6 +4,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/random.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -84,6 +85,19 @@ std::string trim_compiler_output(const std::string& text, const std::string& lea
 }
 
 namespace {
+
+// A full disk is not the learner's mistake: a correct file was reported as "does not compile" with no
+// message, and recorded as failing (the sixth adversarial pass). Say what happened instead, exit 2,
+// and record nothing.
+void refuse_if_disk_full(const fs::path& dir, const std::string& output, const std::string& who) {
+  struct statvfs st{};
+  const bool measured = ::statvfs(dir.c_str(), &st) == 0;
+  const unsigned long long free_bytes = measured ? static_cast<unsigned long long>(st.f_bavail) * st.f_frsize : 0;
+  if (output.find("No space left on device") == std::string::npos && (!measured || free_bytes >= (1u << 20))) return;
+  throw InputError("check: the disk holding " + dir.string() + " is full (" + std::to_string(free_bytes / 1024) +
+                   " KiB free), so " + who + " could not write its output; free some space and check again (nothing was recorded)");
+}
+
 
 // The grader's status file, at most 1 MiB. It is in the folder learner code may write, so it is read
 // only if it is still a regular file there: never through a symbolic link it was replaced with (the
@@ -426,6 +440,7 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
                  trim_compiler_output(c.output, source.string(), 20);
     return res;
   }
+  refuse_if_disk_full(dir, c.output, "the compiler");
   if (c.timed_out || c.exit_code != 0) {
     res.verdict = Verdict::CompileError;
     res.report = c.timed_out ? "The compiler did not finish within 120 s.\n"
@@ -596,6 +611,7 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
       run_child(box.wrap(ld, build_paths), {"LC_ALL=C"}, {.timeout_s = 120, .memory_mb = 4096}, dir / "link.log");
   res.link_s = l.seconds;
   if (!l.started) throw RuntimeError(l.error);
+  refuse_if_disk_full(dir, l.output, "the linker");
   if (l.timed_out || l.exit_code != 0) {
     res.verdict = Verdict::LinkError;
     res.report = describe_link_failure(l.output, ex);

@@ -9,6 +9,7 @@
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -1075,6 +1076,31 @@ TEST_CASE("the grader's own code is out of a learner file's reach: a doctest lis
   r = run(home, {"check", "online-softmax"});
   INFO(r.out << r.err);
   CHECK(r.code == 0);
+}
+
+TEST_CASE("a full disk is said to be one, not graded as a file that does not compile") {
+  // The sixth adversarial pass: the workspace on a full 150 KiB tmpfs, the reference solution reported
+  // as "Your file does not compile" with no message, and recorded as failing.
+  if (::geteuid() != 0) {
+    MESSAGE("skipped: mounting a small tmpfs needs root");
+    return;
+  }
+  Home home;
+  const fs::path ws = home.workspace();
+  fs::create_directories(ws);
+  if (::mount("tmpfs", ws.c_str(), "tmpfs", 0, "size=150k") != 0) {
+    MESSAGE("skipped: cannot mount a tmpfs here");
+    return;
+  }
+  write(home.learner("attention"), solution_of("05-weighted-sum", "attention"));
+  const Result r = run(home, {"check", "attention"});
+  INFO(r.out << r.err);
+  ::umount2(ws.c_str(), MNT_DETACH);
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "is full"));
+  CHECK_FALSE(contains(r.out, "does not compile"));
+  const bool recorded_failing = fs::exists(home.state()) && contains(slurp(home.state()), "failing");
+  CHECK_FALSE(recorded_failing);
 }
 
 TEST_CASE("where bubblewrap cannot start, check still works and says in one line that it runs without a sandbox") {
