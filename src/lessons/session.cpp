@@ -253,8 +253,14 @@ std::string Session::weights_line(const LessonDoc& doc) {
       return std::any_of(st.blocks.begin(), st.blocks.end(), [](const Block& b) { return b.kind == Block::Kind::Show && b.text == "causal"; });
     });
     if (causal) {
-      if (const TrainedModel* lm = language_model())
+      if (const TrainedModel* lm = language_model()) {
         line += fmt::format("\nCausal self-attention: the language model {} ({}).", lm->label, lm->description);
+        if (lm->vocab().bpe())  // what it read, and so how far to trust it
+          line += "\nIt read real English (the Brown corpus of 1961 American prose, WordNet's example sentences and "
+                  "Jane Austen's novels; docs/english-corpus.md) in byte-level BPE pieces, so any text has tokens "
+                  "(## marks a piece that continues a word); modern or technical words are split into small pieces "
+                  "it knows less well.";
+      }
       else
         line += fmt::format("\nCausal self-attention: no language model at {}, so the translation model's decoder "
                             "self-attention (layer 0) is shown instead.",

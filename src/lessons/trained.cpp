@@ -57,6 +57,17 @@ std::string describe(const tasks::LoadedModel& m) {
     d += " test sentences it never saw";
     return d;
   }
+  // A language model's eval.json: test perplexity next to the bigram baseline's, on the same tokens.
+  auto number = [](const nlohmann::json& j, const char* a, const char* b) {
+    return j.is_object() && j.contains(a) && j[a].is_object() && j[a].contains(b) && j[a][b].is_number();
+  };
+  if (number(ev, "model_scores", "perplexity_per_token") && number(ev, "bigram", "perplexity_per_token")) {
+    d += fmt::format("{}test perplexity {:.1f} per token", d.empty() ? "" : "; ", ev["model_scores"]["perplexity_per_token"].get<double>());
+    if (number(ev, "model_scores", "perplexity_per_word"))
+      d += fmt::format(" ({:.1f} per word)", ev["model_scores"]["perplexity_per_word"].get<double>());
+    d += fmt::format(" on text it never saw; a bigram model of the same tokens: {:.1f}", ev["bigram"]["perplexity_per_token"].get<double>());
+    return d;
+  }
   const nlohmann::json log = optional_json(dir / "train-log.json");
   if (log.is_object() && log.contains("valid") && log["valid"].is_array() && !log["valid"].empty()) {
     const auto& v = log["valid"].back();
