@@ -178,7 +178,11 @@ void TextOutput::begin_lesson(const LessonDoc& doc, const OutJson&, const std::s
   if (color) os_ << "\x1b[1m" << head << "\x1b[0m\n";
   else os_ << head << '\n';
   os_ << rule << '\n';
-  os_ << visible_controls(status, /*keep_newlines=*/true) << "\n\n";
+  // Each status line wrapped like the prose (a model's description runs long).
+  const std::size_t width = std::clamp<std::size_t>(rs_.term.width, 20, 100);
+  std::istringstream lines(visible_controls(status, /*keep_newlines=*/true));
+  for (std::string l; std::getline(lines, l);) os_ << wrap_words(l, width, "", "") << '\n';
+  os_ << '\n';
 }
 
 void TextOutput::prose(const std::string& markdown) {
