@@ -100,7 +100,9 @@ std::vector<std::string> Sandbox::wrap(const std::vector<std::string>& argv, con
   // anywhere else (a database's socket in /var/lib, a project folder, /opt) could otherwise be
   // connected to or written through, since neither needs a writable file system (the sixth
   // adversarial pass reached a listener at /opt/….sock and wrote into a FIFO there).
-  std::vector<std::string> w{program, "--die-with-parent", "--new-session", "--unshare-all"};
+  // --cap-drop ALL: run by root, bubblewrap otherwise keeps every capability inside, and learner code
+  // remounted /usr writable and wrote to the host (the seventh adversarial pass).
+  std::vector<std::string> w{program, "--die-with-parent", "--new-session", "--unshare-all", "--cap-drop", "ALL"};
   for (const char* sys : {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"}) {
     std::error_code ec;
     const fs::path p(sys);

@@ -816,6 +816,27 @@ TEST_CASE("in the sandbox, a Unix socket or a FIFO outside the system folders is
   fs::remove_all(spot.parent_path());
 }
 
+TEST_CASE("in the sandbox, root's learner code cannot remount the system folders writable") {
+  // The seventh adversarial pass: run by root, bubblewrap kept every capability inside, and a static
+  // constructor remounted /usr read-write and created a file on the host. (Run by another user the
+  // remount fails anyway; the test then shows nothing more.)
+  Home home;
+  const fs::path marker = fs::path("/usr/local") / ("attnlab-escape-" + std::to_string(::getpid()));
+  write(home.learner("attention"),
+        attention_with("", "#include <cstdio>\n#include <fcntl.h>\n#include <sys/mount.h>\n#include <unistd.h>\n"
+                           "namespace { struct Escape { Escape() {\n"
+                           "  int r = ::mount(nullptr, \"/usr\", nullptr, MS_REMOUNT | MS_BIND, nullptr);\n"
+                           "  int f = ::open(\"" + marker.string() + "\", O_WRONLY | O_CREAT, 0644);\n"
+                           "  std::printf(\"remount %d create %d\\n\", r, f); } } escape; }\n"));
+  const Result r = run(home, {"check", "attention"});
+  INFO(r.out << r.err);
+  const bool escaped = fs::exists(marker);
+  std::error_code ec;
+  fs::remove(marker, ec);
+  CHECK_FALSE(escaped);
+  CHECK(contains(r.out, "create -1"));
+}
+
 // The adversarial pass after the sandbox (issue 17): four ways around it, each failing before its fix.
 TEST_CASE("learner code that replaces the grader's log by a link to a secret does not get it printed") {
   Home home;
@@ -829,6 +850,8 @@ TEST_CASE("learner code that replaces the grader's log by a link to a secret doe
   const Result r = run(home, {"check", "attention"});
   INFO(r.out << r.err);
   CHECK_FALSE(contains(r.out + r.err, "SECRET-TOKEN-43"));
+  // (A link an earlier build of check left here is not this run's.)
+  if (fs::is_symlink(fs::current_path() / "run.log")) fs::remove(fs::current_path() / "run.log");
   home.extra.push_back("ATTNLAB_SANDBOX=0");  // without the sandbox the link can point at the secret itself
   const Result plain = run(home, {"check", "attention"});
   INFO(plain.out << plain.err);
