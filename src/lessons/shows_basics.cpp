@@ -43,6 +43,34 @@ std::string dims(std::size_t r, std::size_t c) { return fmt::format("{} × {}", 
 
 // ---- lesson 1 -------------------------------------------------------------------------
 
+// Why attention: how many steps separate two tokens in a recurrent network (information passes from
+// one position to the next, one step at a time) and in self-attention (every token reads every other
+// one directly). The paper's Table 1: maximum path length O(n) against O(1).
+void show_why_attention(LessonContext& c) {
+  const std::size_t n = c.src.tokens.size();
+  Matrix rnn = Matrix::from_shape({n, n}), att = Matrix::from_shape({n, n});
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      rnn(i, j) = static_cast<float>(i > j ? i - j : j - i);
+      att(i, j) = i == j ? 0.0f : 1.0f;
+    }
+  MatrixItem r = item("rnn_path_length", "recurrent network: steps from token j (column) to token i (row)", rnn,
+                      c.src.tokens, c.src.tokens);
+  r.precision = 0;
+  MatrixItem a = item("attention_path_length", "self-attention: steps from token j to token i", att,
+                      c.src.tokens, c.src.tokens);
+  a.precision = 0;
+  c.out.matrix(r);
+  c.out.matrix(a);
+  c.out.line(fmt::format("From \"{}\" to \"{}\": {} steps in sequence through a recurrent network, 1 through self-attention.",
+                         c.src.tokens.front(), c.src.tokens.back(), n - 1));
+  c.out.line(fmt::format("A layer of self-attention computes all {} × {} = {} token pairs at once;", n, n, n * n));
+  c.out.line("a recurrent layer must wait for position i − 1 before it can compute position i.");
+  c.out.value("rnn_longest_path", n - 1);
+  c.out.value("attention_longest_path", n > 1 ? 1 : 0);
+  c.out.line("");
+}
+
 void show_tokens(LessonContext& c) {
   c.out.line(fmt::format("\"{}\" → {} tokens:", c.src.text, c.src.tokens.size()));
   for (std::size_t i = 0; i < c.src.tokens.size(); ++i)
@@ -361,6 +389,7 @@ void show_percentages(LessonContext& c) {
 }  // namespace
 
 void register_basic_shows(std::map<std::string, ShowFn>& r) {
+  r["why-attention"] = show_why_attention;
   r["tokens"] = show_tokens;
   r["embeddings"] = show_embeddings;
   r["positional-encoding"] = show_positional_encoding;

@@ -291,6 +291,24 @@ TEST_CASE("lesson 9's word-sense step: the trained encoder moves the two senses 
   CHECK(rr.out.find("This step needs the trained model") != std::string::npos);
 }
 
+TEST_CASE("lesson 1 opens with why attention: path lengths of a recurrent network against self-attention") {
+  const Result r = run({"lesson", "1", "--format", "json", "--no-pause"});
+  REQUIRE(r.rc == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& steps = j["lessons"][0]["steps"];
+  CHECK(steps[0]["title"] == "Why attention?");
+  nlohmann::json values, tokens;
+  for (const auto& step : steps)
+    for (const auto& b : step["blocks"])
+      if (b["type"] == "show") {
+        if (b["name"] == "why-attention") values = b["values"];
+        if (b["name"] == "tokens") tokens = b["values"]["tokens"];
+      }
+  REQUIRE(tokens.is_array());
+  CHECK(values["rnn_longest_path"] == tokens.size() - 1);
+  CHECK(values["attention_longest_path"] == 1);
+}
+
 TEST_CASE("lesson 7's parameter table counts biases in every row or in none (the base row too)") {
   for (const char* mode : {"--random", "--no-pause"}) {
     CAPTURE(mode);
@@ -494,7 +512,7 @@ TEST_CASE("lesson prose is wrapped to the terminal width (at most 100 columns)")
     const std::size_t width = std::min<std::size_t>(std::stoul(cols), 100);
     const auto start = r.out.find("Attention works on numbers");
     REQUIRE(start != std::string::npos);
-    const auto end = r.out.find("\"The cat sees the small dog.\" →", start);  // the prose of step 1 ends there
+    const auto end = r.out.find("recurrent network: steps", start);  // the prose of step 1 ends there
     REQUIRE(end != std::string::npos);
     std::istringstream in(r.out.substr(start, end - start));
     std::string line;
