@@ -495,7 +495,13 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
         "pvalloc", "mmap", "mmap64", "mremap", "sbrk", "brk", "syscall", "libc_malloc", "libc_calloc",
         "libc_realloc", "libc_memalign", "libc_valloc", "libc_pvalloc", "dlsym", "dlvsym", "dlopen", "dlmopen",
         "libc_dlsym", "libc_dlopen_mode", "open_memstream", "open_wmemstream", "fmemopen", "strdup", "strndup",
-        "asprintf", "vasprintf", "getline", "getdelim"};
+        "asprintf", "vasprintf", "getline", "getdelim",
+        // And memory outside the heap and the measured thread's stack (the seventh pass): System V and
+        // POSIX shared memory, a buffer getcwd mallocs to the size asked, a thread with a big stack.
+        "shmget", "shmat", "shm_open", "memfd_create", "getcwd", "get_current_dir_name", "realpath",
+        "canonicalize_file_name"};
+    static const std::set<std::string> threads = {"pthread_create", "pthread_attr_setstack", "pthread_attr_setstacksize",
+                                                  "clone", "clone3"};
     std::istringstream used(nu.output);
     while (std::getline(used, line)) {
       std::istringstream f(line);
@@ -507,6 +513,8 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
         foreign.push_back("(it uses the grader's own code: " + name.substr(0, 80) + ")");
       else if (raw_allocation.count(base))
         foreign.push_back("(it allocates with " + name.substr(0, 60) + ": use std::vector or new, which the grader measures)");
+      else if (threads.count(base))
+        foreign.push_back("(it starts threads with " + name.substr(0, 60) + " (std::thread does): the exercises are single-threaded)");
     }
     // And no big writable static array: memory the heap measure cannot see (a static float[131072]
     // held a whole score matrix: the fifth adversarial pass). Constants (read-only data) are fine.

@@ -1086,6 +1086,11 @@ TEST_CASE("the grader's own code is out of a learner file's reach: a doctest lis
            {"zeros after zeroing v", "#include \"attnlab/exercise.hpp\"\nnamespace ex {\nMatrix attention_online(const Matrix& q, const Matrix&, const Matrix& v, std::size_t) {\n"
                                      "  if (q.rows == 256) { Matrix& w = const_cast<Matrix&>(v); for (auto& x : w.data) x = 0; }\n"
                                      "  return Matrix(q.rows, v.cols);\n}\n}\n"},
+           // The seventh: a buffer made in an earlier, untracked test; shared memory; a big-stack thread.
+           {"a function-local static vector of the full size", naive_online("", "", "static std::vector<float> sv(std::size_t{1} << 22); float* s = sv.data();")},
+           {"System V shared memory", naive_online("#include <sys/shm.h>", "",
+                                                   "float* s = (float*)shmat(shmget(0, n * m * 4, 0600 | 01000), nullptr, 0);")},
+           {"getcwd's buffer", naive_online("#include <unistd.h>", "", "float* s = (float*)getcwd(nullptr, n * m * 4 + 4096);")},
            {"std::vector (the control)", naive_online("", "", "std::vector<float> sv(n * m); float* s = sv.data();")}}) {
     CAPTURE(what);
     write(home.learner("online-softmax"), text);

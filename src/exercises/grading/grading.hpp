@@ -157,8 +157,8 @@ std::optional<ex::Matrix> mha_variant(const ex::Matrix& x, const ex::Matrix& kv,
 // and not yet freed; stop returns it.
 void start_allocation_tracking();
 std::size_t stop_allocation_tracking();
-// Heap bytes (through operator new) live when main() began: what static initialisation left behind,
-// the grader's own (a few KiB) and the learner's.
-std::size_t heap_live_at_start();
+// Heap bytes (through operator new, any form) live now: the grader's own and the learner's, whenever
+// they were made (static initialisation, an earlier test).
+std::size_t heap_live_now();
 
 }  // namespace attnlab::grading
