@@ -53,6 +53,7 @@ apt_install() {  # apt_install PACKAGE: installs it when missing, like scripts/i
 deb_version() { dpkg-query -W -f='${Version}' "$1"; }
 
 if want brown; then
+  command -v npm >/dev/null || apt_install npm
   command -v npm >/dev/null || die "npm is missing (apt-get install npm)"
   npm_dir="$cache/npm"
   mkdir -p "$npm_dir"
