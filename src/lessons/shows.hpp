@@ -69,6 +69,7 @@ void show_encoder_decoder_trained(LessonContext& c);
 void show_next_token_trained(LessonContext& c);
 void show_coreference_trained(LessonContext& c);
 void show_word_sense_trained(LessonContext& c);
+void show_focus_row_all_heads_trained(LessonContext& c);
 
 void register_basic_shows(std::map<std::string, ShowFn>& r);
 void register_advanced_shows(std::map<std::string, ShowFn>& r);

@@ -384,6 +384,7 @@ void show_percentages(LessonContext& c) {
   c.out.value("percent", pct);
   c.out.matrix(item("context_row", fmt::format("context[{}]", tk[f]), row_of(t.context, f), {tk[f]},
                     numbered_labels("v", cols(t.context))));
+  if (c.trained()) show_focus_row_all_heads_trained(c);
 }
 
 }  // namespace

@@ -117,6 +117,37 @@ bool show_causal_trained(LessonContext& c) {
   return true;
 }
 
+// ---- lesson 5: one row in every head ------------------------------------------------------
+
+void show_focus_row_all_heads_trained(LessonContext& c) {
+  model::Transformer<float>& net = c.model->net();
+  const auto& cfg = net.config();
+  const auto& tk = c.src.tokens;
+  const std::size_t f = focus_index(tk, c.text.focus), m = tk.size(), H = static_cast<std::size_t>(cfg.heads);
+  forward_one(net, c.src.int_ids(), {model::kBos});
+  std::vector<std::string> rows;
+  Matrix all = Matrix::from_shape({static_cast<std::size_t>(cfg.encoder_layers) * H, m});
+  float lo = 1.0f, hi = 0.0f;
+  for (int l = 0; l < cfg.encoder_layers; ++l) {
+    const std::vector<float>& att = net.encoder_attention(l);
+    for (std::size_t k = 0; k < H; ++k) {
+      const std::size_t r = static_cast<std::size_t>(l) * H + k;
+      rows.push_back(fmt::format("L{} h{}", l, k));
+      for (std::size_t j = 0; j < m; ++j) all(r, j) = att[(k * m + f) * m + j];
+      lo = std::min(lo, all(r, f));
+      hi = std::max(hi, all(r, f));
+    }
+  }
+  MatrixItem it = weights_item("focus_row_all_heads", fmt::format("the row of \"{}\" in every encoder layer (L) and head (h)", tk[f]),
+                               all, rows, tk);
+  it.focus_cols = {tk[f]};
+  c.out.matrix(it);
+  c.out.line(fmt::format("What \"{}\" gives itself ranges from {:.0f} % to {:.0f} % across the {} heads.", tk[f], 100 * lo, 100 * hi,
+                         rows.size()));
+  c.out.value("focus_self_weight_range", std::vector<double>{lo, hi});
+  c.out.line("");
+}
+
 // ---- lesson 9: word sense ---------------------------------------------------------------
 
 void show_word_sense_trained(LessonContext& c) {

@@ -309,6 +309,27 @@ TEST_CASE("lesson 1 opens with why attention: path lengths of a recurrent networ
   CHECK(values["attention_longest_path"] == 1);
 }
 
+TEST_CASE("lesson 5 sets the explainers' \"I love you\" row beside every trained head's") {
+  const Result r = run({"lesson", "5", "--format", "json", "--no-pause"});
+  REQUIRE(r.rc == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  nlohmann::json rows, range;
+  for (const auto& step : j["lessons"][0]["steps"])
+    for (const auto& b : step["blocks"])
+      if (b["type"] == "show" && b["name"] == "percentages") {
+        range = b["values"]["focus_self_weight_range"];
+        for (const auto& m : b["matrices"])
+          if (m["key"] == "focus_row_all_heads") rows = m["data"];
+      }
+  REQUIRE(rows.size() == 8);  // 2 layers × 4 heads of translate-small
+  for (const auto& row : rows) {
+    double sum = 0;
+    for (const auto& v : row) sum += v.get<double>();
+    CHECK(sum == doctest::Approx(1.0).epsilon(1e-4));
+  }
+  CHECK(range[0].get<double>() <= range[1].get<double>());
+}
+
 TEST_CASE("lesson 7's parameter table counts biases in every row or in none (the base row too)") {
   for (const char* mode : {"--random", "--no-pause"}) {
     CAPTURE(mode);
