@@ -14,7 +14,9 @@
 #include "lessons/model.hpp"
 #include "lessons/shows.hpp"
 #include "lessons/transformer.hpp"
+#include "io/problem.hpp"
 #include "util/error.hpp"
+#include "util/paths.hpp"
 
 namespace attnlab::lessons {
 
@@ -275,6 +277,33 @@ void show_parameter_count(LessonContext& c) {
   c.out.value("parameters_single_head", one[4]);
 }
 
+// ---- lesson 7: one token, two heads ------------------------------------------------------
+
+// A worked example with one token, X = [1, 2, 3, 4], and two heads (data/examples/
+// one_token_x1234_two_heads.json): its one score per head softmaxes to a weight of exactly 1, so
+// each head's output is its V row, X · W_V, whatever W_Q and W_K are.
+void show_one_token_heads(LessonContext& c) {
+  const std::string file = "data/examples/one_token_x1234_two_heads.json";
+  const Problem p = load_problem(resolve_data_path(file));
+  AttentionTrace t;
+  self_attention(p.x, p.weights, nullptr, &t);
+  c.out.line(fmt::format("X = [1, 2, 3, 4], {} heads of width {} ({}):", t.heads.size(), cols(t.heads[0].v),
+                         file.substr(file.rfind('/') + 1)));
+  std::vector<MatrixItem> items;
+  for (std::size_t h = 0; h < t.heads.size(); ++h) {
+    const HeadTrace& ht = t.heads[h];
+    c.out.line(fmt::format("  head {}: weight {:.4f} (scaled score {:.4f}); V = [{:.2f}, {:.2f}]; output [{:.2f}, {:.2f}]", h,
+                           ht.weights(0, 0), ht.scaled(0, 0), ht.v(0, 0), ht.v(0, 1), ht.context(0, 0), ht.context(0, 1)));
+    c.out.value(fmt::format("head_{}_weight", h), ht.weights(0, 0));
+    c.out.value(fmt::format("head_{}_output", h), std::vector<float>{ht.context(0, 0), ht.context(0, 1)});
+    c.out.value(fmt::format("head_{}_v", h), std::vector<float>{ht.v(0, 0), ht.v(0, 1)});
+  }
+  c.out.matrix(item("one_token_concat", "concat = [head 0 | head 1]", t.concat, p.tokens, numbered_labels("c", cols(t.concat))));
+  c.out.line("Each head's weight is exactly 1 and its output is its V row, X · W_V. Head outputs");
+  c.out.line("that are assumed, such as [0.5, 1.2] and [-0.4, 2.3], are right only if X · W_V gives them.");
+  c.out.line("");
+}
+
 // ---- lesson 8 -------------------------------------------------------------------------
 
 void show_cross_attention(LessonContext& c) {
@@ -480,6 +509,7 @@ void register_advanced_shows(std::map<std::string, ShowFn>& r) {
   r["heads"] = show_heads;
   r["concat-output"] = show_concat_output;
   r["parameter-count"] = show_parameter_count;
+  r["one-token-heads"] = show_one_token_heads;
   r["cross-attention"] = show_cross_attention;
   // Lesson 8's second step; with random weights there are no learned heads to read, and the step's
   // text says so.

@@ -330,6 +330,27 @@ TEST_CASE("lesson 5 sets the explainers' \"I love you\" row beside every trained
   CHECK(range[0].get<double>() <= range[1].get<double>());
 }
 
+TEST_CASE("lesson 7's one-token example: each head's weight is 1 and its output is its V row") {
+  for (const char* mode : {"--random", "--no-pause"}) {
+    CAPTURE(mode);
+    const Result r = run({"lesson", "7", "--format", "json", mode});
+    REQUIRE(r.rc == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    nlohmann::json values;
+    for (const auto& step : j["lessons"][0]["steps"])
+      for (const auto& b : step["blocks"])
+        if (b["type"] == "show" && b["name"] == "one-token-heads") values = b["values"];
+    REQUIRE(values.is_object());
+    for (const char* h : {"0", "1"}) {
+      CHECK(values[std::string("head_") + h + "_weight"].get<double>() == 1.0);
+      CHECK(values[std::string("head_") + h + "_output"] == values[std::string("head_") + h + "_v"]);
+    }
+    // X = [1, 2, 3, 4] times head 0's W_V in the example file: [0.1+0.4-0.3+0.4, 0.3+0+0.6+0.4].
+    CHECK(values["head_0_v"][0].get<double>() == doctest::Approx(0.6));
+    CHECK(values["head_0_v"][1].get<double>() == doctest::Approx(1.3));
+  }
+}
+
 TEST_CASE("lesson 7's parameter table counts biases in every row or in none (the base row too)") {
   for (const char* mode : {"--random", "--no-pause"}) {
     CAPTURE(mode);
