@@ -108,8 +108,10 @@ void run_attend(const AttendOptions& o) {
         for (std::size_t i = 0; i < n; ++i) rows.push_back(std::vector<float>(a.data() + i * n, a.data() + (i + 1) * n));
         jh.push_back({{"layer", l}, {"head", hd}, {"weights", rows}});
       } else {
-        print_heatmap(fmt::format("{} self-attention, layer {} head {} (rows attend to columns)",
-                                  c.decoder_only ? "decoder (causal)" : "encoder", l, hd), a, toks, toks, o.view);
+        print_heatmap(fmt::format("{} self-attention, layer {} head {} (rows attend to columns{})",
+                                  c.decoder_only ? "decoder (causal)" : "encoder", l, hd,
+                                  c.decoder_only ? "; right of the diagonal is masked: exactly 0" : ""),
+                      a, toks, toks, o.view);
         std::cout << '\n';
       }
     }

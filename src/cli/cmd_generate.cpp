@@ -16,6 +16,7 @@
 #include "cli/model_view.hpp"
 #include "model/decode.hpp"
 #include "tasks/task.hpp"
+#include "text/bpe.hpp"
 
 namespace attnlab::cli {
 
@@ -46,7 +47,7 @@ std::string join(const std::vector<std::string>& v, const std::string& sep) {
 
 // A token as a candidate: its exact text in quotes, so a leading space (a word's start) shows.
 std::string candidate_text(const text::Vocab& v, int id) {
-  return v.bpe() ? "\"" + v.word(id) + "\"" : v.word(id);
+  return v.bpe() && id >= text::Bpe::kFirstByte ? "\"" + v.word(id) + "\"" : v.word(id);
 }
 
 void run_generate(const GenerateOptions& o) {
