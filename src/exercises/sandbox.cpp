@@ -114,6 +114,14 @@ std::vector<std::string> Sandbox::wrap(const std::vector<std::string>& argv, con
     }
   }
   w.insert(w.end(), {"--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"});
+  // The fresh /proc still reaches the host kernel's settings: uid 0 inside is the host's root when
+  // attnlab runs as root, and writing /proc/sys needs no capability, only the file's permission
+  // (the eighth adversarial pass changed kernel.printk_ratelimit; kernel.core_pattern would have run
+  // code as root on the host). Read-only, like a container runtime does.
+  for (const char* p : {"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs"}) {
+    std::error_code ec;
+    if (fs::exists(p, ec)) w.insert(w.end(), {"--ro-bind", p, p});
+  }
   for (const auto& f : hidden_folders())
     if (f.string().rfind("/usr", 0) == 0 || f.string().rfind("/etc", 0) == 0) w.insert(w.end(), {"--tmpfs", f.string()});
   for (const auto& p : paths.read_only) {

@@ -23,6 +23,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -822,12 +823,18 @@ TEST_CASE("in the sandbox, root's learner code cannot remount the system folders
   // remount fails anyway; the test then shows nothing more.)
   Home home;
   const fs::path marker = fs::path("/usr/local") / ("attnlab-escape-" + std::to_string(::getpid()));
+  // And the host kernel's settings: /proc/sys writable from inside (the eighth pass). Writing back the
+  // value just read changes nothing, whether it succeeds or not.
   write(home.learner("attention"),
-        attention_with("", "#include <cstdio>\n#include <fcntl.h>\n#include <sys/mount.h>\n#include <unistd.h>\n"
+        attention_with("", "#include <cstdio>\n#include <cstring>\n#include <fcntl.h>\n#include <sys/mount.h>\n#include <unistd.h>\n"
                            "namespace { struct Escape { Escape() {\n"
                            "  int r = ::mount(nullptr, \"/usr\", nullptr, MS_REMOUNT | MS_BIND, nullptr);\n"
                            "  int f = ::open(\"" + marker.string() + "\", O_WRONLY | O_CREAT, 0644);\n"
-                           "  std::printf(\"remount %d create %d\\n\", r, f); } } escape; }\n"));
+                           "  char v[64] = {}; int s = ::open(\"/proc/sys/kernel/printk_ratelimit\", O_RDONLY);\n"
+                           "  if (s >= 0) { [[maybe_unused]] auto n = ::read(s, v, 63); ::close(s); }\n"
+                           "  int w = ::open(\"/proc/sys/kernel/printk_ratelimit\", O_WRONLY);\n"
+                           "  if (w >= 0) { [[maybe_unused]] auto n = ::write(w, v, std::strlen(v)); ::close(w); }\n"
+                           "  std::printf(\"remount %d create %d sysctl %d\\n\", r, f, w >= 0 ? 1 : 0); } } escape; }\n"));
   const Result r = run(home, {"check", "attention"});
   INFO(r.out << r.err);
   const bool escaped = fs::exists(marker);
@@ -835,6 +842,7 @@ TEST_CASE("in the sandbox, root's learner code cannot remount the system folders
   fs::remove(marker, ec);
   CHECK_FALSE(escaped);
   CHECK(contains(r.out, "create -1"));
+  CHECK(contains(r.out, "sysctl 0"));
 }
 
 // The adversarial pass after the sandbox (issue 17): four ways around it, each failing before its fix.
@@ -1129,6 +1137,51 @@ TEST_CASE("a full disk is said to be one, not graded as a file that does not com
   CHECK_FALSE(contains(r.out, "does not compile"));
   const bool recorded_failing = fs::exists(home.state()) && contains(slurp(home.state()), "failing");
   CHECK_FALSE(recorded_failing);
+}
+
+namespace {
+std::string replaced(std::string s, const std::string& from, const std::string& to) {
+  const auto at = s.find(from);
+  REQUIRE_MESSAGE(at != std::string::npos, "not in the reference solution: " << from);
+  return s.replace(at, from.size(), to);
+}
+}  // namespace
+
+TEST_CASE("the eighth adversarial pass's wrong solutions fail: unstable softmax, a maximum that is not the row's, n > m") {
+  Home home;
+  const std::vector<std::tuple<std::string, std::string, std::string>> cases = {
+      // exp without subtracting the row maximum, in the three graders that had no large-score case.
+      {"multi-head", "07-multi-head", "std::exp(w(i, j) - mx)"},
+      {"cross-attention", "08-cross-attention", "std::exp(w(i, j) - mx)"},
+      {"attention-backward", "10-beyond", "std::exp(p(i, j) - mx)"}};
+  for (const auto& [slug, lesson, from] : cases) {
+    CAPTURE(slug);
+    const std::string to = from.substr(0, from.find(" - mx")) + ")";
+    write(home.learner(slug), replaced(solution_of(lesson, slug), from, to));
+    const Result r = run(home, {"check", slug});
+    INFO(r.out << r.err);
+    CHECK(r.code == 1);
+    CHECK(contains(r.out, "unstable-softmax"));
+  }
+  // softmax subtracting the first score instead of the maximum.
+  write(home.learner("softmax"), replaced(solution_of("04-softmax", "softmax"), "std::exp(scores(i, j) - mx)", "std::exp(scores(i, j) - scores(i, 0))"));
+  Result r = run(home, {"check", "softmax"});
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  CHECK_FALSE(contains(r.out, "PASSED"));
+  // causal weights computed over keys 0..i only: out of range when there are more queries than keys.
+  write(home.learner("causal-mask"),
+        "#include <cmath>\n#include <limits>\n#include \"attnlab/exercise.hpp\"\nnamespace ex {\n"
+        "Matrix causal_attention_weights(const Matrix& s) {\n  Matrix w(s.rows, s.cols);\n"
+        "  for (std::size_t i = 0; i < s.rows; ++i) {\n    float mx = -std::numeric_limits<float>::infinity();\n"
+        "    for (std::size_t j = 0; j <= i; ++j) mx = std::max(mx, s(i, j));\n    double sum = 0;\n"
+        "    for (std::size_t j = 0; j <= i; ++j) sum += std::exp(double(s(i, j)) - mx);\n"
+        "    for (std::size_t j = 0; j <= i; ++j) w(i, j) = static_cast<float>(std::exp(double(s(i, j)) - mx) / sum);\n"
+        "  }\n  return w;\n}\n}\n");
+  r = run(home, {"check", "causal-mask"});
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  CHECK_FALSE(contains(r.out, "PASSED"));
 }
 
 TEST_CASE("where bubblewrap cannot start, check still works and says in one line that it runs without a sandbox") {

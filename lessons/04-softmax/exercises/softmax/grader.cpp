@@ -53,9 +53,14 @@ TEST_CASE("ties give equal weights") {
 TEST_CASE("large scores stay finite") {
   check_softmax("softmax of scores near ±1000",
                 from_rows({{1000, 999, 990}, {-1000, -1001, -1003}, {88, 89, 90}}), true);
+  // The maximum last, in the middle, far from the first score: subtracting the first score, or a
+  // maximum that skips a column, overflows here (the eighth adversarial pass passed both).
+  check_softmax("softmax of rows whose largest score is last or in the middle",
+                from_rows({{0, 0, 100}, {0, 100, 0}, {-1000, 1000, 990}}), true);
 }
 
 TEST_CASE("hidden keys (-inf) get weight 0; a fully hidden row gives zeros") {
   check_softmax("softmax of a row with one -inf", from_rows({{1, -kInf, 2}, {0, 0, -kInf}}));
+  check_softmax("softmax of rows whose first key is hidden", from_rows({{-kInf, 1, 2}, {-kInf, -kInf, 5}}));
   check_softmax("softmax with a fully hidden row", from_rows({{1, 2, 3}, {-kInf, -kInf, -kInf}}));
 }

@@ -62,6 +62,9 @@ TEST_CASE("one token (n = 1) and n ≠ m") {
   Rng rng(32);
   check_causal("causal weights of a 1 × 1 score", from_rows({{0.7f}}));
   check_causal("causal weights of random 3 × 5 scores (key j visible iff j ≤ i)", rng.matrix(3, 5, 2.0f));
+  // More queries than keys: rows 3 and 4 see every key (a loop over keys 0..i only ran past the
+  // row's end here: the eighth adversarial pass).
+  check_causal("causal weights of random 5 × 3 scores (key j visible iff j ≤ i)", rng.matrix(5, 3, 2.0f));
 }
 
 TEST_CASE("the mask depends only on positions, not on score values") {
