@@ -87,7 +87,7 @@ void run_attend(const AttendOptions& o) {
       }
     }
     if (o.format == "json") {
-      std::cout << nlohmann::json({{"tokens", toks}, {"focus", {{"token", toks[row]}, {"position", row}, {"rows", jr}}}}).dump(2) << '\n';
+      std::cout << nlohmann::json({{"tokens", toks}, {"focus", {{"token", toks[row]}, {"position", row}, {"rows", jr}}}}).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
       return;
     }
     print_heatmap(fmt::format("what \"{}\" (position {}) attends to, in each layer (L) and head (H){}", toks[row], row,
@@ -117,7 +117,7 @@ void run_attend(const AttendOptions& o) {
     }
     if (o.format == "json") jl.push_back(jh);
   }
-  if (o.format == "json") std::cout << nlohmann::json({{"tokens", toks}, {"layers", jl}}).dump(2) << '\n';
+  if (o.format == "json") std::cout << nlohmann::json({{"tokens", toks}, {"layers", jl}}).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
 }
 
 }  // namespace

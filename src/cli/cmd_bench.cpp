@@ -237,7 +237,7 @@ void run_bench_cmd(const BenchCliOptions& o) {
     report["gpu"] = {{"measured", false}, {"why", "--backend cpu (give --backend cuda to run the models on the GPU)"}};
   }
   if (o.json) {
-    std::cout << report.dump(2) << '\n';
+    std::cout << report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   } else {
     print_text(report);
   }

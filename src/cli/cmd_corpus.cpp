@@ -156,7 +156,7 @@ void run_corpus(const CorpusOptions& o) {
           samples[cat].push_back({{"en", e->en}, {"fr", e->fr}, {"focus_en", e->focus_en}, {"focus_fr", e->focus_fr}});
       j["samples"] = samples;
     }
-    std::cout << j.dump(2) << '\n';
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     return;
   }
 

@@ -64,7 +64,7 @@ void run_doctor(const DoctorOptions& o) {
   j["check_sandbox"] = {{"available", box.available}, {"program", box.program}};
   if (!box.available) j["check_sandbox"]["why_not"] = box.why_not;
   if (o.format == "json") {
-    std::cout << j.dump(2) << '\n';
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     return;
   }
   std::cout << fmt::format("attnlab {}\n", ATTNLAB_VERSION);

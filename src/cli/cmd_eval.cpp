@@ -95,7 +95,7 @@ void run_eval(const EvalOptions& o) {
     j["bigram"]["discount"] = discount;
     j["seconds"] = secs;
     if (o.format == "json") {
-      std::cout << j.dump(2) << '\n';
+      std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
       return;
     }
     std::cout << fmt::format("language model on its test split: {} sentences never seen in training, {} tokens ({}, {} ids), "
@@ -160,7 +160,7 @@ void run_eval(const EvalOptions& o) {
   j["errors"] = errors;
   j["seconds"] = secs;
   if (o.format == "json") {
-    std::cout << j.dump(2) << '\n';
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     return;
   }
   std::cout << fmt::format("test split: {} sentence pairs never seen in training (beam {}), {:.1f} s\n", n, o.beam, secs);

@@ -103,7 +103,7 @@ void run_generate(const GenerateOptions& o) {
       j["continuation"] = js[0]["continuation"];
       j["text"] = js[0]["text"];
     }
-    std::cout << j.dump(2) << '\n';
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     return;
   }
   std::cout << fmt::format("prompt: {} tokens{}: {}\n", toks.size(), m.vocab.bpe() ? " (byte-level BPE; ## continues a word)" : "",

@@ -209,7 +209,7 @@ void run_params(const ParamsOptions& o) {
                 {"method", method},
                 {"excluded", excluded}};
   if (o.format == "json") {
-    std::cout << j.dump(2) << '\n';
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     return;
   }
 

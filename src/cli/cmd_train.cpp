@@ -218,7 +218,7 @@ void run_train(const TrainOptions& o) {
   if (o.format == "json") {
     nlohmann::json j = {{"out", out}, {"steps", reached}, {"final_loss", last_loss}, {"tokens_per_s", tokens_per_s},
                         {"backend", be.name()}, {"valid", log["valid"].empty() ? nlohmann::json() : log["valid"].back()}};
-    std::cout << j.dump(2) << '\n';
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   } else {
     std::cout << fmt::format("trained {} steps; model in {}/model.ckpt (evaluate it with: attnlab eval --model {})\n", reached, out, out);
   }

@@ -62,7 +62,7 @@ void run_translate(const TranslateOptions& o) {
       layers.push_back(heads);
     }
     j["cross_attention"] = {{"rows", rows}, {"columns", src_tokens}, {"layers", layers}};
-    std::cout << j.dump(2) << '\n';
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     return;
   }
   std::cout << translation << '\n';

@@ -481,6 +481,13 @@ Bpe Bpe::from_json(const nlohmann::json& j) {
                                      r, side, kFirstByte, made - 1, json_brief(v)));
       ids[side] = static_cast<TokenId>(v.get<std::int64_t>());
     }
+    // No piece is longer than kMaxPieceBytes, so no merge that training can make is either; a longer
+    // one (doubling each step, a 4 MB file held a 1 MiB token, and generate wrote 1 GB: the eighth
+    // adversarial pass) is refused before its bytes are built.
+    const std::size_t merged_size = bpe.bytes_[static_cast<std::size_t>(ids[0])].size() + bpe.bytes_[static_cast<std::size_t>(ids[1])].size();
+    if (merged_size > kMaxPieceBytes)
+      throw InputError(fmt::format("BPE tokenizer: merges[{}] makes a token of {} bytes; at most {} (the longest piece)", r,
+                                   merged_size, kMaxPieceBytes));
     const std::string expected = display_bytes(bpe.bytes_[static_cast<std::size_t>(ids[0])] +
                                                bpe.bytes_[static_cast<std::size_t>(ids[1])]);
     if (!m[2].is_string() || m[2].get<std::string>() != expected)

@@ -247,3 +247,22 @@ TEST_CASE("sampling: temperature, top-k and top-p keep what they say, and a seed
   for (int t : a) CHECK((t != model::kPad && t != model::kBos && t != model::kUnk && t != model::kEos));
   CHECK(a.size() <= 10);
 }
+
+TEST_CASE("a BPE file whose merges make a token longer than any piece is refused (no 1 MiB tokens)") {
+  // The eighth adversarial pass: merging a token with itself 14 times made a 1 MiB token in a 4 MB
+  // checkpoint, and generate wrote 1 GB.
+  nlohmann::json merges = nlohmann::json::array();
+  text::TokenId last = text::Bpe::kFirstByte + 'a';
+  std::string bytes = "a";
+  for (int r = 0; r < 8; ++r) {
+    bytes += bytes;
+    merges.push_back({last, last, bytes});
+    last = text::Bpe::kFirstMerge + r;
+  }
+  const nlohmann::json j = {{"format", "attnlab-bpe"}, {"version", 1}, {"specials", {"<pad>", "<unk>", "<bos>", "<eos>"}}, {"merges", merges}};
+  CHECK_THROWS_WITH_AS(text::Bpe::from_json(j), doctest::Contains("merges[6] makes a token of 128 bytes; at most 64"), InputError);
+  nlohmann::json ok = j;
+  ok["merges"].erase(7);  // up to 64 bytes: fine
+  ok["merges"].erase(6);
+  CHECK(text::Bpe::from_json(ok).size() == 266);
+}
