@@ -110,6 +110,7 @@ int run(int argc, char** argv) {
   attnlab::cli::setup_translate(app);
   attnlab::cli::setup_attend(app);
   attnlab::cli::setup_generate(app);
+  attnlab::cli::setup_heads(app);
   attnlab::cli::setup_doctor(app);
   attnlab::cli::setup_bench(app);
   attnlab::cli::setup_params(app);
