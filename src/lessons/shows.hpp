@@ -70,6 +70,8 @@ void show_next_token_trained(LessonContext& c);
 void show_coreference_trained(LessonContext& c);
 void show_word_sense_trained(LessonContext& c);
 void show_focus_row_all_heads_trained(LessonContext& c);
+void show_head_probes_trained(LessonContext& c);
+void show_head_ablation_trained(LessonContext& c);
 
 void register_basic_shows(std::map<std::string, ShowFn>& r);
 void register_advanced_shows(std::map<std::string, ShowFn>& r);

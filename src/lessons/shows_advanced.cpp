@@ -15,6 +15,7 @@
 #include "lessons/shows.hpp"
 #include "lessons/transformer.hpp"
 #include "io/problem.hpp"
+#include "model/probes.hpp"
 #include "util/error.hpp"
 #include "util/paths.hpp"
 
@@ -510,6 +511,32 @@ void register_advanced_shows(std::map<std::string, ShowFn>& r) {
   r["concat-output"] = show_concat_output;
   r["parameter-count"] = show_parameter_count;
   r["one-token-heads"] = show_one_token_heads;
+  // Lesson 10 measures a trained model; with random weights its text says so.
+  r["head-probes"] = [](LessonContext& c) {
+    if (c.trained()) return show_head_probes_trained(c);
+    // Random weights: the same probes on the lesson sentence's heads, for comparison.
+    const AttentionTrace& t = c.self_trace();
+    const std::size_t n = c.src.tokens.size();
+    Matrix m = Matrix::from_shape({t.heads.size(), 4});
+    std::vector<std::string> rows;
+    for (std::size_t h = 0; h < t.heads.size(); ++h) {
+      model::ProbeSums s;
+      s.add_self_attention(t.heads[h].weights.data(), n, false);
+      rows.push_back(fmt::format("head {}", h));
+      m(h, 0) = static_cast<float>(s.mean(s.previous, s.previous_n));
+      m(h, 1) = static_cast<float>(s.mean(s.self, s.self_n));
+      m(h, 2) = static_cast<float>(s.mean(s.next, s.next_n));
+      m(h, 3) = static_cast<float>(s.mean(s.first, s.first_n));
+    }
+    MatrixItem it = item("head_probes", "the probes on this sentence's random heads", m, rows, {"previous", "self", "next", "first"});
+    it.precision = 2;
+    c.out.matrix(it);
+    c.out.line(fmt::format("With {} tokens, a head that spreads evenly puts 1/{} = {:.2f} on each key.", n, n, 1.0 / double(n)));
+    c.out.line("");
+  };
+  r["head-ablation"] = [](LessonContext& c) {
+    if (c.trained()) show_head_ablation_trained(c);
+  };
   r["cross-attention"] = show_cross_attention;
   // Lesson 8's second step; with random weights there are no learned heads to read, and the step's
   // text says so.

@@ -6,6 +6,8 @@
 // (translations, probabilities, deeper layers' weights) are read from the model.
 #include <algorithm>
 #include <cmath>
+#include <memory>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -16,6 +18,8 @@
 #include "lessons/trained.hpp"
 #include "lessons/transformer.hpp"
 #include "model/decode.hpp"
+#include "model/probes.hpp"
+#include "tasks/task.hpp"
 #include "util/error.hpp"
 
 namespace attnlab::lessons {
@@ -145,6 +149,112 @@ void show_focus_row_all_heads_trained(LessonContext& c) {
   c.out.line(fmt::format("What \"{}\" gives itself ranges from {:.0f} % to {:.0f} % across the {} heads.", tk[f], 100 * lo, 100 * hi,
                          rows.size()));
   c.out.value("focus_self_weight_range", std::vector<double>{lo, hi});
+  c.out.line("");
+}
+
+// ---- lesson 10: what heads learn ----------------------------------------------------------
+
+namespace {
+
+// The translation model's test split (regenerated from the config its checkpoint records), once.
+const tasks::TaskData& test_split(LessonContext& c) {
+  static std::unique_ptr<tasks::TaskData> data;
+  if (!data) {
+    tasks::RunConfig run = c.model->m.run;
+    data = std::make_unique<tasks::TaskData>(tasks::build_task_data(run, &c.model->vocab()));
+  }
+  return *data;
+}
+
+constexpr std::size_t kProbeSentences = 200;
+
+}  // namespace
+
+void show_head_probes_trained(LessonContext& c) {
+  model::Transformer<float>& net = c.model->net();
+  const tasks::TaskData& d = test_split(c);
+  const std::size_t n = std::min(kProbeSentences, d.test.size());
+  std::vector<model::HeadScores> heads = model::self_attention_heads(net.config());
+  for (std::size_t i = 0; i < n; ++i) {
+    net.forward(model::make_batch(d.test, {i}, net.config().decoder_only), 0.0f, false, nullptr);
+    model::add_last_forward(net, heads);
+  }
+  Matrix m = Matrix::from_shape({heads.size(), 4});
+  std::vector<std::string> rows;
+  std::size_t named = 0;
+  for (std::size_t r = 0; r < heads.size(); ++r) {
+    const auto& s = heads[r].sums;
+    rows.push_back(fmt::format("{}.{}.{}", model::block_name(heads[r].block), heads[r].layer, heads[r].head));
+    m(r, 0) = static_cast<float>(s.mean(s.previous, s.previous_n));
+    m(r, 1) = static_cast<float>(s.mean(s.self, s.self_n));
+    m(r, 2) = static_cast<float>(s.mean(s.next, s.next_n));
+    m(r, 3) = static_cast<float>(s.mean(s.first, s.first_n));
+    named += *std::max_element(m.data() + r * 4, m.data() + (r + 1) * 4) >= 0.5f;
+  }
+  MatrixItem it = item("head_probes", fmt::format("mean attention on each key, {} test sentences (next: 0 in the causal decoder)", n), m,
+                       rows, {"previous", "self", "next", "first"});
+  it.precision = 2;
+  c.out.matrix(it);
+  c.out.line(fmt::format("{} of {} heads put half or more of their attention on one of these keys.", named, heads.size()));
+  c.out.value("heads_with_a_role", named);
+  c.out.line("");
+}
+
+void show_head_ablation_trained(LessonContext& c) {
+  model::Transformer<float>& net = c.model->net();
+  const auto& cfg = net.config();
+  const tasks::TaskData& d = test_split(c);
+  const std::size_t n = std::min(kProbeSentences, d.test.size());
+  const text::Vocab& vocab = c.model->vocab();
+  auto score = [&] {
+    std::size_t exact = 0, coref = 0, coref_n = 0;
+    const int il = vocab.id("il"), elle = vocab.id("elle");
+    for (std::size_t i = 0; i < n; ++i) {
+      const model::Hypothesis h = model::translate(net, d.test[i].src, model::DecodeOptions{});
+      exact += h.tokens == d.test[i].tgt;
+      if (d.test_pairs[i].category != "coref") continue;
+      ++coref_n;
+      auto pronouns = [&](const std::vector<int>& v) {
+        std::vector<int> out;
+        for (int t : v)
+          if (t == il || t == elle) out.push_back(t);
+        return out;
+      };
+      coref += pronouns(h.tokens) == pronouns(d.test[i].tgt);
+    }
+    return std::pair<double, double>{double(exact) / double(n), coref_n ? double(coref) / double(coref_n) : 0.0};
+  };
+  const std::vector<float> params = net.params.download();
+  std::vector<std::pair<std::string, std::pair<double, double>>> rows{{"none", score()}};
+  std::vector<std::tuple<model::HeadBlock, int, int>> which;
+  if (!cfg.decoder_only) {
+    which.emplace_back(model::HeadBlock::Encoder, cfg.encoder_layers - 1, std::min(2, cfg.heads - 1));
+    for (int h = 0; h < cfg.heads; ++h) which.emplace_back(model::HeadBlock::Cross, cfg.decoder_layers - 1, h);
+  }
+  for (const auto& [block, layer, head] : which) {
+    net.params.upload(model::ablate_head(net, params, block, layer, head));
+    rows.emplace_back(fmt::format("{}.{}.{}", model::block_name(block), layer, head), score());
+  }
+  net.params.upload(params);
+  Matrix m = Matrix::from_shape({rows.size(), 2});
+  std::vector<std::string> labels;
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    labels.push_back(r == 0 ? std::string("all heads") : "no " + rows[r].first);
+    m(r, 0) = static_cast<float>(100 * rows[r].second.first);
+    m(r, 1) = static_cast<float>(100 * rows[r].second.second);
+  }
+  MatrixItem it = item("head_ablation", fmt::format("greedy translation of {} test sentences: exact match and il/elle, in %", n), m,
+                       labels, {"exact", "il/elle"});
+  it.precision = 1;
+  c.out.matrix(it);
+  std::size_t worst = 1;
+  for (std::size_t r = 1; r < rows.size(); ++r)
+    if (rows[r].second.first < rows[worst].second.first) worst = r;
+  if (rows.size() > 1)
+    c.out.line(fmt::format("Without {}: {:.1f} % of the sentences exactly right, against {:.1f} % with every head.",
+                           rows[worst].first, 100 * rows[worst].second.first, 100 * rows[0].second.first));
+  c.out.value("exact_match_all_heads", rows[0].second.first);
+  c.out.value("exact_match_worst_ablation", rows.size() > 1 ? rows[worst].second.first : rows[0].second.first);
   c.out.line("");
 }
 

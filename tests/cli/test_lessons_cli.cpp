@@ -94,7 +94,8 @@ Result run(std::vector<std::string> args, const std::map<std::string, std::strin
 
 const char* kSlugs[] = {"01-words-to-vectors", "02-queries-keys-values", "03-scores-and-scaling",
                         "04-softmax",          "05-weighted-sum",        "06-masking",
-                        "07-multi-head",       "08-cross-attention",     "09-whole-transformer"};
+                        "07-multi-head",       "08-cross-attention",     "09-whole-transformer",
+                        "10-beyond"};
 
 }  // namespace
 
@@ -110,7 +111,7 @@ bool have_model() {
 // Runs every lesson with `extra` arguments and compares with tests/golden/<dir><slug>.txt.
 void check_goldens(const std::string& dir, const std::vector<std::string>& extra) {
   const bool update = std::getenv("ATTNLAB_UPDATE_GOLDEN") && *std::getenv("ATTNLAB_UPDATE_GOLDEN") == '1';
-  for (int n = 1; n <= 9; ++n) {
+  for (int n = 1; n <= 10; ++n) {
     CAPTURE(n);
     std::vector<std::string> args{"lesson", std::to_string(n), "--no-pause", "--no-color"};
     args.insert(args.end(), extra.begin(), extra.end());
@@ -215,7 +216,7 @@ TEST_CASE("json: each lesson and the tour are one document with consistent shape
       MESSAGE("skipped the trained-model JSON: data/models/translate-small/model.ckpt is not in the source tree");
       continue;
     }
-    for (int n = 1; n <= 9; ++n) {
+    for (int n = 1; n <= 10; ++n) {
       CAPTURE(random);
       CAPTURE(n);
       std::vector<std::string> args{"lesson", std::to_string(n), "--format", "json"};
@@ -233,7 +234,7 @@ TEST_CASE("json: each lesson and the tour are one document with consistent shape
     const Result t = run({"tour", "--format", "json"});
     REQUIRE(t.rc == 0);
     const auto j = nlohmann::json::parse(t.out);
-    REQUIRE(j["lessons"].size() == 9);
+    REQUIRE(j["lessons"].size() == 10);
     for (const auto& l : j["lessons"]) {
       CHECK(l["settings"]["d_model"] == 64);
       check_lesson_json(l);
@@ -242,7 +243,7 @@ TEST_CASE("json: each lesson and the tour are one document with consistent shape
   const Result t = run({"tour", "--format", "json", "--heads", "4", "--d-model", "16", "--seed", "7"});
   REQUIRE(t.rc == 0);
   const auto j = nlohmann::json::parse(t.out);
-  REQUIRE(j["lessons"].size() == 9);
+  REQUIRE(j["lessons"].size() == 10);
   for (const auto& l : j["lessons"]) {
     CHECK(l["settings"]["sentence"] == "The boy trains the puppy.");
     CHECK(l["settings"]["heads"] == 4);
@@ -349,6 +350,24 @@ TEST_CASE("lesson 7's one-token example: each head's weight is 1 and its output 
     CHECK(values["head_0_v"][0].get<double>() == doctest::Approx(0.6));
     CHECK(values["head_0_v"][1].get<double>() == doctest::Approx(1.3));
   }
+}
+
+TEST_CASE("lesson 10 measures the trained model's heads and removes some: the last cross-attention matters most") {
+  const Result r = run({"lesson", "10", "--format", "json", "--no-pause"});
+  REQUIRE(r.rc == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  nlohmann::json probes, ablation;
+  for (const auto& step : j["lessons"][0]["steps"])
+    for (const auto& b : step["blocks"])
+      if (b["type"] == "show") {
+        if (b["name"] == "head-probes") probes = b;
+        if (b["name"] == "head-ablation") ablation = b;
+      }
+  REQUIRE(probes.is_object());
+  REQUIRE(ablation.is_object());
+  CHECK(probes["matrices"][0]["rows"] == 16);
+  CHECK(ablation["values"]["exact_match_worst_ablation"].get<double>() < 0.5);
+  CHECK(ablation["values"]["exact_match_all_heads"].get<double>() > 0.95);
 }
 
 TEST_CASE("lesson 7's parameter table counts biases in every row or in none (the base row too)") {
@@ -505,7 +524,7 @@ TEST_CASE("unknown words: <unk> with one warning naming them, and the lesson goe
   CHECK(r.out.find("<unk>") != std::string::npos);
 }
 
-TEST_CASE("--help on every lesson command; the list names all nine lessons") {
+TEST_CASE("--help on every lesson command; the list names all ten lessons") {
   for (const char* cmd : {"lessons", "lesson", "tour"}) {
     CAPTURE(cmd);
     const Result r = run({cmd, "--help"});
