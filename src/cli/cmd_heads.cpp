@@ -108,8 +108,22 @@ void run_heads(const HeadsOptions& o) {
   const std::size_t n = std::min(o.sentences, d.test.size());
   const auto t0 = std::chrono::steady_clock::now();
 
-  // 1. Positional probes on n test examples (teacher forced, one at a time).
+  // The heads to remove, checked before any work: a bad one is exit 2 at once.
   std::vector<model::HeadScores> heads = model::self_attention_heads(c);
+  std::vector<Ablation> ablations;
+  if (one) ablations.push_back(*one);
+  if (o.sweep) {
+    for (const auto& h : heads) ablations.push_back({h.block, h.layer, h.head});
+    if (!lm)
+      for (int l = 0; l < c.decoder_layers; ++l)
+        for (int h = 0; h < c.heads; ++h) ablations.push_back({model::HeadBlock::Cross, l, h});
+  }
+  if (!ablations.empty()) {
+    const std::vector<float> zeros(m.net->params.size(), 0.0f);
+    for (const auto& a : ablations) (void)model::ablate_head(*m.net, zeros, a.block, a.layer, a.head);
+  }
+
+  // 1. Positional probes on n test examples (teacher forced, one at a time).
   ProgressBar bar(static_cast<std::int64_t>(n), "probes");
   for (std::size_t i = 0; i < n; ++i) {
     const model::Batch b = model::make_batch(d.test, {i}, lm);
@@ -142,18 +156,9 @@ void run_heads(const HeadsOptions& o) {
   }
 
   // 2. Ablation: the model as it is, then without one head (or each head in turn).
-  std::vector<Ablation> ablations;
-  if (one) ablations.push_back(*one);
-  if (o.sweep) {
-    for (const auto& h : heads) ablations.push_back({h.block, h.layer, h.head});
-    if (!lm)
-      for (int l = 0; l < c.decoder_layers; ++l)
-        for (int h = 0; h < c.heads; ++h) ablations.push_back({model::HeadBlock::Cross, l, h});
-  }
   nlohmann::json base, ja = nlohmann::json::array();
   if (!ablations.empty()) {
     const std::vector<float> params = m.net->params.download();
-    for (const auto& a : ablations) (void)model::ablate_head(*m.net, params, a.block, a.layer, a.head);  // checks every spec first
     ProgressBar abar(static_cast<std::int64_t>(ablations.size() + 1), "ablation");
     base = score(*m.net, d, m.vocab, n, lm);
     abar.update(1, "");
@@ -198,7 +203,10 @@ void setup_heads(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("heads", "What each attention head does: probes on the test split, and ablation");
   sub->add_option("-m,--model", opts->model, "Model folder (or .ckpt file)")->capture_default_str();
   sub->add_option("-n,--sentences", opts->sentences, "Test sentences (or windows) to measure on")->check(whole_number(1, 100000))->capture_default_str();
-  sub->add_option("--ablate", opts->ablate, "Remove one head's output, e.g. enc.0.3, dec.1.2, cross.1.0 (LAYER.HEAD for a language model), and compare");
+  sub->add_option("--ablate", opts->ablate, "Remove one head's output, e.g. enc.0.3, dec.1.2, cross.1.0 (LAYER.HEAD for a language model), and compare")
+      ->check([](const std::string& v) {
+        return v.empty() ? std::string("expected BLOCK.LAYER.HEAD such as enc.0.3, got an empty value") : std::string();
+      });
   sub->add_flag("--sweep", opts->sweep, "Remove each head in turn and compare (slow: one evaluation per head)");
   add_backend_option(*sub, opts->backend);
   sub->add_option("-f,--format", opts->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();

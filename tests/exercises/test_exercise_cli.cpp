@@ -1184,6 +1184,38 @@ TEST_CASE("the eighth adversarial pass's wrong solutions fail: unstable softmax,
   CHECK_FALSE(contains(r.out, "PASSED"));
 }
 
+TEST_CASE("the ninth adversarial pass's wrong solutions fail: a maximum starting at 0, d_k = d_model / h, a transposed merge") {
+  Home home;
+  // A running maximum that starts at 0 instead of −inf: right whenever a row has a positive score.
+  const std::string minf = "float mx = -std::numeric_limits<float>::infinity();";
+  for (const auto& [slug, lesson] : std::vector<std::pair<std::string, std::string>>{
+           {"attention", "05-weighted-sum"}, {"multi-head", "07-multi-head"}, {"cross-attention", "08-cross-attention"},
+           {"attention-backward", "10-beyond"}}) {
+    CAPTURE(slug);
+    write(home.learner(slug), replaced(solution_of(lesson, slug), minf, "float mx = 0.0f;"));
+    const Result r = run(home, {"check", slug});
+    INFO(r.out << r.err);
+    CHECK(r.code == 1);
+    CHECK_FALSE(contains(r.out, "PASSED"));
+  }
+  // Cross-attention with d_k taken as d_model / h (the width of x), not from W_Q.
+  write(home.learner("cross-attention"),
+        replaced(solution_of("08-cross-attention", "cross-attention"), "const std::size_t d_k = w_q.cols / h,",
+                 "const std::size_t d_k = x.cols / h,"));
+  Result r = run(home, {"check", "cross-attention"});
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  CHECK_FALSE(contains(r.out, "does not compile"));
+  // merge_heads with rows and columns swapped: right for square heads only.
+  write(home.learner("split-merge-heads"),
+        replaced(solution_of("07-multi-head", "split-merge-heads"), "out(i, head * d + t) = heads[head](i, t);",
+                 "out(i, head * d + t) = heads[head](t, i);"));
+  r = run(home, {"check", "split-merge-heads"});
+  INFO(r.out << r.err);
+  CHECK(r.code == 1);
+  CHECK_FALSE(contains(r.out, "does not compile"));
+}
+
 TEST_CASE("where bubblewrap cannot start, check still works and says in one line that it runs without a sandbox") {
   Home home;
   write(home.learner("attention"), solution_of("05-weighted-sum", "attention"));

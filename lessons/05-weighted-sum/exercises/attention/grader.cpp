@@ -62,6 +62,14 @@ TEST_CASE("ties: identical keys give the average of the values") {
                   from_rows({{1, 1}, {1, 1}, {1, 1}}), from_rows({{3, 0}, {0, 3}, {3, 3}}));
 }
 
+TEST_CASE("every score of a row far below zero stays finite") {
+  // Scores near −140 and −130: a running maximum that starts at 0 instead of −inf (or at the first
+  // score of another row) leaves exp() at 0 for every key and divides 0 by 0 (the ninth adversarial
+  // pass passed such a solution, since every random large-score row had a positive score).
+  check_attention("attention with every score far below zero", from_rows({{-10, -10}, {-9, -11}}),
+                  from_rows({{10, 10}, {9, 9}, {11, 8}}), from_rows({{1, 0}, {0, 1}, {2, 2}}), true);
+}
+
 TEST_CASE("large scores stay finite") {
   Rng rng(24);
   check_attention("attention with scores in the thousands", rng.matrix(3, 4, 40.0f), rng.matrix(5, 4, 40.0f),

@@ -14,11 +14,20 @@ Matrix multi_head_attention(const Matrix& x, const Matrix& w_q, const Matrix& w_
 namespace {
 using namespace attnlab::grading;
 
+void check_mha_of(const std::string& what, const ex::Matrix& x, const ex::Matrix& w_q, const ex::Matrix& w_k,
+                  const ex::Matrix& w_v, const ex::Matrix& w_o, std::size_t h, bool large);
+
 void check_mha(const std::string& what, std::uint32_t seed, std::size_t n, std::size_t d_model, std::size_t h,
                std::size_t d_k, std::size_t d_v, float x_scale = 1.0f) {
   Rng rng(seed);
   const ex::Matrix x = rng.matrix(n, d_model, x_scale), w_q = rng.matrix(d_model, h * d_k), w_k = rng.matrix(d_model, h * d_k),
                    w_v = rng.matrix(d_model, h * d_v), w_o = rng.matrix(h * d_v, d_model);
+  check_mha_of(what, x, w_q, w_k, w_v, w_o, h, x_scale > 1.0f);
+}
+
+void check_mha_of(const std::string& what, const ex::Matrix& x, const ex::Matrix& w_q, const ex::Matrix& w_k,
+                  const ex::Matrix& w_v, const ex::Matrix& w_o, std::size_t h, bool large) {
+  const std::size_t d_model = x.cols, d_k = w_q.cols / h;
   InputGuard guard;
   guard.add("x", x).add("w_q", w_q).add("w_k", w_k).add("w_v", w_v).add("w_o", w_o);
   const ex::Matrix got = ex::multi_head_attention(x, w_q, w_k, w_v, w_o, h);
@@ -39,7 +48,7 @@ void check_mha(const std::string& what, std::uint32_t seed, std::size_t n, std::
   add(mistakes::heads_interleaved, {.interleave_split = true});
   add(mistakes::heads_wrong_order, {.reverse_concat = true});
   add(mistakes::q_times_k, {.head = {.transpose_k = false}});
-  expect_match(what, got, want, wrong, x_scale > 1.0f ? &mistakes::unstable_softmax : nullptr);
+  expect_match(what, got, want, wrong, large ? &mistakes::unstable_softmax : nullptr);
 }
 }  // namespace
 
@@ -64,4 +73,15 @@ TEST_CASE("large scores stay finite") {
   // Inputs of size 30 give scores in the thousands: exp without subtracting the row's maximum
   // overflows (the eighth adversarial pass passed such a solution).
   check_mha("multi-head attention with scores in the thousands, n = 4, d_model = 6, h = 2", 66, 4, 6, 2, 3, 3, 30.0f);
+}
+
+TEST_CASE("every score of a row far below zero stays finite") {
+  // W_K = −W_Q and rows of x near 10·(1, 1, 1, 1): every query meets every key at about −140, and a
+  // running maximum that starts at 0 instead of −inf gives 0 / 0 (the ninth adversarial pass).
+  const ex::Matrix x = from_rows({{10, 10, 10, 10}, {9, 11, 10, 10}, {10, 9, 11, 10}});
+  const ex::Matrix w_q = from_rows({{1, 0, 0, 0}, {0, 1, 0, 0}, {0, 0, 1, 0}, {0, 0, 0, 1}});
+  const ex::Matrix w_k = from_rows({{-1, 0, 0, 0}, {0, -1, 0, 0}, {0, 0, -1, 0}, {0, 0, 0, -1}});
+  Rng rng(67);
+  check_mha_of("multi-head attention with every score far below zero, n = 3, d_model = 4, h = 2", x, w_q, w_k,
+               rng.matrix(4, 4), rng.matrix(4, 4), 2, true);
 }

@@ -73,6 +73,10 @@ TEST_CASE("merge three heads back in order") {
   Rng rng(52);
   check_merge("merge_heads of four random 3 × 3 heads",
               {rng.matrix(3, 3), rng.matrix(3, 3), rng.matrix(3, 3), rng.matrix(3, 3)});
+  // Heads that are not square: rows and columns swapped matched every square case (the ninth
+  // adversarial pass).
+  check_merge("merge_heads of two 2 × 4 heads", {rng.matrix(2, 4), rng.matrix(2, 4)});
+  check_merge("merge_heads of three 5 × 2 heads", {rng.matrix(5, 2), rng.matrix(5, 2), rng.matrix(5, 2)});
 }
 
 TEST_CASE("merge_heads(split_heads(x, h)) gives back x") {

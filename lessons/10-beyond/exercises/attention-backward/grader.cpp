@@ -85,11 +85,20 @@ Grads backward_variant(const ex::Matrix& q, const ex::Matrix& k, const ex::Matri
   return g;
 }
 
+void check_backward_of(const std::string& what, const ex::Matrix& q, const ex::Matrix& k, const ex::Matrix& v,
+                       const ex::Matrix& dout, bool large);
+
 void check_backward(const std::string& what, std::uint32_t seed, std::size_t n, std::size_t m, std::size_t dk,
                     std::size_t dv, float scale = 1.5f) {
   Rng rng(seed);
   const ex::Matrix q = rng.matrix(n, dk, scale), k = rng.matrix(m, dk, scale), v = rng.matrix(m, dv),
                    dout = rng.matrix(n, dv);
+  check_backward_of(what, q, k, v, dout, scale > 2.0f);
+}
+
+void check_backward_of(const std::string& what, const ex::Matrix& q, const ex::Matrix& k, const ex::Matrix& v,
+                       const ex::Matrix& dout, bool large) {
+  const std::size_t n = q.rows, m = k.rows;
   InputGuard guard;
   guard.add("q", q).add("k", k).add("v", v).add("d_out", dout);
   const ex::AttentionGrads got = ex::attention_backward(q, k, v, dout);
@@ -107,7 +116,7 @@ void check_backward(const std::string& what, std::uint32_t seed, std::size_t n, 
                                            {&mistakes::backward_softmax_jacobian, jac2.d_k}};
   std::vector<Candidate> for_v;
   if (n == m) for_v.push_back({&mistakes::backward_dv_transpose, dv_wrong.d_v});
-  const Mistake* unstable = scale > 2.0f ? &mistakes::unstable_softmax : nullptr;
+  const Mistake* unstable = large ? &mistakes::unstable_softmax : nullptr;
   expect_match(what + ", d_v", got.d_v, want.d_v, for_v, unstable, 2e-4);
   expect_match(what + ", d_q", got.d_q, want.d_q, for_qk_q, unstable, 2e-4);
   expect_match(what + ", d_k", got.d_k, want.d_k, for_qk_k, unstable, 2e-4);
@@ -146,4 +155,11 @@ TEST_CASE("large scores stay finite") {
   // Scores in the thousands: the softmax inside the backward pass overflows without subtracting each
   // row's maximum (the eighth adversarial pass passed such a solution).
   check_backward("attention_backward with scores in the thousands, q 3 × 4, k 5 × 4", 94, 3, 5, 4, 2, 40.0f);
+}
+
+TEST_CASE("every score of a row far below zero stays finite") {
+  // A running maximum that starts at 0 instead of −inf gives 0 / 0 here (the ninth adversarial pass).
+  check_backward_of("attention_backward with every score far below zero", from_rows({{-10, -10}, {-9, -11}}),
+                    from_rows({{10, 10}, {9, 9}, {11, 8}}), from_rows({{1, 0}, {0, 1}, {2, 2}}),
+                    from_rows({{1, -1}, {0.5f, 2}}), true);
 }

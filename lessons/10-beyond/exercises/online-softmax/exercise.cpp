@@ -8,8 +8,12 @@
 //     acc — Σ exp(score − mx) · v_j over the keys seen so far (d_v numbers),
 // update them block by block, and at the end the row's output is acc / sum. This is how
 // FlashAttention keeps memory linear in the sequence length.
-// The grader checks the result for several block sizes, large scores, and that no single
-// allocation is as large as a quarter of the n × m matrix. Leave the inputs unchanged.
+// The grader checks the result for several block sizes, large scores, and memory: on n = 256
+// queries and m = 16384 keys, the heap your code holds at once (in any pieces, plus what it kept
+// from before) must stay under a quarter of the n × m score matrix, and the call runs on a thread
+// with a 2 MiB stack. It cannot tell a solution that keeps one whole row of scores at a time (a
+// row-wise softmax that ignores `block`) from the online one: that is up to you. Leave the inputs
+// unchanged.
 //
 // Check your work with:   attnlab check online-softmax        (hints: attnlab hint online-softmax)
 #include <cmath>

@@ -72,6 +72,13 @@ TEST_CASE("one query (n = 1) and large scores") {
                rng.matrix(8, 4, 40.0f), rng.matrix(8, 2), 3, true);
 }
 
+TEST_CASE("every score of a row far below zero stays finite") {
+  // A running maximum that starts at 0 instead of −inf passes every row with a positive score and
+  // gives 0 / 0 here (the ninth adversarial pass).
+  check_online("attention_online with every score far below zero, block = 2", from_rows({{-10, -10}, {-9, -11}}),
+               from_rows({{10, 10}, {9, 9}, {11, 8}}), from_rows({{1, 0}, {0, 1}, {2, 2}}), 2, true);
+}
+
 TEST_CASE("memory: never the full n × m score matrix") {
   // n = 256 queries, m = 16384 keys, d = 4: the full score matrix is 4M floats (16 MiB). Copies of K or
   // V (256 KiB each), a block of scores (256 × 64, 64 KiB) and the output are fine; 4 MiB or more at
