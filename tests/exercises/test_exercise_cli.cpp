@@ -1184,7 +1184,7 @@ TEST_CASE("the eighth adversarial pass's wrong solutions fail: unstable softmax,
   CHECK_FALSE(contains(r.out, "PASSED"));
 }
 
-TEST_CASE("the ninth adversarial pass's wrong solutions fail: a maximum starting at 0, d_k = d_model / h, a transposed merge") {
+TEST_CASE("the ninth and tenth adversarial passes' wrong solutions fail: a maximum starting at 0 or kept from earlier rows, d_k = d_model / h, a transposed merge") {
   Home home;
   // A running maximum that starts at 0 instead of −inf: right whenever a row has a positive score.
   const std::string minf = "float mx = -std::numeric_limits<float>::infinity();";
@@ -1198,6 +1198,18 @@ TEST_CASE("the ninth adversarial pass's wrong solutions fail: a maximum starting
     CHECK(r.code == 1);
     CHECK_FALSE(contains(r.out, "PASSED"));
   }
+  // The tenth pass: a maximum kept from earlier rows (here across rows and calls, as a static; the
+  // learner's version was declared above the row loop).
+  write(home.learner("attention"), replaced(solution_of("05-weighted-sum", "attention"), "    " + minf, "    static " + minf));
+  Result cm = run(home, {"check", "attention"});
+  INFO(cm.out << cm.err);
+  CHECK(cm.code == 1);
+  CHECK_FALSE(contains(cm.out, "does not compile"));
+  write(home.learner("causal-mask"), replaced(solution_of("06-masking", "causal-mask"), "    float mx = neg_inf;", "    static float mx = neg_inf;"));
+  cm = run(home, {"check", "causal-mask"});
+  INFO(cm.out << cm.err);
+  CHECK(cm.code == 1);
+  CHECK_FALSE(contains(cm.out, "does not compile"));
   // Cross-attention with d_k taken as d_model / h (the width of x), not from W_Q.
   write(home.learner("cross-attention"),
         replaced(solution_of("08-cross-attention", "cross-attention"), "const std::size_t d_k = w_q.cols / h,",

@@ -68,6 +68,10 @@ TEST_CASE("every score of a row far below zero stays finite") {
   // pass passed such a solution, since every random large-score row had a positive score).
   check_attention("attention with every score far below zero", from_rows({{-10, -10}, {-9, -11}}),
                   from_rows({{10, 10}, {9, 9}, {11, 8}}), from_rows({{1, 0}, {0, 1}, {2, 2}}), true);
+  // A row whose scores are far below the row before it: a maximum kept from earlier rows (declared
+  // outside the row loop) leaves it 0 / 0 (the tenth adversarial pass).
+  check_attention("attention with a row far below the row before it", from_rows({{10, 10}, {-10, -10}}),
+                  from_rows({{10, 10}, {9, 9}, {11, 8}}), from_rows({{1, 0}, {0, 1}, {2, 2}}), true);
 }
 
 TEST_CASE("large scores stay finite") {

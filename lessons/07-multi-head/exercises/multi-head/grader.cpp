@@ -84,4 +84,9 @@ TEST_CASE("every score of a row far below zero stays finite") {
   Rng rng(67);
   check_mha_of("multi-head attention with every score far below zero, n = 3, d_model = 4, h = 2", x, w_q, w_k,
                rng.matrix(4, 4), rng.matrix(4, 4), 2, true);
+  // Row 0's scores near 140, row 1's near 14: a maximum kept from earlier rows leaves row 1 0 / 0
+  // (the tenth adversarial pass).
+  const ex::Matrix steps = from_rows({{10, 10, 10, 10}, {1, 1, 1, 1}, {2, 1, 1, 2}});
+  check_mha_of("multi-head attention with a row far below the row before it, n = 3, d_model = 4, h = 2", steps, w_q, w_q,
+               rng.matrix(4, 4), rng.matrix(4, 4), 2, true);
 }

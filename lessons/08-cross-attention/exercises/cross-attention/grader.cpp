@@ -92,4 +92,9 @@ TEST_CASE("every score of a row far below zero stays finite") {
   Rng rng(77);
   check_cross_of("cross-attention with every score far below zero, n = 2, m = 3, d_model = 4, h = 2", x, memory, w_q, w_k,
                  rng.matrix(4, 4), rng.matrix(4, 4), 2, true);
+  // Row 0's scores near 140, row 1's near 14: a maximum kept from earlier rows leaves row 1 0 / 0
+  // (the tenth adversarial pass).
+  check_cross_of("cross-attention with a row far below the row before it, n = 2, m = 3, d_model = 4, h = 2",
+                 from_rows({{10, 10, 10, 10}, {1, 1, 1, 1}}), from_rows({{10, 10, 10, 10}, {1, 1, 1, 1}, {2, 1, 1, 2}}), w_q, w_q,
+                 rng.matrix(4, 4), rng.matrix(4, 4), 2, true);
 }

@@ -162,4 +162,8 @@ TEST_CASE("every score of a row far below zero stays finite") {
   check_backward_of("attention_backward with every score far below zero", from_rows({{-10, -10}, {-9, -11}}),
                     from_rows({{10, 10}, {9, 9}, {11, 8}}), from_rows({{1, 0}, {0, 1}, {2, 2}}),
                     from_rows({{1, -1}, {0.5f, 2}}), true);
+  // A row far below the row before it: a maximum kept from earlier rows leaves it 0 / 0 (tenth pass).
+  check_backward_of("attention_backward with a row far below the row before it", from_rows({{10, 10}, {-10, -10}}),
+                    from_rows({{10, 10}, {9, 9}, {11, 8}}), from_rows({{1, 0}, {0, 1}, {2, 2}}),
+                    from_rows({{1, -1}, {0.5f, 2}}), true);
 }

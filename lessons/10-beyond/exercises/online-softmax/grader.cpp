@@ -77,6 +77,9 @@ TEST_CASE("every score of a row far below zero stays finite") {
   // gives 0 / 0 here (the ninth adversarial pass).
   check_online("attention_online with every score far below zero, block = 2", from_rows({{-10, -10}, {-9, -11}}),
                from_rows({{10, 10}, {9, 9}, {11, 8}}), from_rows({{1, 0}, {0, 1}, {2, 2}}), 2, true);
+  // A row far below the row before it: a maximum kept from earlier rows leaves it 0 / 0 (tenth pass).
+  check_online("attention_online with a row far below the row before it, block = 2", from_rows({{10, 10}, {-10, -10}}),
+               from_rows({{10, 10}, {9, 9}, {11, 8}}), from_rows({{1, 0}, {0, 1}, {2, 2}}), 2, true);
 }
 
 TEST_CASE("memory: never the full n × m score matrix") {
