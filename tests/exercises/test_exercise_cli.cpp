@@ -1210,6 +1210,12 @@ TEST_CASE("the ninth and tenth adversarial passes' wrong solutions fail: a maxim
   INFO(cm.out << cm.err);
   CHECK(cm.code == 1);
   CHECK_FALSE(contains(cm.out, "does not compile"));
+  // The eleventh pass: layer-norm's variance as E[x²] − mean² in float (cancellation far from zero).
+  write(home.learner("layer-norm"), "// Reference solution: layer normalisation over each row (the features of one token).\n#include <cmath>\n#include <vector>\n\n#include \"attnlab/exercise.hpp\"\n\nnamespace ex {\n\nMatrix layer_norm(const Matrix& x, const std::vector<float>& gamma, const std::vector<float>& beta, float eps) {\n  const std::size_t d = x.cols;\n  Matrix y(x.rows, d);\n  for (std::size_t i = 0; i < x.rows; ++i) {\n    double mean = 0.0;\n    for (std::size_t j = 0; j < d; ++j) mean += x(i, j);\n    mean /= static_cast<double>(d);\n    float sq = 0.0f;\n    for (std::size_t j = 0; j < d; ++j) sq += x(i, j) * x(i, j);\n    float fm = static_cast<float>(mean);\n    double var = sq / static_cast<float>(d) - fm * fm;  // the biased variance, as in the usual LayerNorm\n    const double inv_std = 1.0 / std::sqrt(var + eps);  // eps inside the root\n    for (std::size_t j = 0; j < d; ++j)\n      y(i, j) = static_cast<float>(gamma[j] * (x(i, j) - mean) * inv_std + beta[j]);\n  }\n  return y;\n}\n\n}  // namespace ex\n");
+  cm = run(home, {"check", "layer-norm"});
+  INFO(cm.out << cm.err);
+  CHECK(cm.code == 1);
+  CHECK_FALSE(contains(cm.out, "does not compile"));
   // Cross-attention with d_k taken as d_model / h (the width of x), not from W_Q.
   write(home.learner("cross-attention"),
         replaced(solution_of("08-cross-attention", "cross-attention"), "const std::size_t d_k = w_q.cols / h,",

@@ -69,6 +69,14 @@ TEST_CASE("rows with tiny variance: where ε sits matters") {
            {1.5f, 1, 0.5f, 2}, {0.1f, 0, -0.1f, 0.2f}, 1e-3f);
 }
 
+TEST_CASE("rows far from zero: the variance from centred values") {
+  // 10000 + [0, 1, 2, 3] normalises exactly like [0, 1, 2, 3]. The variance as E[x²] − mean² in float
+  // subtracts two numbers near 10^8 and keeps mostly rounding error (the eleventh adversarial pass
+  // passed such a solution): compute the mean first, then the mean of (x − mean)².
+  check_ln("layer_norm of rows near 10000", from_rows({{10000, 10001, 10002, 10003}, {-5000, -5002, -5001, -5003}}),
+           {1, 1, 1, 1}, {0, 0, 0, 0}, 1e-5f);
+}
+
 TEST_CASE("one token (n = 1) and a constant row (gives β)") {
   Rng rng(82);
   check_ln("layer_norm of a single random token", rng.matrix(1, 8, 2.0f), rng.vector(8, 2.0f), rng.vector(8), 1e-5f);
