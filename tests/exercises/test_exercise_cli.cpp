@@ -1216,6 +1216,12 @@ TEST_CASE("the ninth and tenth adversarial passes' wrong solutions fail: a maxim
   INFO(cm.out << cm.err);
   CHECK(cm.code == 1);
   CHECK_FALSE(contains(cm.out, "does not compile"));
+  // The twelfth pass: softmax taking a row whose maximum is below −1e9 for a fully hidden one.
+  write(home.learner("softmax"), replaced(solution_of("04-softmax", "softmax"), "mx == -std::numeric_limits<float>::infinity()", "mx < -1e9f"));
+  cm = run(home, {"check", "softmax"});
+  INFO(cm.out << cm.err);
+  CHECK(cm.code == 1);
+  CHECK_FALSE(contains(cm.out, "does not compile"));
   // Cross-attention with d_k taken as d_model / h (the width of x), not from W_Q.
   write(home.learner("cross-attention"),
         replaced(solution_of("08-cross-attention", "cross-attention"), "const std::size_t d_k = w_q.cols / h,",
