@@ -294,7 +294,15 @@ bool Session::run(const LessonDoc& doc, Output& out, const std::function<bool()>
     model::Transformer<float>& net = model_->net();
     ctx.d_model = static_cast<std::size_t>(model_->d_model());
     ctx.heads = static_cast<std::size_t>(model_->heads());
-    ctx.src = ctx.encode(ctx.text.sentence, "--sentence");
+    // In lesson 6 the sentence is read by the language model (the causal step, which warns about its
+    // own vocabulary); the translation model's reading of it is only the header's token count, so a
+    // sentence outside the translation corpus draws no <unk> warning there.
+    const bool lm_reads_sentence =
+        std::any_of(doc.steps.begin(), doc.steps.end(), [](const Step& st) {
+          return std::any_of(st.blocks.begin(), st.blocks.end(), [](const Block& b) { return b.kind == Block::Kind::Show && b.text == "causal"; });
+        }) &&
+        language_model() != nullptr;
+    ctx.src = lm_reads_sentence ? lessons::encode(ctx.text.sentence, vocab(), "--sentence") : ctx.encode(ctx.text.sentence, "--sentence");
     const std::size_t n = ctx.src.tokens.size();
     forward_one(net, ctx.src.int_ids(), {model::kBos});
     ctx.embeddings = embedding_rows(*model_, ctx.src.ids);

@@ -98,6 +98,6 @@ LoadedModel load_model(const std::string& dir, backend::Ops<float>& backend = ba
 
 // Default model folders shipped with attnlab.
 inline constexpr const char* kDefaultTranslateModel = "data/models/translate-small";
-inline constexpr const char* kDefaultLmModel = "data/models/lm-small";
+inline constexpr const char* kDefaultLmModel = "data/models/lm-english";
 
 }  // namespace attnlab::tasks

@@ -352,6 +352,23 @@ TEST_CASE("lesson 7's one-token example: each head's weight is 1 and its output 
   }
 }
 
+TEST_CASE("lesson 6 reads any English sentence with the English language model: no <unk>, no warning") {
+  const Result r = run({"lesson", "6", "--no-pause", "--format", "json", "--sentence", "Supercalifragilistic zebras quietly arrived, didn't they?"});
+  REQUIRE(r.rc == 0);
+  CHECK(r.err.empty());
+  const auto j = nlohmann::json::parse(r.out);
+  bool seen = false;
+  for (const auto& step : j["lessons"][0]["steps"])
+    for (const auto& b : step["blocks"])
+      if (b["type"] == "show" && b["name"] == "causal")
+        for (const auto& m : b["matrices"]) {
+          seen = true;
+          for (const auto& l : m["row_labels"]) CHECK(l != "<unk>");
+        }
+  CHECK(seen);
+  CHECK(j["lessons"][0]["status"].get<std::string>().find("lm-english") != std::string::npos);
+}
+
 TEST_CASE("lesson 10 measures the trained model's heads and removes some: the last cross-attention matters most") {
   const Result r = run({"lesson", "10", "--format", "json", "--no-pause"});
   REQUIRE(r.rc == 0);

@@ -83,6 +83,10 @@ bool contains(const std::string& s, const std::string& part) { return s.find(par
 
 const std::string kConfig = std::string(ATTNLAB_SOURCE_DIR) + "/data/configs/tiny-test.json";
 
+// The shipped lm-english's test perplexity per token, from docs/models.md (eval may differ in the last
+// digits on another BLAS kernel; the test allows 1 %).
+constexpr double kLmEnglishPerplexity = 53.73;
+
 std::vector<double> losses(const fs::path& dir) {
   const auto j = nlohmann::json::parse(slurp(dir / "train-log.json"));
   std::vector<double> out;
@@ -304,6 +308,63 @@ TEST_CASE("the shipped models load and keep their measured accuracy") {
   r = run({"generate", "Every effort moves", "--model", lm, "--format", "json"});
   REQUIRE(r.code == 0);
   CHECK(nlohmann::json::parse(r.out)["next"][0]["token"] == "you");
+  // heads: 16 self-attention heads probed; removing the head the model leans on most costs accuracy.
+  r = run({"heads", "--model", ts, "-n", "40", "--ablate", "cross.1.3", "--format", "json"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const auto h = nlohmann::json::parse(r.out);
+  CHECK(h["heads"].size() == 16);
+  for (const auto& e : h["heads"])
+    for (const char* k : {"previous", "self", "first"}) CHECK((e[k].get<double>() >= 0.0 && e[k].get<double>() <= 1.0));
+  CHECK(h["ablation"]["without"][0]["head"] == "cross.1.3");
+  CHECK(h["ablation"]["without"][0]["scores"]["exact_match"].get<double>() < h["ablation"]["baseline"]["exact_match"].get<double>());
+  r = run({"heads", "--model", ts, "--ablate", "cross.9.0"});
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "no decoder layer 9"));
+  // Invalid UTF-8 in the text: valid JSON all the same (the eighth adversarial pass got an internal error).
+  r = run({"translate", "le chat caf\xc3 x", "--model", ts, "--format", "json"});
+  CHECK(r.code == 0);
+  CHECK_NOTHROW((void)nlohmann::json::parse(r.out));
+}
+
+TEST_CASE("the shipped English language model: perplexity well below the bigram's, and any sentence without <unk>") {
+  const fs::path src = ATTNLAB_SOURCE_DIR;
+  const std::string lm = (src / "data" / "models" / "lm-english").string();
+  REQUIRE_MESSAGE(fs::exists(src / "data" / "english" / "test.txt"),
+                  "data/english is missing: run bash scripts/english-corpus.sh (scripts/test.sh does)");
+  Result r = run({"eval", "--model", lm, "--format", "json"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  const double model_ppl = j["model_scores"]["perplexity_per_token"].get<double>();
+  const double bigram_ppl = j["bigram"]["perplexity_per_token"].get<double>();
+  CHECK(model_ppl <= kLmEnglishPerplexity * 1.01);  // docs/models.md, measured when it was shipped
+  CHECK(model_ppl <= 0.6 * bigram_ppl);
+  CHECK(j["unigram"]["perplexity_per_token"].get<double>() > bigram_ppl);
+  CHECK(j["test"]["tokenizer"] == "byte-level BPE");
+  // Sentences a learner types: tokens for every one, none of them <unk>, and the text comes back.
+  for (const std::string text : {"Your journey starts with one step", "Every effort moves you",
+                                 "Zebras can't dance — or can they? Ünïcödé, 42 %!"}) {
+    CAPTURE(text);
+    r = run({"generate", text, "--model", lm, "--format", "json", "--max-new", "8"});
+    REQUIRE(r.code == 0);
+    const auto g = nlohmann::json::parse(r.out);
+    for (const auto& t : g["prompt_tokens"]) CHECK(t != "<unk>");
+    CHECK(g["text"].get<std::string>().rfind(text, 0) == 0);
+    CHECK(r.err.empty());
+    r = run({"attend", text, "--model", lm, "--format", "json", "--layer", "0", "--head", "0"});
+    REQUIRE(r.code == 0);
+    for (const auto& t : nlohmann::json::parse(r.out)["tokens"]) CHECK(t != "<unk>");
+  }
+  // Invalid UTF-8 in the prompt (and a sampled lone byte): still valid JSON (the eighth pass got
+  // "internal error: [json.exception.type_error.316]" and nothing on stdout).
+  r = run({"generate", "caf\xc3 x", "--model", lm, "--format", "json", "--max-new", "4"});
+  CHECK(r.code == 0);
+  CHECK_NOTHROW((void)nlohmann::json::parse(r.out));
+  // The same seed gives the same continuation; another seed may differ.
+  const Result a = run({"generate", "The old house", "--model", lm, "--seed", "7", "--format", "json"});
+  const Result b = run({"generate", "The old house", "--model", lm, "--seed", "7", "--format", "json"});
+  CHECK(a.out == b.out);
 }
 
 TEST_CASE("--backend cuda: the same translation where CUDA runs, else exit 2 saying what to do") {
