@@ -108,6 +108,32 @@ bool have_model() {
   return std::ifstream(std::string(ATTNLAB_SOURCE_DIR) + "/data/models/translate-small/model.ckpt").good();
 }
 
+// Two printed lines that differ only in the last digit of some numbers, by one unit: the same
+// numbers rounded on either side of a boundary. A build with other optimisation flags (the
+// sanitized suite's -O2) sums the English language model's 256-wide rows in another order, and
+// -0.6045 printed as -0.605 in one and -0.604 in the other. Any other difference is a difference.
+bool same_but_last_digit(const std::string& a, const std::string& b) {
+  std::istringstream ia(a), ib(b);
+  std::string ta, tb;
+  bool any = false;
+  while (true) {
+    const bool ga = static_cast<bool>(ia >> ta), gb = static_cast<bool>(ib >> tb);
+    if (ga != gb) return false;
+    if (!ga) break;
+    if (ta == tb) continue;
+    const auto da = ta.find('.'), db = tb.find('.');
+    if (da == std::string::npos || db == std::string::npos || ta.size() - da != tb.size() - db) return false;
+    char* ea = nullptr;
+    char* eb = nullptr;
+    const double va = std::strtod(ta.c_str(), &ea), vb = std::strtod(tb.c_str(), &eb);
+    if (*ea != '\0' || *eb != '\0') return false;
+    const double ulp = std::pow(10.0, -static_cast<double>(ta.size() - da - 1));
+    if (std::abs(va - vb) > ulp * 1.001) return false;
+    any = true;
+  }
+  return any && a.size() == b.size();
+}
+
 // Runs every lesson with `extra` arguments and compares with tests/golden/<dir><slug>.txt.
 void check_goldens(const std::string& dir, const std::vector<std::string>& extra) {
   const bool update = std::getenv("ATTNLAB_UPDATE_GOLDEN") && *std::getenv("ATTNLAB_UPDATE_GOLDEN") == '1';
@@ -137,7 +163,7 @@ void check_goldens(const std::string& dir, const std::vector<std::string>& extra
         ++line;
         const bool ga = static_cast<bool>(std::getline(a, la)), gb = static_cast<bool>(std::getline(b, lb));
         if (!ga && !gb) break;
-        if (la != lb || ga != gb) {
+        if ((la != lb && !same_but_last_digit(la, lb)) || ga != gb) {
           FAIL_CHECK(path << ":" << line << " differs\n  got:  " << la << "\n  want: " << lb
                           << "\n(after an intended change: ATTNLAB_UPDATE_GOLDEN=1 ctest --test-dir build -R lesson_golden)");
           break;

@@ -354,7 +354,8 @@ TEST_CASE("the shipped English language model: perplexity well below the bigram'
     CHECK(r.err.empty());
     r = run({"attend", text, "--model", lm, "--format", "json", "--layer", "0", "--head", "0"});
     REQUIRE(r.code == 0);
-    for (const auto& t : nlohmann::json::parse(r.out)["tokens"]) CHECK(t != "<unk>");
+    const auto a = nlohmann::json::parse(r.out);  // kept: a range-for over parse(...)["tokens"] reads a destroyed temporary
+    for (const auto& t : a["tokens"]) CHECK(t != "<unk>");
   }
   // Invalid UTF-8 in the prompt (and a sampled lone byte): still valid JSON (the eighth pass got
   // "internal error: [json.exception.type_error.316]" and nothing on stdout).

@@ -91,7 +91,14 @@ def main():
                 failures.append(f"stop {i + 1} ({sig.name} after {delay:.2f} s) left out/ as neither corpus: "
                                 f"{sorted(os.listdir(out)) if os.path.isdir(out) else 'missing'}")
             if sig != signal.SIGKILL:
-                if code not in (0, 130):
+                # A signal that lands before attnlab has installed its handler (the first tens of
+                # milliseconds, longer under AddressSanitizer's start-up) ends the process by the
+                # signal itself, before it has written anything: out/ must be as it was.
+                early = code == -sig.value
+                if early and now != before:
+                    failures.append(f"stop {i + 1}: {sig.name} killed it before its handler and out/ changed "
+                                    f"from seed {before} to {now}")
+                if code not in (0, 130) and not early:
                     failures.append(f"stop {i + 1}: {sig.name} gave exit {code} (expected 130, or 0 if done): "
                                     f"{err.decode(errors='replace').strip()}")
                 if code == 130 and now != before:
