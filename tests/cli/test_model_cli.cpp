@@ -362,6 +362,26 @@ TEST_CASE("the shipped English language model: perplexity well below the bigram'
   r = run({"generate", "caf\xc3 x", "--model", lm, "--format", "json", "--max-new", "4"});
   CHECK(r.code == 0);
   CHECK_NOTHROW((void)nlohmann::json::parse(r.out));
+  // generate --show-attention: one causal heatmap per head of the last layer; attend --focus: one
+  // token's row in every layer and head (6 × 4 here), and a word that is not in the text is refused.
+  r = run({"generate", "Every effort moves you", "--model", lm, "--show-attention", "--max-new", "5", "--no-color"});
+  REQUIRE(r.code == 0);
+  for (int h = 0; h < 4; ++h) CHECK(contains(r.out, "causal self-attention, layer 5 head " + std::to_string(h)));
+  CHECK(contains(r.out, "right of the diagonal is masked"));
+  r = run({"attend", "Every effort moves you", "--model", lm, "--focus", "you", "--format", "json"});
+  REQUIRE(r.code == 0);
+  const auto f = nlohmann::json::parse(r.out);
+  CHECK(f["focus"]["token"] == "you");
+  REQUIRE(f["focus"]["rows"].size() == 24);
+  for (const auto& row : f["focus"]["rows"]) {
+    const auto& w = row["weights"];
+    double sum = 0;
+    for (const auto& v : w) sum += v.get<double>();
+    CHECK(sum == doctest::Approx(1.0).epsilon(1e-4));  // the row of "you", the last token, sees every key
+  }
+  r = run({"attend", "Every effort moves you", "--model", lm, "--focus", "zebra"});
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "--focus: \"zebra\" is not one of the sentence's tokens"));
   // The same seed gives the same continuation; another seed may differ.
   const Result a = run({"generate", "The old house", "--model", lm, "--seed", "7", "--format", "json"});
   const Result b = run({"generate", "The old house", "--model", lm, "--seed", "7", "--format", "json"});
