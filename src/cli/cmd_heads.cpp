@@ -125,12 +125,7 @@ void run_heads(const HeadsOptions& o) {
 
   // 1. Positional probes on n test examples (teacher forced, one at a time).
   ProgressBar bar(static_cast<std::int64_t>(n), "probes");
-  for (std::size_t i = 0; i < n; ++i) {
-    const model::Batch b = model::make_batch(d.test, {i}, lm);
-    m.net->forward(b, 0.0f, false, nullptr);
-    model::add_last_forward(*m.net, heads);
-    bar.update(static_cast<std::int64_t>(i + 1), "");
-  }
+  model::add_examples(*m.net, d.test, n, heads, [&](std::size_t i) { bar.update(static_cast<std::int64_t>(i + 1), ""); });
   bar.finish("");
   if (lm) {
     const int first_id = m.vocab.bpe() ? text::Bpe::kFirstMerge : 4;  // whole-word pieces, not single bytes

@@ -103,6 +103,13 @@ const TokenizedSentence& LessonContext::target() {
 
 namespace {
 
+// True when one of the lesson's steps runs the computation `name` (a "<!-- show: name -->" block).
+bool shows(const LessonDoc& doc, std::string_view name) {
+  return std::any_of(doc.steps.begin(), doc.steps.end(), [&](const Step& st) {
+    return std::any_of(st.blocks.begin(), st.blocks.end(), [&](const Block& b) { return b.kind == Block::Kind::Show && b.text == name; });
+  });
+}
+
 LessonSentences read_sentences(const nlohmann::json& j, LessonSentences base) {
   auto str = [&](const char* key, std::string& into) {
     if (j.contains(key)) into = j.at(key).get<std::string>();
@@ -249,10 +256,7 @@ std::string Session::weights_line(const LessonDoc& doc) {
     line += fmt::format("\nIt learned from attnlab's generated English→French corpus ({} words, docs/corpus.md): other "
                         "words are read as <unk>, and sentences unlike the corpus's may come out wrong.",
                         model_->vocab().size());
-    const bool causal = std::any_of(doc.steps.begin(), doc.steps.end(), [](const Step& st) {
-      return std::any_of(st.blocks.begin(), st.blocks.end(), [](const Block& b) { return b.kind == Block::Kind::Show && b.text == "causal"; });
-    });
-    if (causal) {
+    if (shows(doc, "causal")) {
       if (const TrainedModel* lm = language_model()) {
         line += fmt::format("\nCausal self-attention: the language model {} ({}).", lm->label, lm->description);
         if (lm->vocab().bpe())  // what it read, and so how far to trust it
@@ -297,11 +301,7 @@ bool Session::run(const LessonDoc& doc, Output& out, const std::function<bool()>
     // In lesson 6 the sentence is read by the language model (the causal step, which warns about its
     // own vocabulary); the translation model's reading of it is only the header's token count, so a
     // sentence outside the translation corpus draws no <unk> warning there.
-    const bool lm_reads_sentence =
-        std::any_of(doc.steps.begin(), doc.steps.end(), [](const Step& st) {
-          return std::any_of(st.blocks.begin(), st.blocks.end(), [](const Block& b) { return b.kind == Block::Kind::Show && b.text == "causal"; });
-        }) &&
-        language_model() != nullptr;
+    const bool lm_reads_sentence = shows(doc, "causal") && language_model() != nullptr;
     ctx.src = lm_reads_sentence ? lessons::encode(ctx.text.sentence, vocab(), "--sentence") : ctx.encode(ctx.text.sentence, "--sentence");
     const std::size_t n = ctx.src.tokens.size();
     forward_one(net, ctx.src.int_ids(), {model::kBos});

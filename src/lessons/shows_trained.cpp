@@ -175,10 +175,7 @@ void show_head_probes_trained(LessonContext& c) {
   const tasks::TaskData& d = test_split(c);
   const std::size_t n = std::min(kProbeSentences, d.test.size());
   std::vector<model::HeadScores> heads = model::self_attention_heads(net.config());
-  for (std::size_t i = 0; i < n; ++i) {
-    net.forward(model::make_batch(d.test, {i}, net.config().decoder_only), 0.0f, false, nullptr);
-    model::add_last_forward(net, heads);
-  }
+  model::add_examples(net, d.test, n, heads);
   Matrix m = Matrix::from_shape({heads.size(), 4});
   std::vector<std::string> rows;
   std::size_t named = 0;

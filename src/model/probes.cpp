@@ -65,6 +65,16 @@ void add_last_forward(const Transformer<float>& net, std::vector<HeadScores>& sc
   }
 }
 
+void add_examples(Transformer<float>& net, const std::vector<Example>& data, std::size_t n, std::vector<HeadScores>& scores,
+                  const std::function<void(std::size_t)>& after_each) {
+  n = std::min(n, data.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    net.forward(make_batch(data, {i}, net.config().decoder_only), 0.0f, false, nullptr);
+    add_last_forward(net, scores);
+    if (after_each) after_each(i);
+  }
+}
+
 void add_induction(Transformer<float>& net, std::vector<HeadScores>& scores, int sequences, int length, int first_id,
                    std::uint64_t seed) {
   const ModelConfig& c = net.config();

@@ -15,9 +15,11 @@
 //                         holds the token that came next last time (Olsson et al. 2022)
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "model/trainer.hpp"  // Example, make_batch
 #include "model/transformer.hpp"
 
 namespace attnlab::model {
@@ -48,6 +50,11 @@ struct HeadScores {
 // the self-attention blocks, as made by self_attention_heads().
 std::vector<HeadScores> self_attention_heads(const ModelConfig& c);
 void add_last_forward(const Transformer<float>& net, std::vector<HeadScores>& scores);
+
+// Runs the first n of `data` through the model one at a time (teacher forced) and adds each forward's
+// probes to `scores`; `after_each(i)` (optional) is called after example i, e.g. for a progress bar.
+void add_examples(Transformer<float>& net, const std::vector<Example>& data, std::size_t n, std::vector<HeadScores>& scores,
+                  const std::function<void(std::size_t)>& after_each = {});
 
 // The induction probe of a decoder-only model on `sequences` random sequences of `length` distinct
 // tokens drawn from ids [first_id, vocab_size), each fed as <bos> r r. Adds to the decoder heads'
