@@ -6,6 +6,10 @@
 
 #include "render/matrix_print.hpp"
 #include "render/terminal.hpp"
+#include "render/colormap.hpp"
+#include "render/html_page.hpp"
+
+#include <nlohmann/json.hpp>
 
 using namespace attnlab;
 
@@ -95,4 +99,69 @@ TEST_CASE("display_width and fit_width: escape sequences take no columns and are
 TEST_CASE("visible_controls shows the bidirectional overrides and isolates (\"Trojan source\")") {
   CHECK(attnlab::visible_controls("a\u202eb\u2066c\u2069d\u202ae") == "a\\u202eb\\u2066c\\u2069d\\u202ae");
   CHECK(attnlab::visible_controls("\u2014 \u2065 \u202f") == "\u2014 \u2065 \u202f");  // neighbours stay
+}
+
+TEST_CASE("colour scales: viridis and PuOr end points, clamping, NaN") {
+  using namespace attnlab::render;
+  CHECK(hex(ramp(viridis_stops(), 0.0)) == "#440154");
+  CHECK(hex(ramp(viridis_stops(), 1.0)) == "#fde725");
+  CHECK(hex(ramp(viridis_stops(), 7.0)) == "#fde725");
+  CHECK(hex(ramp(viridis_stops(), std::numeric_limits<double>::quiet_NaN())) == "#440154");
+  CHECK(hex(ramp(diverging_stops(), 0.5)) == "#f7f7f7");  // white at 0
+  CHECK(head_colours().size() == 8);
+}
+
+TEST_CASE("attention_set: the explorer's JSON form, weights rounded to 6 decimals") {
+  using namespace attnlab::render;
+  const std::vector<float> w = {0.1234567f, 0.8765433f, 1.0f, 0.0f};
+  AttentionSetInfo si{"s", "self", "d", "r", "c", {"a", "b"}, {"a", "b"}, {3}, {0, 2}};
+  const nlohmann::json j = attention_set(si, [&](int l, int h) {
+    CHECK(l == 3);
+    CHECK((h == 0 || h == 2));
+    return w.data();
+  });
+  CHECK(j["weights"].size() == 1);
+  CHECK(j["weights"][0].size() == 2);
+  CHECK(j["weights"][0][1][0][0].get<double>() == 0.123457);
+  CHECK(j["weights"][0][1][1][0].get<double>() == 1.0);
+  CHECK(j["layers"] == nlohmann::json::array({3}));
+}
+
+TEST_CASE("explorer page: self-contained, data round-trips, nothing in the data can end the script element") {
+  using namespace attnlab::render;
+  const nlohmann::json doc = {{"tokens", {"</script><script>alert(1)</script>", "a&b", "bad\xff"}}, {"x", 1}};
+  const std::string page = explorer_page(doc, {"T <b>", "sub", "cmd", {"note"}});
+  CHECK(page.rfind("<!doctype html>", 0) == 0);
+  CHECK(page.find("alert(1)</script>") == std::string::npos);
+  CHECK(page.find("<title>T &lt;b&gt;</title>") != std::string::npos);
+  const std::string open = "<script id=\"attnlab-data\" type=\"application/json\">";
+  const auto a = page.find(open), b = page.find("</script>", a);
+  REQUIRE(a != std::string::npos);
+  const auto back = nlohmann::json::parse(page.substr(a + open.size(), b - a - open.size()));
+  CHECK(back["tokens"][0] == "</script><script>alert(1)</script>");
+  CHECK(back["tokens"][2] == "bad\xef\xbf\xbd");  // invalid UTF-8 replaced
+  CHECK(back["x"] == 1);
+  CHECK(page.find("<script src") == std::string::npos);
+}
+
+TEST_CASE("heatmap_svg: one cell per entry, labels escaped, weights on a 0…1 scale, values in small maps") {
+  using namespace attnlab::render;
+  attnlab::Matrix m = attnlab::Matrix::from_shape({2, 3});
+  m(0, 0) = 0; m(0, 1) = 1; m(0, 2) = 0.5f;
+  m(1, 0) = 0.25f; m(1, 1) = 0.25f; m(1, 2) = 0.5f;
+  const std::string svg = heatmap_svg("t & <u>", m, {"r<1>", "r2"}, {"a", "b\"", "c"}, true);
+  std::size_t cells = 0;
+  for (auto p = svg.find("class=\"cell\""); p != std::string::npos; p = svg.find("class=\"cell\"", p + 1)) ++cells;
+  CHECK(cells == 6);
+  CHECK(svg.find("r&lt;1&gt;") != std::string::npos);
+  CHECK(svg.find("b&quot;") != std::string::npos);
+  CHECK(svg.find("t &amp; &lt;u&gt;") != std::string::npos);
+  CHECK(svg.find("fill=\"#440154\"><title>r&lt;1&gt; → a") != std::string::npos);  // 0 is viridis' first colour
+  CHECK(svg.find("fill=\"#fde725\"><title>r&lt;1&gt; → b") != std::string::npos);  // 1 its last
+  CHECK(svg.find(">0.50<") != std::string::npos);
+  // Signed values: a diverging scale centred on 0 (white).
+  attnlab::Matrix s = attnlab::Matrix::from_shape({1, 3});
+  s(0, 0) = -2; s(0, 1) = 0; s(0, 2) = 1;
+  const std::string d = heatmap_svg("s", s, {"x"}, {"a", "b", "c"}, false);
+  CHECK(d.find("fill=\"#f7f7f7\"><title>x → b") != std::string::npos);
 }

@@ -1,0 +1,398 @@
+// The attention explorer: turns the JSON that an attnlab command prints with --format json into a page.
+// attnlab inlines this file, explorer.css and the command's JSON into one HTML file (render/html_page.cpp),
+// so the page works from a file URL with no network. Plain DOM and SVG, no library: the page needs lines,
+// rectangles and text, which the browser draws directly, and a library would add a build step and size.
+//
+// Two kinds of document:
+//   {"attention": [SET, ...], ...}   from attend, translate --show-attention and generate --show-attention,
+//       SET = {"name", "description", "kind": "self"|"causal"|"cross", "rows", "columns", "row_title", "column_title",
+//              "layers": [ids], "heads": [ids], "weights": [layer][head][row][column]}
+//   {"lessons": [LESSON, ...]}       from lesson N and tour: steps of text and "show" blocks of matrices.
+'use strict';
+
+(function () {
+  const doc = JSON.parse(document.getElementById('attnlab-data').textContent);
+  const meta = JSON.parse(document.getElementById('attnlab-meta').textContent);
+  const SVG = 'http://www.w3.org/2000/svg';
+  const app = document.getElementById('app');
+
+  // ---- small helpers -------------------------------------------------------------------------------
+  function el(tag, attrs, ...children) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (k === 'class') e.className = v;
+      else if (k === 'text') e.textContent = v;
+      else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+      else e.setAttribute(k, v);
+    }
+    for (const c of children) if (c != null) e.append(c);
+    return e;
+  }
+  function sv(tag, attrs) {
+    const e = document.createElementNS(SVG, tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (k === 'text') e.textContent = v;
+      else e.setAttribute(k, v);
+    }
+    return e;
+  }
+  const fmt = (x) => (Math.abs(x) >= 1000 || (Math.abs(x) < 0.001 && x !== 0) ? x.toExponential(2) : x.toFixed(3));
+
+  // Colour scales: the stops come from attnlab (render/colormap.cpp), the same ones its SVG files use.
+  // Viridis (perceptually uniform, readable with colour vision deficiency) for values of one sign; a
+  // blue–white–orange diverging scale, centred on 0, for signed values.
+  function ramp(stops, t) {
+    t = Math.min(1, Math.max(0, Number.isFinite(t) ? t : 0));
+    const x = t * (stops.length - 1), i = Math.min(stops.length - 2, Math.floor(x)), f = x - i;
+    const a = stops[i], b = stops[i + 1];
+    const c = [0, 1, 2].map((k) => Math.round(a[k] + (b[k] - a[k]) * f));
+    return `rgb(${c[0]},${c[1]},${c[2]})`;
+  }
+  // A scale for a set of values: [colour(v), text colour(v), legend description].
+  function scaleFor(values, isWeights) {
+    let lo = Infinity, hi = -Infinity;
+    for (const v of values) if (Number.isFinite(v)) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
+    if (!Number.isFinite(lo)) { lo = 0; hi = 1; }
+    if (isWeights) { lo = 0; hi = 1; }
+    if (lo < 0 && hi > 0) {
+      const m = Math.max(-lo, hi);
+      return { colour: (v) => ramp(meta.diverging, (v / m + 1) / 2), ink: (v) => (Math.abs(v / m) > 0.6 ? '#fff' : '#000'),
+               lo: -m, hi: m, stops: meta.diverging };
+    }
+    const span = hi - lo || 1;
+    return { colour: (v) => ramp(meta.viridis, (v - lo) / span), ink: (v) => ((v - lo) / span < 0.55 ? '#fff' : '#000'),
+             lo, hi, stops: meta.viridis };
+  }
+  function legend(scale) {
+    const w = 160, h = 10, x0 = 64, s = sv('svg', { class: 'legend', width: w + x0 + 70, height: h + 16, role: 'img',
+                                           'aria-label': `colour scale from ${fmt(scale.lo)} to ${fmt(scale.hi)}` });
+    const n = 32;
+    for (let i = 0; i < n; i++) s.append(sv('rect', { x: x0 + (i * w) / n, y: 2, width: w / n + 0.5, height: h, fill: ramp(scale.stops, i / (n - 1)) }));
+    s.append(sv('text', { x: x0 - 4, y: h + 1, 'text-anchor': 'end', class: 'small', text: fmt(scale.lo) }));
+    s.append(sv('text', { x: x0 + 4 + w, y: h + 1, class: 'small', text: fmt(scale.hi) }));
+    return s;
+  }
+
+  // A labelled heatmap as SVG: one <rect class="cell"> per entry with data-r, data-c, data-v; values
+  // printed in the cells when they fit; hovering a cell names its row, column and value.
+  function heatmap(m, opts) {
+    const rows = m.rows, cols = m.cols, data = m.data;
+    const flat = [].concat(...data);
+    const scale = scaleFor(flat, opts.weights);
+    const rowLab = m.row_labels || [], colLab = m.col_labels || [];
+    const longest = (a) => a.reduce((x, s) => Math.max(x, String(s).length), 1);
+    const cell = opts.cell || (cols <= 12 ? 44 : cols <= 24 ? 26 : 18);
+    const left = Math.min(160, 8 + 7 * longest(rowLab)), top = Math.min(140, 8 + 6.5 * longest(colLab));
+    const width = left + cols * cell + 4, height = top + rows * cell + 4;
+    const svg = sv('svg', { class: 'heatmap', width, height, viewBox: `0 0 ${width} ${height}`, role: 'img',
+                            'aria-label': m.title || 'heatmap', 'data-rows': rows, 'data-cols': cols });
+    const readout = opts.readout;
+    for (let j = 0; j < cols; j++) {
+      const x = left + j * cell + cell / 2;
+      svg.append(sv('text', { class: 'collabel', x, y: top - 6, transform: `rotate(-50 ${x} ${top - 6})`, text: colLab[j] ?? j }));
+    }
+    for (let i = 0; i < rows; i++) {
+      svg.append(sv('text', { class: 'rowlabel', x: left - 6, y: top + i * cell + cell / 2 + 4, 'text-anchor': 'end', text: rowLab[i] ?? i }));
+      for (let j = 0; j < cols; j++) {
+        const v = data[i][j];
+        const r = sv('rect', { class: 'cell', x: left + j * cell, y: top + i * cell, width: cell - 1, height: cell - 1,
+                                fill: v === null ? '#ddd' : scale.colour(v), 'data-r': i, 'data-c': j, 'data-v': v });
+        const t = sv('title', { text: `${rowLab[i] ?? i} → ${colLab[j] ?? j}: ${v === null ? 'not a number' : v}` });
+        r.append(t);
+        if (readout) r.addEventListener('mouseenter', () => { readout.textContent = `${rowLab[i] ?? i} → ${colLab[j] ?? j}: ${v === null ? 'not a number' : fmt(v)}`; });
+        svg.append(r);
+        if (cell >= 40 && v !== null) {
+          svg.append(sv('text', { class: 'value', x: left + j * cell + cell / 2, y: top + i * cell + cell / 2 + 4,
+                                  'text-anchor': 'middle', fill: scale.ink(v), text: Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(2) }));
+        }
+      }
+    }
+    const wrap = el('figure', { class: 'figure' });
+    if (m.title) wrap.append(el('figcaption', { text: m.title }));
+    wrap.append(svg, legend(scale));
+    return wrap;
+  }
+
+  // ---- attention sets: head view and model view ----------------------------------------------------
+  const HEAD_COLOURS = meta.head_colours;
+  const headColour = (h) => HEAD_COLOURS[h % HEAD_COLOURS.length];
+  const LINE_MIN = meta.line_min;  // weights below this draw no line (they would be invisible anyway)
+
+  function attentionView(sets) {
+    const state = { set: 0, layer: 0, heads: new Set(), pinned: null, focus: -1 };
+    const root = el('section', { id: 'attention' });
+    const tabs = el('nav', { class: 'tabs', role: 'tablist' });
+    const controls = el('div', { class: 'controls' });
+    const headView = el('div', { class: 'headview' });
+    const readout = el('div', { id: 'row-readout', class: 'readout', 'aria-live': 'polite' });
+    const modelView = el('div', { class: 'modelview' });
+    const modal = el('div', { id: 'modal', class: 'modal', hidden: '' });
+    root.append(tabs, controls,
+                el('h2', { text: 'Head view' }),
+                el('p', { class: 'hint', text: 'Lines join each token on the left (the one attending) to the tokens on the right it attends to; thicker and darker means more weight, one colour per head. Hover a token on the left to see only its row, click it to keep it.' }),
+                el('div', { class: 'headwrap' }, headView, readout),
+                el('h2', { text: 'Model view' }),
+                el('p', { class: 'hint', text: 'Every layer (rows) and head (columns) at once. Pick a token to see only its row in each; click a map to open it large.' }),
+                modelView, modal);
+
+    sets.forEach((s, k) => {
+      tabs.append(el('button', { class: 'tab', role: 'tab', 'data-set': k, 'aria-selected': k === 0 ? 'true' : 'false',
+                                 onclick: () => { state.set = k; state.layer = 0; state.pinned = null; state.heads = new Set(); renderAll(); },
+                                 text: s.name }));
+    });
+    if (sets.length < 2) tabs.hidden = true;
+    const set = () => sets[state.set];
+    function focusIndex(s) {  // the row that doc.focus names, if this set's rows hold it
+      if (!doc.focus) return -1;
+      const p = doc.focus.position;
+      return s.kind !== 'cross' && Number.isInteger(p) && p < s.rows.length ? p : -1;
+    }
+
+    function renderControls() {
+      const s = set();
+      controls.replaceChildren();
+      const layerSel = el('select', { id: 'layer', 'aria-label': 'layer',
+                                      onchange: (e) => { state.layer = Number(e.target.value); renderHeadView(); } });
+      s.layers.forEach((l, k) => layerSel.append(el('option', { value: k, text: `layer ${l}` })));
+      layerSel.value = String(state.layer);
+      controls.append(el('label', {}, 'Layer ', layerSel));
+      const heads = el('span', { class: 'heads' }, 'Heads ');
+      if (state.heads.size === 0) s.heads.forEach((_, k) => state.heads.add(k));
+      s.heads.forEach((h, k) => {
+        const box = el('input', { type: 'checkbox', 'data-head': k, onchange: (e) => {
+          if (e.target.checked) state.heads.add(k); else state.heads.delete(k);
+          renderHeadView();
+        } });
+        box.checked = state.heads.has(k);
+        heads.append(el('label', { class: 'headbox' }, box, el('span', { class: 'swatch', style: `background:${headColour(h)}` }), `H${h}`));
+      });
+      controls.append(heads);
+      const tokSel = el('select', { id: 'focus', 'aria-label': 'token row shown in the model view',
+                                    onchange: (e) => { state.focus = Number(e.target.value); renderModelView(); } });
+      tokSel.append(el('option', { value: -1, text: 'every row' }));
+      s.rows.forEach((t, i) => tokSel.append(el('option', { value: i, text: `${i}: ${t}` })));
+      tokSel.value = String(state.focus);
+      controls.append(el('label', {}, 'Model view shows ', tokSel));
+      const note = el('p', { class: 'setnote' });
+      note.textContent = `${s.name}: ${s.description || ''}` + (s.kind === 'causal' ? ' Each token sees only itself and the tokens before it (the rest is masked: exactly 0).' : '');
+      controls.append(note);
+    }
+
+    function renderHeadView() {
+      const s = set(), L = state.layer, n = s.rows.length, m = s.columns.length;
+      const lh = 20, longest = (a) => a.reduce((x, t) => Math.max(x, String(t).length), 1);
+      // Room for the longest token or the column's title, whichever is wider.
+      const lw = Math.min(220, 12 + 7.5 * Math.max(longest(s.rows), 0.85 * String(s.row_title || '').length));
+      const rw = Math.min(220, 12 + 7.5 * Math.max(longest(s.columns), 0.85 * String(s.column_title || '').length));
+      const gap = 220, width = lw + gap + rw, height = Math.max(n, m) * lh + 30;
+      const svg = sv('svg', { id: 'headsvg', width, height, viewBox: `0 0 ${width} ${height}`, role: 'img',
+                              'aria-label': `${s.name}, layer ${s.layers[L]}`, 'data-line-min': LINE_MIN });
+      svg.append(sv('text', { x: lw - 6, y: 12, 'text-anchor': 'end', class: 'small', text: s.row_title || 'attending' }));
+      svg.append(sv('text', { x: lw + gap + 6, y: 12, class: 'small', text: s.column_title || 'attended to' }));
+      const y = (i) => 30 + i * lh;
+      const lines = sv('g', { class: 'lines' });
+      svg.append(lines);
+      for (const k of state.heads) {
+        const W = s.weights[L][k], h = s.heads[k];
+        for (let i = 0; i < n; i++) for (let j = 0; j < m; j++) {
+          const w = W[i][j];
+          if (!(w >= LINE_MIN)) continue;
+          lines.append(sv('line', { class: 'edge', x1: lw, y1: y(i) - 4, x2: lw + gap, y2: y(j) - 4, stroke: headColour(h),
+                                    'stroke-opacity': Math.min(1, 0.15 + 0.85 * w), 'stroke-width': 0.5 + 4 * w,
+                                    'data-head': h, 'data-i': i, 'data-j': j, 'data-w': w }));
+        }
+      }
+      const show = (i) => {
+        for (const e of lines.children) e.classList.toggle('dim', i >= 0 && Number(e.dataset.i) !== i);
+        for (const t of svg.querySelectorAll('text.left')) t.classList.toggle('active', Number(t.dataset.i) === i);
+        renderReadout(i);
+      };
+      for (let i = 0; i < n; i++) {
+        const t = sv('text', { class: 'tok left', x: lw - 6, y: y(i), 'text-anchor': 'end', 'data-i': i, text: s.rows[i] });
+        t.addEventListener('mouseenter', () => show(i));
+        t.addEventListener('mouseleave', () => show(state.pinned ?? -1));
+        t.addEventListener('click', () => { state.pinned = state.pinned === i ? null : i; show(state.pinned ?? -1); });
+        svg.append(t);
+      }
+      for (let j = 0; j < m; j++) svg.append(sv('text', { class: 'tok right', x: lw + gap + 6, y: y(j), 'data-j': j, text: s.columns[j] }));
+      headView.replaceChildren(svg);
+      const start = state.pinned ?? focusIndex(s);
+      if (start >= 0 && state.pinned === null && doc.focus) state.pinned = start;
+      show(start);
+    }
+
+    // The highlighted row, as numbers: one table row per selected head, one cell per column token, each
+    // cell carrying its exact weight in data-w (the value in the JSON).
+    function renderReadout(i) {
+      const s = set(), L = state.layer;
+      readout.replaceChildren();
+      if (i < 0) { readout.append(el('p', { class: 'hint', text: 'Hover a token on the left.' })); return; }
+      readout.append(el('p', { class: 'rowtitle', text: `"${s.rows[i]}" (row ${i}), layer ${s.layers[L]}` }));
+      const table = el('table', { class: 'rowtable', 'data-row': i, 'data-layer': s.layers[L] });
+      const head = el('tr', {}, el('th', { text: '' }));
+      s.columns.forEach((c) => head.append(el('th', { text: c })));
+      table.append(head);
+      for (const k of [...state.heads].sort((a, b) => a - b)) {
+        const h = s.heads[k];
+        const tr = el('tr', { 'data-head': h }, el('th', {}, el('span', { class: 'swatch', style: `background:${headColour(h)}` }), `H${h}`));
+        s.weights[L][k][i].forEach((w, j) => {
+          const td = el('td', { 'data-j': j, 'data-w': w, text: (w * 100).toFixed(1) });
+          td.style.background = ramp(meta.viridis, w);
+          td.style.color = w < 0.55 ? '#fff' : '#000';
+          tr.append(td);
+        });
+        table.append(tr);
+      }
+      readout.append(table, el('p', { class: 'small', text: 'percent of the row’s attention; each row sums to 100' }));
+    }
+
+    function thumb(s, L, k, size) {
+      const n = s.rows.length, m = s.columns.length, W = s.weights[L][k];
+      const c = el('canvas', { class: 'thumb', width: size, height: size, 'data-layer': s.layers[L], 'data-head': s.heads[k],
+                               'aria-label': `layer ${s.layers[L]} head ${s.heads[k]}`, role: 'img' });
+      const g = c.getContext('2d');
+      g.fillStyle = '#fff';
+      g.fillRect(0, 0, size, size);
+      if (state.focus >= 0) {  // one row, drawn as a bar per column, tallest where the token looks
+        const i = state.focus, bw = size / m;
+        for (let j = 0; j < m; j++) {
+          const w = W[i][j];
+          g.fillStyle = ramp(meta.viridis, w);
+          g.fillRect(j * bw, size * (1 - w), Math.max(1, bw - 1), size * w);
+        }
+      } else {
+        const cw = size / m, ch = size / n;
+        for (let i = 0; i < n; i++) for (let j = 0; j < m; j++) {
+          g.fillStyle = ramp(meta.viridis, W[i][j]);
+          g.fillRect(j * cw, i * ch, Math.ceil(cw), Math.ceil(ch));
+        }
+      }
+      return c;
+    }
+
+    function renderModelView() {
+      const s = set();
+      modelView.replaceChildren();
+      const size = s.heads.length > 8 ? 80 : 110;
+      const grid = el('div', { class: 'grid', style: `grid-template-columns: 4em repeat(${s.heads.length}, ${size + 8}px)` });
+      grid.append(el('div', {}));
+      s.heads.forEach((h) => grid.append(el('div', { class: 'gridhead' }, el('span', { class: 'swatch', style: `background:${headColour(h)}` }), `H${h}`)));
+      s.layers.forEach((l, L) => {
+        grid.append(el('div', { class: 'gridhead', text: `L${l}` }));
+        s.heads.forEach((h, k) => {
+          const cellDiv = el('button', { class: 'gridcell', 'data-layer': l, 'data-head': h, title: `layer ${l} head ${h}: click to open`,
+                                         onclick: () => openLarge(L, k) });
+          cellDiv.append(thumb(s, L, k, size));
+          if (state.focus >= 0) {
+            const row = s.weights[L][k][state.focus];
+            let best = 0;
+            row.forEach((w, j) => { if (w > row[best]) best = j; });
+            cellDiv.append(el('span', { class: 'top', text: `${s.columns[best]} ${(row[best] * 100).toFixed(0)}%` }));
+          }
+          grid.append(cellDiv);
+        });
+      });
+      modelView.append(grid);
+    }
+
+    function openLarge(L, k) {
+      const s = set();
+      const readoutLine = el('p', { class: 'readout-line', text: 'Hover a cell for its value.' });
+      const m = { rows: s.rows.length, cols: s.columns.length, data: s.weights[L][k], row_labels: s.rows, col_labels: s.columns,
+                  title: `${s.name}, layer ${s.layers[L]} head ${s.heads[k]} (rows attend to columns)` };
+      const close = el('button', { class: 'close', text: 'Close', onclick: () => { modal.hidden = true; } });
+      modal.replaceChildren(el('div', { class: 'modalbox' }, close, heatmap(m, { weights: true, readout: readoutLine }), readoutLine));
+      modal.hidden = false;
+    }
+    modal.addEventListener('click', (e) => { if (e.target === modal) modal.hidden = true; });
+    document.addEventListener('keydown', (e) => { if (e.key === 'Escape') modal.hidden = true; });
+
+    function renderAll() {
+      for (const b of tabs.children) b.setAttribute('aria-selected', Number(b.dataset.set) === state.set ? 'true' : 'false');
+      const fi = focusIndex(set());
+      state.focus = fi;
+      renderControls();
+      renderHeadView();
+      renderModelView();
+    }
+    renderAll();
+    return root;
+  }
+
+  // ---- lessons -------------------------------------------------------------------------------------
+  // The lesson's Markdown-ish text: paragraphs, "- " lists and `code`; everything else as plain text.
+  function prose(text) {
+    const out = el('div', { class: 'prose' });
+    const inline = (s) => {
+      const p = el('span');
+      s.split(/(`[^`]+`)/).forEach((part) => {
+        if (part.startsWith('`') && part.endsWith('`') && part.length > 1) p.append(el('code', { text: part.slice(1, -1) }));
+        else p.append(part);
+      });
+      return p;
+    };
+    for (const para of text.split(/\n\s*\n/)) {
+      const lines = para.split('\n').filter((l) => l.trim() !== '');
+      if (lines.length === 0) continue;
+      if (lines.every((l) => /^\s*([-*]|\d+\.)\s/.test(l))) {
+        const ul = el('ul');
+        lines.forEach((l) => ul.append(el('li', {}, inline(l.replace(/^\s*([-*]|\d+\.)\s/, '')))));
+        out.append(ul);
+      } else if (lines.every((l) => /^ {2,}/.test(l))) {
+        out.append(el('pre', { text: lines.join('\n') }));
+      } else {
+        out.append(el('p', {}, inline(lines.join(' '))));
+      }
+    }
+    return out;
+  }
+
+  function lessonView(lessons) {
+    const root = el('section', { id: 'lessons' });
+    const toc = el('nav', { class: 'toc' });
+    root.append(toc);
+    lessons.forEach((lesson) => {
+      const id = `lesson-${lesson.number}`;
+      toc.append(el('a', { href: `#${id}`, text: `${lesson.number}. ${lesson.title}` }));
+      const sec = el('article', { class: 'lesson', id, 'data-lesson': lesson.number });
+      sec.append(el('h2', { text: `Lesson ${lesson.number}: ${lesson.title}` }));
+      if (lesson.status) sec.append(el('pre', { class: 'status', text: lesson.status }));
+      for (const b of lesson.intro || []) if (b.type === 'text') sec.append(prose(b.text));
+      (lesson.steps || []).forEach((step, si) => {
+        const st = el('section', { class: 'step', 'data-step': si + 1 });
+        st.append(el('h3', { text: `Step ${si + 1}: ${step.title}` }));
+        const body = el('div', { class: 'stepbody' });
+        const words = el('div', { class: 'stepwords' }), figs = el('div', { class: 'stepfigs' });
+        for (const b of step.blocks || []) {
+          if (b.type === 'text') { words.append(prose(b.text)); continue; }
+          if (b.type !== 'show') continue;
+          for (const m of b.matrices || []) {
+            const readoutLine = el('p', { class: 'readout-line', text: '' });
+            const fig = heatmap(m, { weights: m.kind === 'weights', readout: readoutLine });
+            fig.setAttribute('data-key', m.key);
+            fig.append(readoutLine);
+            figs.append(fig);
+          }
+          const lines = (b.lines || []).filter((l) => l !== '');
+          if (lines.length) figs.append(el('pre', { class: 'lines', text: (b.lines || []).join('\n') }));
+        }
+        body.append(words, figs);
+        st.append(body);
+        sec.append(st);
+      });
+      root.append(sec);
+    });
+    return root;
+  }
+
+  // ---- the page ------------------------------------------------------------------------------------
+  document.title = meta.title;
+  app.append(el('header', {}, el('h1', { text: meta.title }),
+                meta.subtitle ? el('p', { class: 'subtitle', text: meta.subtitle }) : null,
+                ...(meta.notes || []).map((n) => el('p', { class: 'note', text: n }))));
+  if (Array.isArray(doc.attention) && doc.attention.length) app.append(attentionView(doc.attention));
+  else if (Array.isArray(doc.lessons)) app.append(lessonView(doc.lessons));
+  else app.append(el('p', { class: 'note', text: 'This JSON has no attention weights or lessons to show.' }));
+  app.append(el('footer', { text: `Made by attnlab ${meta.version} from the JSON of \`${meta.command}\` (embedded in this file).` }));
+  document.body.setAttribute('data-ready', '1');
+})();
