@@ -1,6 +1,7 @@
-// attnlab attend "TEXT" [--model DIR] [--layer L] [--head H]
+// attnlab attend "TEXT" [--model DIR] [--layer L] [--head H] [--focus WORD] [--html FILE] [--svg FILE]
 // The self-attention a trained model puts on a sentence: the encoder's for a translation model,
 // the (causal) decoder's for a language model. E.g. what "it" attends to in the coreference pair.
+#include <algorithm>
 #include <cctype>
 #include <iostream>
 #include <memory>
@@ -11,6 +12,8 @@
 #include "cli/commands.hpp"
 #include "cli/validators.hpp"
 #include "cli/model_view.hpp"
+#include "cli/pictures.hpp"
+#include "render/html_page.hpp"
 #include "model/transformer.hpp"
 #include "tasks/task.hpp"
 
@@ -25,6 +28,7 @@ struct AttendOptions {
   std::string format = "text";
   ViewOptions view;
   std::string backend = "cpu";
+  PictureOptions pictures;
 };
 
 namespace {
@@ -35,6 +39,8 @@ void run_attend(const AttendOptions& o) {
   const int layers = c.decoder_only ? c.decoder_layers : c.encoder_layers;
   if (o.layer >= layers) throw InputError(fmt::format("--layer: {} is out of range; this model has layers 0…{}", o.layer, layers - 1));
   if (o.head >= c.heads) throw InputError(fmt::format("--head: {} is out of range; this model has heads 0…{}", o.head, c.heads - 1));
+  if (!o.pictures.svg.empty() && o.focus.empty() && (o.layer < 0 || o.head < 0))
+    throw InputError("--svg: draws one heatmap; give --layer L and --head H (or --focus WORD for one token's row in every head)");
   std::vector<std::string> toks;
   const auto ids = encode_user_text(m.vocab, o.text, static_cast<std::size_t>(c.max_len - 1), &toks);
   model::Batch b;
@@ -57,67 +63,115 @@ void run_attend(const AttendOptions& o) {
   m.net->forward(b, 0.0f, false, nullptr);
   const std::size_t n = toks.size();
   for (auto& t : toks) t = visible_controls(t);
+  std::vector<std::vector<float>> att;  // per layer: heads × n × n
+  for (int l = 0; l < layers; ++l) att.push_back(c.decoder_only ? m.net->decoder_self_attention(l) : m.net->encoder_attention(l));
+  std::vector<int> layer_ids, head_ids;
+  for (int l = 0; l < layers; ++l)
+    if (o.layer < 0 || l == o.layer) layer_ids.push_back(l);
+  for (int hd = 0; hd < c.heads; ++hd)
+    if (o.head < 0 || hd == o.head) head_ids.push_back(hd);
+  auto block = [&](int l, int hd) { return att[static_cast<std::size_t>(l)].data() + static_cast<std::size_t>(hd) * n * n; };
+
+  // The document --format json prints, and the explorer page shows.
+  auto document = [&] {
+    AttentionSetInfo si;
+    si.name = c.decoder_only ? "causal self-attention" : "encoder self-attention";
+    si.kind = c.decoder_only ? "causal" : "self";
+    si.description = c.decoder_only ? "each row is a token of the text (after <bos>) gathering from the tokens up to it."
+                                    : "each row is a word of the sentence gathering from every word of it.";
+    si.row_title = "attending (query)";
+    si.column_title = "attended to (key)";
+    si.rows = toks;
+    si.columns = toks;
+    si.layers = layer_ids;
+    si.heads = head_ids;
+    nlohmann::json j = {{"tokens", toks}, {"model", model_json(m)}, {"attention", nlohmann::json::array({attention_set(si, block)})}};
+    return j;
+  };
+
+  std::size_t focus_row = n;
   if (!o.focus.empty()) {
-    // The row of one token in every layer and head: what that token gathers from, side by side.
     auto fold = [](std::string s) {
       if (s.rfind("##", 0) == 0) s.erase(0, 2);
       for (auto& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
       return s;
     };
-    std::size_t row = n;
-    for (std::size_t i = 0; i < n && row == n; ++i)
-      if (fold(toks[i]) == fold(o.focus)) row = i;
-    if (row == n) {
+    for (std::size_t i = 0; i < n && focus_row == n; ++i)
+      if (fold(toks[i]) == fold(o.focus)) focus_row = i;
+    if (focus_row == n) {
       std::string list;
       for (std::size_t i = c.decoder_only ? 1 : 0; i < n; ++i) list += (list.empty() ? "" : ", ") + ("\"" + toks[i] + "\"");
       throw InputError(fmt::format("--focus: \"{}\" is not one of the sentence's tokens ({})", visible_controls(o.focus), list));
     }
+  }
+  const bool json = o.format == "json";
+  std::ostream& note = json ? std::cerr : std::cout;
+  std::vector<std::string> page_notes;  // what the page's reader must know
+  if (std::find(toks.begin(), toks.end(), "<unk>") != toks.end())
+    page_notes.push_back("Some words are not in the model's vocabulary and were read as <unk>: the model cannot know what they mean.");
+
+  if (!o.focus.empty()) {
+    // The row of one token in every layer and head: what that token gathers from, side by side.
+    const std::size_t row = focus_row;
     std::vector<std::string> row_labels;
     std::vector<float> vals;
     nlohmann::json jr = nlohmann::json::array();
-    for (int l = 0; l < layers; ++l) {
-      if (o.layer >= 0 && l != o.layer) continue;
-      const auto& att = c.decoder_only ? m.net->decoder_self_attention(l) : m.net->encoder_attention(l);
-      for (int hd = 0; hd < c.heads; ++hd) {
-        if (o.head >= 0 && hd != o.head) continue;
-        const float* r = att.data() + static_cast<std::size_t>(hd) * n * n + row * n;
+    for (int l : layer_ids)
+      for (int hd : head_ids) {
+        const float* r = block(l, hd) + row * n;
         row_labels.push_back(fmt::format("L{} H{}", l, hd));
         vals.insert(vals.end(), r, r + n);
         jr.push_back({{"layer", l}, {"head", hd}, {"weights", std::vector<float>(r, r + n)}});
       }
-    }
-    if (o.format == "json") {
-      std::cout << nlohmann::json({{"tokens", toks}, {"focus", {{"token", toks[row]}, {"position", row}, {"rows", jr}}}}).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
-      return;
-    }
-    print_heatmap(fmt::format("what \"{}\" (position {}) attends to, in each layer (L) and head (H){}", toks[row], row,
-                              c.decoder_only ? "; tokens after it are masked" : ""),
-                  to_matrix(vals.data(), row_labels.size(), n), row_labels, toks, o.view, {row});
+    const std::string title = fmt::format("what \"{}\" (position {}) attends to, in each layer (L) and head (H){}", toks[row], row,
+                                          c.decoder_only ? "; tokens after it are masked" : "");
+    nlohmann::json j = document();
+    j["focus"] = {{"token", toks[row]}, {"position", row}, {"rows", jr}};
+    if (json) std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+    if (!o.pictures.html.empty()) note << write_explorer(o.pictures.html, j, "attnlab attend: " + o.text, page_notes) << '\n';
+    if (!o.pictures.svg.empty())
+      note << render::write_picture(o.pictures.svg, render::heatmap_svg(title, to_matrix(vals.data(), row_labels.size(), n), row_labels, toks, true),
+                                    "one heatmap") << '\n';
+    if (json || !o.pictures.html.empty() || !o.pictures.svg.empty()) return;
+    print_heatmap(title, to_matrix(vals.data(), row_labels.size(), n), row_labels, toks, o.view, {row});
     return;
   }
-  nlohmann::json jl = nlohmann::json::array();
-  for (int l = 0; l < layers; ++l) {
-    if (o.layer >= 0 && l != o.layer) continue;
-    const auto& att = c.decoder_only ? m.net->decoder_self_attention(l) : m.net->encoder_attention(l);
-    nlohmann::json jh = nlohmann::json::array();
-    for (int hd = 0; hd < c.heads; ++hd) {
-      if (o.head >= 0 && hd != o.head) continue;
-      const Matrix a = to_matrix(att.data() + static_cast<std::size_t>(hd) * n * n, n, n);
-      if (o.format == "json") {
-        nlohmann::json rows = nlohmann::json::array();
-        for (std::size_t i = 0; i < n; ++i) rows.push_back(std::vector<float>(a.data() + i * n, a.data() + (i + 1) * n));
-        jh.push_back({{"layer", l}, {"head", hd}, {"weights", rows}});
-      } else {
-        print_heatmap(fmt::format("{} self-attention, layer {} head {} (rows attend to columns{})",
-                                  c.decoder_only ? "decoder (causal)" : "encoder", l, hd,
-                                  c.decoder_only ? "; right of the diagonal is masked: exactly 0" : ""),
-                      a, toks, toks, o.view);
-        std::cout << '\n';
+  if (json || !o.pictures.html.empty()) {
+    const nlohmann::json j = [&] {
+      nlohmann::json d = document();
+      // "layers": the same weights in the shape attend printed before the explorer existed.
+      nlohmann::json jl = nlohmann::json::array();
+      for (int l : layer_ids) {
+        nlohmann::json jh = nlohmann::json::array();
+        for (int hd : head_ids) {
+          const Matrix a = to_matrix(block(l, hd), n, n);
+          nlohmann::json rows = nlohmann::json::array();
+          for (std::size_t i = 0; i < n; ++i) rows.push_back(std::vector<float>(a.data() + i * n, a.data() + (i + 1) * n));
+          jh.push_back({{"layer", l}, {"head", hd}, {"weights", rows}});
+        }
+        jl.push_back(jh);
       }
-    }
-    if (o.format == "json") jl.push_back(jh);
+      d["layers"] = jl;
+      return d;
+    }();
+    if (json) std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+    if (!o.pictures.html.empty()) note << write_explorer(o.pictures.html, j, "attnlab attend: " + o.text, page_notes) << '\n';
   }
-  if (o.format == "json") std::cout << nlohmann::json({{"tokens", toks}, {"layers", jl}}).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+  const std::string kind = c.decoder_only ? "decoder (causal)" : "encoder";
+  if (!o.pictures.svg.empty()) {
+    note << render::write_picture(o.pictures.svg,
+                                  render::heatmap_svg(fmt::format("{} self-attention, layer {} head {}", kind, o.layer, o.head),
+                                                      to_matrix(block(o.layer, o.head), n, n), toks, toks, true),
+                                  "one heatmap") << '\n';
+  }
+  if (json || !o.pictures.html.empty() || !o.pictures.svg.empty()) return;
+  for (int l : layer_ids)
+    for (int hd : head_ids) {
+      print_heatmap(fmt::format("{} self-attention, layer {} head {} (rows attend to columns{})", kind, l, hd,
+                                c.decoder_only ? "; right of the diagonal is masked: exactly 0" : ""),
+                    to_matrix(block(l, hd), n, n), toks, toks, o.view);
+      std::cout << '\n';
+    }
 }
 
 }  // namespace
@@ -134,6 +188,8 @@ void setup_attend(CLI::App& app) {
   sub->add_option("-f,--format", opts->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   sub->add_flag("--no-color", opts->view.no_color, "Plain text without colour");
   sub->add_flag("--full", opts->view.full, "Never abbreviate wide matrices");
+  add_picture_options(*sub, opts->pictures,
+                      "Write one heatmap as an SVG file (needs --layer and --head, or --focus WORD for that token's row in every head)");
   sub->callback([opts] { run_attend(*opts); });
 }
 

@@ -14,6 +14,7 @@
 #include "render/terminal.hpp"
 #include "cli/validators.hpp"
 #include "cli/model_view.hpp"
+#include "cli/pictures.hpp"
 #include "model/decode.hpp"
 #include "tasks/task.hpp"
 #include "text/bpe.hpp"
@@ -35,6 +36,7 @@ struct GenerateOptions {
   std::string format = "text";
   std::string backend = "cpu";
   ViewOptions view;
+  PictureOptions pictures;
 };
 
 namespace {
@@ -89,7 +91,44 @@ void run_generate(const GenerateOptions& o) {
     s.text = m.vocab.decode(all);
     samples.push_back(std::move(s));
   }
-  if (o.format == "json") {
+  // The causal self-attention over the prompt and the first continuation (every layer and head):
+  // each row may only look left.
+  std::vector<std::string> labels;
+  std::vector<std::vector<float>> att;  // per layer: heads × n × n
+  if (o.show_attention || !o.pictures.html.empty()) {
+    const Sample& s = samples.front();
+    std::vector<int> tgt_in = {model::kBos};
+    tgt_in.insert(tgt_in.end(), ids.begin(), ids.end());
+    tgt_in.insert(tgt_in.end(), s.ids.begin(), s.ids.end());
+    model::Batch b;
+    b.B = 1;
+    b.tgt_in = tgt_in;
+    b.T = static_cast<int>(b.tgt_in.size());
+    b.tgt_out.assign(b.tgt_in.size(), model::kPad);
+    m.net->forward(b, 0.0f, false, nullptr);
+    labels = m.vocab.tokens_of(std::vector<text::TokenId>(tgt_in.begin() + 1, tgt_in.end()));
+    labels.insert(labels.begin(), "<bos>");
+    for (auto& l : labels) l = visible_controls(l);
+    for (int l = 0; l < m.net->config().decoder_layers; ++l) att.push_back(m.net->decoder_self_attention(l));
+  }
+  const std::size_t n = labels.size();
+  auto attention_sets = [&] {
+    AttentionSetInfo si;
+    si.name = "causal self-attention";
+    si.kind = "causal";
+    si.description = fmt::format("the prompt ({} tokens) and the first continuation; each row is a token gathering from the tokens up to it.",
+                                 toks.size());
+    si.row_title = "attending (query)";
+    si.column_title = "attended to (key)";
+    si.rows = labels;
+    si.columns = labels;
+    for (int l = 0; l < m.net->config().decoder_layers; ++l) si.layers.push_back(l);
+    for (int hd = 0; hd < m.net->config().heads; ++hd) si.heads.push_back(hd);
+    return nlohmann::json::array(
+        {attention_set(si, [&](int l, int hd) { return att[static_cast<std::size_t>(l)].data() + static_cast<std::size_t>(hd) * n * n; })});
+  };
+  std::string wrote;  // "attnlab: wrote FILE", printed after the text
+  if (o.format == "json" || !o.pictures.html.empty()) {
     nlohmann::json next = nlohmann::json::array();
     for (int i = 0; i < k; ++i) next.push_back({{"token", m.vocab.word(order[i])}, {"id", order[i]}, {"probability", std::exp(lp[order[i]])}});
     nlohmann::json js = nlohmann::json::array();
@@ -98,13 +137,18 @@ void run_generate(const GenerateOptions& o) {
                     {"continuation", m.vocab.tokens_of(std::vector<text::TokenId>(s.ids.begin(), s.ids.end()))},
                     {"text", s.text}});
     }
-    nlohmann::json j = {{"prompt_tokens", toks}, {"next", next}, {"decoding", how}, {"samples", js}};
+    nlohmann::json j = {{"prompt_tokens", toks}, {"next", next}, {"decoding", how}, {"samples", js}, {"model", model_json(m)}};
     if (!samples.empty()) {  // the fields of the first sample at top level, as before
       j["continuation"] = js[0]["continuation"];
       j["text"] = js[0]["text"];
     }
-    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
-    return;
+    if (!att.empty()) j["attention"] = attention_sets();
+    if (o.format == "json") std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+    if (!o.pictures.html.empty()) {
+      wrote = write_explorer(o.pictures.html, j, "attnlab generate: " + o.text + " …");
+      if (o.format == "json") std::cerr << wrote << '\n';
+    }
+    if (o.format == "json") return;
   }
   std::cout << fmt::format("prompt: {} tokens{}: {}\n", toks.size(), m.vocab.bpe() ? " (byte-level BPE; ## continues a word)" : "",
                            visible_controls(join(toks, " | ")));
@@ -117,30 +161,15 @@ void run_generate(const GenerateOptions& o) {
   std::cout << fmt::format("continuation ({}):\n", how);
   for (const auto& s : samples)
     std::cout << (greedy ? "  " : fmt::format("  seed {}: ", s.seed)) << visible_controls(s.text) << '\n';
+  if (!wrote.empty()) std::cout << wrote << '\n';
   if (o.show_attention) {
-    // The causal self-attention over the prompt and the first continuation, one heatmap per head of
-    // the chosen layer (the last by default): each row may only look left.
-    const Sample& s = samples.front();
-    model::Batch b;
-    b.B = 1;
-    b.tgt_in = {model::kBos};
-    b.tgt_in.insert(b.tgt_in.end(), ids.begin(), ids.end());
-    b.tgt_in.insert(b.tgt_in.end(), s.ids.begin(), s.ids.end());
-    b.T = static_cast<int>(b.tgt_in.size());
-    b.tgt_out.assign(b.tgt_in.size(), model::kPad);
-    m.net->forward(b, 0.0f, false, nullptr);
-    std::vector<text::TokenId> all(b.tgt_in.begin() + 1, b.tgt_in.end());
-    std::vector<std::string> labels = m.vocab.tokens_of(all);
-    labels.insert(labels.begin(), "<bos>");
-    for (auto& l : labels) l = visible_controls(l);
+    // One heatmap per head of the chosen layer (the last by default).
     const int layer = o.layer >= 0 ? o.layer : m.net->config().decoder_layers - 1;
-    const std::size_t n = labels.size();
-    const auto& att = m.net->decoder_self_attention(layer);
     for (int hd = 0; hd < m.net->config().heads; ++hd) {
       std::cout << '\n';
       print_heatmap(fmt::format("causal self-attention, layer {} head {} (rows attend to columns; right of the diagonal is masked)",
                                 layer, hd),
-                    to_matrix(att.data() + static_cast<std::size_t>(hd) * n * n, n, n), labels, labels, o.view);
+                    to_matrix(att[static_cast<std::size_t>(layer)].data() + static_cast<std::size_t>(hd) * n * n, n, n), labels, labels, o.view);
     }
   }
 }
@@ -168,6 +197,7 @@ void setup_generate(CLI::App& app) {
   sub->add_flag("--no-color", opts->view.no_color, "Plain text without colour");
   sub->add_flag("--full", opts->view.full, "Never abbreviate wide matrices");
   sub->add_option("-f,--format", opts->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  add_picture_options(*sub, opts->pictures);
   sub->callback([opts] { run_generate(*opts); });
 }
 

@@ -14,7 +14,7 @@ void setup_tour(CLI::App& app) {
   sub->callback([flags] {
     lessons::LessonOptions o = to_options(*flags);
     o.no_pause = true;
-    run_lessons(o, {}, true);
+    run_lessons(o, {}, true, flags->html);
   });
 }
 

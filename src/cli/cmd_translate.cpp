@@ -1,4 +1,4 @@
-// attnlab translate "TEXT" [--model DIR] [--beam K] [--show-attention]
+// attnlab translate "TEXT" [--model DIR] [--beam K] [--show-attention] [--html FILE] [--svg FILE --layer L --head H]
 // English → French with a trained encoder–decoder; optionally the cross-attention of every layer
 // and head: which source word each generated word looked at.
 #include <iostream>
@@ -10,6 +10,9 @@
 #include "cli/commands.hpp"
 #include "cli/validators.hpp"
 #include "cli/model_view.hpp"
+#include "cli/pictures.hpp"
+#include "lessons/trained.hpp"
+#include "render/html_page.hpp"
 #include "model/decode.hpp"
 #include "tasks/task.hpp"
 
@@ -24,6 +27,8 @@ struct TranslateOptions {
   std::string format = "text";
   ViewOptions view;
   std::string backend = "cpu";
+  int layer = -1, head = -1;  // --svg: which cross-attention heatmap
+  PictureOptions pictures;
 };
 
 namespace {
@@ -39,17 +44,55 @@ void run_translate(const TranslateOptions& o) {
   model::DecodeOptions d;
   d.beam = o.beam;
   d.length_penalty = o.length_penalty;
-  d.record_attention = o.show_attention || o.format == "json";
+  d.record_attention = o.show_attention || o.format == "json" || !o.pictures.svg.empty();
+  const model::ModelConfig& c = m.net->config();
+  if (o.layer >= c.decoder_layers)
+    throw InputError(fmt::format("--layer: {} is out of range; this model has layers 0…{}", o.layer, c.decoder_layers - 1));
+  if (o.head >= c.heads) throw InputError(fmt::format("--head: {} is out of range; this model has heads 0…{}", o.head, c.heads - 1));
+  if (!o.pictures.svg.empty() && (o.layer < 0 || o.head < 0))
+    throw InputError("--svg: draws one heatmap; give --layer L and --head H (the cross-attention of that layer and head)");
   const model::Hypothesis h = model::translate(*m.net, src, d);
   std::vector<std::string> out_tokens = m.vocab.tokens_of(std::vector<text::TokenId>(h.tokens.begin(), h.tokens.end()));
   const std::string translation = text::detokenize(out_tokens);
-  const int H = m.net->config().heads, S = static_cast<int>(src.size()), L = m.net->config().decoder_layers;
+  const int H = c.heads, S = static_cast<int>(src.size()), L = c.decoder_layers;
   std::vector<std::string> rows = out_tokens;
   rows.push_back("<eos>");
-  if (o.format == "json") {
-    nlohmann::json j = {{"source", o.text}, {"source_tokens", src_tokens}, {"translation", translation},
-                        {"tokens", out_tokens}, {"logprob", h.logprob}, {"score", h.score}, {"finished", h.finished},
-                        {"beam", o.beam}};
+  const bool json = o.format == "json";
+  std::vector<std::string> wrote;  // "attnlab: wrote FILE" lines: after the translation, or on stderr beside JSON
+
+  // Every attention of the translation: the model re-reads the source and its own output (teacher
+  // forcing, no dropout), which gives the attention the decoder used at each step of decoding.
+  nlohmann::json sets = nlohmann::json::array();
+  if (o.show_attention || !o.pictures.html.empty()) {
+    std::vector<int> tgt_in = {model::kBos};
+    tgt_in.insert(tgt_in.end(), h.tokens.begin(), h.tokens.end());
+    lessons::forward_one(*m.net, src, tgt_in);
+    std::vector<std::string> written = {"<bos>"};
+    written.insert(written.end(), out_tokens.begin(), out_tokens.end());
+    std::vector<std::vector<float>> enc, dec, cross;
+    for (int l = 0; l < c.encoder_layers; ++l) enc.push_back(m.net->encoder_attention(l));
+    for (int l = 0; l < L; ++l) dec.push_back(m.net->decoder_self_attention(l)), cross.push_back(m.net->decoder_cross_attention(l));
+    auto ids = [](int n) {
+      std::vector<int> v(static_cast<std::size_t>(n));
+      for (int i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = i;
+      return v;
+    };
+    const std::size_t T = rows.size();
+    AttentionSetInfo e{"encoder self-attention", "self", "each English word gathering from every word of the sentence.",
+                       "attending (English)", "attended to (English)", src_tokens, src_tokens, ids(c.encoder_layers), ids(H)};
+    sets.push_back(attention_set(e, [&](int l, int hd) { return enc[static_cast<std::size_t>(l)].data() + static_cast<std::size_t>(hd) * src.size() * src.size(); }));
+    AttentionSetInfo ds{"decoder self-attention", "causal",
+                        "each row is the step that writes that French word, gathering from the words already written (<bos> first).",
+                        "word being written", "already written", rows, written, ids(L), ids(H)};
+    sets.push_back(attention_set(ds, [&](int l, int hd) { return dec[static_cast<std::size_t>(l)].data() + static_cast<std::size_t>(hd) * T * T; }));
+    AttentionSetInfo cr{"cross-attention", "cross", "each row is the step that writes that French word, gathering from the English source.",
+                        "French word being written", "English source", rows, src_tokens, ids(L), ids(H)};
+    sets.push_back(attention_set(cr, [&](int l, int hd) { return cross[static_cast<std::size_t>(l)].data() + static_cast<std::size_t>(hd) * T * src.size(); }));
+  }
+  nlohmann::json j = {{"source", o.text}, {"source_tokens", src_tokens}, {"translation", translation},
+                      {"tokens", out_tokens}, {"logprob", h.logprob}, {"score", h.score}, {"finished", h.finished},
+                      {"beam", o.beam}, {"model", model_json(m)}};
+  if (json) {
     nlohmann::json layers = nlohmann::json::array();
     for (int l = 0; l < L; ++l) {
       nlohmann::json heads = nlohmann::json::array();
@@ -62,11 +105,36 @@ void run_translate(const TranslateOptions& o) {
       layers.push_back(heads);
     }
     j["cross_attention"] = {{"rows", rows}, {"columns", src_tokens}, {"layers", layers}};
-    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+  }
+  if (!sets.empty()) j["attention"] = sets;
+  if (json) std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+  if (!o.pictures.html.empty()) {
+    std::vector<std::string> notes;
+    if (!h.finished) notes.push_back("The translation reached the length limit without <eos>: it is probably wrong.");
+    for (const auto& t : src_tokens)
+      if (t == "<unk>") {
+        notes.push_back("Some words are not in the model's vocabulary and were read as <unk>: the model cannot know what they mean.");
+        break;
+      }
+    wrote.push_back(write_explorer(o.pictures.html, j, "attnlab translate: " + o.text + " → " + translation, notes));
+  }
+  if (!o.pictures.svg.empty()) {
+    Matrix a = Matrix::from_shape({h.cross_attention.size(), static_cast<std::size_t>(S)});
+    for (std::size_t t = 0; t < h.cross_attention.size(); ++t)
+      for (int s = 0; s < S; ++s) a(t, s) = h.cross_attention[t][o.layer][o.head * S + s];
+    wrote.push_back(render::write_picture(
+        o.pictures.svg,
+        render::heatmap_svg(fmt::format("cross-attention, layer {} head {}: \"{}\" → \"{}\"", o.layer, o.head, o.text, translation),
+                            a, rows, src_tokens, true),
+        "one heatmap"));
+  }
+  if (json) {
+    for (const auto& w : wrote) std::cerr << w << '\n';
     return;
   }
   std::cout << translation << '\n';
   if (!h.finished) std::cerr << "attnlab: warning: the translation reached the length limit without <eos>\n";
+  for (const auto& w : wrote) std::cout << w << '\n';
   if (!o.show_attention) return;
   for (int l = 0; l < L; ++l)
     for (int hd = 0; hd < H; ++hd) {
@@ -93,6 +161,9 @@ void setup_translate(CLI::App& app) {
   sub->add_option("-f,--format", opts->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   sub->add_flag("--no-color", opts->view.no_color, "Plain text without colour");
   sub->add_flag("--full", opts->view.full, "Never abbreviate wide matrices");
+  add_picture_options(*sub, opts->pictures, "Write one cross-attention heatmap as an SVG file (with --layer and --head)");
+  sub->add_option("--layer", opts->layer, "With --svg: the decoder layer")->check(whole_number(0, 1000));
+  sub->add_option("--head", opts->head, "With --svg: the head")->check(whole_number(0, 1000));
   sub->callback([opts] { run_translate(*opts); });
 }
 

@@ -1,7 +1,11 @@
 #include "cli/lesson_options.hpp"
 
 #include <iostream>
+#include <sstream>
 
+#include <nlohmann/json.hpp>
+
+#include "cli/pictures.hpp"
 #include "cli/validators.hpp"
 #include "lessons/output.hpp"
 #include "lessons/session.hpp"
@@ -32,6 +36,8 @@ void add_lesson_options(CLI::App* sub, LessonFlags& f) {
   sub->add_flag("--no-color", f.no_color, "Plain text without escape codes (also when NO_COLOR is set or stdout is not a terminal)");
   sub->add_flag("--full", f.full, "Print every column even when a matrix is wider than the terminal");
   sub->add_flag("--no-pause", f.no_pause, "Run straight through instead of waiting for Enter after each step");
+  add_html_option(*sub, f.html, "Write every step of the lesson(s), each matrix a heatmap beside the step's text, to FILE "
+                               "(one self-contained HTML page: open it in a browser)");
   sub->add_option("--precision", f.precision, "Digits after the decimal point")->check(whole_number(0, 8))->capture_default_str();
 }
 
@@ -53,7 +59,9 @@ lessons::LessonOptions to_options(const LessonFlags& f) {
   return o;
 }
 
-void run_lessons(const lessons::LessonOptions& o, const std::vector<std::string>& keys, bool tour) {
+void run_lessons(const lessons::LessonOptions& options, const std::vector<std::string>& keys, bool tour, const std::string& html) {
+  lessons::LessonOptions o = options;
+  if (!html.empty()) o.no_pause = true;
   lessons::Session session(o, tour);
   std::vector<const lessons::LessonDoc*> docs;
   if (keys.empty()) {
@@ -66,7 +74,9 @@ void run_lessons(const lessons::LessonOptions& o, const std::vector<std::string>
   rs.term = detect_terminal(o.no_color);
   rs.full = o.full;
   rs.precision = o.precision;
-  if (o.format == "json") out = std::make_unique<lessons::JsonOutput>(std::cout);
+  std::ostringstream page_json;
+  if (!html.empty()) out = std::make_unique<lessons::JsonOutput>(page_json);
+  else if (o.format == "json") out = std::make_unique<lessons::JsonOutput>(std::cout);
   else out = std::make_unique<lessons::TextOutput>(std::cout, rs);
 
   const bool pause = !tour && lessons::interactive(o);
@@ -76,6 +86,13 @@ void run_lessons(const lessons::LessonOptions& o, const std::vector<std::string>
   for (const lessons::LessonDoc* d : docs)
     if (!session.run(*d, *out, pause_fn)) break;
   out->finish();
+  if (!html.empty()) {
+    const nlohmann::json doc = nlohmann::json::parse(page_json.str());
+    if (o.format == "json") std::cout << page_json.str();
+    std::string title = "attnlab " + std::string(tour ? "tour" : "lesson");
+    if (doc.contains("lessons") && doc["lessons"].size() == 1) title += ": " + doc["lessons"][0].value("title", "");
+    (o.format == "json" ? std::cerr : std::cout) << write_explorer(html, doc, title) << '\n';
+  }
   std::cout.flush();
 }
 

@@ -14,6 +14,7 @@ namespace attnlab::cli {
 // counts as given only when it was on the command line).
 struct LessonFlags {
   std::string sentence, target, weights, model, format = "text";
+  std::string html;  // --html FILE: every step's matrices as a page (cli/pictures.hpp)
   std::size_t heads = 0, d_model = 0;
   std::uint64_t seed = 42;
   bool no_color = false, full = false, no_pause = false, random = false;
@@ -25,7 +26,8 @@ void add_lesson_options(CLI::App* sub, LessonFlags& f);
 lessons::LessonOptions to_options(const LessonFlags& f);
 
 // Runs the lessons named by `keys` (all when empty) with one Session. Interactive between steps
-// when `allow_pause` and the terminal allows it; text or JSON as the options say.
-void run_lessons(const lessons::LessonOptions& o, const std::vector<std::string>& keys, bool tour);
+// when `allow_pause` and the terminal allows it; text or JSON as the options say. With `html`, the
+// JSON document goes into that page instead (and to stdout too when the format is json).
+void run_lessons(const lessons::LessonOptions& o, const std::vector<std::string>& keys, bool tour, const std::string& html = "");
 
 }  // namespace attnlab::cli

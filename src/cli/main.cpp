@@ -20,6 +20,7 @@
 
 #include "render/terminal.hpp"
 #include "cli/commands.hpp"
+#include "cli/pictures.hpp"
 #include "backend/cpu/blas_setup.hpp"
 #include "util/error.hpp"
 
@@ -94,6 +95,7 @@ namespace {
 
 int run(int argc, char** argv) {
   attnlab::ensure_blas_kernel(argv);  // may restart the program with the right OpenBLAS kernel
+  attnlab::cli::set_command_line(argc, argv);  // for the footer of --html pages
   CLI::App app{"attnlab: learn self-attention and multi-head attention step by step, on real sentences,\n"
                "with every intermediate matrix printed.",
                "attnlab"};

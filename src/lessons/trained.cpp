@@ -38,7 +38,9 @@ nlohmann::json optional_json(const fs::path& file) {
   }
 }
 
-std::string describe(const tasks::LoadedModel& m) {
+}  // namespace
+
+std::string describe_model(const tasks::LoadedModel& m) {
   std::string d;
   const nlohmann::json& meta = m.meta;
   if (meta.is_object() && meta.contains("trained_steps") && meta["trained_steps"].is_number_integer())
@@ -78,11 +80,9 @@ std::string describe(const tasks::LoadedModel& m) {
   return d;
 }
 
-}  // namespace
-
 TrainedModel load_trained_model(const std::string& dir, const std::string& label) {
   TrainedModel t{tasks::load_model(dir), label, ""};
-  t.description = describe(t.m);
+  t.description = describe_model(t.m);
   return t;
 }
 

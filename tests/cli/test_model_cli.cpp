@@ -410,3 +410,83 @@ TEST_CASE("--backend cuda: the same translation where CUDA runs, else exit 2 say
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
   }
 }
+
+TEST_CASE("--html and --svg: one self-contained page from the --format json document, one SVG heatmap; bad places exit 2") {
+  const fs::path dir = temp_dir() / "straight";
+  if (!fs::exists(dir / "model.ckpt")) REQUIRE(run({"train", "--config", kConfig, "--out", dir.string(), "--steps", "24"}).code == 0);
+  const std::string s = "The boy trains the puppy.";
+  // translate: encoder, decoder (causal) and cross-attention, every layer and head, rows summing to 1.
+  Result r = run({"translate", s, "--model", dir.string(), "--show-attention", "--format", "json"});
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["attention"].size() == 3);
+  CHECK(j["attention"][0]["kind"] == "self");
+  CHECK(j["attention"][1]["kind"] == "causal");
+  CHECK(j["attention"][2]["kind"] == "cross");
+  for (const auto& set : j["attention"]) {
+    const std::size_t rows = set["rows"].size(), cols = set["columns"].size();
+    REQUIRE(set["weights"].size() == set["layers"].size());
+    for (const auto& layer : set["weights"])
+      for (const auto& head : layer) {
+        REQUIRE(head.size() == rows);
+        for (std::size_t i = 0; i < rows; ++i) {
+          REQUIRE(head[i].size() == cols);
+          double sum = 0;
+          for (std::size_t k = 0; k < cols; ++k) {
+            sum += head[i][k].get<double>();
+            if (set["kind"] == "causal" && k > i) CHECK(head[i][k].get<double>() == 0.0);  // not yet written
+          }
+          CHECK(sum == doctest::Approx(1.0).epsilon(1e-4));
+        }
+      }
+  }
+  // The cross-attention the explorer shows is the one decoding used (recorded step by step).
+  const auto& cross = j["attention"][2]["weights"];
+  for (std::size_t l = 0; l < cross.size(); ++l)
+    for (std::size_t h = 0; h < cross[l].size(); ++h)
+      for (std::size_t i = 0; i < cross[l][h].size(); ++i)
+        for (std::size_t k = 0; k < cross[l][h][i].size(); ++k)
+          CHECK(cross[l][h][i][k].get<double>() == doctest::Approx(j["cross_attention"]["layers"][l][h][i][k].get<double>()).epsilon(1e-4));
+
+  // The page embeds exactly that document (less nothing): parse it back out of the HTML.
+  const fs::path page = temp_dir() / "t.html";
+  r = run({"translate", s, "--model", dir.string(), "--html", page.string()});
+  REQUIRE(r.code == 0);
+  CHECK(contains(r.out, "wrote " + page.string()));
+  const std::string html = slurp(page);
+  CHECK(html.rfind("<!doctype html>", 0) == 0);
+  CHECK(!contains(html, "<script src"));  // self-contained: nothing fetched
+  CHECK(!contains(html, "<link"));
+  const std::string open = "<script id=\"attnlab-data\" type=\"application/json\">";
+  const auto a = html.find(open), b = html.find("</script>", a);
+  REQUIRE(a != std::string::npos);
+  const auto embedded = nlohmann::json::parse(html.substr(a + open.size(), b - a - open.size()));
+  CHECK(embedded["attention"] == j["attention"]);
+  CHECK(embedded["translation"] == j["translation"]);
+
+  // --svg: one heatmap, rows × columns cells.
+  const fs::path svg = temp_dir() / "c.svg";
+  r = run({"translate", s, "--model", dir.string(), "--svg", svg.string(), "--layer", "0", "--head", "1"});
+  REQUIRE(r.code == 0);
+  const std::string pic = slurp(svg);
+  std::size_t cells = 0;
+  for (std::size_t p = pic.find("class=\"cell\""); p != std::string::npos; p = pic.find("class=\"cell\"", p + 1)) ++cells;
+  CHECK(cells == j["attention"][2]["rows"].size() * j["attention"][2]["columns"].size());
+  r = run({"attend", s, "--model", dir.string(), "--svg", svg.string()});
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "--svg: draws one heatmap; give --layer L and --head H"));
+  r = run({"translate", s, "--model", dir.string(), "--svg", svg.string(), "--layer", "0"});
+  CHECK(r.code == 2);
+  r = run({"attend", s, "--model", dir.string(), "--html", (temp_dir() / "no-such-folder" / "x.html").string()});
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "--html: the folder"));
+  CHECK(contains(r.err, "does not exist"));
+  r = run({"attend", s, "--model", dir.string(), "--html", temp_dir().string()});
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "is a folder"));
+  // With --format json the JSON alone goes to stdout; the "wrote" line to stderr.
+  r = run({"attend", s, "--model", dir.string(), "--format", "json", "--html", page.string()});
+  REQUIRE(r.code == 0);
+  CHECK(nlohmann::json::parse(r.out)["attention"][0]["kind"] == "self");
+  CHECK(contains(r.err, "wrote " + page.string()));
+}

@@ -1,0 +1,88 @@
+#include "cli/pictures.hpp"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "lessons/trained.hpp"
+#include "render/html_page.hpp"
+#include "tasks/task.hpp"
+
+namespace attnlab::cli {
+
+namespace {
+
+std::string g_command_line = "attnlab";
+
+std::string shell_quote(const std::string& s) {
+  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") == std::string::npos)
+    return s;
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// A place a file can be written: not a folder, and in a folder that exists. Checked when the options
+// are parsed, so a typo costs nothing (a long lesson or tour never runs only to fail at the end).
+CLI::Validator writable_file(const std::string& extension) {
+  return CLI::Validator(
+      [extension](std::string& path) -> std::string {
+        namespace fs = std::filesystem;
+        std::error_code ec;
+        // CLI11 puts "--html: " in front of the message.
+        if (path.empty()) return "is empty; give a file name such as attention" + extension;
+        if (fs::is_directory(path, ec)) return path + " is a folder; give a file name inside it";
+        const fs::path parent = fs::path(path).parent_path();
+        if (!parent.empty() && !fs::is_directory(parent, ec)) return "the folder " + parent.string() + " does not exist";
+        return "";
+      },
+      "FILE");
+}
+
+}  // namespace
+
+void add_picture_options(CLI::App& sub, PictureOptions& p, const std::string& svg_help) {
+  sub.add_option("--html", p.html,
+                 "Write an attention explorer page to FILE (one self-contained HTML file: open it in a browser)")
+      ->check(writable_file(".html"));
+  if (!svg_help.empty()) sub.add_option("--svg", p.svg, svg_help)->check(writable_file(".svg"));
+}
+
+void add_html_option(CLI::App& sub, std::string& html, const std::string& help) {
+  sub.add_option("--html", html, help)->check(writable_file(".html"));
+}
+
+void set_command_line(int argc, char** argv) {
+  g_command_line = "attnlab";
+  for (int i = 1; i < argc; ++i) g_command_line += " " + shell_quote(argv[i]);
+}
+
+const std::string& command_line() { return g_command_line; }
+
+nlohmann::json model_json(const tasks::LoadedModel& m) {
+  return {{"dir", m.dir}, {"description", lessons::describe_model(m)}};
+}
+
+std::string write_explorer(const std::string& path, const nlohmann::json& doc, const std::string& title,
+                    const std::vector<std::string>& notes) {
+  render::PageInfo info;
+  info.title = title;
+  if (doc.contains("model") && doc["model"].is_object())
+    info.subtitle = fmt::format("Model: {} ({})", doc["model"].value("dir", ""), doc["model"].value("description", ""));
+  info.command = command_line();
+  info.notes = notes;
+  std::size_t sets = doc.contains("attention") ? doc["attention"].size() : 0;
+  std::string what;
+  if (sets) {
+    std::size_t maps = 0;
+    for (const auto& s : doc["attention"]) maps += s["layers"].size() * s["heads"].size();
+    what = fmt::format("attention explorer: {} set{}, {} heatmaps", sets, sets == 1 ? "" : "s", maps);
+  } else if (doc.contains("lessons")) {
+    what = fmt::format("{} lesson{}", doc["lessons"].size(), doc["lessons"].size() == 1 ? "" : "s");
+  } else {
+    what = "attention explorer";
+  }
+  return render::write_picture(path, render::explorer_page(doc, info), what + "; open it in a browser");
+}
+
+}  // namespace attnlab::cli
