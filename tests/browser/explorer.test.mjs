@@ -1,0 +1,285 @@
+// The attention explorer pages (--html) and --svg pictures, opened in a real browser: Debian's chromium,
+// driven by playwright-core (both installed by scripts/browser-deps.sh). For each page: no console
+// errors, the DOM holds the tokens, heads, lines and heatmaps the JSON says, hovering a token shows
+// exactly the JSON's weights, and a screenshot is not blank.
+//
+//   node tests/browser/explorer.test.mjs --attnlab build/attnlab --fixture build/tests/explorer_fixture \
+//        --modules .cache/browser/npm/node_modules --work build/tests/browser [--screenshots docs/images]
+//
+// Exit 0: passed; 1: failed; 77: skipped because chromium cannot start here (never under CI=true).
+import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import fs from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const args = Object.fromEntries(process.argv.slice(2).reduce((acc, a, i, all) => {
+  if (a.startsWith('--')) acc.push([a.slice(2), all[i + 1]]);
+  return acc;
+}, []));
+for (const need of ['attnlab', 'fixture', 'modules', 'work']) {
+  if (!args[need]) { console.error(`explorer.test: --${need} is required`); process.exit(2); }
+}
+const CI = /^(1|true|yes)$/i.test(process.env.CI || '');
+function skip(why) {
+  if (CI) { console.error(`explorer.test: FAILED: ${why} (CI must run the browser tests: bash scripts/browser-deps.sh)`); process.exit(1); }
+  console.log(`skipped: ${why}`);
+  process.exit(77);
+}
+
+let failures = 0, checks = 0;
+function check(cond, what) {
+  checks++;
+  if (!cond) { failures++; console.error(`FAIL: ${what}`); }
+}
+const close = (a, b, tol = 1e-12) => Math.abs(a - b) <= tol;
+
+// ---- make the pages ------------------------------------------------------------------------------
+const work = path.resolve(args.work);
+fs.mkdirSync(work, { recursive: true });
+const bin = path.resolve(args.attnlab);
+const env = { ...process.env, NO_COLOR: '1' };
+function attnlab(...a) { return execFileSync(bin, a, { env, encoding: 'utf8', maxBuffer: 256 << 20 }); }
+const P = (f) => path.join(work, f);
+const coref = "The animal didn't cross the street because it was too tired.";
+const wide = "The animal didn't cross the street because it was too wide.";
+attnlab('attend', coref, '--html', P('attend.html'));
+const attendJson = JSON.parse(attnlab('attend', coref, '--format', 'json'));
+attnlab('translate', wide, '--html', P('translate.html'));
+const translateJson = JSON.parse(attnlab('translate', wide, '--show-attention', '--format', 'json'));
+attnlab('lesson', '9', '--html', P('lesson9.html'));
+const lessonJson = JSON.parse(attnlab('lesson', '9', '--format', 'json'));
+attnlab('generate', 'Your journey starts with one step', '-t', '0', '--max-new', '8', '--html', P('generate.html'));
+const generateJson = JSON.parse(attnlab('generate', 'Your journey starts with one step', '-t', '0', '--max-new', '8', '--format', 'json', '--show-attention'));
+attnlab('attend', coref, '--focus', 'it', '--svg', P('focus.svg'));
+attnlab('translate', wide, '--svg', P('cross.svg'), '--layer', '1', '--head', '3');
+execFileSync(path.resolve(args.fixture), [work], { encoding: 'utf8' });
+
+// The page must hold the model's own weights: the explorer's set (rounded to 6 decimals) against
+// the unrounded weights attend has always printed.
+{
+  const set = attendJson.attention[0];
+  let worst = 0;
+  attendJson.layers.forEach((heads, l) => heads.forEach((h) => {
+    h.weights.forEach((row, i) => row.forEach((w, j) => { worst = Math.max(worst, Math.abs(w - set.weights[l][h.head][i][j])); }));
+  }));
+  check(worst <= 5e-7, `attend: the explorer's weights differ from the model's by ${worst} (> 5e-7)`);
+}
+
+// ---- the browser ---------------------------------------------------------------------------------
+let chromium;
+try {
+  chromium = createRequire(path.join(path.resolve(args.modules), 'x.js'))('playwright-core').chromium;
+} catch (e) {
+  skip(`playwright-core is not installed in ${args.modules} (${e.code || e.message})`);
+}
+if (!fs.existsSync('/usr/bin/chromium')) skip('/usr/bin/chromium is not installed');
+let browser;
+try {
+  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu'], timeout: 60000 });
+} catch (e) {
+  skip(`chromium cannot start: ${String(e.message).split('\n')[0]}`);
+}
+
+const shots = args.screenshots ? path.resolve(args.screenshots) : null;
+if (shots) fs.mkdirSync(shots, { recursive: true });
+
+async function open(file, viewport = { width: 1280, height: 900 }) {
+  const page = await browser.newPage({ viewport });
+  const errors = [];
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  page.on('pageerror', (e) => errors.push(String(e)));
+  page.on('request', (r) => { if (!r.url().startsWith('file:') && !r.url().startsWith('data:')) errors.push(`network request: ${r.url()}`); });
+  const t0 = Date.now();
+  await page.goto(pathToFileURL(P(file)).href);
+  if (file.endsWith('.html')) await page.waitForSelector('body[data-ready="1"]', { timeout: 20000 });
+  return { page, errors, ms: Date.now() - t0 };
+}
+
+// A screenshot is "not blank" when it has many colours and a fair share of non-white pixels: decoded
+// by the browser itself (an <img> drawn on a canvas), so no PNG decoder is needed here.
+async function screenshotCheck(page, name, opts = {}) {
+  const png = await page.screenshot(opts);
+  if (shots && opts.keep) fs.writeFileSync(path.join(shots, opts.keep), png);
+  const blank = await browser.newPage();
+  const stats = await blank.evaluate(async (b64) => {
+    const img = new Image();
+    img.src = `data:image/png;base64,${b64}`;
+    await img.decode();
+    const c = document.createElement('canvas');
+    c.width = img.width; c.height = img.height;
+    const g = c.getContext('2d');
+    g.drawImage(img, 0, 0);
+    const d = g.getImageData(0, 0, c.width, c.height).data;
+    const colours = new Set();
+    let nonWhite = 0, n = 0;
+    for (let i = 0; i < d.length; i += 4 * 7) {
+      n++;
+      colours.add((d[i] << 16) | (d[i + 1] << 8) | d[i + 2]);
+      if (d[i] < 235 || d[i + 1] < 235 || d[i + 2] < 235) nonWhite++;
+    }
+    return { colours: colours.size, nonWhite: nonWhite / n, width: c.width, height: c.height };
+  }, png.toString('base64'));
+  await blank.close();
+  check(stats.colours >= 20 && stats.nonWhite >= 0.03,
+        `${name}: screenshot looks blank (${stats.colours} colours, ${(100 * stats.nonWhite).toFixed(1)} % non-white)`);
+  return stats;
+}
+
+// Checks one attention set as the page shows it: tokens, lines, the hovered row's weights, the grid.
+async function checkAttentionSet(page, name, set, hoverRow) {
+  const left = await page.$$eval('#headsvg text.tok.left', (e) => e.map((t) => t.textContent));
+  const right = await page.$$eval('#headsvg text.tok.right', (e) => e.map((t) => t.textContent));
+  check(JSON.stringify(left) === JSON.stringify(set.rows), `${name}: left tokens ${JSON.stringify(left)} ≠ rows ${JSON.stringify(set.rows)}`);
+  check(JSON.stringify(right) === JSON.stringify(set.columns), `${name}: right tokens ≠ columns`);
+  const lineMin = Number(await page.$eval('#headsvg', (s) => s.dataset.lineMin));
+  let expected = 0;
+  set.weights[0].forEach((m) => m.forEach((row) => row.forEach((w) => { if (w >= lineMin) expected++; })));
+  const lines = await page.$$eval('#headsvg line.edge', (e) => e.length);
+  check(lines === expected, `${name}: ${lines} lines drawn, ${expected} weights ≥ ${lineMin} in layer ${set.layers[0]}`);
+  const heads = await page.$$eval('.controls input[type=checkbox][data-head]', (e) => e.length);
+  check(heads === set.heads.length, `${name}: ${heads} head toggles for ${set.heads.length} heads`);
+  const cells = await page.$$eval('.gridcell canvas.thumb', (e) => e.length);
+  check(cells === set.layers.length * set.heads.length, `${name}: model view has ${cells} maps, expected ${set.layers.length * set.heads.length}`);
+
+  // Hover a token: its lines stay, every other line hides, and the readout holds the JSON's weights.
+  await page.hover(`#headsvg text.tok.left[data-i="${hoverRow}"]`);
+  const visible = await page.$$eval('#headsvg line.edge', (e) => e.filter((l) => getComputedStyle(l).display !== 'none').map((l) => Number(l.dataset.i)));
+  check(visible.length > 0 && visible.every((i) => i === hoverRow), `${name}: hovering row ${hoverRow} left other rows' lines visible`);
+  const table = await page.$$eval('#row-readout table.rowtable tr[data-head]', (trs) =>
+    trs.map((tr) => ({ head: Number(tr.dataset.head), w: [...tr.querySelectorAll('td')].map((td) => Number(td.dataset.w)) })));
+  check(table.length === set.heads.length, `${name}: readout has ${table.length} head rows, expected ${set.heads.length}`);
+  for (const r of table) {
+    const want = set.weights[0][set.heads.indexOf(r.head)][hoverRow];
+    check(r.w.length === want.length && r.w.every((w, j) => close(w, want[j])),
+          `${name}: hovered row ${hoverRow}, head ${r.head}: readout ${JSON.stringify(r.w)} ≠ JSON ${JSON.stringify(want)}`);
+    const sum = r.w.reduce((a, b) => a + b, 0);
+    check(set.kind !== 'self' || close(sum, 1, 1e-4), `${name}: head ${r.head} row sums to ${sum}`);
+  }
+
+  // Click a map of the model view: it opens large, one cell per weight.
+  await page.click('.gridcell[data-layer] >> nth=0');
+  const big = await page.$$eval('#modal:not([hidden]) svg.heatmap rect.cell', (e) => e.length);
+  check(big === set.rows.length * set.columns.length, `${name}: the opened map has ${big} cells, expected ${set.rows.length * set.columns.length}`);
+  await page.keyboard.press('Escape');
+  check(await page.$eval('#modal', (m) => m.hidden), `${name}: Escape did not close the large map`);
+}
+
+try {
+  // attend: where "it" looks.
+  {
+    const { page, errors } = await open('attend.html');
+    const set = attendJson.attention[0];
+    const it = set.rows.indexOf('it');
+    check(it >= 0, 'attend: "it" is a token');
+    await checkAttentionSet(page, 'attend', set, it);
+    // The model view on one row: each map labels the word "it" gives most weight to, as the JSON says.
+    await page.selectOption('#focus', String(it));
+    const tops = await page.$$eval('.gridcell', (e) => e.map((c) => ({ l: Number(c.dataset.layer), h: Number(c.dataset.head), top: c.querySelector('.top')?.textContent || '' })));
+    for (const t of tops) {
+      const row = set.weights[set.layers.indexOf(t.l)][set.heads.indexOf(t.h)][it];
+      const best = row.indexOf(Math.max(...row));
+      check(t.top.startsWith(`${set.columns[best]} `), `attend: layer ${t.l} head ${t.h} labelled "${t.top}", expected "${set.columns[best]}"`);
+    }
+    await page.hover(`#headsvg text.tok.left[data-i="${it}"]`);
+    await screenshotCheck(page, 'attend', { fullPage: true, keep: 'explorer-attend.png' });
+    check(errors.length === 0, `attend: console errors: ${errors.join(' | ')}`);
+    await page.close();
+  }
+  // translate: three sets, on tabs.
+  {
+    const { page, errors } = await open('translate.html');
+    const tabs = await page.$$eval('.tab', (e) => e.map((t) => t.textContent));
+    check(JSON.stringify(tabs) === JSON.stringify(translateJson.attention.map((s) => s.name)), `translate: tabs ${JSON.stringify(tabs)}`);
+    check(JSON.stringify(tabs) === JSON.stringify(['encoder self-attention', 'decoder self-attention', 'cross-attention']), 'translate: encoder, decoder and cross sets');
+    for (let k = 0; k < tabs.length; k++) {
+      await page.click(`.tab[data-set="${k}"]`);
+      const set = translateJson.attention[k];
+      const row = set.kind === 'cross' ? set.rows.findIndex((t) => t === 'elle' || t === 'il') : Math.min(2, set.rows.length - 1);
+      await checkAttentionSet(page, `translate/${set.name}`, set, row);
+      if (set.kind === 'causal') {  // the masked half draws no lines
+        const above = await page.$$eval('#headsvg line.edge', (e) => e.filter((l) => Number(l.dataset.j) > Number(l.dataset.i)).length);
+        check(above === 0, `translate/decoder: ${above} lines to words not yet written`);
+      }
+      if (set.kind === 'cross') await screenshotCheck(page, 'translate', { fullPage: true, keep: 'explorer-translate-cross.png' });
+    }
+    check(errors.length === 0, `translate: console errors: ${errors.join(' | ')}`);
+    await page.close();
+  }
+  // lesson 9: every matrix of every step as a heatmap; hover shows its value.
+  {
+    const { page, errors } = await open('lesson9.html');
+    const want = [];
+    for (const l of lessonJson.lessons) for (const s of l.steps) for (const b of s.blocks) if (b.type === 'show') for (const m of b.matrices) want.push(m);
+    const figs = await page.$$eval('figure.figure svg.heatmap', (e) => e.map((s) => ({ r: Number(s.dataset.rows), c: Number(s.dataset.cols), cells: s.querySelectorAll('rect.cell').length })));
+    check(figs.length === want.length, `lesson 9: ${figs.length} heatmaps, the JSON has ${want.length} matrices`);
+    figs.forEach((f, k) => {
+      const m = want[k];
+      check(m && f.r === m.rows && f.c === m.cols && f.cells === m.rows * m.cols, `lesson 9: heatmap ${k} is ${f.r}×${f.c} with ${f.cells} cells`);
+    });
+    const steps = await page.$$eval('section.step', (e) => e.length);
+    check(steps === lessonJson.lessons[0].steps.length, `lesson 9: ${steps} steps shown, ${lessonJson.lessons[0].steps.length} in the JSON`);
+    const cell = await page.$('figure.figure svg.heatmap rect.cell[data-r="1"][data-c="0"]');
+    await cell.hover();
+    const v = Number(await cell.getAttribute('data-v'));
+    check(close(v, want[0].data[1][0]), `lesson 9: first heatmap's cell (1,0) holds ${v}, the JSON ${want[0].data[1][0]}`);
+    const readout = await page.$eval('figure.figure .readout-line', (p) => p.textContent);
+    check(readout.includes('→') && readout.includes(v.toFixed(3).slice(0, 4)), `lesson 9: hovering a cell shows "${readout}"`);
+    await page.evaluate(() => document.querySelector('section.step[data-step="2"]').scrollIntoView());
+    await screenshotCheck(page, 'lesson 9', { keep: 'explorer-lesson9.png' });
+    check(errors.length === 0, `lesson 9: console errors: ${errors.join(' | ')}`);
+    await page.close();
+  }
+  // generate: the language model's causal attention over prompt and continuation.
+  {
+    const { page, errors } = await open('generate.html');
+    await checkAttentionSet(page, 'generate', generateJson.attention[0], 3);
+    check(errors.length === 0, `generate: console errors: ${errors.join(' | ')}`);
+    await page.close();
+  }
+  // 40 tokens, 6 layers × 8 heads: still usable (draws quickly, every map present, hover works).
+  {
+    const { page, errors, ms } = await open('big.html');
+    const html = fs.readFileSync(P('big.html'), 'utf8');
+    const set = JSON.parse(html.match(/<script id="attnlab-data" type="application\/json">(.*?)<\/script>/s)[1]).attention[0];
+    check(set.rows.length === 40 && set.layers.length === 6 && set.heads.length === 8, 'big: the fixture is 40 tokens, 6 × 8');
+    await checkAttentionSet(page, 'big', set, 39);
+    check(ms < 10000, `big: the page took ${ms} ms to load and draw`);
+    await screenshotCheck(page, 'big', { fullPage: false });
+    check(errors.length === 0, `big: console errors: ${errors.join(' | ')}`);
+    await page.close();
+  }
+  // Tokens that try to end the script or style element, markup, invalid UTF-8, a fully masked row.
+  {
+    const { page, errors } = await open('odd.html');
+    check(await page.evaluate(() => window.broken === undefined), 'odd: a token ran as script');
+    const left = await page.$$eval('#headsvg text.tok.left', (e) => e.map((t) => t.textContent));
+    check(left[0] === '</script><script>window.broken=1</script>' && left[1] === '"quoted" & <b>bold</b>', `odd: tokens shown as text: ${JSON.stringify(left)}`);
+    check(left[2] === 'bad\ufffdutf8', `odd: invalid UTF-8 shown as U+FFFD: ${JSON.stringify(left[2])}`);
+    await page.hover('#headsvg text.tok.left[data-i="1"]');
+    const zero = await page.$$eval('#row-readout td', (e) => e.map((td) => Number(td.dataset.w)));
+    check(zero.length === 6 && zero.slice(0, 3).every((w) => w === 0), `odd: the masked row reads ${JSON.stringify(zero)}`);
+    check(errors.length === 0, `odd: console errors: ${errors.join(' | ')}`);
+    await page.close();
+  }
+  // --svg files: well-formed, one cell per weight, labelled, drawn.
+  for (const [file, rows, cols, label] of [
+    ['focus.svg', attendJson.attention[0].layers.length * attendJson.attention[0].heads.length, attendJson.tokens.length, 'L0 H0'],
+    ['cross.svg', translateJson.attention[2].rows.length, translateJson.attention[2].columns.length, 'elle'],
+  ]) {
+    const { page, errors } = await open(file, { width: 1280, height: 760 });
+    const cells = await page.$$eval('rect.cell', (e) => e.length);
+    check(cells === rows * cols, `${file}: ${cells} cells, expected ${rows}×${cols}`);
+    const text = await page.$$eval('text', (e) => e.map((t) => t.textContent));
+    check(text.includes(label), `${file}: no label "${label}"`);
+    // (a full-page screenshot of a bare SVG document never settles in chromium: the viewport is sized instead)
+    await screenshotCheck(page, file, { keep: file === 'cross.svg' && shots ? 'heatmap-cross.png' : undefined });
+    check(errors.length === 0, `${file}: console errors: ${errors.join(' | ')}`);
+    await page.close();
+  }
+} finally {
+  await browser.close();
+}
+
+console.log(`explorer.test: ${checks - failures}/${checks} checks passed${shots ? `; screenshots in ${shots}` : ''}`);
+process.exit(failures ? 1 : 0);
