@@ -49,6 +49,8 @@ attnlab('translate', wide, '--html', P('translate.html'));
 const translateJson = JSON.parse(attnlab('translate', wide, '--show-attention', '--format', 'json'));
 attnlab('lesson', '9', '--html', P('lesson9.html'));
 const lessonJson = JSON.parse(attnlab('lesson', '9', '--format', 'json'));
+attnlab('tour', '--html', P('tour.html'));
+const tourJson = JSON.parse(attnlab('tour', '--format', 'json'));
 attnlab('generate', 'Your journey starts with one step', '-t', '0', '--max-new', '8', '--html', P('generate.html'));
 const generateJson = JSON.parse(attnlab('generate', 'Your journey starts with one step', '-t', '0', '--max-new', '8', '--format', 'json', '--show-attention'));
 attnlab('attend', coref, '--focus', 'it', '--svg', P('focus.svg'));
@@ -228,6 +230,21 @@ try {
     await page.evaluate(() => document.querySelector('section.step[data-step="2"]').scrollIntoView());
     await screenshotCheck(page, 'lesson 9', { keep: 'explorer-lesson9.png' });
     check(errors.length === 0, `lesson 9: console errors: ${errors.join(' | ')}`);
+    await page.close();
+  }
+  // tour: all lessons on one page, including the lessons' labelled non-finite demonstrations ("-inf", "nan").
+  {
+    const { page, errors } = await open('tour.html');
+    let want = 0, nonFinite = 0;
+    for (const l of tourJson.lessons) for (const s of l.steps) for (const b of s.blocks) if (b.type === 'show')
+      for (const m of b.matrices) { want++; for (const r of m.data) for (const v of r) if (typeof v === 'string') nonFinite++; }
+    const lessons = await page.$$eval('article.lesson', (e) => e.length);
+    check(lessons === tourJson.lessons.length, `tour: ${lessons} lessons shown, ${tourJson.lessons.length} in the JSON`);
+    const maps = await page.$$eval('svg.heatmap', (e) => e.length);
+    check(maps === want, `tour: ${maps} heatmaps, the JSON has ${want} matrices`);
+    const grey = await page.$$eval('rect.cell', (e) => e.filter((r) => ['inf', '-inf', 'nan'].includes(r.dataset.v)).length);
+    check(nonFinite > 0 && grey === nonFinite, `tour: ${grey} cells spelled as non-finite, the JSON has ${nonFinite}`);
+    check(errors.length === 0, `tour: console errors: ${errors.join(' | ')}`);
     await page.close();
   }
   // generate: the language model's causal attention over prompt and continuation.

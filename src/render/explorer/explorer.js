@@ -36,6 +36,10 @@
     }
     return e;
   }
+  // Lesson matrices spell non-finite values as strings ("-inf" for a masked score, "nan" in a lesson's
+  // demonstration of a broken softmax): kept as such, drawn grey and labelled.
+  const num = (v) => (typeof v === 'number' ? v : v === 'inf' ? Infinity : v === '-inf' ? -Infinity : NaN);
+  const spell = (v, f) => (typeof v === 'number' && Number.isFinite(v) ? f(v) : { inf: '∞', '-inf': '−∞' }[v] || 'NaN');
   const fmt = (x) => (Math.abs(x) >= 1000 || (Math.abs(x) < 0.001 && x !== 0) ? x.toExponential(2) : x.toFixed(3));
 
   // Colour scales: the stops come from attnlab (render/colormap.cpp), the same ones its SVG files use.
@@ -77,7 +81,7 @@
   // printed in the cells when they fit; hovering a cell names its row, column and value.
   function heatmap(m, opts) {
     const rows = m.rows, cols = m.cols, data = m.data;
-    const flat = [].concat(...data);
+    const flat = [].concat(...data).map(num);
     const scale = scaleFor(flat, opts.weights);
     const rowLab = m.row_labels || [], colLab = m.col_labels || [];
     const longest = (a) => a.reduce((x, s) => Math.max(x, String(s).length), 1);
@@ -94,16 +98,16 @@
     for (let i = 0; i < rows; i++) {
       svg.append(sv('text', { class: 'rowlabel', x: left - 6, y: top + i * cell + cell / 2 + 4, 'text-anchor': 'end', text: rowLab[i] ?? i }));
       for (let j = 0; j < cols; j++) {
-        const v = data[i][j];
+        const raw = data[i][j], v = num(raw), finite = Number.isFinite(v);
         const r = sv('rect', { class: 'cell', x: left + j * cell, y: top + i * cell, width: cell - 1, height: cell - 1,
-                                fill: v === null ? '#ddd' : scale.colour(v), 'data-r': i, 'data-c': j, 'data-v': v });
-        const t = sv('title', { text: `${rowLab[i] ?? i} → ${colLab[j] ?? j}: ${v === null ? 'not a number' : v}` });
+                                fill: finite ? scale.colour(v) : '#bdbdbd', 'data-r': i, 'data-c': j, 'data-v': raw });
+        const t = sv('title', { text: `${rowLab[i] ?? i} → ${colLab[j] ?? j}: ${spell(raw, String)}` });
         r.append(t);
-        if (readout) r.addEventListener('mouseenter', () => { readout.textContent = `${rowLab[i] ?? i} → ${colLab[j] ?? j}: ${v === null ? 'not a number' : fmt(v)}`; });
+        if (readout) r.addEventListener('mouseenter', () => { readout.textContent = `${rowLab[i] ?? i} → ${colLab[j] ?? j}: ${spell(raw, fmt)}`; });
         svg.append(r);
-        if (cell >= 40 && v !== null) {
-          svg.append(sv('text', { class: 'value', x: left + j * cell + cell / 2, y: top + i * cell + cell / 2 + 4,
-                                  'text-anchor': 'middle', fill: scale.ink(v), text: Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(2) }));
+        if (cell >= 40) {
+          svg.append(sv('text', { class: 'value', x: left + j * cell + cell / 2, y: top + i * cell + cell / 2 + 4, 'text-anchor': 'middle',
+                                  fill: finite ? scale.ink(v) : '#000', text: spell(raw, (x) => (Math.abs(x) >= 100 ? x.toFixed(0) : x.toFixed(2))) }));
         }
       }
     }
