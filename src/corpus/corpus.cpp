@@ -1,6 +1,7 @@
 #include "corpus/corpus.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 #include <unordered_set>
 
@@ -27,6 +28,22 @@ std::string key(std::string_view family, std::string_view a, std::string_view b)
 // or a coreference predicate ("... because it was too tired"): a pair held out for test appears in
 // training in neither form.
 std::string adj_key(const Noun& n, const Adjective& a) { return key("adj", n.en, a.en); }
+// `e` with the words that decide its focus word (Example::context_en); multi-word items are split, and
+// the words in `skip` (articles, "to") left out.
+Example with_context(Example e, const std::vector<std::string>& words, const std::set<std::string>& skip = {}) {
+  for (const auto& w : words) {
+    std::string word;
+    for (std::size_t i = 0; i <= w.size(); ++i) {
+      if (i == w.size() || w[i] == ' ') {
+        if (!word.empty() && !skip.count(word)) e.context_en.push_back(word);
+        word.clear();
+      } else {
+        word += static_cast<char>(std::tolower(static_cast<unsigned char>(w[i])));
+      }
+    }
+  }
+  return e;
+}
 std::string pronoun_fr(const Noun& n, bool plural) {
   if (n.gender == Gender::Masculine) return plural ? "ils" : "il";
   return plural ? "elles" : "elle";
@@ -88,7 +105,7 @@ Example build_coref(const CorefChoice& c) {
   append(en, {"because", it, ref_plural ? "were" : "was", "too", str(c.predicate->en), "."});
   const std::string form = str(agree(*c.predicate, ref.gender, ref_plural));
   append(fr, {"parce", "que", il, ref_plural ? "étaient" : "était", "trop", form, "."});
-  return {english(en), french(fr), "coref", it, il, {adj_key(ref, *c.predicate)}};
+  return with_context({english(en), french(fr), "coref", it, il, {adj_key(ref, *c.predicate)}}, {en_noun(ref, ref_plural)});
 }
 
 Example sample_coref(Rng& rng) {
@@ -175,7 +192,8 @@ Example build_bank(const Noun& subject, bool plural, const Inflected& motion, co
     append(en, {str(en_form(motion, plural)), "to", "the", "bank", str(en_form(ctx.text, plural)), "."});
     append(fr, {str(fr_form(motion, plural)), "jusque", "à", "la", bank, str(fr_form(ctx.text, plural)), "."});
   }
-  return {english(en), french(fr), "sense", "bank", bank, {key("bank", subject.en, ctx.text.en)}};
+  return with_context({english(en), french(fr), "sense", "bank", bank, {key("bank", subject.en, ctx.text.en)}},
+                      {str(en_form(ctx.text, plural))}, {"to", "the", "a", "an", "some"});
 }
 
 Example sample_bank(Rng& rng) {
@@ -221,7 +239,8 @@ Example build_apple(const Noun& subject, bool plural, const AppleUse& use, const
   append(en, {"the", en_noun(subject, plural), str(en_form(use.text, plural)), "."});
   append(fr, french_noun_phrase(subject, plural, true));
   append(fr, {str(fr_form(use.text, plural)), "."});
-  return {english(en), french(fr), "sense", "apple", use.company ? "apple" : "pomme", {key("apple", subject.en, use.id)}};
+  return with_context({english(en), french(fr), "sense", "apple", use.company ? "apple" : "pomme", {key("apple", subject.en, use.id)}},
+                      {str(en_form(use.text, plural))}, {"apple"});
 }
 
 Example sample_apple(Rng& rng) {
@@ -254,12 +273,13 @@ Example build_trains_verb(const Noun& trainer, const Noun& animal, bool plural, 
   }
   en.emplace_back(".");
   fr.emplace_back(".");
-  return {english(en), french(fr), "sense", "trains", "entraîne", {key("trains", trainer.en, animal.en)}};
+  return with_context({english(en), french(fr), "sense", "trains", "entraîne", {key("trains", trainer.en, animal.en)}}, {str(trainer.en)});
 }
 
 Example build_trains_state(const Phrase& state) {
-  return {english({"the", "trains", "are", str(state.en), "."}), french({"les", "trains", "sont", str(state.fr), "."}),
-          "sense", "trains", "trains", {key("trains", "trains", state.en)}};
+  return with_context({english({"the", "trains", "are", str(state.en), "."}), french({"les", "trains", "sont", str(state.fr), "."}),
+                       "sense", "trains", "trains", {key("trains", "trains", state.en)}},
+                      {"the", "are"});
 }
 
 Example build_trains_watched(const Noun& subject, bool plural, const Inflected& verb, const Phrase& when) {
@@ -268,7 +288,8 @@ Example build_trains_watched(const Noun& subject, bool plural, const Inflected& 
   append(en, {"the", en_noun(subject, plural), str(en_form(verb, plural)), "the", "trains", "."});
   append(fr, french_noun_phrase(subject, plural, true));
   append(fr, {str(fr_form(verb, plural)), "les", "trains", "."});
-  return {english(en), french(fr), "sense", "trains", "trains", {key("trains", subject.en, verb.en)}};
+  return with_context({english(en), french(fr), "sense", "trains", "trains", {key("trains", subject.en, verb.en)}},
+                      {"the", str(en_form(verb, plural))});
 }
 
 Example sample_trains(Rng& rng) {
@@ -308,7 +329,8 @@ Example build_agreement_object(const Pronoun& subject, const Verb& verb, const N
   Words fr{str(subject.fr), str(verb.fr[static_cast<std::size_t>(subject.person)])};
   append(fr, french_noun_phrase(n, plural, definite, &adj));
   fr.emplace_back(".");
-  return {english(en), french(fr), "agreement", str(adj.en), attributive_form(adj, n, plural), {adj_key(n, adj)}};
+  return with_context({english(en), french(fr), "agreement", str(adj.en), attributive_form(adj, n, plural), {adj_key(n, adj)}},
+                      {en_noun(n, plural)});
 }
 
 Example build_agreement_predicate(const Noun& n, const Adjective& attribute, const Adjective& predicate, bool plural) {
@@ -316,7 +338,8 @@ Example build_agreement_predicate(const Noun& n, const Adjective& attribute, con
   Words fr = french_noun_phrase(n, plural, true, &attribute);
   const std::string form = str(agree(predicate, n.gender, plural));
   append(fr, {plural ? "sont" : "est", form, "."});
-  return {english(en), french(fr), "agreement", str(predicate.en), form, {adj_key(n, attribute), adj_key(n, predicate)}};
+  return with_context({english(en), french(fr), "agreement", str(predicate.en), form, {adj_key(n, attribute), adj_key(n, predicate)}},
+                      {en_noun(n, plural)});
 }
 
 Example sample_agreement(Rng& rng) {

@@ -40,6 +40,12 @@ struct Example {
   std::string focus_en, focus_fr;
   // The held-out keys this example exercises (see above). Kept in memory only, not in the TSV files.
   std::vector<std::string> combos;
+  // The English words (tokens, case folded) that decide focus_fr: the noun "it" refers to, the noun an
+  // adjective agrees with, the context that settles a word's sense ("money" for bank → banque, "an"
+  // and "eats" for apple → pomme, "the" before "trains" for the noun). Where a word occurs more than
+  // once, the occurrence nearest the focus word is meant. For the relation probes of `attnlab heads`
+  // (docs/heads.md); in memory only.
+  std::vector<std::string> context_en;
 };
 
 // How often each category is drawn (relative integer weights).

@@ -404,3 +404,30 @@ TEST_CASE("TSV: round trip and clear errors") {
   CHECK_THROWS_WITH_AS(parse_tsv(std::string(kTsvHeader) + "\n\tB.\tplain\t\t\n", "x.tsv"),
                        doctest::Contains("x.tsv:2: the English sentence is empty"), InputError);
 }
+
+TEST_CASE("corpus: every context-dependent example names the words that decide its focus word, and they are in its sentence") {
+  using namespace attnlab::corpus;
+  CorpusOptions o;
+  o.train = 2000;
+  o.valid = 100;
+  o.test = 100;
+  const Corpus c = generate(o);
+  std::size_t checked = 0;
+  for (const auto* split : {&c.train, &c.test})
+    for (const Example& e : *split) {
+      if (e.category == "plain") {
+        CHECK(e.context_en.empty());
+        continue;
+      }
+      REQUIRE(!e.context_en.empty());
+      const auto toks = attnlab::text::tokenize(e.en);
+      for (const auto& w : e.context_en) CHECK(std::find(toks.begin(), toks.end(), w) != toks.end());
+      ++checked;
+    }
+  CHECK(checked > 1000);
+  // The lesson's coreference pair: "it" is decided by "animal" / "street".
+  for (const Example& e : lesson_examples()) {
+    if (e.en == "The animal didn't cross the street because it was too tired.") CHECK(e.context_en == std::vector<std::string>{"animal"});
+    if (e.en == "The animal didn't cross the street because it was too wide.") CHECK(e.context_en == std::vector<std::string>{"street"});
+  }
+}
