@@ -118,8 +118,52 @@ void add_induction(Transformer<float>& net, std::vector<HeadScores>& scores, int
   }
 }
 
-std::vector<float> ablate_head(const Transformer<float>& net, const std::vector<float>& params, HeadBlock block, int layer,
-                               int head) {
+void RelationSums::add(const float* row, std::size_t S, const std::vector<std::size_t>& keys) {
+  if (keys.empty() || S == 0) return;
+  std::size_t best = 0;
+  for (std::size_t k = 1; k < S; ++k)
+    if (row[k] > row[best]) best = k;
+  double m = 0;
+  bool hit = false;
+  for (std::size_t k : keys) {
+    if (k >= S) continue;
+    m += row[k];
+    hit = hit || k == best;
+  }
+  mass += m;
+  chance += static_cast<double>(keys.size()) / static_cast<double>(S);
+  hits += hit;
+  ++n;
+}
+
+std::vector<HeadMeans> head_means_for(const ModelConfig& c) {
+  std::vector<HeadMeans> out;
+  const std::vector<double> zeros(static_cast<std::size_t>(c.d_model), 0.0);
+  if (!c.decoder_only)
+    for (int l = 0; l < c.encoder_layers; ++l) out.push_back({HeadBlock::Encoder, l, zeros, 0});
+  for (int l = 0; l < c.decoder_layers; ++l) {
+    out.push_back({HeadBlock::Decoder, l, zeros, 0});
+    if (!c.decoder_only) out.push_back({HeadBlock::Cross, l, zeros, 0});
+  }
+  return out;
+}
+
+void add_last_forward(const Transformer<float>& net, std::vector<HeadMeans>& means) {
+  using B = Transformer<float>::Block;
+  const std::size_t C = static_cast<std::size_t>(net.config().d_model);
+  for (HeadMeans& m : means) {
+    const B b = m.block == HeadBlock::Encoder ? B::EncoderSelf : m.block == HeadBlock::Decoder ? B::DecoderSelf : B::DecoderCross;
+    const std::vector<float> ctx = net.attention_context(b, m.layer);
+    for (std::size_t r = 0; r < ctx.size() / C; ++r)
+      for (std::size_t j = 0; j < C; ++j) m.sum[j] += ctx[r * C + j];
+    m.rows += ctx.size() / C;
+  }
+}
+
+namespace {
+
+// The parameters of one attention block, after checking that the model has it (exit 2 otherwise).
+const AttnLayout& attention_block(const Transformer<float>& net, HeadBlock block, int layer, int head) {
   const ModelConfig& c = net.config();
   const ParamLayout& lay = net.layout();
   if (head < 0 || head >= c.heads) throw InputError("--ablate: head " + std::to_string(head) + " is out of range (0 to " + std::to_string(c.heads - 1) + ")");
@@ -132,12 +176,43 @@ std::vector<float> ablate_head(const Transformer<float>& net, const std::vector<
     if (block == HeadBlock::Cross && c.decoder_only) throw InputError("--ablate: a decoder-only model has no cross-attention");
     a = block == HeadBlock::Decoder ? &lay.dec[static_cast<std::size_t>(layer)].self_attn : &lay.dec[static_cast<std::size_t>(layer)].cross_attn;
   }
+  return *a;
+}
+
+}  // namespace
+
+std::vector<float> ablate_head(const Transformer<float>& net, const std::vector<float>& params, HeadBlock block, int layer,
+                               int head) {
+  const ModelConfig& c = net.config();
+  const AttnLayout* a = &attention_block(net, block, layer, head);
   // W_O is C × C in the row-vector convention output = concat · W_O: row r reads column r of the
   // concatenation, and head h owns columns [h·d_v, (h+1)·d_v).
   const std::size_t C = static_cast<std::size_t>(c.d_model), dv = C / static_cast<std::size_t>(c.heads);
   std::vector<float> out = params;
   for (std::size_t r = static_cast<std::size_t>(head) * dv; r < static_cast<std::size_t>(head + 1) * dv; ++r)
     std::fill(out.begin() + static_cast<std::ptrdiff_t>(a->wo + r * C), out.begin() + static_cast<std::ptrdiff_t>(a->wo + (r + 1) * C), 0.0f);
+  return out;
+}
+
+std::vector<float> mean_ablate_head(const Transformer<float>& net, const std::vector<float>& params, HeadBlock block, int layer,
+                                    int head, const std::vector<HeadMeans>& means) {
+  const ModelConfig& c = net.config();
+  const AttnLayout& a = attention_block(net, block, layer, head);
+  const HeadMeans* m = nullptr;
+  for (const HeadMeans& h : means)
+    if (h.block == block && h.layer == layer) m = &h;
+  if (!m || m->rows == 0) throw InputError("mean ablation: no mean recorded for " + block_name(block) + "." + std::to_string(layer));
+  const std::size_t C = static_cast<std::size_t>(c.d_model), dv = C / static_cast<std::size_t>(c.heads);
+  std::vector<float> out = params;
+  // b_O += Σ_r mean[r] · W_O[r, :] over the head's rows r, computed in double from the original W_O.
+  std::vector<double> shift(C, 0.0);
+  for (std::size_t r = static_cast<std::size_t>(head) * dv; r < static_cast<std::size_t>(head + 1) * dv; ++r) {
+    const double mean = m->sum[r] / static_cast<double>(m->rows);
+    for (std::size_t j = 0; j < C; ++j) shift[j] += mean * params[a.wo + r * C + j];
+  }
+  for (std::size_t j = 0; j < C; ++j) out[a.bo + j] = static_cast<float>(params[a.bo + j] + shift[j]);
+  for (std::size_t r = static_cast<std::size_t>(head) * dv; r < static_cast<std::size_t>(head + 1) * dv; ++r)
+    std::fill(out.begin() + static_cast<std::ptrdiff_t>(a.wo + r * C), out.begin() + static_cast<std::ptrdiff_t>(a.wo + (r + 1) * C), 0.0f);
   return out;
 }
 

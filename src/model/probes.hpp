@@ -62,10 +62,42 @@ void add_examples(Transformer<float>& net, const std::vector<Example>& data, std
 void add_induction(Transformer<float>& net, std::vector<HeadScores>& scores, int sequences, int length, int first_id,
                    std::uint64_t seed);
 
+// ---- relation probes: does a head look where the grammar says it should? ----------------------------
+// For one query row and a set of key positions that the corpus generator says decide that row's
+// translation (the noun "it" refers to, the noun an adjective agrees with, the words that settle a
+// word's sense; the English source word a French word translates, for cross-attention):
+//   mass   Σ A[row][k] over the keys k           (chance: |keys| / S, a uniform row's mass)
+//   hits   rows whose largest weight falls on one of the keys (1 − hits/n: an alignment error rate)
+struct RelationSums {
+  double mass = 0, chance = 0;
+  std::size_t hits = 0, n = 0;
+  void add(const float* row, std::size_t S, const std::vector<std::size_t>& keys);  // row: S weights
+  double mean_mass() const { return n ? mass / static_cast<double>(n) : 0.0; }
+  double mean_chance() const { return n ? chance / static_cast<double>(n) : 0.0; }
+  double hit_rate() const { return n ? static_cast<double>(hits) / static_cast<double>(n) : 0.0; }
+};
+
+// Sums of the heads' outputs (the d_v-wide slices of the concatenation before W_O) over every query
+// position of the forwards added, per attention block: what mean-ablation replaces a head's output by.
+struct HeadMeans {
+  HeadBlock block;
+  int layer = 0;
+  std::vector<double> sum;  // C (all heads side by side)
+  std::size_t rows = 0;
+};
+std::vector<HeadMeans> head_means_for(const ModelConfig& c);  // every attention block, zeroed
+void add_last_forward(const Transformer<float>& net, std::vector<HeadMeans>& means);
+
 // Parameters with one head's contribution removed: the rows of that block's W_O that read the head's
 // slice of the concatenated heads are set to 0, which is exactly the model with that head's output
 // replaced by zeros (its bias b_O stays, as it belongs to no head).
 std::vector<float> ablate_head(const Transformer<float>& net, const std::vector<float>& params, HeadBlock block, int layer,
                                int head);
+// Parameters with one head's output held at its mean (`means`, from head_means_for/add_last_forward)
+// instead of zero: the head's rows of W_O are zeroed and mean_h · those rows added to b_O, which is
+// exactly concat · W_O + b_O with the head's slice replaced by its mean. Unlike zeroing, this keeps
+// what the head contributes on average and removes only what it contributes per token.
+std::vector<float> mean_ablate_head(const Transformer<float>& net, const std::vector<float>& params, HeadBlock block, int layer,
+                                    int head, const std::vector<HeadMeans>& means);
 
 }  // namespace attnlab::model

@@ -397,6 +397,23 @@ std::vector<T> Transformer<T>::decoder_cross_attention(int layer) const {
 }
 
 template <typename T>
+std::vector<T> Transformer<T>::attention_context(Block block, int layer) const {
+  const auto l = static_cast<std::size_t>(layer);
+  const AttnAct* a = nullptr;
+  if (block == Block::EncoderSelf) {
+    if (cfg_.decoder_only || l >= enc_.size()) throw ShapeError("attention_context: no encoder layer " + std::to_string(layer));
+    a = &enc_[l].attn.attn;
+  } else {
+    if (l >= dec_.size() || (block == Block::DecoderCross && cfg_.decoder_only))
+      throw ShapeError("attention_context: no such decoder block in layer " + std::to_string(layer));
+    a = block == Block::DecoderSelf ? &dec_[l].self.attn : &dec_[l].cross.attn;
+  }
+  std::vector<T> host(static_cast<std::size_t>(batch_.B) * static_cast<std::size_t>(a->Tq) * static_cast<std::size_t>(cfg_.d_model));
+  if (!host.empty()) be_.download(host.data(), a->ctx.data(), host.size() * sizeof(T));
+  return host;
+}
+
+template <typename T>
 typename Transformer<T>::AttentionView Transformer<T>::attention_view(Block block, int layer) const {
   AttentionView v;
   v.B = batch_.B;

@@ -77,6 +77,9 @@ class Transformer {
     AttnLayout params;       // offsets of W_Q, b_Q, … in `params`
   };
   AttentionView attention_view(Block block, int layer) const;
+  // The heads' outputs side by side before W_O in the last forward, (B·Tq) × C (head h owns columns
+  // [h·d_v, (h+1)·d_v)): what mean-ablation (model/probes.hpp) averages.
+  std::vector<T> attention_context(Block block, int layer) const;
   // The embedded input of the encoder (or of the decoder): tokens · √C + positions, (B·S) × C.
   std::vector<T> encoder_embedding() const { return enc_emb_.download(); }
   std::vector<T> decoder_embedding() const { return dec_emb_.download(); }

@@ -142,3 +142,51 @@ TEST_CASE("probes: the induction probe is reproducible for a seed") {
   }
   CHECK_THROWS(add_induction(net, a, 1, 10, 4, 1));  // 2 × 10 + 1 tokens do not fit max_len 20
 }
+
+TEST_CASE("mean ablation: a head whose output is the same at every position is removed without changing anything; zeroing it changes the output") {
+  const ModelConfig c = small(true);
+  Transformer<float> net(c);
+  net.init_params(9);
+  std::vector<float> p = net.params.download();
+  // Head 2 gets W_V = 0 and b_V ≠ 0: every value row is b_V, so its output is b_V at every position
+  // (its weights sum to 1), a constant that only mean-ablation keeps.
+  const AttnLayout& a = net.layout().dec[0].self_attn;
+  const std::size_t C = 64, dv = 16;
+  for (std::size_t r = 0; r < C; ++r)
+    for (std::size_t col = 2 * dv; col < 3 * dv; ++col) p[a.wv + r * C + col] = 0.0f;
+  for (std::size_t col = 2 * dv; col < 3 * dv; ++col) p[a.bv + col] = 0.5f + 0.01f * static_cast<float>(col);
+  net.params.upload(p);
+  const Batch b = sentence({}, {kBos, 7, 8, 9, 10, 11});
+  std::vector<HeadMeans> means = head_means_for(c);
+  REQUIRE(means.size() == 1);  // a language model: one decoder self-attention block
+  net.forward(b, 0.0f, false, nullptr);
+  add_last_forward(net, means);
+  CHECK(means[0].rows == 6);
+  CHECK(means[0].sum[2 * dv] / 6.0 == doctest::Approx(0.5f + 0.01f * static_cast<float>(2 * dv)).epsilon(1e-5));
+  const std::vector<float> before = net.logits();
+  net.params.upload(mean_ablate_head(net, p, HeadBlock::Decoder, 0, 2, means));
+  net.forward(b, 0.0f, false, nullptr);
+  const std::vector<float> after = net.logits();
+  REQUIRE(after.size() == before.size());
+  for (std::size_t i = 0; i < after.size(); ++i) CHECK(after[i] == doctest::Approx(before[i]).epsilon(1e-4));
+  net.params.upload(ablate_head(net, p, HeadBlock::Decoder, 0, 2));
+  net.forward(b, 0.0f, false, nullptr);
+  CHECK(net.logits() != before);
+  // A live head: its per-position output is lost, so the output changes.
+  net.params.upload(mean_ablate_head(net, p, HeadBlock::Decoder, 0, 1, means));
+  net.forward(b, 0.0f, false, nullptr);
+  CHECK(net.logits() != before);
+}
+
+TEST_CASE("relation probe: mass on the deciding keys, a uniform row's share, and the top-1 rate") {
+  RelationSums r;
+  const float row1[4] = {0.1f, 0.6f, 0.2f, 0.1f};
+  r.add(row1, 4, {1});  // the largest weight is on the key
+  const float row2[4] = {0.5f, 0.1f, 0.3f, 0.1f};
+  r.add(row2, 4, {1, 2});  // mass 0.4, but the largest weight is elsewhere
+  r.add(row2, 4, {});      // no key: not counted
+  CHECK(r.n == 2);
+  CHECK(r.mean_mass() == doctest::Approx((0.6 + 0.4) / 2));
+  CHECK(r.mean_chance() == doctest::Approx((0.25 + 0.5) / 2));
+  CHECK(r.hit_rate() == doctest::Approx(0.5));
+}
