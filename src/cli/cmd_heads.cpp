@@ -2,7 +2,9 @@
 // What each attention head does, measured on the model's own test split (docs/heads.md): positional
 // probes for every self-attention head, the induction probe for a language model, and what the
 // model loses when one head's output is removed (ablation: the test of whether it is relied on).
+#include <algorithm>
 #include <chrono>
+#include <map>
 #include <cmath>
 #include <iostream>
 #include <memory>
@@ -16,6 +18,8 @@
 #include "cli/validators.hpp"
 #include "model/decode.hpp"
 #include "model/probes.hpp"
+#include "corpus/corpus.hpp"
+#include "text/tokenizer.hpp"
 #include "render/progress.hpp"
 #include "tasks/task.hpp"
 #include "text/bpe.hpp"
@@ -28,6 +32,7 @@ struct HeadsOptions {
   std::size_t sentences = 200;
   std::string ablate;
   bool sweep = false;
+  std::string ablate_with = "zero";  // or "mean": the head's output held at its mean over the examples
   std::string format = "text";
   std::string backend = "cpu";
 };
@@ -60,6 +65,69 @@ Ablation parse_ablation(const std::string& spec, bool decoder_only) {
   a.layer = number(parts[1]);
   a.head = number(parts[2]);
   return a;
+}
+
+// The position of `word` in `tokens` nearest `from` (other than `from` itself); npos when absent.
+std::size_t nearest(const std::vector<std::string>& tokens, const std::string& word, std::size_t from) {
+  std::size_t best = std::string::npos;
+  for (std::size_t k = 0; k < tokens.size(); ++k) {
+    if (k == from || tokens[k] != word) continue;
+    const auto dist = [&](std::size_t x) { return x > from ? x - from : from - x; };
+    if (best == std::string::npos || dist(k) < dist(best)) best = k;
+  }
+  return best;
+}
+
+// The relation probes of one test example (docs/heads.md), from the model's last forward of it: in
+// every encoder head, the row of the focus word ("it", an adjective, bank/apple/trains) against the
+// words the generator says decide its translation; in every cross-attention head, the row that writes
+// the French focus word against the English focus word (its alignment).
+struct Relations {
+  // [relation][encoder head]: "coref", "agreement", "sense"; heads in layer-major order
+  std::map<std::string, std::vector<model::RelationSums>> enc;
+  std::vector<model::RelationSums> align;  // [decoder layer · H + head]
+};
+
+void add_relations(const model::Transformer<float>& net, const corpus::Example& ex, const model::Example& ids, Relations& r) {
+  const model::ModelConfig& c = net.config();
+  if (ex.focus_en.empty() || ex.context_en.empty()) return;
+  const std::vector<std::string> en = text::tokenize(ex.en), fr = text::tokenize(ex.fr);
+  if (en.size() != ids.src.size() || fr.size() != ids.tgt.size()) return;  // not the sentence the ids came from
+  const auto row = std::find(en.begin(), en.end(), ex.focus_en);
+  if (row == en.end()) return;
+  const std::size_t q = static_cast<std::size_t>(row - en.begin()), S = en.size(), H = static_cast<std::size_t>(c.heads);
+  std::vector<std::size_t> keys;
+  for (const auto& w : ex.context_en) {
+    const std::size_t k = nearest(en, w, q);
+    if (k != std::string::npos && std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+  }
+  auto add = [&](const std::string& relation, std::size_t from) {
+    auto& sums = r.enc[relation];
+    if (sums.empty()) sums.resize(static_cast<std::size_t>(c.encoder_layers) * H);
+    if (keys.empty()) return;
+    for (int l = 0; l < c.encoder_layers; ++l) {
+      const std::vector<float> a = net.encoder_attention(l);  // H × S × S
+      for (std::size_t h = 0; h < H; ++h) sums[static_cast<std::size_t>(l) * H + h].add(a.data() + (h * S + from) * S, S, keys);
+    }
+  };
+  add(ex.category, q);
+  // A coreference sentence's predicate ("... too tired") is the other word that fits only one noun:
+  // its key "adj:NOUN|PREDICATE" names it. Does a head link the predicate, rather than "it", to the noun?
+  if (ex.category == "coref" && !ex.combos.empty()) {
+    const std::string& k = ex.combos.front();
+    const auto bar = k.find('|');
+    const auto p = bar == std::string::npos ? en.end() : std::find(en.begin(), en.end(), k.substr(bar + 1));
+    if (p != en.end()) add("predicate", static_cast<std::size_t>(p - en.begin()));
+  }
+  // Alignment: decoder position t reads <bos> + fr[0..t) and writes fr[t].
+  const auto t_it = std::find(fr.begin(), fr.end(), ex.focus_fr);
+  if (t_it == fr.end()) return;
+  const std::size_t t = static_cast<std::size_t>(t_it - fr.begin()), T = fr.size() + 1;
+  if (r.align.empty()) r.align.resize(static_cast<std::size_t>(c.decoder_layers) * H);
+  for (int l = 0; l < c.decoder_layers; ++l) {
+    const std::vector<float> a = net.decoder_cross_attention(l);  // H × T × S
+    for (std::size_t h = 0; h < H; ++h) r.align[static_cast<std::size_t>(l) * H + h].add(a.data() + (h * T + t) * S, S, {q});
+  }
 }
 
 // What the model does on the first n test examples: a language model's loss and perplexity per token;
@@ -124,8 +192,15 @@ void run_heads(const HeadsOptions& o) {
   }
 
   // 1. Positional probes on n test examples (teacher forced, one at a time).
+  const bool mean = o.ablate_with == "mean" && !ablations.empty();
+  std::vector<model::HeadMeans> means = model::head_means_for(c);
+  Relations rel;
   ProgressBar bar(static_cast<std::int64_t>(n), "probes");
-  model::add_examples(*m.net, d.test, n, heads, [&](std::size_t i) { bar.update(static_cast<std::int64_t>(i + 1), ""); });
+  model::add_examples(*m.net, d.test, n, heads, [&](std::size_t i) {
+    if (mean) model::add_last_forward(*m.net, means);
+    if (!lm && i < d.test_pairs.size()) add_relations(*m.net, d.test_pairs[i], d.test[i], rel);
+    bar.update(static_cast<std::int64_t>(i + 1), "");
+  });
   bar.finish("");
   if (lm) {
     const int first_id = m.vocab.bpe() ? text::Bpe::kFirstMerge : 4;  // whole-word pieces, not single bytes
@@ -158,7 +233,9 @@ void run_heads(const HeadsOptions& o) {
     base = score(*m.net, d, m.vocab, n, lm);
     abar.update(1, "");
     for (std::size_t i = 0; i < ablations.size(); ++i) {
-      m.net->params.upload(model::ablate_head(*m.net, params, ablations[i].block, ablations[i].layer, ablations[i].head));
+      const Ablation& a = ablations[i];
+      m.net->params.upload(mean ? model::mean_ablate_head(*m.net, params, a.block, a.layer, a.head, means)
+                                : model::ablate_head(*m.net, params, a.block, a.layer, a.head));
       ja.push_back({{"head", ablations[i].name()}, {"scores", score(*m.net, d, m.vocab, n, lm)}});
       abar.update(static_cast<std::int64_t>(i + 2), ablations[i].name());
     }
@@ -167,9 +244,32 @@ void run_heads(const HeadsOptions& o) {
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
+  // The relation probes as JSON: one entry per encoder head with each relation's mass, chance and
+  // top-1 rate, and one per cross-attention head with its focus-word alignment.
+  const std::size_t H = static_cast<std::size_t>(c.heads);
+  nlohmann::json jr = nlohmann::json::array(), jalign = nlohmann::json::array();
+  auto sums_json = [](const model::RelationSums& r) {
+    return nlohmann::json{{"mass", r.mean_mass()}, {"chance", r.mean_chance()}, {"top1", r.hit_rate()}, {"rows", r.n}};
+  };
+  if (!rel.enc.empty()) {
+    for (std::size_t k = 0; k < static_cast<std::size_t>(c.encoder_layers) * H; ++k) {
+      nlohmann::json e = {{"block", "enc"}, {"layer", k / H}, {"head", k % H}};
+      for (const auto& [name, v] : rel.enc) e[name] = sums_json(v[k]);
+      jr.push_back(e);
+    }
+  }
+  for (std::size_t k = 0; k < rel.align.size(); ++k) {
+    nlohmann::json e = {{"block", "cross"}, {"layer", k / H}, {"head", k % H}};
+    e.update(sums_json(rel.align[k]));
+    e["alignment_error_rate"] = 1.0 - rel.align[k].hit_rate();
+    jalign.push_back(e);
+  }
+
   if (o.format == "json") {
     nlohmann::json j = {{"model", m.dir}, {"examples", n}, {"heads", jh}, {"seconds", secs}};
-    if (!ablations.empty()) j["ablation"] = {{"baseline", base}, {"without", ja}};
+    if (!jr.empty()) j["relations"] = jr;
+    if (!jalign.empty()) j["alignment"] = jalign;
+    if (!ablations.empty()) j["ablation"] = {{"mode", o.ablate_with}, {"baseline", base}, {"without", ja}};
     std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     return;
   }
@@ -185,8 +285,33 @@ void run_heads(const HeadsOptions& o) {
                              lm ? fmt::format("  {:>9.2f}", e["induction"].get<double>()) : std::string(), e["role"].get<std::string>());
   }
   std::cout << "  (role: the probe that takes at least half of a head's attention; mixed when none does)\n";
+  if (!jr.empty()) {
+    // Where the corpus knows the answer: mass on the deciding words, a uniform row's mass beside it.
+    std::cout << "\nRelations (encoder): attention from the focus word to the words that decide its translation,\n"
+                 "mean mass (a uniform row's mass in brackets):\n";
+    std::cout << fmt::format("  {:<10} {:>16} {:>16} {:>16} {:>16}\n", "head", "it → its noun", "predicate → noun", "adjective → noun",
+                             "sense → context");
+    for (const auto& e : jr) {
+      auto cell = [&](const char* k) {
+        return e.contains(k) ? fmt::format("{:.2f} ({:.2f})", e[k]["mass"].get<double>(), e[k]["chance"].get<double>()) : std::string("—");
+      };
+      std::cout << fmt::format("  {:<10} {:>16} {:>16} {:>16} {:>16}\n", fmt::format("enc.{}.{}", e["layer"].get<int>(), e["head"].get<int>()),
+                               cell("coref"), cell("predicate"), cell("agreement"), cell("sense"));
+    }
+  }
+  if (!jalign.empty()) {
+    std::cout << "\nAlignment (cross-attention): the row writing the French focus word (il/elle, banque/rive, an agreeing\n"
+                 "adjective) against the English word it translates:\n";
+    std::cout << fmt::format("  {:<12} {:>6} {:>22}\n", "head", "mass", "alignment error rate");
+    for (const auto& e : jalign)
+      std::cout << fmt::format("  {:<12} {:>6.2f} {:>21.1f}%\n", fmt::format("cross.{}.{}", e["layer"].get<int>(), e["head"].get<int>()),
+                               e["mass"].get<double>(), 100 * e["alignment_error_rate"].get<double>());
+    std::cout << fmt::format("  ({} rows; the error rate counts rows whose largest weight is elsewhere)\n", rel.align.front().n);
+  }
   if (!ablations.empty()) {
-    std::cout << fmt::format("\nAblation on the same {} examples: the model as it is: {}\n", n, score_text(base, lm));
+    std::cout << fmt::format("\nAblation ({}) on the same {} examples: the model as it is: {}\n",
+                             o.ablate_with == "mean" ? "each head's output replaced by its mean over these examples" : "each head's output set to zero",
+                             n, score_text(base, lm));
     for (const auto& a : ja) std::cout << fmt::format("  without {:<12} {}\n", a["head"].get<std::string>(), score_text(a["scores"], lm));
   }
 }
@@ -203,6 +328,11 @@ void setup_heads(CLI::App& app) {
         return v.empty() ? std::string("expected BLOCK.LAYER.HEAD such as enc.0.3, got an empty value") : std::string();
       });
   sub->add_flag("--sweep", opts->sweep, "Remove each head in turn and compare (slow: one evaluation per head)");
+  sub->add_option("--ablate-with", opts->ablate_with,
+                  "How a head is removed: zero (its output set to 0) or mean (held at its mean over the same examples, "
+                  "which keeps its average contribution)")
+      ->check(CLI::IsMember({"zero", "mean"}))
+      ->capture_default_str();
   add_backend_option(*sub, opts->backend);
   sub->add_option("-f,--format", opts->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   sub->callback([opts] { run_heads(*opts); });

@@ -318,6 +318,29 @@ TEST_CASE("the shipped models load and keep their measured accuracy") {
     for (const char* k : {"previous", "self", "first"}) CHECK((e[k].get<double>() >= 0.0 && e[k].get<double>() <= 1.0));
   CHECK(h["ablation"]["without"][0]["head"] == "cross.1.3");
   CHECK(h["ablation"]["without"][0]["scores"]["exact_match"].get<double>() < h["ablation"]["baseline"]["exact_match"].get<double>());
+  // Relation probes: one entry per encoder head, each relation counted on its sentences, masses in [0, 1]
+  // and above chance somewhere for adjective → noun (enc.1.2 and enc.1.3, docs/heads.md); alignment per
+  // cross head, the best one under 50 % error.
+  REQUIRE(h["relations"].size() == 8);
+  double best_agreement = 0, best_align_error = 1;
+  for (const auto& e : h["relations"])
+    for (const char* k : {"coref", "predicate", "agreement", "sense"}) {
+      REQUIRE(e.contains(k));
+      CHECK(e[k]["rows"].get<int>() > 0);
+      CHECK((e[k]["mass"].get<double>() >= 0.0 && e[k]["mass"].get<double>() <= 1.0));
+      if (std::string(k) == "agreement") best_agreement = std::max(best_agreement, e[k]["mass"].get<double>() - e[k]["chance"].get<double>());
+    }
+  CHECK(best_agreement > 0.2);
+  REQUIRE(h["alignment"].size() == 8);
+  for (const auto& e : h["alignment"]) best_align_error = std::min(best_align_error, e["alignment_error_rate"].get<double>());
+  CHECK(best_align_error < 0.5);
+  // --ablate-with mean: the same head removed by holding it at its mean; the mode is reported.
+  r = run({"heads", "--model", ts, "-n", "40", "--ablate", "cross.1.3", "--ablate-with", "mean", "--format", "json"});
+  REQUIRE(r.code == 0);
+  const auto hm = nlohmann::json::parse(r.out);
+  CHECK(hm["ablation"]["mode"] == "mean");
+  CHECK(hm["ablation"]["without"][0]["scores"]["exact_match"].get<double>() < hm["ablation"]["baseline"]["exact_match"].get<double>());
+  CHECK(hm["relations"] == h["relations"]);  // probes are reproducible
   r = run({"heads", "--model", ts, "--ablate", "cross.9.0"});
   CHECK(r.code == 2);
   CHECK(contains(r.err, "no decoder layer 9"));
