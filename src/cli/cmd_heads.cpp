@@ -83,24 +83,17 @@ std::size_t nearest(const std::vector<std::string>& tokens, const std::string& w
 // words the generator says decide its translation; in every cross-attention head, the row that writes
 // the French focus word against the English focus word (its alignment).
 struct Relations {
-  // [relation][encoder head]: "coref", "agreement", "sense"; heads in layer-major order
+  // [relation][encoder head]: "subject", "coref", "predicate", "agreement", "sense"; heads in layer-major order
   std::map<std::string, std::vector<model::RelationSums>> enc;
   std::vector<model::RelationSums> align;  // [decoder layer · H + head]
 };
 
 void add_relations(const model::Transformer<float>& net, const corpus::Example& ex, const model::Example& ids, Relations& r) {
   const model::ModelConfig& c = net.config();
-  if (ex.focus_en.empty() || ex.context_en.empty()) return;
   const std::vector<std::string> en = text::tokenize(ex.en), fr = text::tokenize(ex.fr);
   if (en.size() != ids.src.size() || fr.size() != ids.tgt.size()) return;  // not the sentence the ids came from
-  const auto row = std::find(en.begin(), en.end(), ex.focus_en);
-  if (row == en.end()) return;
-  const std::size_t q = static_cast<std::size_t>(row - en.begin()), S = en.size(), H = static_cast<std::size_t>(c.heads);
+  const std::size_t S = en.size(), H = static_cast<std::size_t>(c.heads);
   std::vector<std::size_t> keys;
-  for (const auto& w : ex.context_en) {
-    const std::size_t k = nearest(en, w, q);
-    if (k != std::string::npos && std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
-  }
   auto add = [&](const std::string& relation, std::size_t from) {
     auto& sums = r.enc[relation];
     if (sums.empty()) sums.resize(static_cast<std::size_t>(c.encoder_layers) * H);
@@ -110,6 +103,25 @@ void add_relations(const model::Transformer<float>& net, const corpus::Example& 
       for (std::size_t h = 0; h < H; ++h) sums[static_cast<std::size_t>(l) * H + h].add(a.data() + (h * S + from) * S, S, keys);
     }
   };
+  // Verb → its subject, in every sentence that records one.
+  if (!ex.verb_en.empty()) {
+    const auto v = std::find(en.begin(), en.end(), ex.verb_en);
+    if (v != en.end()) {
+      const std::size_t from = static_cast<std::size_t>(v - en.begin()), k = nearest(en, ex.subject_en, from);
+      keys.clear();
+      if (k != std::string::npos) keys.push_back(k);
+      add("subject", from);
+    }
+  }
+  if (ex.focus_en.empty() || ex.context_en.empty()) return;
+  const auto row = std::find(en.begin(), en.end(), ex.focus_en);
+  if (row == en.end()) return;
+  const std::size_t q = static_cast<std::size_t>(row - en.begin());
+  keys.clear();
+  for (const auto& w : ex.context_en) {
+    const std::size_t k = nearest(en, w, q);
+    if (k != std::string::npos && std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+  }
   add(ex.category, q);
   // A coreference sentence's predicate ("... too tired") is the other word that fits only one noun:
   // its key "adj:NOUN|PREDICATE" names it. Does a head link the predicate, rather than "it", to the noun?
@@ -287,16 +299,16 @@ void run_heads(const HeadsOptions& o) {
   std::cout << "  (role: the probe that takes at least half of a head's attention; mixed when none does)\n";
   if (!jr.empty()) {
     // Where the corpus knows the answer: mass on the deciding words, a uniform row's mass beside it.
-    std::cout << "\nRelations (encoder): attention from the focus word to the words that decide its translation,\n"
-                 "mean mass (a uniform row's mass in brackets):\n";
-    std::cout << fmt::format("  {:<10} {:>16} {:>16} {:>16} {:>16}\n", "head", "it → its noun", "predicate → noun", "adjective → noun",
-                             "sense → context");
+    std::cout << "\nRelations (encoder): attention from a word to the word(s) the corpus says it depends on, mean\n"
+                 "mass (a uniform row's mass in brackets; docs/heads.md):\n";
+    std::cout << fmt::format("  {:<9}{:>14}{:>14}{:>14}{:>14}{:>14}\n", "head", "verb → subj.", "it → noun", "pred. → noun",
+                             "adj. → noun", "sense → ctx.");
     for (const auto& e : jr) {
       auto cell = [&](const char* k) {
         return e.contains(k) ? fmt::format("{:.2f} ({:.2f})", e[k]["mass"].get<double>(), e[k]["chance"].get<double>()) : std::string("—");
       };
-      std::cout << fmt::format("  {:<10} {:>16} {:>16} {:>16} {:>16}\n", fmt::format("enc.{}.{}", e["layer"].get<int>(), e["head"].get<int>()),
-                               cell("coref"), cell("predicate"), cell("agreement"), cell("sense"));
+      std::cout << fmt::format("  {:<9}{:>14}{:>14}{:>14}{:>14}{:>14}\n", fmt::format("enc.{}.{}", e["layer"].get<int>(), e["head"].get<int>()),
+                               cell("subject"), cell("coref"), cell("predicate"), cell("agreement"), cell("sense"));
     }
   }
   if (!jalign.empty()) {

@@ -30,6 +30,19 @@ std::string key(std::string_view family, std::string_view a, std::string_view b)
 std::string adj_key(const Noun& n, const Adjective& a) { return key("adj", n.en, a.en); }
 // `e` with the words that decide its focus word (Example::context_en); multi-word items are split, and
 // the words in `skip` (articles, "to") left out.
+// `e` with a verb of its English sentence and that verb's subject (Example::verb_en, subject_en).
+// Multi-word verbs ("waits for") are recorded by their first word.
+Example with_subject(Example e, std::string_view verb, std::string_view subject) {
+  auto lower = [](std::string_view w) {
+    std::string out(w.substr(0, w.find(' ')));
+    for (auto& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return out;
+  };
+  e.verb_en = lower(verb);
+  e.subject_en = lower(subject);
+  return e;
+}
+
 Example with_context(Example e, const std::vector<std::string>& words, const std::set<std::string>& skip = {}) {
   for (const auto& w : words) {
     std::string word;
@@ -105,7 +118,9 @@ Example build_coref(const CorefChoice& c) {
   append(en, {"because", it, ref_plural ? "were" : "was", "too", str(c.predicate->en), "."});
   const std::string form = str(agree(*c.predicate, ref.gender, ref_plural));
   append(fr, {"parce", "que", il, ref_plural ? "étaient" : "était", "trop", form, "."});
-  return with_context({english(en), french(fr), "coref", it, il, {adj_key(ref, *c.predicate)}}, {en_noun(ref, ref_plural)});
+  Example e = with_context({english(en), french(fr), "coref", it, il, {adj_key(ref, *c.predicate)}}, {en_noun(ref, ref_plural)});
+  return c.animal_is_subject ? with_subject(e, kAnimalSubjectVerbs[c.verb].en, en_noun(*c.animal, c.animal_plural))
+                             : with_subject(e, kPlaceSubjectVerbs[c.verb].en, en_noun(*c.place, c.place_plural));
 }
 
 Example sample_coref(Rng& rng) {
@@ -192,8 +207,11 @@ Example build_bank(const Noun& subject, bool plural, const Inflected& motion, co
     append(en, {str(en_form(motion, plural)), "to", "the", "bank", str(en_form(ctx.text, plural)), "."});
     append(fr, {str(fr_form(motion, plural)), "jusque", "à", "la", bank, str(fr_form(ctx.text, plural)), "."});
   }
-  return with_context({english(en), french(fr), "sense", "bank", bank, {key("bank", subject.en, ctx.text.en)}},
-                      {str(en_form(ctx.text, plural))}, {"to", "the", "a", "an", "some"});
+  const Example e = with_context({english(en), french(fr), "sense", "bank", bank, {key("bank", subject.en, ctx.text.en)}},
+                                 {str(en_form(ctx.text, plural))}, {"to", "the", "a", "an", "some"});
+  // The verb of motion: its subject is the pronoun when the reason comes first ("..., so she walks").
+  const std::string pronoun = plural ? "they" : subject.kind != kPerson ? "it" : subject.gender == Gender::Masculine ? "he" : "she";
+  return with_subject(e, en_form(motion, plural), reason_first ? pronoun : en_noun(subject, plural));
 }
 
 Example sample_bank(Rng& rng) {
@@ -239,8 +257,9 @@ Example build_apple(const Noun& subject, bool plural, const AppleUse& use, const
   append(en, {"the", en_noun(subject, plural), str(en_form(use.text, plural)), "."});
   append(fr, french_noun_phrase(subject, plural, true));
   append(fr, {str(fr_form(use.text, plural)), "."});
-  return with_context({english(en), french(fr), "sense", "apple", use.company ? "apple" : "pomme", {key("apple", subject.en, use.id)}},
-                      {str(en_form(use.text, plural))}, {"apple"});
+  return with_subject(with_context({english(en), french(fr), "sense", "apple", use.company ? "apple" : "pomme", {key("apple", subject.en, use.id)}},
+                                   {str(en_form(use.text, plural))}, {"apple"}),
+                      en_form(use.text, plural), en_noun(subject, plural));
 }
 
 Example sample_apple(Rng& rng) {
@@ -273,13 +292,15 @@ Example build_trains_verb(const Noun& trainer, const Noun& animal, bool plural, 
   }
   en.emplace_back(".");
   fr.emplace_back(".");
-  return with_context({english(en), french(fr), "sense", "trains", "entraîne", {key("trains", trainer.en, animal.en)}}, {str(trainer.en)});
+  return with_subject(with_context({english(en), french(fr), "sense", "trains", "entraîne", {key("trains", trainer.en, animal.en)}}, {str(trainer.en)}),
+                      "trains", trainer.en);
 }
 
 Example build_trains_state(const Phrase& state) {
-  return with_context({english({"the", "trains", "are", str(state.en), "."}), french({"les", "trains", "sont", str(state.fr), "."}),
-                       "sense", "trains", "trains", {key("trains", "trains", state.en)}},
-                      {"the", "are"});
+  return with_subject(with_context({english({"the", "trains", "are", str(state.en), "."}), french({"les", "trains", "sont", str(state.fr), "."}),
+                                    "sense", "trains", "trains", {key("trains", "trains", state.en)}},
+                                   {"the", "are"}),
+                      "are", "trains");
 }
 
 Example build_trains_watched(const Noun& subject, bool plural, const Inflected& verb, const Phrase& when) {
@@ -288,8 +309,9 @@ Example build_trains_watched(const Noun& subject, bool plural, const Inflected& 
   append(en, {"the", en_noun(subject, plural), str(en_form(verb, plural)), "the", "trains", "."});
   append(fr, french_noun_phrase(subject, plural, true));
   append(fr, {str(fr_form(verb, plural)), "les", "trains", "."});
-  return with_context({english(en), french(fr), "sense", "trains", "trains", {key("trains", subject.en, verb.en)}},
-                      {"the", str(en_form(verb, plural))});
+  return with_subject(with_context({english(en), french(fr), "sense", "trains", "trains", {key("trains", subject.en, verb.en)}},
+                                   {"the", str(en_form(verb, plural))}),
+                      en_form(verb, plural), en_noun(subject, plural));
 }
 
 Example sample_trains(Rng& rng) {
@@ -329,8 +351,9 @@ Example build_agreement_object(const Pronoun& subject, const Verb& verb, const N
   Words fr{str(subject.fr), str(verb.fr[static_cast<std::size_t>(subject.person)])};
   append(fr, french_noun_phrase(n, plural, definite, &adj));
   fr.emplace_back(".");
-  return with_context({english(en), french(fr), "agreement", str(adj.en), attributive_form(adj, n, plural), {adj_key(n, adj)}},
-                      {en_noun(n, plural)});
+  return with_subject(with_context({english(en), french(fr), "agreement", str(adj.en), attributive_form(adj, n, plural), {adj_key(n, adj)}},
+                                   {en_noun(n, plural)}),
+                      subject.third_singular ? verb.en_3sg : verb.en, subject.en);
 }
 
 Example build_agreement_predicate(const Noun& n, const Adjective& attribute, const Adjective& predicate, bool plural) {
@@ -338,8 +361,9 @@ Example build_agreement_predicate(const Noun& n, const Adjective& attribute, con
   Words fr = french_noun_phrase(n, plural, true, &attribute);
   const std::string form = str(agree(predicate, n.gender, plural));
   append(fr, {plural ? "sont" : "est", form, "."});
-  return with_context({english(en), french(fr), "agreement", str(predicate.en), form, {adj_key(n, attribute), adj_key(n, predicate)}},
-                      {en_noun(n, plural)});
+  return with_subject(with_context({english(en), french(fr), "agreement", str(predicate.en), form, {adj_key(n, attribute), adj_key(n, predicate)}},
+                                   {en_noun(n, plural)}),
+                      plural ? "are" : "is", en_noun(n, plural));
 }
 
 Example sample_agreement(Rng& rng) {
@@ -379,16 +403,18 @@ bool reflexive(const Pronoun& s, const ObjectPronoun& o) {
 
 Example build_plain_pronoun(const Pronoun& s, const Verb& v, const ObjectPronoun& o) {
   const std::string verb_fr = str(v.fr[static_cast<std::size_t>(s.person)]);
-  return {english({str(s.en), str(s.third_singular ? v.en_3sg : v.en), str(o.en), "."}),
-          french({str(s.fr), str(o.fr), verb_fr, "."}), "plain", "", "", {key("plain", v.en, o.en)}};
+  return with_subject({english({str(s.en), str(s.third_singular ? v.en_3sg : v.en), str(o.en), "."}),
+                       french({str(s.fr), str(o.fr), verb_fr, "."}), "plain", "", "", {key("plain", v.en, o.en)}},
+                      s.third_singular ? v.en_3sg : v.en, s.en);
 }
 
 Example build_plain_noun(const Pronoun& s, const Verb& v, const Noun& n, bool plural) {
   Words fr{str(s.fr), str(v.fr[static_cast<std::size_t>(s.person)])};
   append(fr, french_noun_phrase(n, plural, true));
   fr.emplace_back(".");
-  return {english({str(s.en), str(s.third_singular ? v.en_3sg : v.en), "the", en_noun(n, plural), "."}), french(fr),
-          "plain", "", "", {key("plain", v.en, n.en)}};
+  return with_subject({english({str(s.en), str(s.third_singular ? v.en_3sg : v.en), "the", en_noun(n, plural), "."}), french(fr),
+                       "plain", "", "", {key("plain", v.en, n.en)}},
+                      s.third_singular ? v.en_3sg : v.en, s.en);
 }
 
 Example sample_plain(Rng& rng) {

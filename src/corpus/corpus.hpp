@@ -46,6 +46,9 @@ struct Example {
   // once, the occurrence nearest the focus word is meant. For the relation probes of `attnlab heads`
   // (docs/heads.md); in memory only.
   std::vector<std::string> context_en;
+  // A verb of the English sentence and its subject, as tokens (the subject's occurrence nearest the
+  // verb is meant): "cross"/"animal", "walks"/"she", "love"/"i". Empty when the sentence has none.
+  std::string verb_en, subject_en;
 };
 
 // How often each category is drawn (relative integer weights).

@@ -324,7 +324,7 @@ TEST_CASE("the shipped models load and keep their measured accuracy") {
   REQUIRE(h["relations"].size() == 8);
   double best_agreement = 0, best_align_error = 1;
   for (const auto& e : h["relations"])
-    for (const char* k : {"coref", "predicate", "agreement", "sense"}) {
+    for (const char* k : {"subject", "coref", "predicate", "agreement", "sense"}) {
       REQUIRE(e.contains(k));
       CHECK(e[k]["rows"].get<int>() > 0);
       CHECK((e[k]["mass"].get<double>() >= 0.0 && e[k]["mass"].get<double>() <= 1.0));

@@ -405,7 +405,7 @@ TEST_CASE("TSV: round trip and clear errors") {
                        doctest::Contains("x.tsv:2: the English sentence is empty"), InputError);
 }
 
-TEST_CASE("corpus: every context-dependent example names the words that decide its focus word, and they are in its sentence") {
+TEST_CASE("corpus: every example names a verb and its subject, every context-dependent one the words that decide its focus word, all in its sentence") {
   using namespace attnlab::corpus;
   CorpusOptions o;
   o.train = 2000;
@@ -415,6 +415,11 @@ TEST_CASE("corpus: every context-dependent example names the words that decide i
   std::size_t checked = 0;
   for (const auto* split : {&c.train, &c.test})
     for (const Example& e : *split) {
+      // Every sentence names a verb and its subject, both among its tokens (the trains-state sentences'
+      // subject is the focus word "trains").
+      const auto words = attnlab::text::tokenize(e.en);
+      CHECK(std::find(words.begin(), words.end(), e.verb_en) != words.end());
+      CHECK(std::find(words.begin(), words.end(), e.subject_en) != words.end());
       if (e.category == "plain") {
         CHECK(e.context_en.empty());
         continue;
