@@ -18,9 +18,8 @@
 #include "cli/validators.hpp"
 #include "model/decode.hpp"
 #include "model/probes.hpp"
-#include "corpus/corpus.hpp"
-#include "text/tokenizer.hpp"
 #include "render/progress.hpp"
+#include "tasks/head_relations.hpp"
 #include "tasks/task.hpp"
 #include "text/bpe.hpp"
 #include "util/error.hpp"
@@ -65,81 +64,6 @@ Ablation parse_ablation(const std::string& spec, bool decoder_only) {
   a.layer = number(parts[1]);
   a.head = number(parts[2]);
   return a;
-}
-
-// The position of `word` in `tokens` nearest `from` (other than `from` itself); npos when absent.
-std::size_t nearest(const std::vector<std::string>& tokens, const std::string& word, std::size_t from) {
-  std::size_t best = std::string::npos;
-  for (std::size_t k = 0; k < tokens.size(); ++k) {
-    if (k == from || tokens[k] != word) continue;
-    const auto dist = [&](std::size_t x) { return x > from ? x - from : from - x; };
-    if (best == std::string::npos || dist(k) < dist(best)) best = k;
-  }
-  return best;
-}
-
-// The relation probes of one test example (docs/heads.md), from the model's last forward of it: in
-// every encoder head, the row of the focus word ("it", an adjective, bank/apple/trains) against the
-// words the generator says decide its translation; in every cross-attention head, the row that writes
-// the French focus word against the English focus word (its alignment).
-struct Relations {
-  // [relation][encoder head]: "subject", "coref", "predicate", "agreement", "sense"; heads in layer-major order
-  std::map<std::string, std::vector<model::RelationSums>> enc;
-  std::vector<model::RelationSums> align;  // [decoder layer · H + head]
-};
-
-void add_relations(const model::Transformer<float>& net, const corpus::Example& ex, const model::Example& ids, Relations& r) {
-  const model::ModelConfig& c = net.config();
-  const std::vector<std::string> en = text::tokenize(ex.en), fr = text::tokenize(ex.fr);
-  if (en.size() != ids.src.size() || fr.size() != ids.tgt.size()) return;  // not the sentence the ids came from
-  const std::size_t S = en.size(), H = static_cast<std::size_t>(c.heads);
-  std::vector<std::size_t> keys;
-  auto add = [&](const std::string& relation, std::size_t from) {
-    auto& sums = r.enc[relation];
-    if (sums.empty()) sums.resize(static_cast<std::size_t>(c.encoder_layers) * H);
-    if (keys.empty()) return;
-    for (int l = 0; l < c.encoder_layers; ++l) {
-      const std::vector<float> a = net.encoder_attention(l);  // H × S × S
-      for (std::size_t h = 0; h < H; ++h) sums[static_cast<std::size_t>(l) * H + h].add(a.data() + (h * S + from) * S, S, keys);
-    }
-  };
-  // Verb → its subject, in every sentence that records one.
-  if (!ex.verb_en.empty()) {
-    const auto v = std::find(en.begin(), en.end(), ex.verb_en);
-    if (v != en.end()) {
-      const std::size_t from = static_cast<std::size_t>(v - en.begin()), k = nearest(en, ex.subject_en, from);
-      keys.clear();
-      if (k != std::string::npos) keys.push_back(k);
-      add("subject", from);
-    }
-  }
-  if (ex.focus_en.empty() || ex.context_en.empty()) return;
-  const auto row = std::find(en.begin(), en.end(), ex.focus_en);
-  if (row == en.end()) return;
-  const std::size_t q = static_cast<std::size_t>(row - en.begin());
-  keys.clear();
-  for (const auto& w : ex.context_en) {
-    const std::size_t k = nearest(en, w, q);
-    if (k != std::string::npos && std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
-  }
-  add(ex.category, q);
-  // A coreference sentence's predicate ("... too tired") is the other word that fits only one noun:
-  // its key "adj:NOUN|PREDICATE" names it. Does a head link the predicate, rather than "it", to the noun?
-  if (ex.category == "coref" && !ex.combos.empty()) {
-    const std::string& k = ex.combos.front();
-    const auto bar = k.find('|');
-    const auto p = bar == std::string::npos ? en.end() : std::find(en.begin(), en.end(), k.substr(bar + 1));
-    if (p != en.end()) add("predicate", static_cast<std::size_t>(p - en.begin()));
-  }
-  // Alignment: decoder position t reads <bos> + fr[0..t) and writes fr[t].
-  const auto t_it = std::find(fr.begin(), fr.end(), ex.focus_fr);
-  if (t_it == fr.end()) return;
-  const std::size_t t = static_cast<std::size_t>(t_it - fr.begin()), T = fr.size() + 1;
-  if (r.align.empty()) r.align.resize(static_cast<std::size_t>(c.decoder_layers) * H);
-  for (int l = 0; l < c.decoder_layers; ++l) {
-    const std::vector<float> a = net.decoder_cross_attention(l);  // H × T × S
-    for (std::size_t h = 0; h < H; ++h) r.align[static_cast<std::size_t>(l) * H + h].add(a.data() + (h * T + t) * S, S, {q});
-  }
 }
 
 // What the model does on the first n test examples: a language model's loss and perplexity per token;
@@ -206,11 +130,11 @@ void run_heads(const HeadsOptions& o) {
   // 1. Positional probes on n test examples (teacher forced, one at a time).
   const bool mean = o.ablate_with == "mean" && !ablations.empty();
   std::vector<model::HeadMeans> means = model::head_means_for(c);
-  Relations rel;
+  tasks::Relations rel;
   ProgressBar bar(static_cast<std::int64_t>(n), "probes");
   model::add_examples(*m.net, d.test, n, heads, [&](std::size_t i) {
     if (mean) model::add_last_forward(*m.net, means);
-    if (!lm && i < d.test_pairs.size()) add_relations(*m.net, d.test_pairs[i], d.test[i], rel);
+    if (!lm && i < d.test_pairs.size()) tasks::add_relations(*m.net, d.test_pairs[i], d.test[i], rel);
     bar.update(static_cast<std::int64_t>(i + 1), "");
   });
   bar.finish("");

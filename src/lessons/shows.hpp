@@ -72,6 +72,7 @@ void show_word_sense_trained(LessonContext& c);
 void show_focus_row_all_heads_trained(LessonContext& c);
 void show_head_probes_trained(LessonContext& c);
 void show_head_ablation_trained(LessonContext& c);
+void show_head_relations_trained(LessonContext& c);
 
 void register_basic_shows(std::map<std::string, ShowFn>& r);
 void register_advanced_shows(std::map<std::string, ShowFn>& r);

@@ -534,6 +534,9 @@ void register_advanced_shows(std::map<std::string, ShowFn>& r) {
     c.out.line(fmt::format("With {} tokens, a head that spreads evenly puts 1/{} = {:.2f} on each key.", n, n, 1.0 / double(n)));
     c.out.line("");
   };
+  r["head-relations"] = [](LessonContext& c) {
+    if (c.trained()) show_head_relations_trained(c);
+  };
   r["head-ablation"] = [](LessonContext& c) {
     if (c.trained()) show_head_ablation_trained(c);
   };

@@ -19,6 +19,7 @@
 #include "lessons/transformer.hpp"
 #include "model/decode.hpp"
 #include "model/probes.hpp"
+#include "tasks/head_relations.hpp"
 #include "tasks/task.hpp"
 #include "util/error.hpp"
 
@@ -194,6 +195,53 @@ void show_head_probes_trained(LessonContext& c) {
   c.out.matrix(it);
   c.out.line(fmt::format("{} of {} heads put half or more of their attention on one of these keys.", named, heads.size()));
   c.out.value("heads_with_a_role", named);
+  c.out.line("");
+}
+
+void show_head_relations_trained(LessonContext& c) {
+  model::Transformer<float>& net = c.model->net();
+  const tasks::TaskData& d = test_split(c);
+  const std::size_t n = std::min(kProbeSentences, d.test.size());
+  std::vector<model::HeadScores> unused = model::self_attention_heads(net.config());
+  tasks::Relations rel;
+  model::add_examples(net, d.test, n, unused, [&](std::size_t i) {
+    if (i < d.test_pairs.size()) tasks::add_relations(net, d.test_pairs[i], d.test[i], rel);
+  });
+  const std::vector<std::pair<std::string, std::string>> cols = {
+      {"subject", "verb→subj"}, {"coref", "it→noun"}, {"agreement", "adj→noun"}, {"sense", "sense→ctx"}};
+  const std::size_t heads = static_cast<std::size_t>(net.config().encoder_layers * net.config().heads);
+  Matrix m = Matrix::from_shape({heads + 1, cols.size()});
+  std::vector<std::string> rows, labels;
+  for (const auto& col : cols) labels.push_back(col.second);
+  for (std::size_t r = 0; r < heads; ++r) rows.push_back(fmt::format("enc.{}.{}", r / static_cast<std::size_t>(net.config().heads),
+                                                                    r % static_cast<std::size_t>(net.config().heads)));
+  rows.push_back("uniform");
+  double best_coref = 0;
+  std::string best_agreement;
+  double best_agreement_mass = 0;
+  for (std::size_t k = 0; k < cols.size(); ++k) {
+    const auto it = rel.enc.find(cols[k].first);
+    if (it == rel.enc.end()) continue;
+    for (std::size_t r = 0; r < heads; ++r) m(r, k) = static_cast<float>(it->second[r].mean_mass());
+    m(heads, k) = static_cast<float>(it->second[0].mean_chance());
+    for (std::size_t r = 0; r < heads; ++r) {
+      const double mass = it->second[r].mean_mass();
+      if (cols[k].first == "coref") best_coref = std::max(best_coref, mass);
+      if (cols[k].first == "agreement" && mass > best_agreement_mass) best_agreement_mass = mass, best_agreement = rows[r];
+    }
+  }
+  MatrixItem it = item("head_relations",
+                       fmt::format("mass on the word it depends on, {} test sentences; last row: uniform", n), m,
+                       rows, labels);
+  it.precision = 2;
+  c.out.matrix(it);
+  const double coref_chance = rel.enc.count("coref") ? rel.enc.at("coref")[0].mean_chance() : 0.0;
+  c.out.line(fmt::format("From \"it\", the most any encoder head gives its noun is {:.2f}, against {:.2f} for a uniform row.", best_coref,
+                         coref_chance));
+  c.out.line(fmt::format("The strongest adjective → noun head is {} ({:.2f} of its attention).", best_agreement, best_agreement_mass));
+  c.out.value("coref_best_mass", best_coref);
+  c.out.value("coref_chance", coref_chance);
+  c.out.value("agreement_best_head", best_agreement);
   c.out.line("");
 }
 

@@ -399,15 +399,22 @@ TEST_CASE("lesson 10 measures the trained model's heads and removes some: the la
   const Result r = run({"lesson", "10", "--format", "json", "--no-pause"});
   REQUIRE(r.rc == 0);
   const auto j = nlohmann::json::parse(r.out);
-  nlohmann::json probes, ablation;
+  nlohmann::json probes, ablation, relations;
   for (const auto& step : j["lessons"][0]["steps"])
     for (const auto& b : step["blocks"])
       if (b["type"] == "show") {
         if (b["name"] == "head-probes") probes = b;
         if (b["name"] == "head-ablation") ablation = b;
+        if (b["name"] == "head-relations") relations = b;
       }
   REQUIRE(probes.is_object());
   REQUIRE(ablation.is_object());
+  REQUIRE(relations.is_object());
+  // Relations: 8 encoder heads and the uniform row; no head links "it" to its noun above chance, and the
+  // adjective → noun head is the one whose removal costs il/elle (docs/models.md).
+  CHECK(relations["matrices"][0]["rows"] == 9);
+  CHECK(relations["values"]["coref_best_mass"].get<double>() < relations["values"]["coref_chance"].get<double>());
+  CHECK(relations["values"]["agreement_best_head"] == "enc.1.2");
   CHECK(probes["matrices"][0]["rows"] == 16);
   CHECK(ablation["values"]["exact_match_worst_ablation"].get<double>() < 0.5);
   CHECK(ablation["values"]["exact_match_all_heads"].get<double>() > 0.95);

@@ -1,0 +1,26 @@
+#pragma once
+// The relation probes of a translation model's heads (docs/heads.md): where the generated corpus knows
+// which words a word depends on (corpus::Example: a verb's subject, the noun "it" refers to, an
+// adjective's noun, the context that settles a word's sense), how much attention each encoder head
+// puts there, and how well each cross-attention head aligns the French focus word with the English
+// word it translates. Used by `attnlab heads` and lesson 10.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "corpus/corpus.hpp"
+#include "model/probes.hpp"
+
+namespace attnlab::tasks {
+
+struct Relations {
+  // [relation][encoder head, layer-major]: "subject", "coref", "predicate", "agreement", "sense"
+  std::map<std::string, std::vector<model::RelationSums>> enc;
+  std::vector<model::RelationSums> align;  // [decoder layer · H + head]
+};
+
+// Adds one test example's relations from the model's last forward of it (teacher forced, batch of 1:
+// `ids` is the example the forward ran). Sentences whose tokens do not match `ids` are skipped.
+void add_relations(const model::Transformer<float>& net, const corpus::Example& ex, const model::Example& ids, Relations& r);
+
+}  // namespace attnlab::tasks
