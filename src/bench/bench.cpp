@@ -19,6 +19,7 @@
 #include "backend/cpu/blas_setup.hpp"
 #include "backend/cpu/buffers.hpp"
 #include "backend/cpu/parallel.hpp"
+#include "util/blas.hpp"
 
 namespace attnlab::bench {
 
@@ -92,8 +93,7 @@ nlohmann::ordered_json sgemm_point(const std::string& label, int m, int n, int k
   std::vector<float> c;
   util::size_buffer(c, static_cast<std::size_t>(m) * n);
   const double s = median_seconds(repeats, [&] {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a.data(), k, b.data(),
-                trans_b ? k : n, 0.0f, c.data(), n);
+    blas::gemm(false, trans_b, m, n, k, 1.0f, a.data(), k, b.data(), trans_b ? k : n, 0.0f, c.data(), n);
   });
   return gemm_point_json(label, m, n, k, s);
 }
@@ -227,7 +227,8 @@ nlohmann::ordered_json measure_attention(const BenchOptions& o, const std::funct
       "bytes of the buffers a path needs beyond its inputs Q, K, V, its output and the gradients it returns: "
       "plain forward = the saved weights (H·n·n floats), plain backward adds an n·n scratch per thread; tiled "
       "forward = per thread one block_q·block_k tile + 2·block_q running values, plus the saved log-sum-exp (H·n); "
-      "tiled backward = per thread two tiles + block_q values + an n·d_k partial dQ, plus the log-sum-exp";
+      "tiled backward = per thread two tiles + block_q values, plus up to 8 n·d_k partial dQ sums (kDqGroups: fixed "
+      "groups of key blocks, so the sum's order does not depend on the thread count) and the log-sum-exp";
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (int n = 64; n <= o.attention_max; n *= 2) {
     say(fmt::format("attention alone: n = {}", n));

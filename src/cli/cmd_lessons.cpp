@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
-#include "lessons/data_dir.hpp"
+#include "util/paths.hpp"
 #include "lessons/lesson_doc.hpp"
 #include "render/terminal.hpp"
 
@@ -20,7 +20,7 @@ struct ListOptions {
 };
 
 void run_list(const ListOptions& o) {
-  const auto root = lessons::data_root();
+  const std::filesystem::path root = project_root();
   const auto all = lessons::load_lessons(root);
   if (o.format == "json") {
     nlohmann::json list = nlohmann::json::array();

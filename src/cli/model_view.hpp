@@ -18,42 +18,25 @@
 
 namespace attnlab::cli {
 
-// Tokenises and encodes `text`; unknown words become <unk> and are named in one warning on stderr.
+// Encodes `text` (text::encode_sentence: "TEXT: …" errors), refuses a sentence whose every word is
+// unknown (whatever the model printed would be noise, not a result), and names the unknown words in one
+// warning on stderr. `tokens_out` gets the labels.
 inline std::vector<int> encode_user_text(const text::Vocab& vocab, const std::string& text, std::size_t max_tokens,
                                          std::vector<std::string>* tokens_out) {
-  if (vocab.bpe()) {  // sub-word tokens: every text has them, none is <unk>
-    const auto ids = vocab.encode(text);
-    if (ids.empty()) throw InputError("TEXT: is empty; give a sentence, e.g. \"Your journey starts with one step\"");
-    if (ids.size() > max_tokens) {
-      throw InputError("TEXT: has " + std::to_string(ids.size()) + " tokens; this model reads at most " + std::to_string(max_tokens));
-    }
-    if (tokens_out) *tokens_out = vocab.labels_of(ids);
-    return std::vector<int>(ids.begin(), ids.end());
-  }
-  const std::vector<std::string> toks = text::tokenize(text);
-  if (toks.empty()) throw InputError("TEXT: is empty; give a sentence, e.g. \"The boy trains the puppy.\"");
-  if (toks.size() > max_tokens) {
-    throw InputError("TEXT: has " + std::to_string(toks.size()) + " tokens; this model reads at most " + std::to_string(max_tokens));
-  }
-  std::vector<std::string> unknown;
-  const auto ids = vocab.encode_tokens(toks, &unknown);
-  if (std::all_of(ids.begin(), ids.end(), [](auto id) { return id == text::Vocab::kUnk; })) {
-    // Every token would be <unk>: whatever the model printed would be noise, not a result.
+  text::EncodedSentence e = text::encode_sentence(vocab, text, max_tokens, "TEXT");
+  if (!vocab.bpe() && std::all_of(e.ids.begin(), e.ids.end(), [](auto id) { return id == text::Vocab::kUnk; })) {
     std::string list;
-    for (std::size_t i = 0; i < unknown.size() && i < 5; ++i) {
-      const std::string& w = unknown[i];
+    for (std::size_t i = 0; i < e.unknown.size() && i < 5; ++i) {
+      const std::string& w = e.unknown[i];
       list += (i ? ", \"" : "\"") + (w.size() > 30 ? w.substr(0, 27) + "..." : w) + "\"";
     }
-    if (unknown.size() > 5) list += ", ...";
+    if (e.unknown.size() > 5) list += ", ...";
     throw InputError("TEXT: none of its words is in the model's vocabulary (" + list +
                      "); the model knows only the corpus's words, e.g. \"The boy trains the puppy.\"");
   }
-  if (!unknown.empty()) std::cerr << "attnlab: " << text::unknown_words_warning(unknown) << '\n';
-  if (tokens_out) {
-    tokens_out->clear();
-    for (std::size_t i = 0; i < toks.size(); ++i) tokens_out->push_back(ids[i] == text::Vocab::kUnk ? "<unk>" : toks[i]);
-  }
-  return std::vector<int>(ids.begin(), ids.end());
+  if (!e.unknown.empty()) std::cerr << "attnlab: " << text::unknown_words_warning(e.unknown) << '\n';
+  if (tokens_out) *tokens_out = std::move(e.labels);
+  return std::vector<int>(e.ids.begin(), e.ids.end());
 }
 
 // A rows × cols block of weights as a Matrix.

@@ -1,7 +1,6 @@
 #include "core/blas.hpp"
 
-#include <cblas.h>
-
+#include "util/blas.hpp"
 #include "util/error.hpp"
 
 namespace attnlab {
@@ -24,10 +23,8 @@ void gemm(const Matrix& a, Trans ta, const Matrix& b, Trans tb, Matrix& c, float
     return;
   }
   // Row-major leading dimensions are the stored column counts, whatever the transpose flag.
-  cblas_sgemm(CblasRowMajor, ta == Trans::No ? CblasNoTrans : CblasTrans,
-              tb == Trans::No ? CblasNoTrans : CblasTrans, static_cast<int>(r), static_cast<int>(cc),
-              static_cast<int>(k), alpha, a.data(), static_cast<int>(cols(a)), b.data(),
-              static_cast<int>(cols(b)), beta, c.data(), static_cast<int>(cols(c)));
+  blas::gemm(ta == Trans::Yes, tb == Trans::Yes, static_cast<int>(r), static_cast<int>(cc), static_cast<int>(k), alpha,
+             a.data(), static_cast<int>(cols(a)), b.data(), static_cast<int>(cols(b)), beta, c.data(), static_cast<int>(cols(c)));
 }
 
 Matrix matmul(const Matrix& a, const Matrix& b, Trans ta, Trans tb) {

@@ -3,7 +3,7 @@
 //
 // Why not xt::linalg::dot: it allocates a fresh result on every call and copies transposed or
 // non-contiguous operands first. Attention multiplies by a transpose (Q · Kᵀ) at every step, so we
-// call cblas_sgemm with its transpose flags instead and write into a caller-owned buffer.
+// call BLAS's gemm (util/blas.hpp) with its transpose flags instead and write into a caller-owned buffer.
 #include "core/matrix.hpp"
 
 namespace attnlab {

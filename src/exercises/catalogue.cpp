@@ -10,21 +10,19 @@
 #include "io/files.hpp"
 #include "io/json_text.hpp"
 #include "util/error.hpp"
+#include "util/paths.hpp"
 
 namespace attnlab::exercises {
 
 std::string ExerciseInfo::label() const { return std::to_string(number) + " (" + slug + ")"; }
 
-fs::path default_lessons_dir() {
-  if (const char* env = std::getenv("ATTNLAB_LESSONS_DIR"); env && *env) return env;
-  return ATTNLAB_LESSONS_DIR;
-}
+fs::path default_lessons_dir() { return fs::path(project_root()) / "lessons"; }
 
 Catalogue Catalogue::load(const fs::path& lessons_dir) {
   std::error_code ec;
   if (!fs::is_directory(lessons_dir, ec)) {
     throw RuntimeError("no lessons folder at " + lessons_dir.string() +
-                       " (set ATTNLAB_LESSONS_DIR to the lessons/ folder of an attnlab checkout)");
+                       " (set ATTNLAB_DATA_DIR to an attnlab checkout, the folder that holds lessons/ and data/)");
   }
   Catalogue cat;
   for (const auto& lesson : fs::directory_iterator(lessons_dir)) {

@@ -42,7 +42,7 @@ class Catalogue {
   std::vector<ExerciseInfo> items_;
 };
 
-// ATTNLAB_LESSONS_DIR from the environment, else the source tree's lessons/ folder.
+// project_root()/lessons (util/paths.hpp: ATTNLAB_DATA_DIR, else the source tree, else beside the binary).
 fs::path default_lessons_dir();
 
 // The hints of hints.md: the text under each "## Hint N" heading, in order.

@@ -1,5 +1,8 @@
 #include "lessons/model.hpp"
 
+#include "model/transformer.hpp"
+
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -57,13 +60,10 @@ Matrix embed(const std::vector<std::string>& tokens, std::size_t d_model, std::u
 }
 
 Matrix positional_encoding(std::size_t n, std::size_t d_model) {
+  // The model's own table (model/transformer.hpp), so the lessons show exactly what the model adds.
+  const std::vector<float> table = model::positional_encoding(static_cast<int>(n), static_cast<int>(d_model));
   Matrix pe = Matrix::from_shape({n, d_model});
-  for (std::size_t pos = 0; pos < n; ++pos)
-    for (std::size_t j = 0; j < d_model; ++j) {
-      const std::size_t two_i = j - j % 2;  // the even index of the (sin, cos) pair
-      const double angle = static_cast<double>(pos) / std::pow(10000.0, static_cast<double>(two_i) / static_cast<double>(d_model));
-      pe(pos, j) = static_cast<float>(j % 2 == 0 ? std::sin(angle) : std::cos(angle));
-    }
+  std::copy(table.begin(), table.end(), pe.data());
   return pe;
 }
 

@@ -14,7 +14,7 @@
 
 #include "io/files.hpp"
 #include "io/json_text.hpp"
-#include "lessons/data_dir.hpp"
+#include "util/paths.hpp"
 #include "lessons/model.hpp"
 #include "model/decode.hpp"
 #include "text/tokenizer.hpp"
@@ -133,7 +133,7 @@ LessonSentences read_sentences(const nlohmann::json& j, LessonSentences base) {
 }  // namespace
 
 Session::Session(const LessonOptions& opts, bool tour) : opts_(opts), tour_(tour) {
-  root_ = data_root();
+  root_ = project_root();
   lessons_ = load_lessons(root_);
   if (lessons_.empty()) throw RuntimeError("no lessons found under " + (root_ / "lessons").string());
   vocab_ = load_word_list(root_ / "data" / "vocab.txt");

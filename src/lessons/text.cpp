@@ -26,30 +26,12 @@ text::Vocab load_word_list(const std::filesystem::path& file) {
 }
 
 TokenizedSentence encode(std::string_view sentence, const text::Vocab& vocab, const std::string& what) {
+  text::EncodedSentence e = text::encode_sentence(vocab, sentence, kMaxSentenceTokens, what);
   TokenizedSentence out;
   out.text = std::string(sentence);
-  if (vocab.bpe()) {  // a sub-word model: labels show the pieces ("un", "##believ", "##able")
-    const std::vector<text::TokenId> ids = vocab.encode(sentence);
-    if (ids.empty()) throw InputError(what + ": the sentence is empty; give at least one word");
-    if (ids.size() > kMaxSentenceTokens) {
-      throw InputError(what + ": the sentence has " + std::to_string(ids.size()) + " sub-word tokens, more than the limit of " +
-                       std::to_string(kMaxSentenceTokens));
-    }
-    out.tokens = vocab.labels_of(ids);
-    for (text::TokenId id : ids) out.ids.push_back(static_cast<std::size_t>(id));
-    return out;
-  }
-  const std::vector<std::string> words = text::tokenize(sentence);
-  if (words.empty()) throw InputError(what + ": the sentence is empty; give at least one word");
-  if (words.size() > kMaxSentenceTokens) {
-    throw InputError(what + ": the sentence has " + std::to_string(words.size()) +
-                     " tokens (words and punctuation), more than the limit of " + std::to_string(kMaxSentenceTokens));
-  }
-  const std::vector<text::TokenId> ids = vocab.encode_tokens(words, &out.unknown);
-  for (std::size_t i = 0; i < words.size(); ++i) {
-    out.tokens.push_back(ids[i] == text::Vocab::kUnk ? "<unk>" : words[i]);
-    out.ids.push_back(static_cast<std::size_t>(ids[i]));
-  }
+  out.tokens = std::move(e.labels);
+  for (text::TokenId id : e.ids) out.ids.push_back(static_cast<std::size_t>(id));
+  out.unknown = std::move(e.unknown);
   return out;
 }
 

@@ -10,6 +10,9 @@
 
 namespace attnlab::model {
 
+std::vector<float> positional_encoding(int n, int C) { return cpu::positional_encoding<float>(n, C); }
+
+
 template <typename T>
 Transformer<T>::Transformer(const ModelConfig& config, backend::Ops<T>& backend)
     : be_(backend), cfg_(config), layout_(make_layout(config)) {

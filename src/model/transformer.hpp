@@ -14,13 +14,22 @@
 #include <cstdint>
 #include <vector>
 
+#include "util/token_ids.hpp"
 #include "backend/backend.hpp"
 #include "backend/cpu/cpu_backend.hpp"
 #include "model/config.hpp"
 
 namespace attnlab::model {
 
-inline constexpr int kPad = 0, kUnk = 1, kBos = 2, kEos = 3;
+using tokens::kBos;  // the reserved ids (util/token_ids.hpp)
+using tokens::kEos;
+using tokens::kPad;
+using tokens::kUnk;
+
+// The sinusoidal positional encoding the model adds to its embeddings, n × C row-major (the paper's,
+// interleaved: PE(pos, 2i) = sin(pos / 10000^(2i/C)), PE(pos, 2i+1) = cos(pos / 10000^(2i/C)), computed
+// in double and rounded once). Every backend uploads this one table; the lessons show it too.
+std::vector<float> positional_encoding(int n, int C);
 
 // A padded batch. Encoder–decoder: src (B × S) with src_len, tgt_in = <bos> y₁ … yₙ and
 // tgt_out = y₁ … yₙ <eos>, both B × T and padded with kPad (padding positions carry no loss).

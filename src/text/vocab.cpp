@@ -173,4 +173,26 @@ std::string unknown_words_warning(const std::vector<std::string>& unknown_words)
                      unknown_words.size() == 1 ? " is" : "s are", unknown_words.size() == 1 ? "s" : "", list);
 }
 
+EncodedSentence encode_sentence(const Vocab& vocab, std::string_view sentence, std::size_t max_tokens, const std::string& what) {
+  EncodedSentence out;
+  if (vocab.bpe()) {  // sub-word tokens: every text has them, none is <unk>
+    out.ids = vocab.encode(sentence);
+    if (out.ids.empty()) throw InputError(what + ": the sentence is empty; give at least one word");
+    if (out.ids.size() > max_tokens) {
+      throw InputError(fmt::format("{}: the sentence has {} sub-word tokens, more than the limit of {}", what, out.ids.size(), max_tokens));
+    }
+    out.labels = vocab.labels_of(out.ids);
+    return out;
+  }
+  const std::vector<std::string> words = tokenize(sentence);
+  if (words.empty()) throw InputError(what + ": the sentence is empty; give at least one word");
+  if (words.size() > max_tokens) {
+    throw InputError(fmt::format("{}: the sentence has {} tokens (words and punctuation), more than the limit of {}", what, words.size(),
+                                 max_tokens));
+  }
+  out.ids = vocab.encode_tokens(words, &out.unknown);
+  for (std::size_t i = 0; i < words.size(); ++i) out.labels.push_back(out.ids[i] == Vocab::kUnk ? "<unk>" : words[i]);
+  return out;
+}
+
 }  // namespace attnlab::text

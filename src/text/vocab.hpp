@@ -23,6 +23,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/token_ids.hpp"
+
 namespace attnlab::text {
 
 using TokenId = std::int32_t;
@@ -30,10 +32,11 @@ class Bpe;
 
 class Vocab {
  public:
-  static constexpr TokenId kPad = 0;  // fills batches to a common length; masked out
-  static constexpr TokenId kUnk = 1;  // any word not in the vocabulary
-  static constexpr TokenId kBos = 2;  // start of a target sentence (decoder input)
-  static constexpr TokenId kEos = 3;  // end of a sentence
+  // The reserved ids, defined once in util/token_ids.hpp (the model relies on the same values).
+  static constexpr TokenId kPad = tokens::kPad;  // fills batches to a common length; masked out
+  static constexpr TokenId kUnk = tokens::kUnk;  // any word not in the vocabulary
+  static constexpr TokenId kBos = tokens::kBos;  // start of a target sentence (decoder input)
+  static constexpr TokenId kEos = tokens::kEos;  // end of a sentence
   static constexpr std::array<std::string_view, 4> kSpecials{"<pad>", "<unk>", "<bos>", "<eos>"};
   static constexpr int kFormatVersion = 1;
 
@@ -100,5 +103,15 @@ class Vocab {
 //   warning: 2 words are not in the vocabulary and become <unk>: "zebra", "xylophone"
 // Returns "" when `unknown_words` is empty.
 std::string unknown_words_warning(const std::vector<std::string>& unknown_words);
+
+// A sentence someone typed, as a model reads it: the one encoder behind every command and lesson.
+struct EncodedSentence {
+  std::vector<TokenId> ids;
+  std::vector<std::string> labels;   // one per id: the word ("<unk>" for an unknown one), or the BPE piece ("##" continues a word)
+  std::vector<std::string> unknown;  // the words that became <unk>, in order, without repeats (word vocabularies only)
+};
+// Tokenizes (text::tokenize, or the BPE) and maps to ids. Throws InputError naming `what` (e.g.
+// "--sentence", "TEXT") when the sentence has no token or more than `max_tokens`.
+EncodedSentence encode_sentence(const Vocab& vocab, std::string_view sentence, std::size_t max_tokens, const std::string& what);
 
 }  // namespace attnlab::text

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <vector>
 
 #include "util/error.hpp"
 
@@ -11,27 +12,40 @@ namespace attnlab {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+bool looks_right(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_directory(p / "data", ec) && fs::is_directory(p / "lessons", ec);
+}
+
+}  // namespace
+
 std::string project_root() {
-  auto looks_right = [](const fs::path& p) {
-    std::error_code ec;
-    return fs::is_directory(p / "data", ec) && fs::is_directory(p / "lessons", ec);
-  };
   if (const char* env = std::getenv("ATTNLAB_DATA_DIR"); env && *env) {
+    // The user named a folder: a wrong one is bad input (exit 2), never silently replaced.
     if (!looks_right(env)) {
-      throw RuntimeError(std::string("ATTNLAB_DATA_DIR=") + env + " does not hold data/ and lessons/; unset it or point it at the attnlab folder");
+      throw InputError(std::string("ATTNLAB_DATA_DIR=") + env +
+                       " does not hold lessons/ and data/ folders; point it at the attnlab source tree or unset it");
     }
     return env;
   }
+  std::vector<fs::path> tried;
 #ifdef ATTNLAB_SOURCE_ROOT
-  if (looks_right(ATTNLAB_SOURCE_ROOT)) return ATTNLAB_SOURCE_ROOT;
+  tried.emplace_back(ATTNLAB_SOURCE_ROOT);
 #endif
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
-    for (fs::path p = exe.parent_path(); !p.empty() && p != p.root_path(); p = p.parent_path())
-      if (looks_right(p)) return p.string();
+    tried.push_back(exe.parent_path());
+    tried.push_back(exe.parent_path().parent_path());
+    tried.push_back(exe.parent_path().parent_path() / "share" / "attnlab");
   }
-  throw RuntimeError("cannot find attnlab's data/ and lessons/ folders; set ATTNLAB_DATA_DIR to the attnlab folder");
+  for (const fs::path& p : tried)
+    if (looks_right(p)) return p.string();
+  std::string where;
+  for (const fs::path& p : tried) where += (where.empty() ? "" : ", ") + p.string();
+  throw RuntimeError("cannot find the lessons/ and data/ folders (looked in: " + where + "); set ATTNLAB_DATA_DIR to the attnlab source tree");
 }
 
 std::string resolve_data_path(const std::string& rel) {

@@ -3,10 +3,9 @@
 #include "backend/cpu/profile.hpp"
 #include "backend/cpu/parallel.hpp"
 #include "backend/dropout_hash.hpp"
+#include "util/blas.hpp"
 #include "util/error.hpp"
 #include "util/rng.hpp"
-
-#include <cblas.h>
 
 #include <algorithm>
 #include <cmath>
@@ -21,8 +20,7 @@ void gemm<float>(bool ta, bool tb, int m, int n, int k, float alpha, const float
                  int ldb, float beta, float* c, int ldc) {
   prof::Scope prof_scope(prof::Op::Matmul);
   if (m == 0 || n == 0) return;
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, alpha, a,
-              lda, b, ldb, beta, c, ldc);
+  blas::gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 template <>
@@ -30,8 +28,7 @@ void gemm<double>(bool ta, bool tb, int m, int n, int k, double alpha, const dou
                   int ldb, double beta, double* c, int ldc) {
   prof::Scope prof_scope(prof::Op::Matmul);
   if (m == 0 || n == 0) return;
-  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, alpha, a,
-              lda, b, ldb, beta, c, ldc);
+  blas::gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 namespace {
