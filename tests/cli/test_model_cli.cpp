@@ -83,8 +83,8 @@ bool contains(const std::string& s, const std::string& part) { return s.find(par
 
 const std::string kConfig = std::string(ATTNLAB_SOURCE_DIR) + "/data/configs/tiny-test.json";
 
-// The shipped lm-english's test perplexity per token, from docs/models.md (eval may differ in the last
-// digits on another BLAS kernel; the test allows 1 %).
+// The shipped lm-english's test perplexity per token, from data/models/lm-english/eval.json (docs/models.md
+// rounds it to 53.7; eval may differ in the last digits on another BLAS kernel; the test allows 1 %).
 constexpr double kLmEnglishPerplexity = 53.73;
 
 std::vector<double> losses(const fs::path& dir) {
