@@ -39,8 +39,20 @@ void run_translate(const TranslateOptions& o) {
     throw InputError("--model " + o.model + " is a decoder-only language model; translate needs an encoder–decoder (e.g. " +
                      tasks::kDefaultTranslateModel + "); for a language model use `attnlab generate`");
   }
+  // The generated corpus ends every sentence with . ! or ?; a model trained only on it has never read a
+  // sentence without, and "I love you" sent as is comes back as "Je t'aime aime aime …". Such a model
+  // reads the sentence with a full stop added, and says so.
+  std::string read_as = o.text;
+  if (!m.run.english) {
+    const auto last = o.text.find_last_not_of(" \t\r\n");
+    if (last != std::string::npos && std::string(".!?").find(o.text[last]) == std::string::npos) {
+      read_as = o.text.substr(0, last + 1) + ".";
+      std::cerr << "attnlab: note: the model learned only sentences that end with . ! or ?; it reads \""
+                << visible_controls(read_as) << "\"\n";
+    }
+  }
   std::vector<std::string> src_tokens;
-  const auto src = encode_user_text(m.vocab, o.text, static_cast<std::size_t>(m.net->config().max_len), &src_tokens);
+  const auto src = encode_user_text(m.vocab, read_as, static_cast<std::size_t>(m.net->config().max_len), &src_tokens);
   model::DecodeOptions d;
   d.beam = o.beam;
   d.length_penalty = o.length_penalty;
@@ -58,6 +70,9 @@ void run_translate(const TranslateOptions& o) {
   std::vector<std::string> rows = out_tokens;
   rows.push_back("<eos>");
   const bool json = o.format == "json";
+  // Cut by the length limit (decoding then allows only <eos>): the model was still writing.
+  const int limit = model::translation_limit(*m.net, static_cast<int>(src.size()), d);
+  const bool cut = !h.finished || static_cast<int>(h.tokens.size()) >= limit;
   std::vector<std::string> wrote;  // "attnlab: wrote FILE" lines: after the translation, or on stderr beside JSON
 
   // Every attention of the translation: the model re-reads the source and its own output (teacher
@@ -92,6 +107,8 @@ void run_translate(const TranslateOptions& o) {
   nlohmann::json j = {{"source", o.text}, {"source_tokens", src_tokens}, {"translation", translation},
                       {"tokens", out_tokens}, {"logprob", h.logprob}, {"score", h.score}, {"finished", h.finished},
                       {"beam", o.beam}, {"model", model_json(m)}};
+  if (read_as != o.text) j["read_as"] = read_as;
+  j["reached_length_limit"] = cut;  // the sentence with the full stop the model needs
   if (json) {
     nlohmann::json layers = nlohmann::json::array();
     for (int l = 0; l < L; ++l) {
@@ -110,7 +127,7 @@ void run_translate(const TranslateOptions& o) {
   if (json) std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   if (!o.pictures.html.empty()) {
     std::vector<std::string> notes;
-    if (!h.finished) notes.push_back("The translation reached the length limit without <eos>: it is probably wrong.");
+    if (cut) notes.push_back("The translation reached the length limit: it is probably wrong.");
     for (const auto& t : src_tokens)
       if (t == "<unk>") {
         notes.push_back("Some words are not in the model's vocabulary and were read as <unk>: the model cannot know what they mean.");
@@ -133,7 +150,10 @@ void run_translate(const TranslateOptions& o) {
     return;
   }
   std::cout << translation << '\n';
-  if (!h.finished) std::cerr << "attnlab: warning: the translation reached the length limit without <eos>\n";
+  if (cut)
+    std::cerr << fmt::format("attnlab: warning: the translation reached the length limit ({} tokens for a {}-token sentence); "
+                             "it is probably wrong\n",
+                             limit, src.size());
   for (const auto& w : wrote) std::cout << w << '\n';
   if (!o.show_attention) return;
   for (int l = 0; l < L; ++l)

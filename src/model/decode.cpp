@@ -38,11 +38,16 @@ double length_penalty(int length, double alpha) {
   return alpha == 0.0 ? 1.0 : std::pow((5.0 + length) / 6.0, alpha);
 }
 
+int translation_limit(const Transformer<float>& model, int source_length, const DecodeOptions& opt) {
+  const int cap = model.config().max_len - 1;
+  return std::min(cap, opt.max_len > 0 ? opt.max_len : 2 * source_length + 10);
+}
+
 namespace {
 
 Hypothesis beam_search(Transformer<float>& model, const std::vector<int>& src, const DecodeOptions& opt) {
   const int K = std::max(1, opt.beam), V = model.config().vocab_size;
-  const int max_new = opt.max_len > 0 ? std::min(opt.max_len, model.config().max_len - 1) : model.config().max_len - 1;
+  const int max_new = translation_limit(model, static_cast<int>(src.size()), opt);
   model.start_decoding(src, K);
   struct Beam {
     std::vector<int> tokens;

@@ -20,7 +20,10 @@ struct Hypothesis {
 struct DecodeOptions {
   int beam = 1;               // 1 = greedy
   double length_penalty = 0.6;  // α of ((5 + |Y|) / 6)^α (GNMT; the paper uses 0.6); 0 = none
-  int max_len = 0;            // maximum generated tokens; 0 = model max_len − 1
+  // Most tokens to generate before <eos>, which is then the only choice left. 0: tied to the source,
+  // 2·|source| + 10 (a translation is rarely even 1.5 times as long), and never past the model's
+  // max_len − 1, so a model that repeats a word stops early instead of filling its whole length.
+  int max_len = 0;
   bool record_attention = false;
 };
 
@@ -55,5 +58,8 @@ std::vector<double> sampling_distribution(const std::vector<double>& lp, const S
 
 // GNMT length penalty ((5 + length) / 6)^alpha.
 double length_penalty(int length, double alpha);
+
+// The generation limit `translate` uses for a source of `source_length` tokens (see DecodeOptions::max_len).
+int translation_limit(const Transformer<float>& model, int source_length, const DecodeOptions& opt);
 
 }  // namespace attnlab::model

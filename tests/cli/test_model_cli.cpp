@@ -305,6 +305,28 @@ TEST_CASE("the shipped models load and keep their measured accuracy") {
   CHECK(contains(r.out, "parce qu'il était trop fatigué"));
   r = run({"translate", "The animal didn't cross the street because it was too wide.", "--model", ts});
   CHECK(contains(r.out, "parce qu'elle était trop large"));
+  // Final punctuation: the generated corpus always has it, so a sentence without is read with a full stop
+  // added, said on stderr; the translation is the same either way (it used to loop: "Je t'aime aime aime …").
+  for (const std::string s : {"I love you", "The boy trains the puppy", "The animal didn't cross the street because it was too wide"}) {
+    CAPTURE(s);
+    const Result plain = run({"translate", s, "--model", ts});
+    const Result stop = run({"translate", s + ".", "--model", ts});
+    REQUIRE(plain.code == 0);
+    CHECK(plain.out == stop.out);
+    CHECK(contains(plain.err, "it reads \"" + s + ".\""));
+    CHECK(!contains(stop.err, "it reads"));
+    const Result greedy = run({"translate", s, "--model", ts, "--beam", "1", "--format", "json"});
+    CHECK(nlohmann::json::parse(greedy.out)["read_as"] == s + ".");
+  }
+  CHECK(run({"translate", "I love you", "--model", ts}).out == "Je t'aime.\n");
+  // A sentence that makes the model repeat itself stops at 2·|source| + 10 tokens, with a warning.
+  const Result loop = run({"translate", "you you you you you.", "--model", ts, "--beam", "1", "--format", "json"});
+  REQUIRE(loop.code == 0);
+  const auto lj = nlohmann::json::parse(loop.out);
+  CHECK(lj["tokens"].size() == 22);
+  CHECK(lj["reached_length_limit"] == true);
+  CHECK(contains(run({"translate", "you you you you you.", "--model", ts, "--beam", "1"}).err,
+                 "reached the length limit (22 tokens for a 6-token sentence)"));
   r = run({"generate", "Every effort moves", "--model", lm, "--format", "json"});
   REQUIRE(r.code == 0);
   CHECK(nlohmann::json::parse(r.out)["next"][0]["token"] == "you");

@@ -145,3 +145,21 @@ TEST_CASE("the shipped translation model: beam search never scores below greedy 
   INFO(worse << " of " << n << " test sentences decoded worse by beam 4 than by greedy");
   CHECK(worse == 0);
 }
+
+TEST_CASE("decoding stops at 2·|source| + 10 tokens (and never past the model's max_len), finished or not") {
+  Transformer<float> m(tiny_model(40, 64));
+  CHECK(translation_limit(m, 2, DecodeOptions{}) == 14);
+  CHECK(translation_limit(m, 40, DecodeOptions{}) == 63);  // the model's max_len − 1
+  DecodeOptions five;
+  five.max_len = 5;
+  CHECK(translation_limit(m, 2, five) == 5);
+  for (std::uint64_t seed = 1; seed <= 12; ++seed) {
+    CAPTURE(seed);
+    m.init_params(seed);
+    for (int beam : {1, 3}) {
+      DecodeOptions o;
+      o.beam = beam;
+      CHECK(translate(m, {5, 6}, o).tokens.size() <= 14);
+    }
+  }
+}
