@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <memory>
 #include <string>
 
@@ -68,7 +69,20 @@ struct Alternative {
   double params;
 };
 
-void run_params(const ParamsOptions& o) {
+// Everything `params` reports, computed once: the JSON document, and the values the text printer reads.
+struct ParamsReport {
+  std::string name, path, vocab_source, method, excluded;
+  model::ModelConfig mc;
+  model::ParamBreakdown p;
+  model::FlopBreakdown f;
+  int seq = 0;
+  std::optional<tasks::ReferenceModel> reference;
+  std::vector<Alternative> alts;
+  nlohmann::ordered_json ref_json, json;
+};
+
+// Phase 1: the configuration, the counts and the comparison with the published model, as a report.
+ParamsReport build_report(const ParamsOptions& o) {
   const std::string path = find_config(o.config);
   tasks::RunConfig run = tasks::load_run_config(path);
   model::ModelConfig mc = run.model;
@@ -208,12 +222,31 @@ void run_params(const ParamsOptions& o) {
                 {"training_per_target_token", per_seq / f.T},
                 {"method", method},
                 {"excluded", excluded}};
-  if (o.format == "json") {
-    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
-    return;
-  }
+  ParamsReport report;
+  report.name = name;
+  report.path = path;
+  report.vocab_source = vocab_source;
+  report.method = method;
+  report.excluded = excluded;
+  report.mc = mc;
+  report.p = p;
+  report.f = f;
+  report.seq = seq;
+  report.reference = run.reference;
+  report.alts = alts;
+  report.ref_json = ref_json;
+  report.json = j;
+  return report;
+}
 
-  // ---- text ----------------------------------------------------------------------------------------
+// Phase 2: the report as text.
+void print_report(const ParamsReport& rep) {
+  const model::ModelConfig& mc = rep.mc;
+  const model::ParamBreakdown& p = rep.p;
+  const model::FlopBreakdown& f = rep.f;
+  const std::string &name = rep.name, &path = rep.path, &vocab_source = rep.vocab_source;
+  const double V = mc.vocab_size, per_seq = f.training();
+  const int seq = rep.seq;
   const double total = static_cast<double>(p.total);
   auto row = [&](int indent, const std::string& label, const std::string& formula, double n, bool share = true) {
     const std::string lab = std::string(static_cast<std::size_t>(indent), ' ') + label;
@@ -256,8 +289,10 @@ void run_params(const ParamsOptions& o) {
   row(0, "total", "", total);
   std::cout << fmt::format("  {:<54}{:>14}\n", "", "(" + short_num(total) + ")");
 
-  if (run.reference) {
-    const tasks::ReferenceModel& r = *run.reference;
+  if (rep.reference) {
+    const tasks::ReferenceModel& r = *rep.reference;
+    const auto& alts = rep.alts;
+    const auto& ref_json = rep.ref_json;
     std::cout << fmt::format("\ncompared with {}", r.model);
     if (r.reported_params) std::cout << fmt::format(": reported {}", reported_str(r.reported_params));
     std::cout << '\n';
@@ -296,8 +331,17 @@ void run_params(const ParamsOptions& o) {
                              "counted), {} per target token\n",
                              short_num(per_seq), short_num(per_seq / f.tokens()), short_num(per_seq / f.T));
   }
-  std::cout << "  method: " << method << "\n";
-  std::cout << "  not counted: " << excluded << "\n";
+  std::cout << "  method: " << rep.method << "\n";
+  std::cout << "  not counted: " << rep.excluded << "\n";
+}
+
+void run_params(const ParamsOptions& o) {
+  const ParamsReport report = build_report(o);
+  if (o.format == "json") {
+    std::cout << report.json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+    return;
+  }
+  print_report(report);
 }
 
 }  // namespace
