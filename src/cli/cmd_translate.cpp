@@ -39,20 +39,22 @@ void run_translate(const TranslateOptions& o) {
     throw InputError("--model " + o.model + " is a decoder-only language model; translate needs an encoder–decoder (e.g. " +
                      tasks::kDefaultTranslateModel + "); for a language model use `attnlab generate`");
   }
+  std::vector<std::string> src_tokens;
+  auto src = encode_user_text(m.vocab, o.text, static_cast<std::size_t>(m.net->config().max_len), &src_tokens);
   // The generated corpus ends every sentence with . ! or ?; a model trained only on it has never read a
-  // sentence without, and "I love you" sent as is comes back as "Je t'aime aime aime …". Such a model
+  // sentence without, and "I love you" sent as is came back as "Je t'aime aime aime …". Such a model
   // reads the sentence with a full stop added, and says so.
   std::string read_as = o.text;
-  if (!m.run.english) {
-    const auto last = o.text.find_last_not_of(" \t\r\n");
-    if (last != std::string::npos && std::string(".!?").find(o.text[last]) == std::string::npos) {
-      read_as = o.text.substr(0, last + 1) + ".";
-      std::cerr << "attnlab: note: the model learned only sentences that end with . ! or ?; it reads \""
-                << visible_controls(read_as) << "\"\n";
-    }
+  const auto last = o.text.find_last_not_of(" \t\r\n");
+  const int stop = m.vocab.id(".");
+  if (!m.run.english && last != std::string::npos && std::string(".!?").find(o.text[last]) == std::string::npos &&
+      stop != text::Vocab::kUnk && src.size() < static_cast<std::size_t>(m.net->config().max_len)) {
+    src.push_back(stop);
+    src_tokens.push_back(".");
+    read_as = o.text.substr(0, last + 1) + ".";
+    const std::string shown = fit_width(visible_controls(read_as), 80);  // one line, cut at a character
+    std::cerr << "attnlab: note: the model learned only sentences that end with . ! or ?; it reads \"" << shown << "\"\n";
   }
-  std::vector<std::string> src_tokens;
-  const auto src = encode_user_text(m.vocab, read_as, static_cast<std::size_t>(m.net->config().max_len), &src_tokens);
   model::DecodeOptions d;
   d.beam = o.beam;
   d.length_penalty = o.length_penalty;
