@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <set>
 #include <sstream>
 #include <tuple>
 
 #include <nlohmann/json.hpp>
 
+#include "io/exercise_inventory.hpp"
 #include "io/files.hpp"
 #include "io/json_text.hpp"
 #include "util/error.hpp"
@@ -24,36 +26,45 @@ Catalogue Catalogue::load(const fs::path& lessons_dir) {
     throw RuntimeError("no lessons folder at " + lessons_dir.string() +
                        " (set ATTNLAB_DATA_DIR to an attnlab checkout, the folder that holds lessons/ and data/)");
   }
+  // The order and the facts a reader sees at a glance come from the inventory (lessons/exercises.json);
+  // the rest from each exercise's folder. An exercise folder the inventory does not list is an error,
+  // so the list cannot silently fall behind the folders.
   Catalogue cat;
-  for (const auto& lesson : fs::directory_iterator(lessons_dir)) {
-    const fs::path ex_root = lesson.path() / "exercises";
-    if (!fs::is_directory(ex_root, ec)) continue;
-    for (const auto& dir : fs::directory_iterator(ex_root)) {
-      const fs::path meta = dir.path() / "exercise.json";
-      if (!fs::is_regular_file(meta, ec)) continue;
-      ExerciseInfo e;
-      e.slug = dir.path().filename().string();
-      e.lesson = lesson.path().filename().string();
-      e.dir = dir.path();
-      try {
-        const auto j = parse_json_bounded(read_text_file(meta.string(), 1 << 16));
-        e.title = j.at("title").get<std::string>();
-        e.difficulty = j.at("difficulty").get<std::string>();
-        e.minutes = j.at("minutes").get<int>();
-        e.order = j.value("order", 0);
-        e.function = j.at("function").get<std::string>();
-        e.summary = j.value("summary", "");
-      } catch (const nlohmann::json::exception& err) {
-        throw RuntimeError(meta.string() + ": not a valid exercise description (" + err.what() + ")");
-      } catch (const InputError& err) {
-        throw RuntimeError(err.what());
-      }
-      cat.items_.push_back(std::move(e));
+  std::set<std::string> listed;
+  for (const InventoryEntry& x : read_exercise_inventory(lessons_dir)) {
+    ExerciseInfo e;
+    e.slug = x.slug;
+    e.lesson = x.lesson;
+    e.difficulty = x.difficulty;
+    e.minutes = x.minutes;
+    e.topic = x.topic;
+    e.dir = lessons_dir / x.lesson / "exercises" / x.slug;
+    const fs::path meta = e.dir / "exercise.json";
+    if (!fs::is_regular_file(meta, ec))
+      throw RuntimeError((lessons_dir / "exercises.json").string() + ": lists " + x.slug + " in " + x.lesson + ", but " +
+                         meta.string() + " does not exist");
+    try {
+      const auto j = parse_json_bounded(read_text_file(meta.string(), 1 << 16));
+      e.title = j.at("title").get<std::string>();
+      e.function = j.at("function").get<std::string>();
+      e.summary = j.value("summary", "");
+    } catch (const nlohmann::json::exception& err) {
+      throw RuntimeError(meta.string() + ": not a valid exercise description (" + err.what() + ")");
+    } catch (const InputError& err) {
+      throw RuntimeError(err.what());
     }
+    listed.insert(x.lesson + "/" + x.slug);
+    cat.items_.push_back(std::move(e));
   }
-  std::sort(cat.items_.begin(), cat.items_.end(), [](const ExerciseInfo& a, const ExerciseInfo& b) {
-    return std::tie(a.lesson, a.order, a.slug) < std::tie(b.lesson, b.order, b.slug);
-  });
+  for (const auto& lesson : fs::directory_iterator(lessons_dir, ec)) {
+    for (const auto& dir : fs::directory_iterator(lesson.path() / "exercises", ec)) {
+      const std::string key = lesson.path().filename().string() + "/" + dir.path().filename().string();
+      if (fs::is_regular_file(dir.path() / "exercise.json") && !listed.count(key))
+        throw RuntimeError(dir.path().string() + " holds an exercise that " + (lessons_dir / "exercises.json").string() +
+                           " does not list; add it there");
+    }
+    ec.clear();
+  }
   for (std::size_t i = 0; i < cat.items_.size(); ++i) cat.items_[i].number = i + 1;
   return cat;
 }

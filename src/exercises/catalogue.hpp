@@ -1,10 +1,11 @@
 #pragma once
-// The exercise catalogue: every lessons/NN-name/exercises/SLUG/ folder that holds an exercise.json.
+// The exercise catalogue: the exercises lessons/exercises.json lists (io/exercise_inventory.hpp), in
+// its order, numbered 1, 2, ...; commands accept the number or the slug ("attnlab check 2",
+// "attnlab check softmax").
 //
-// An exercise folder holds exercise.cpp (the stub the learner starts from), solution.cpp, hints.md,
-// grader.cpp (compiled with the project) and exercise.json (title, difficulty, minutes, order, the
-// function's signature). Exercises are numbered 1, 2, ... in lesson order, then by "order" within a
-// lesson; commands accept the number or the slug ("attnlab check 2", "attnlab check softmax").
+// An exercise folder, lessons/NN-name/exercises/SLUG/, holds exercise.cpp (the stub the learner starts
+// from), solution.cpp, hints.md, grader.cpp (compiled with the project) and exercise.json (title, the
+// function's signature, a summary).
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -18,9 +19,8 @@ struct ExerciseInfo {
   std::string slug;        // folder name, e.g. "softmax"
   std::string lesson;      // lesson folder, e.g. "04-softmax"
   fs::path dir;            // lessons/04-softmax/exercises/softmax
-  std::string title, difficulty, function, summary;
+  std::string title, difficulty, function, summary, topic;
   int minutes = 0;
-  int order = 0;
 
   fs::path stub() const { return dir / "exercise.cpp"; }
   fs::path solution() const { return dir / "solution.cpp"; }

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/exercise_inventory.hpp"
 #include "io/files.hpp"
 #include "io/json_text.hpp"
 #include "util/error.hpp"
@@ -102,6 +103,12 @@ LessonDoc parse_lesson_markdown(std::string_view text, const std::string& source
 std::vector<LessonDoc> load_lessons(const fs::path& root) {
   std::vector<LessonDoc> out;
   std::error_code ec;
+  // Without an inventory the lessons still run; they just point at no exercise.
+  std::vector<InventoryEntry> inventory;
+  try {
+    inventory = read_exercise_inventory(root / "lessons");
+  } catch (const std::exception&) {
+  }
   for (const auto& entry : fs::directory_iterator(root / "lessons", ec)) {
     if (!entry.is_directory()) continue;
     const std::string name = entry.path().filename().string();
@@ -114,21 +121,19 @@ std::vector<LessonDoc> load_lessons(const fs::path& root) {
     doc.number = number;
     doc.slug = name.substr(static_cast<std::size_t>(p - name.data()) + 1);
     doc.file = file;
-    // Only what the closing pointer needs; the exercise catalogue (src/exercises) validates the rest.
-    std::error_code ex_ec;  // a lesson without exercises/ is fine
-    for (const auto& ex : fs::directory_iterator(entry.path() / "exercises", ex_ec)) {
-      const fs::path meta = ex.path() / "exercise.json";
-      if (!ex.is_directory() || !fs::exists(meta)) continue;
+    // The lesson's exercises, in the inventory's order (lessons/exercises.json), with the title from
+    // each exercise.json; the exercise catalogue (src/exercises) validates the rest.
+    for (const InventoryEntry& x : inventory) {
+      if (x.lesson != name) continue;
+      const fs::path meta = entry.path() / "exercises" / x.slug / "exercise.json";
+      std::string title;
       try {
-        const nlohmann::json j = parse_json_bounded(read_text_file(meta.string(), 1u << 20));
-        doc.exercises.push_back({ex.path().filename().string(), j.value("title", std::string()),
-                                 j.value("difficulty", std::string()), j.value("minutes", 0), j.value("order", 0)});
+        title = parse_json_bounded(read_text_file(meta.string(), 1u << 20)).value("title", std::string());
       } catch (const std::exception&) {
         // A broken exercise.json is reported by the exercise commands; the lesson itself still runs.
       }
+      doc.exercises.push_back({x.slug, title, x.difficulty, x.minutes});
     }
-    std::sort(doc.exercises.begin(), doc.exercises.end(),
-              [](const LessonDoc::Exercise& a, const LessonDoc::Exercise& b) { return a.order < b.order; });
     out.push_back(std::move(doc));
   }
   if (ec) throw RuntimeError("cannot read " + (root / "lessons").string() + ": " + ec.message());

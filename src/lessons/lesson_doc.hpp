@@ -43,11 +43,11 @@ struct LessonDoc {
   std::string summary;     // first paragraph after the title, joined into one line
   std::vector<Block> intro;
   std::vector<Step> steps;
-  // The graded exercises of this lesson (lessons/NN-name/exercises/SLUG/exercise.json), in their
-  // "order": the lesson ends by pointing at them.
+  // The graded exercises of this lesson, in the order of lessons/exercises.json (their titles from
+  // lessons/NN-name/exercises/SLUG/exercise.json): the lesson ends by pointing at them.
   struct Exercise {
     std::string slug, title, difficulty;
-    int minutes = 0, order = 0;
+    int minutes = 0;
   };
   std::vector<Exercise> exercises;
 };
