@@ -109,8 +109,8 @@ void run_translate(const TranslateOptions& o) {
   nlohmann::json j = {{"source", o.text}, {"source_tokens", src_tokens}, {"translation", translation},
                       {"tokens", out_tokens}, {"logprob", h.logprob}, {"score", h.score}, {"finished", h.finished},
                       {"beam", o.beam}, {"model", model_json(m)}};
-  if (read_as != o.text) j["read_as"] = read_as;
-  j["reached_length_limit"] = cut;  // the sentence with the full stop the model needs
+  if (read_as != o.text) j["read_as"] = read_as;  // the sentence with the full stop the model needs
+  j["reached_length_limit"] = cut;
   if (json) {
     nlohmann::json layers = nlohmann::json::array();
     for (int l = 0; l < L; ++l) {
