@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <functional>
 
 #include "model/probes.hpp"
 #include "model/trainer.hpp"
@@ -38,6 +39,18 @@ Batch sentence(const std::vector<int>& src, const std::vector<int>& tgt_in) {
   b.T = static_cast<int>(tgt_in.size());
   b.tgt_out.assign(tgt_in.size(), kPad);
   return b;
+}
+
+// Parameters where head `head` of decoder layer 0 has W_V = 0 and b_V[col] = bias(col): every value
+// row is b_V, so the head's output is b_V at every position, whatever it attends to.
+std::vector<float> constant_value_head(const Transformer<float>& net, std::size_t head, const std::function<float(std::size_t)>& bias) {
+  std::vector<float> p = net.params.download();
+  const AttnLayout& a = net.layout().dec[0].self_attn;
+  const std::size_t C = static_cast<std::size_t>(net.config().d_model), dv = C / static_cast<std::size_t>(net.config().heads);
+  for (std::size_t r = 0; r < C; ++r)
+    for (std::size_t col = head * dv; col < (head + 1) * dv; ++col) p[a.wv + r * C + col] = 0.0f;
+  for (std::size_t col = head * dv; col < (head + 1) * dv; ++col) p[a.bv + col] = bias(col);
+  return p;
 }
 
 }  // namespace
@@ -107,13 +120,8 @@ TEST_CASE("ablation: removing a head whose output is zero changes nothing; remov
   const ModelConfig c = small(true);
   Transformer<float> net(c);
   net.init_params(9);
-  std::vector<float> p = net.params.download();
-  // Head 2 of decoder layer 0 gets W_V = 0 (and b_V = 0): its output is zero whatever it attends to.
-  const AttnLayout& a = net.layout().dec[0].self_attn;
-  const std::size_t C = 64, dv = 16;
-  for (std::size_t r = 0; r < C; ++r)
-    for (std::size_t col = 2 * dv; col < 3 * dv; ++col) p[a.wv + r * C + col] = 0.0f;
-  for (std::size_t col = 2 * dv; col < 3 * dv; ++col) p[a.bv + col] = 0.0f;
+  // Head 2 of decoder layer 0 gets W_V = 0 and b_V = 0: its output is zero whatever it attends to.
+  const std::vector<float> p = constant_value_head(net, 2, [](std::size_t) { return 0.0f; });
   net.params.upload(p);
   const Batch b = sentence({}, {kBos, 7, 8, 9, 10, 11});
   net.forward(b, 0.0f, false, nullptr);
@@ -147,14 +155,10 @@ TEST_CASE("mean ablation: a head whose output is the same at every position is r
   const ModelConfig c = small(true);
   Transformer<float> net(c);
   net.init_params(9);
-  std::vector<float> p = net.params.download();
-  // Head 2 gets W_V = 0 and b_V ≠ 0: every value row is b_V, so its output is b_V at every position
-  // (its weights sum to 1), a constant that only mean-ablation keeps.
-  const AttnLayout& a = net.layout().dec[0].self_attn;
-  const std::size_t C = 64, dv = 16;
-  for (std::size_t r = 0; r < C; ++r)
-    for (std::size_t col = 2 * dv; col < 3 * dv; ++col) p[a.wv + r * C + col] = 0.0f;
-  for (std::size_t col = 2 * dv; col < 3 * dv; ++col) p[a.bv + col] = 0.5f + 0.01f * static_cast<float>(col);
+  // Head 2 gets W_V = 0 and b_V ≠ 0: its output is b_V at every position (its weights sum to 1), a
+  // constant that only mean-ablation keeps.
+  const std::size_t dv = 16;
+  const std::vector<float> p = constant_value_head(net, 2, [](std::size_t col) { return 0.5f + 0.01f * static_cast<float>(col); });
   net.params.upload(p);
   const Batch b = sentence({}, {kBos, 7, 8, 9, 10, 11});
   std::vector<HeadMeans> means = head_means_for(c);
