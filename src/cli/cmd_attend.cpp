@@ -14,6 +14,7 @@
 #include "cli/model_view.hpp"
 #include "cli/pictures.hpp"
 #include "render/html_page.hpp"
+#include "lessons/trained.hpp"
 #include "model/transformer.hpp"
 #include "tasks/task.hpp"
 
@@ -43,24 +44,15 @@ void run_attend(const AttendOptions& o) {
     throw InputError("--svg: draws one heatmap; give --layer L and --head H (or --focus WORD for one token's row in every head)");
   std::vector<std::string> toks;
   const auto ids = encode_user_text(m.vocab, o.text, static_cast<std::size_t>(c.max_len - 1), &toks);
-  model::Batch b;
-  b.B = 1;
   if (c.decoder_only) {
     // The language model reads <bos> + text; report the rows of the text's own tokens.
-    b.T = static_cast<int>(ids.size()) + 1;
-    b.tgt_in = {model::kBos};
-    b.tgt_in.insert(b.tgt_in.end(), ids.begin(), ids.end());
-    b.tgt_out.assign(b.tgt_in.size(), model::kPad);
+    std::vector<int> tgt_in = {model::kBos};
+    tgt_in.insert(tgt_in.end(), ids.begin(), ids.end());
+    lessons::forward_one(*m.net, {}, tgt_in);
     toks.insert(toks.begin(), "<bos>");
   } else {
-    b.S = static_cast<int>(ids.size());
-    b.src = ids;
-    b.src_len = {b.S};
-    b.T = 1;
-    b.tgt_in = {model::kBos};
-    b.tgt_out = {model::kPad};
+    lessons::forward_one(*m.net, ids, {model::kBos});
   }
-  m.net->forward(b, 0.0f, false, nullptr);
   const std::size_t n = toks.size();
   for (auto& t : toks) t = visible_controls(t);
   std::vector<std::vector<float>> att;  // per layer: heads × n × n

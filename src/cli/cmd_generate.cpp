@@ -15,6 +15,7 @@
 #include "cli/validators.hpp"
 #include "cli/model_view.hpp"
 #include "cli/pictures.hpp"
+#include "lessons/trained.hpp"
 #include "model/decode.hpp"
 #include "tasks/task.hpp"
 #include "text/bpe.hpp"
@@ -100,12 +101,7 @@ void run_generate(const GenerateOptions& o) {
     std::vector<int> tgt_in = {model::kBos};
     tgt_in.insert(tgt_in.end(), ids.begin(), ids.end());
     tgt_in.insert(tgt_in.end(), s.ids.begin(), s.ids.end());
-    model::Batch b;
-    b.B = 1;
-    b.tgt_in = tgt_in;
-    b.T = static_cast<int>(b.tgt_in.size());
-    b.tgt_out.assign(b.tgt_in.size(), model::kPad);
-    m.net->forward(b, 0.0f, false, nullptr);
+    lessons::forward_one(*m.net, {}, tgt_in);
     labels = m.vocab.tokens_of(std::vector<text::TokenId>(tgt_in.begin() + 1, tgt_in.end()));
     labels.insert(labels.begin(), "<bos>");
     for (auto& l : labels) l = visible_controls(l);
