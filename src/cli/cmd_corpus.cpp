@@ -18,6 +18,7 @@
 #include "cli/stop_signals.hpp"
 #include "cli/validators.hpp"
 #include "corpus/corpus.hpp"
+#include "corpus/grammar.hpp"
 #include "corpus/tsv.hpp"
 #include "io/files.hpp"
 #include "text/tokenizer.hpp"
@@ -26,6 +27,7 @@
 namespace attnlab::cli {
 
 struct CorpusOptions {
+  std::string grammar = "lessons";
   std::uint64_t seed = 1;
   std::string out;
   bool out_given = false;
@@ -87,6 +89,7 @@ const std::set<std::string>& corpus_files() {
 
 void run_corpus(const CorpusOptions& o) {
   corpus::CorpusOptions co;
+  co.grammar = o.grammar == "wide" ? corpus::Grammar::Wide : corpus::Grammar::Lessons;
   co.seed = o.seed;
   co.train = o.train;
   co.valid = o.valid;
@@ -162,9 +165,16 @@ void run_corpus(const CorpusOptions& o) {
 
   std::cout << fmt::format("attnlab corpus, seed {}: English → French sentence pairs\n\n", o.seed);
   std::cout << fmt::format("{:<16}{:>8}{:>8}{:>8}\n", "category", "train", "valid", "test");
-  for (const auto& cat : corpus::categories())
-    std::cout << fmt::format("{:<16}{:>8}{:>8}{:>8}\n", cat, st[0].per_category.at(cat), st[1].per_category.at(cat),
-                             st[2].per_category.at(cat));
+  std::vector<std::string> cats = corpus::categories();
+  if (co.grammar == corpus::Grammar::Wide)
+    for (const auto& g : corpus::grammar_categories())
+      if (std::find(cats.begin(), cats.end(), g) == cats.end()) cats.push_back(g);
+  const auto count = [](const corpus::SplitStats& s, const std::string& cat) {
+    auto it = s.per_category.find(cat);
+    return it == s.per_category.end() ? std::size_t{0} : it->second;
+  };
+  for (const auto& cat : cats)
+    std::cout << fmt::format("{:<16}{:>8}{:>8}{:>8}\n", cat, count(st[0], cat), count(st[1], cat), count(st[2], cat));
   std::cout << fmt::format("{:<16}{:>8}{:>8}{:>8}\n", "total", st[0].examples, st[1].examples, st[2].examples);
   std::cout << fmt::format("{:<16}{:>8}{:>8}{:>8}   (no valid or test key occurs in train)\n", "held-out keys",
                            st[0].combos, st[1].combos, st[2].combos);
@@ -205,6 +215,11 @@ void setup_corpus(CLI::App& app) {
   auto opts = std::make_shared<CorpusOptions>();
   CLI::App* sub = app.add_subcommand(
       "corpus", "Generate the English→French corpus in which context decides the translation (and the English LM corpus)");
+  sub->add_option("--grammar", opts->grammar,
+                  "lessons: the lesson-sized templates (translate-small); wide: the grammar over the lexicon tables "
+                  "of data/lexicon (docs/corpus.md)")
+      ->check(CLI::IsMember({"lessons", "wide"}))
+      ->capture_default_str();
   sub->add_option("--seed", opts->seed, "Random seed (0 to 2^64-1); the same seed gives the same corpus everywhere")
       ->check(seed_number())
       ->capture_default_str();

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "corpus/grammar.hpp"
 #include "corpus/lexicon.hpp"
 #include "corpus/random.hpp"
 #include "text/tokenizer.hpp"
@@ -504,10 +505,21 @@ void check_size(std::string_view what, std::size_t n) {
 // (and, outside train, if it is new), repeat. Lesson examples come first in train; a final shuffle
 // spreads them out.
 std::vector<Example> draw_split(Split s, std::size_t n, const CorpusOptions& o) {
-  Rng rng(derive_seed(o.seed, stream_of(s, false)));
+  const bool wide = o.grammar == Grammar::Wide;
+  Rng rng(derive_seed(o.seed, stream_of(s, false) + (wide ? 100 : 0)));
   std::vector<Example> out;
   std::unordered_set<std::string> seen;
-  if (s == Split::Train)
+  // The wide grammar's categories follow the templates' four: a draw picks the templates with
+  // probability template_percent, else one of the grammar's categories by its weights.
+  const std::size_t n_templates = categories().size();
+  auto pick = [&]() -> std::size_t {
+    if (!wide || chance(rng, o.template_percent)) return pick_category(rng, o.weights);
+    return n_templates + pick_grammar_category(rng);
+  };
+  auto sample = [&](std::size_t category) {
+    return category < n_templates ? sample_category(rng, category) : sample_grammar(rng, category - n_templates);
+  };
+  if (s == Split::Train && !wide)
     for (const Example& e : lesson_examples()) {
       out.push_back(e);
       seen.insert(e.en);
@@ -519,14 +531,15 @@ std::vector<Example> draw_split(Split s, std::size_t n, const CorpusOptions& o) 
   constexpr std::size_t kMaxFailures = 100'000;
   std::size_t failures = 0;
   while (out.size() < n) {
-    const std::size_t category = pick_category(rng, o.weights);
+    const std::size_t category = pick();
     while (true) {
       if (++failures == kMaxFailures)
         throw InputError(fmt::format("could only find {} distinct {} sentences of the {} asked for; ask for fewer or "
                                      "give more weight to the larger categories",
                                      out.size(), split_name(s), n));
-      Example e = sample_category(rng, category);
+      Example e = sample(category);
       if (example_split(e) != s) continue;
+      if (wide && is_source_sentence(e.en)) continue;
       // Training may repeat a sentence, so that small categories keep their weight; validation and
       // test sentences are distinct, so each one counts once in the scores.
       if (!seen.insert(e.en).second && s != Split::Train) continue;
@@ -616,7 +629,7 @@ Corpus generate(const CorpusOptions& options) {
   check_size("train", options.train);
   check_size("valid", options.valid);
   check_size("test", options.test);
-  if (options.train < lesson_examples().size())
+  if (options.grammar == Grammar::Lessons && options.train < lesson_examples().size())
     throw InputError(fmt::format("train size {} is too small: the training split always holds the {} lesson sentences",
                                  options.train, lesson_examples().size()));
   const CategoryWeights& w = options.weights;

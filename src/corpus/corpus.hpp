@@ -56,7 +56,14 @@ struct CategoryWeights {
   unsigned coref = 35, sense = 25, agreement = 25, plain = 15;
 };
 
+// Which sentences: the lesson-sized templates (a few hundred words, the phenomena the lessons point
+// at; translate-small) or the wide grammar over the lexicon tables (corpus/grammar.hpp), mixed with
+// `template_percent` % of the templates' sentences.
+enum class Grammar { Lessons, Wide };
+
 struct CorpusOptions {
+  Grammar grammar = Grammar::Lessons;
+  unsigned template_percent = 10;  // Wide only
   std::uint64_t seed = 1;
   std::size_t train = 12000;  // at least lesson_examples().size()
   std::size_t valid = 600;
@@ -71,10 +78,12 @@ struct Corpus {
 enum class Split { Train, Valid, Test };
 const char* split_name(Split s);  // "train", "valid", "test"
 
-// The categories, in the order summaries list them.
+// The categories, in the order summaries list them (the templates'; grammar_categories() adds the
+// wide grammar's).
 const std::vector<std::string>& categories();
 
-// Generates the corpus. Train holds every lesson example and may repeat a sentence (so that the
+// Generates the corpus. With the lesson grammar, train holds every lesson example; with the wide
+// grammar, no split holds a source sentence (grammar.hpp). Train may repeat a sentence (so that the
 // category weights hold even for categories with few distinct sentences); valid and test sentences
 // are distinct, and by the held-out rule no valid or test sentence occurs in train. Throws InputError when a size is over
 // kMaxSplitSize, the train size is below the number of lesson examples, or a split cannot be filled

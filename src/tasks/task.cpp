@@ -103,10 +103,17 @@ RunConfig run_config_from_json(const nlohmann::json& j, const std::string& where
   }
   for (const auto& [k, v] : c.items()) {
     const bool ok = r.english ? (k == "source" || k == "dir")
-                              : (k == "source" || k == "seed" || k == "train" || k == "valid" || k == "test");
+                              : (k == "source" || k == "seed" || k == "train" || k == "valid" || k == "test" ||
+                                 (k == "grammar" && !r.lm));
     if (!ok)
       throw InputError(where + ".corpus: unknown field \"" + k + "\"; expected " +
-                       (r.english ? "source, dir" : "source, seed, train, valid, test"));
+                       (r.english ? "source, dir" : r.lm ? "source, seed, train, valid, test" : "source, grammar, seed, train, valid, test"));
+  }
+  if (c.contains("grammar") && !r.lm) {
+    const auto& g = c["grammar"];
+    if (!g.is_string() || (g != "lessons" && g != "wide"))
+      throw InputError(where + ".corpus.grammar: expected \"lessons\" or \"wide\", got " + json_brief(g));
+    r.corpus.grammar = g == "wide" ? corpus::Grammar::Wide : corpus::Grammar::Lessons;
   }
   if (r.english && c.contains("dir")) {
     if (!c["dir"].is_string() || c["dir"].get<std::string>().empty())
@@ -133,8 +140,8 @@ RunConfig run_config_from_json(const nlohmann::json& j, const std::string& where
   }
   if (r.english && !r.bpe_vocab)
     throw InputError(where + ".tokenizer: the \"english\" corpus needs {\"kind\": \"bpe\", \"vocab_size\": N} (a word vocabulary would leave typed words <unk>)");
-  if (!r.english && r.bpe_vocab)
-    throw InputError(where + ".tokenizer.kind: \"bpe\" is read with the \"english\" corpus only (corpus.source); the generated corpus uses \"words\"");
+  if (!r.english && r.lm && r.bpe_vocab)
+    throw InputError(where + ".tokenizer.kind: a language model reads \"bpe\" with the \"english\" corpus only (corpus.source); its generated corpus uses \"words\"");
   const std::uint64_t seed = get_size(c, "seed", 1, where + ".corpus");
   if (r.lm) {
     r.lm_corpus.seed = seed;
@@ -179,6 +186,9 @@ std::vector<ConfigChange> resume_changes(const nlohmann::json& saved_run_config,
   compare("corpus.source", saved.english ? "english" : "generated", given.english ? "english" : "generated");
   if (saved.english && given.english) compare("corpus.dir", saved.english_dir, given.english_dir);
   compare("tokenizer.vocab_size", saved.bpe_vocab, given.bpe_vocab);
+  if (!saved.lm && !given.lm)
+    compare("corpus.grammar", saved.corpus.grammar == corpus::Grammar::Wide ? "wide" : "lessons",
+            given.corpus.grammar == corpus::Grammar::Wide ? "wide" : "lessons");
   if (saved.lm == given.lm && !saved.english && !given.english) {
     auto corpus_json = [](const RunConfig& r) {
       return r.lm ? nlohmann::json{{"seed", r.lm_corpus.seed}, {"train", r.lm_corpus.train}, {"valid", r.lm_corpus.valid},
@@ -270,7 +280,24 @@ TaskData build_task_data(RunConfig& run, const text::Vocab* given) {
     d.lm_train_sentences = c.train;
   } else {
     const corpus::Corpus c = corpus::generate(run.corpus);
-    d.vocab = given ? *given : corpus::build_vocab(c.train);
+    if (given) {
+      d.vocab = *given;
+      if ((d.vocab.bpe() != nullptr) != (run.bpe_vocab > 0))
+        throw InputError(std::string("the model's vocabulary is ") + (d.vocab.bpe() ? "a BPE" : "word-level") +
+                         ", but its run config's tokenizer is " + (run.bpe_vocab ? "\"bpe\"" : "\"words\""));
+    } else if (run.bpe_vocab) {
+      // One BPE for both languages, learned on both sides of the training split, so that shared
+      // pieces (names, numbers, cognates) get one id and a name is copied piece by piece.
+      std::vector<std::string> texts;
+      texts.reserve(2 * c.train.size());
+      for (const auto& e : c.train) {
+        texts.push_back(e.en);
+        texts.push_back(e.fr);
+      }
+      d.vocab = text::Vocab::from_bpe(text::Bpe::train_on_texts(texts, run.bpe_vocab));
+    } else {
+      d.vocab = corpus::build_vocab(c.train);
+    }
     for (const auto& e : c.train) d.train.push_back({encode(e.en), encode(e.fr)});
     for (const auto& e : c.valid) d.valid.push_back({encode(e.en), encode(e.fr)});
     for (const auto& e : c.test) d.test.push_back({encode(e.en), encode(e.fr)});

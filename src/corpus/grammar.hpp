@@ -1,0 +1,48 @@
+#pragma once
+// The wide grammar: English→French sentence pairs built from the lexicon tables of data/lexicon/
+// (corpus/tables.hpp), for the translation model that learners type their own sentences into
+// (docs/corpus.md, "The wide corpus").
+//
+// Where the lesson-sized templates of corpus.cpp fix a few dozen words in a few sentence shapes, this
+// grammar composes phrases: noun phrases with a determiner (the, a, my/your/his/her/our/their, this,
+// all the, every, a number, none for a generic plural), up to two adjectives that agree and stand
+// where French puts them (la vieille table en bois), a prepositional phrase and a relative clause
+// (qui / que, restrictive or between commas); verb phrases in four tenses (present → présent, past →
+// passé composé with avoir or être and participle agreement, "was chasing" → imparfait, "is chasing"
+// → présent), negation (ne … pas, pas de), a manner adverb, an object noun phrase or an object pronoun
+// (I love you → Je t'aime); copular sentences (… est trop fatigué), yes/no questions (Est-ce que …?),
+// coreference of it/they across "because", and words whose sense the context decides (Apple the
+// company against apple the fruit and apple pie; "chase" → chasser, but "was chasing" → poursuivait).
+//
+// The French is built by rule from the tables, so every form is one the tables hold: the grammar adds
+// articles, contractions (au, aux, du, des), elision (l', qu', n', j', t'), mon/ton/son before a vowel,
+// ce → cet, des → de before an adjective and after a negation, and participle agreement.
+//
+// English "you" is always singular and informal (tu, te, ton), as in the lesson corpus.
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "corpus/corpus.hpp"
+#include "corpus/random.hpp"
+
+namespace attnlab::corpus {
+
+// The categories of the wide grammar, in the order summaries list them.
+const std::vector<std::string>& grammar_categories();
+
+// One sentence pair of category grammar_categories()[category], with its held-out keys.
+Example sample_grammar(Rng& rng, std::size_t category);
+
+// A category index drawn by the grammar's weights.
+std::size_t pick_grammar_category(Rng& rng);
+
+// The sentences of the explainers that learners bring, each with the translation the model should
+// give. They are in the grammar's reach as structures, and never in any split: `generate` rejects
+// them, and `attnlab eval` reports them separately.
+const std::vector<Example>& source_sentences();
+
+// True when `en` is one of source_sentences() (case and final punctuation ignored).
+bool is_source_sentence(const std::string& en);
+
+}  // namespace attnlab::corpus
