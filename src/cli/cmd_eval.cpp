@@ -14,6 +14,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/validators.hpp"
+#include "corpus/grammar.hpp"
 #include "model/decode.hpp"
 #include "model/ngram.hpp"
 #include "render/progress.hpp"
@@ -132,19 +133,31 @@ void run_eval(const EvalOptions& o) {
     ++exact.total;
     exact_by_cat[ex.category].right += ok;
     ++exact_by_cat[ex.category].total;
+    const std::string got = m.vocab.decode(std::vector<text::TokenId>(h.tokens.begin(), h.tokens.end()));
     if (!ex.focus_fr.empty()) {
-      const int fid = m.vocab.id(ex.focus_fr);
-      const auto count = [&](const std::vector<int>& v) { return std::count(v.begin(), v.end(), fid); };
-      const bool fok = count(ref) > 0 && count(h.tokens) == count(ref);
+      // The focus word occurs as often in the translation as in the reference. A word vocabulary
+      // compares ids; a BPE, whose pieces are not words, compares the words of the two texts.
+      bool fok = false;
+      if (!m.vocab.bpe()) {
+        const int fid = m.vocab.id(ex.focus_fr);
+        const auto count = [&](const std::vector<int>& v) { return std::count(v.begin(), v.end(), fid); };
+        fok = count(ref) > 0 && count(h.tokens) == count(ref);
+      } else {
+        const std::string focus = text::fold_case(ex.focus_fr);
+        const auto count = [&](const std::string& sentence) {
+          std::size_t k = 0;
+          for (const auto& w : text::tokenize(sentence)) k += text::fold_case(w) == focus;
+          return k;
+        };
+        fok = count(ex.fr) > 0 && count(got) == count(ex.fr);
+      }
       focus.right += fok;
       ++focus.total;
       focus_by_cat[ex.category].right += fok;
       ++focus_by_cat[ex.category].total;
     }
     if (!ok && static_cast<int>(errors.size()) < o.show_errors) {
-      errors.push_back({{"en", ex.en}, {"expected", ex.fr},
-                        {"got", text::detokenize(m.vocab.tokens_of(std::vector<text::TokenId>(h.tokens.begin(), h.tokens.end())))},
-                        {"category", ex.category}});
+      errors.push_back({{"en", ex.en}, {"expected", ex.fr}, {"got", got}, {"category", ex.category}});
     }
     bar.update(static_cast<std::int64_t>(i + 1), fmt::format("exact {:.1f}%", exact.pct()));
   }
@@ -158,7 +171,22 @@ void run_eval(const EvalOptions& o) {
   j["agreement"] = focus_by_cat["agreement"].json();
   for (const auto& [cat, s] : exact_by_cat) j["exact_match_by_category"][cat] = s.json();
   j["errors"] = errors;
-  j["seconds"] = secs;
+  // The explainers' sentences, which the wide grammar keeps out of every split: reported apart.
+  Score source;
+  if (run.corpus.grammar == corpus::Grammar::Wide) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const corpus::Example& ex : corpus::source_sentences()) {
+      const text::EncodedSentence enc = text::encode_sentence(m.vocab, ex.en, static_cast<std::size_t>(m.net->config().max_len), "source sentence");
+      const model::Hypothesis h = model::translate(*m.net, std::vector<int>(enc.ids.begin(), enc.ids.end()), d);
+      const std::string got = m.vocab.decode(std::vector<text::TokenId>(h.tokens.begin(), h.tokens.end()));
+      const bool ok = got == ex.fr;
+      source.right += ok;
+      ++source.total;
+      list.push_back({{"en", ex.en}, {"expected", ex.fr}, {"got", got}, {"correct", ok}});
+    }
+    j["source_sentences"] = {{"score", source.json()}, {"sentences", list}};
+  }
+  j["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (o.format == "json") {
     std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     return;
@@ -172,6 +200,14 @@ void run_eval(const EvalOptions& o) {
   for (const auto& e : errors) {
     std::cout << fmt::format("  ✗ {}\n      expected {}\n      got      {}\n", e["en"].get<std::string>(), e["expected"].get<std::string>(),
                              e["got"].get<std::string>());
+  }
+  if (source.total) {
+    std::cout << fmt::format("\nthe explainers' sentences (never in any split): {}/{} exactly right\n", source.right, source.total);
+    for (const auto& e : j["source_sentences"]["sentences"]) {
+      std::cout << fmt::format("  {} {}\n", e["correct"].get<bool>() ? "✓" : "✗", e["en"].get<std::string>());
+      if (!e["correct"].get<bool>())
+        std::cout << fmt::format("      expected {}\n      got      {}\n", e["expected"].get<std::string>(), e["got"].get<std::string>());
+    }
   }
 }
 

@@ -110,11 +110,13 @@ void run_train(const TrainOptions& o) {
   model::Trainer trainer(run.model, run.train, data.vocab.words(), be);
   if (data.vocab.bpe()) trainer.set_tokenizer(data.vocab.bpe()->to_json());
   auto meta = [&](std::int64_t step) {
-    return nlohmann::json{{"task", run.lm ? "lm" : "translate"},
-                          {"run_config", run.raw},
-                          {"config_file", o.config},
-                          {"trained_steps", step},
-                          {"attnlab_version", ATTNLAB_VERSION}};
+    nlohmann::json j{{"task", run.lm ? "lm" : "translate"},
+                     {"run_config", run.raw},
+                     {"config_file", o.config},
+                     {"trained_steps", step},
+                     {"attnlab_version", ATTNLAB_VERSION}};
+    if (!data.known_source_words.empty()) j["known_source_words"] = data.known_source_words;
+    return j;
   };
   std::vector<tasks::ConfigChange> config_changes;
   if (o.resume) {

@@ -39,21 +39,34 @@ void run_translate(const TranslateOptions& o) {
     throw InputError("--model " + o.model + " is a decoder-only language model; translate needs an encoder–decoder (e.g. " +
                      tasks::kDefaultTranslateModel + "); for a language model use `attnlab generate`");
   }
+  const std::size_t max_len = static_cast<std::size_t>(m.net->config().max_len);
   std::vector<std::string> src_tokens;
-  auto src = encode_user_text(m.vocab, o.text, static_cast<std::size_t>(m.net->config().max_len), &src_tokens);
+  auto src = encode_user_text(m.vocab, o.text, max_len, &src_tokens);
   // The generated corpus ends every sentence with . ! or ?; a model trained only on it has never read a
   // sentence without, and "I love you" sent as is came back as "Je t'aime aime aime …". Such a model
   // reads the sentence with a full stop added, and says so.
   std::string read_as = o.text;
   const auto last = o.text.find_last_not_of(" \t\r\n");
-  const int stop = m.vocab.id(".");
   if (!m.run.english && last != std::string::npos && std::string(".!?").find(o.text[last]) == std::string::npos &&
-      stop != text::Vocab::kUnk && src.size() < static_cast<std::size_t>(m.net->config().max_len)) {
-    src.push_back(stop);
-    src_tokens.push_back(".");
-    read_as = o.text.substr(0, last + 1) + ".";
-    const std::string shown = fit_width(visible_controls(read_as), 80);  // one line, cut at a character
-    std::cerr << "attnlab: note: the model learned only sentences that end with . ! or ?; it reads \"" << shown << "\"\n";
+      (m.vocab.bpe() || m.vocab.id(".") != text::Vocab::kUnk)) {
+    text::EncodedSentence with_stop = text::encode_sentence(m.vocab, o.text.substr(0, last + 1) + ".", max_len + 1, "TEXT");
+    if (with_stop.ids.size() <= max_len) {
+      src.assign(with_stop.ids.begin(), with_stop.ids.end());
+      src_tokens = std::move(with_stop.labels);
+      read_as = o.text.substr(0, last + 1) + ".";
+      const std::string shown = fit_width(visible_controls(read_as), 80);  // one line, cut at a character
+      std::cerr << "attnlab: note: the model learned only sentences that end with . ! or ?; it reads \"" << shown << "\"\n";
+    }
+  }
+  // A BPE model reads every word, but one it never saw whole in training is a guess: say so, once.
+  const std::vector<std::string> unseen = tasks::unseen_words(m, o.text);
+  if (!unseen.empty()) {
+    std::string list;
+    for (std::size_t i = 0; i < unseen.size() && i < 5; ++i) list += (i ? ", \"" : "\"") + fit_width(visible_controls(unseen[i]), 30) + "\"";
+    if (unseen.size() > 5) list += ", ...";
+    std::cerr << fmt::format("attnlab: warning: outside what this model learned: {} never occurred in its training sentences; "
+                             "the translation is a guess\n",
+                             list);
   }
   model::DecodeOptions d;
   d.beam = o.beam;
@@ -67,7 +80,7 @@ void run_translate(const TranslateOptions& o) {
     throw InputError("--svg: draws one heatmap; give --layer L and --head H (the cross-attention of that layer and head)");
   const model::Hypothesis h = model::translate(*m.net, src, d);
   std::vector<std::string> out_tokens = m.vocab.tokens_of(std::vector<text::TokenId>(h.tokens.begin(), h.tokens.end()));
-  const std::string translation = text::detokenize(out_tokens);
+  const std::string translation = m.vocab.decode(std::vector<text::TokenId>(h.tokens.begin(), h.tokens.end()));
   const int H = c.heads, S = static_cast<int>(src.size()), L = c.decoder_layers;
   std::vector<std::string> rows = out_tokens;
   rows.push_back("<eos>");
@@ -110,6 +123,7 @@ void run_translate(const TranslateOptions& o) {
                       {"tokens", out_tokens}, {"logprob", h.logprob}, {"score", h.score}, {"finished", h.finished},
                       {"beam", o.beam}, {"model", model_json(m)}};
   if (read_as != o.text) j["read_as"] = read_as;  // the sentence with the full stop the model needs
+  if (!m.known_source_words.empty()) j["unseen_words"] = unseen;
   j["reached_length_limit"] = cut;
   if (json) {
     nlohmann::json layers = nlohmann::json::array();

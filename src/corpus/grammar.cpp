@@ -979,6 +979,8 @@ Example relative(Rng& rng) {
   if (!rel->en_word.empty()) {
     e.focus_en = rel->en_word;
     e.focus_fr = rel->object_rel ? "que" : "qui";
+    const auto fr_tokens = text::tokenize(e.fr);
+    if (rel->object_rel && std::find(fr_tokens.begin(), fr_tokens.end(), "que") == fr_tokens.end()) e.focus_fr = "qu'";
     e.context_en = {lower(subject.noun->en)};
   }
   return e;
@@ -1250,6 +1252,8 @@ const std::vector<Example>& source_sentences() {
   }();
   return s;
 }
+
+std::string french_text(const std::vector<std::string>& words) { return join_french(words); }
 
 bool is_source_sentence(const std::string& en) {
   auto norm = [](std::string_view s) {

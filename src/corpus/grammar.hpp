@@ -45,4 +45,10 @@ const std::vector<Example>& source_sentences();
 // True when `en` is one of source_sentences() (case and final punctuation ignored).
 bool is_source_sentence(const std::string& en);
 
+// French text from words as the grammar writes them: contractions (à le → au, à les → aux, de le → du,
+// de les → des, de des → de), mon/ton/son and cet before a vowel sound, then elision (l', j', n', qu',
+// d', m', t', s', s'il) except before an aspirated h (le héros). "=le", "=la", "=les" are object
+// pronouns: they elide (je l'aime) but never contract. Items may hold several words ("près de").
+std::string french_text(const std::vector<std::string>& words);
+
 }  // namespace attnlab::corpus

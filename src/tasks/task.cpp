@@ -1,5 +1,7 @@
 #include "tasks/task.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <set>
 
@@ -302,6 +304,12 @@ TaskData build_task_data(RunConfig& run, const text::Vocab* given) {
     for (const auto& e : c.valid) d.valid.push_back({encode(e.en), encode(e.fr)});
     for (const auto& e : c.test) d.test.push_back({encode(e.en), encode(e.fr)});
     d.test_pairs = c.test;
+    if (run.bpe_vocab) {
+      std::set<std::string> words;
+      for (const auto& e : c.train)
+        for (const auto& w : text::tokenize(e.en)) words.insert(text::fold_case(w));
+      d.known_source_words.assign(words.begin(), words.end());
+    }
   }
   run.model.vocab_size = static_cast<int>(d.vocab.size());
   std::size_t longest = 0;
@@ -351,9 +359,23 @@ LoadedModel load_model(const std::string& dir_in, backend::Ops<float>& backend) 
   }
   lm.run.model = ck.config;
   lm.run.lm = ck.config.decoder_only;
+  if (ck.meta.is_object() && ck.meta.contains("known_source_words") && ck.meta["known_source_words"].is_array())
+    for (const auto& w : ck.meta["known_source_words"])
+      if (w.is_string()) lm.known_source_words.insert(w.get<std::string>());
   lm.net = std::make_unique<model::Transformer<float>>(ck.config, backend);
   lm.net->params.upload(ck.params);
   return lm;
+}
+
+std::vector<std::string> unseen_words(const LoadedModel& m, std::string_view sentence) {
+  std::vector<std::string> out;
+  if (m.known_source_words.empty()) return out;
+  for (const auto& tok : text::tokenize(sentence)) {
+    const std::string w = text::fold_case(tok);
+    const bool letters = std::any_of(w.begin(), w.end(), [](unsigned char ch) { return std::isalpha(ch) || ch >= 0x80; });
+    if (letters && !m.known_source_words.count(w) && std::find(out.begin(), out.end(), w) == out.end()) out.push_back(w);
+  }
+  return out;
 }
 
 }  // namespace attnlab::tasks

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,10 @@ struct TaskData {
   std::vector<corpus::Example> test_pairs;     // translation: the test split as text, with categories
   std::vector<std::string> lm_test_sentences;  // language model: the test split as text
   std::vector<std::string> lm_train_sentences;  // language model: the training split as text
+  // A BPE translation model: every English word (case folded, text::tokenize) of the training split,
+  // sorted. Stored in the checkpoint's meta ("known_source_words"), so `translate` can say which typed
+  // words the model never read as whole words.
+  std::vector<std::string> known_source_words;
 };
 
 // Generates the corpus, builds the vocabulary from the training split (or takes `vocab` when given,
@@ -89,7 +94,13 @@ struct LoadedModel {
   text::Vocab vocab;
   std::unique_ptr<model::Transformer<float>> net;
   nlohmann::json meta;
+  std::set<std::string, std::less<>> known_source_words;  // from meta; empty when the checkpoint has none
 };
+
+// The words of `sentence` (case folded, text::tokenize; letters only) that `m` never read as whole
+// words in training. Empty when the model records no word list (word-level models: their unknown
+// words are <unk>, which encode_sentence reports).
+std::vector<std::string> unseen_words(const LoadedModel& m, std::string_view sentence);
 
 // Loads DIR/model.ckpt ("DIR" may also be a .ckpt file). Relative paths that do not exist are looked
 // up under the attnlab folder (so "data/models/translate-small" works from anywhere).

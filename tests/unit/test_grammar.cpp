@@ -1,0 +1,190 @@
+// The wide grammar (corpus/grammar.hpp) over the lexicon tables: French spelling rules, determinism,
+// the held-out rule, the explainers' sentences kept out of every split, focus words, and the French
+// of every sentence checked against rules it must never break.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "corpus/corpus.hpp"
+#include "corpus/grammar.hpp"
+#include "corpus/tables.hpp"
+#include "text/tokenizer.hpp"
+#include "util/error.hpp"
+
+using namespace attnlab;
+using namespace attnlab::corpus;
+
+namespace {
+
+const Corpus& wide_corpus() {
+  static const Corpus c = [] {
+    CorpusOptions o;
+    o.grammar = Grammar::Wide;
+    o.train = 20000;
+    o.valid = 500;
+    o.test = 2000;
+    return generate(o);
+  }();
+  return c;
+}
+
+std::vector<std::string> words(const std::string& s) {
+  std::vector<std::string> out;
+  for (const auto& w : text::tokenize(s)) out.push_back(text::fold_case(w));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("french_text: contractions, elision, possessives before a vowel, aspirated h") {
+  CHECK(french_text({"je", "parle", "à", "le", "garçon", "."}) == "Je parle au garçon.");
+  CHECK(french_text({"je", "parle", "à", "les", "enfants", "."}) == "Je parle aux enfants.");
+  CHECK(french_text({"il", "vient", "de", "le", "jardin", "."}) == "Il vient du jardin.");
+  CHECK(french_text({"il", "est", "près de", "les", "arbres", "."}) == "Il est près des arbres.");
+  CHECK(french_text({"il", "est", "près de", "des", "arbres", "."}) == "Il est près d'arbres.");
+  CHECK(french_text({"je", "=le", "aime", "."}) == "Je l'aime.");
+  CHECK(french_text({"je", "te", "aime", "."}) == "Je t'aime.");
+  CHECK(french_text({"je", "ne", "=les", "ai", "pas", "vus", "."}) == "Je ne les ai pas vus.");
+  CHECK(french_text({"commencer", "à", "=le", "voir"}) == "Commencer à le voir");  // a pronoun never contracts
+  CHECK(french_text({"ma", "amie", "est", "là", "."}) == "Mon amie est là.");
+  CHECK(french_text({"ce", "arbre", "est", "vieux", "."}) == "Cet arbre est vieux.");
+  CHECK(french_text({"parce", "que", "il", "était", "trop", "fatigué", "."}) == "Parce qu'il était trop fatigué.");
+  CHECK(french_text({"le", "homme", "ne", "a", "pas", "de", "eau", "."}) == "L'homme n'a pas d'eau.");
+  CHECK(french_text({"huit", "artistes", "que", "huit", "amis", "voient"}) == "Huit artistes que huit amis voient");
+  // An aspirated h in the tables (elides = 0) keeps its article whole.
+  const LexNoun* hero = lexicon_tables().noun("hero");
+  REQUIRE(hero != nullptr);
+  CHECK_FALSE(hero->elides);
+  CHECK(french_text({"le", hero->fr}) == "Le " + hero->fr);
+}
+
+TEST_CASE("wide corpus: the same options give the same corpus") {
+  CorpusOptions o;
+  o.grammar = Grammar::Wide;
+  o.train = 500;
+  o.valid = 50;
+  o.test = 50;
+  const Corpus a = generate(o), b = generate(o);
+  REQUIRE(a.train.size() == b.train.size());
+  for (std::size_t i = 0; i < a.train.size(); ++i) CHECK(a.train[i].en == b.train[i].en);
+  CHECK(a.test.front().fr == b.test.front().fr);
+  o.seed = 2;
+  CHECK(generate(o).train.front().en != a.train.front().en);
+}
+
+TEST_CASE("wide corpus: every category occurs, no held-out key in train, no source sentence anywhere") {
+  const Corpus& c = wide_corpus();
+  std::set<std::string> cats, train_keys;
+  for (const auto& e : c.train) {
+    cats.insert(e.category);
+    train_keys.insert(e.combos.begin(), e.combos.end());
+  }
+  for (const auto& g : grammar_categories()) CHECK_MESSAGE(cats.count(g), g);
+  for (const auto* split : {&c.valid, &c.test})
+    for (const auto& e : *split) {
+      bool held_out = false;
+      for (const auto& k : e.combos) held_out = held_out || !train_keys.count(k);
+      CHECK_MESSAGE(held_out, e.en);
+    }
+  std::set<std::string> sources;
+  for (const auto& s : source_sentences()) sources.insert(text::fold_case(s.en));
+  for (const auto* split : {&c.train, &c.valid, &c.test})
+    for (const auto& e : *split) CHECK_MESSAGE(!sources.count(text::fold_case(e.en)), e.en);
+  CHECK(is_source_sentence("i love you"));
+  CHECK(is_source_sentence("The cat that I adopted sleeps."));
+  CHECK_FALSE(is_source_sentence("The cat that I adopted sleeps well."));
+}
+
+TEST_CASE("wide corpus: focus words occur in their sentences; il/elle agrees with the noun it names") {
+  const Corpus& c = wide_corpus();
+  std::size_t coref = 0;
+  for (const auto& e : c.test) {
+    if (e.focus_en.empty()) continue;
+    const auto en = words(e.en), fr = words(e.fr);
+    CHECK_MESSAGE(std::count(en.begin(), en.end(), text::fold_case(e.focus_en)) > 0, e.en);
+    CHECK_MESSAGE(std::count(fr.begin(), fr.end(), text::fold_case(e.focus_fr)) > 0, e.fr);
+    if (e.category == "coref" && !e.context_en.empty()) {
+      ++coref;
+      CHECK_MESSAGE(std::count(en.begin(), en.end(), e.context_en.front()) > 0, e.en);
+    }
+  }
+  CHECK(coref > 100);
+}
+
+TEST_CASE("wide corpus: the French never breaks elision or contraction") {
+  static const std::set<std::string> elide{"le", "la", "je", "ne", "que", "de", "me", "te", "se"};
+  const Corpus& c = wide_corpus();
+  for (const auto* split : {&c.train, &c.test})
+    for (const auto& e : *split) {
+      // Split on spaces only: the tokenizer would separate "l'" and hide exactly what is checked.
+      std::vector<std::string> w;
+      std::string cur;
+      for (char ch : e.fr + " ") {
+        if (ch == ' ') {
+          if (!cur.empty()) w.push_back(text::fold_case(cur));
+          cur.clear();
+        } else {
+          cur += ch;
+        }
+      }
+      for (std::size_t i = 0; i + 1 < w.size(); ++i) {
+        const std::string& a = w[i];
+        const std::string& b = w[i + 1];
+        CHECK_MESSAGE(!((a == "à" || a == "de") && (b == "le" || b == "les")), e.fr);
+        const bool vowel = !b.empty() && std::string("aeiouyàâéèêîôû").find(b.substr(0, 1)) != std::string::npos;
+        const bool accented = b.rfind("é", 0) == 0 || b.rfind("à", 0) == 0 || b.rfind("â", 0) == 0 || b.rfind("ê", 0) == 0 ||
+                              b.rfind("î", 0) == 0 || b.rfind("ô", 0) == 0 || b.rfind("è", 0) == 0;
+        CHECK_MESSAGE(!(elide.count(a) && (vowel || accented)), e.fr);
+      }
+      CHECK_MESSAGE(e.en.find("  ") == std::string::npos, e.en);
+      CHECK_MESSAGE(e.fr.find("  ") == std::string::npos, e.fr);
+    }
+}
+
+TEST_CASE("wide corpus: relative clauses, participle agreement and tenses as French writes them") {
+  const Corpus& c = wide_corpus();
+  std::size_t que = 0, qui = 0, imparfait = 0, pc = 0, questions = 0;
+  for (const auto& e : c.train) {
+    if (e.category == "relative" && e.focus_fr == "que") ++que;
+    if (e.category == "relative" && e.focus_fr == "qui") ++qui;
+    if (e.en.find(" was ") != std::string::npos && e.fr.find("ait ") != std::string::npos) ++imparfait;
+    if (e.en.find("didn't") != std::string::npos) {
+      ++pc;
+      CHECK_MESSAGE((e.fr.find(" pas ") != std::string::npos), e.fr);
+    }
+    if (e.category == "question") {
+      ++questions;
+      CHECK_MESSAGE(e.fr.rfind("Est-ce qu", 0) == 0, e.fr);
+      CHECK_MESSAGE(e.en.back() == '?', e.en);
+    }
+  }
+  CHECK(que > 300);
+  CHECK(qui > 300);
+  CHECK(imparfait > 300);
+  CHECK(pc > 300);
+  CHECK(questions > 300);
+}
+
+TEST_CASE("lexicon tables: read with every column, and the words the explainers' sentences need") {
+  const LexiconTables& t = lexicon_tables();
+  CHECK(t.nouns.size() + t.verbs.size() + t.adjectives.size() + t.adverbs.size() >= 3000);
+  const LexVerb* adopt = t.verb("adopt");
+  REQUIRE(adopt != nullptr);
+  CHECK(adopt->participle[0] == "adopté");
+  CHECK(adopt->participle[1] == "adoptée");
+  const LexVerb* pursue = t.verb("chase", "pursue");
+  REQUIRE(pursue != nullptr);
+  CHECK(pursue->imperfect[2] == "poursuivait");
+  const LexAdjective* old = t.adjective("old");
+  REQUIRE(old != nullptr);
+  CHECK(old->before);
+  CHECK(old->fr[1] == "vieille");
+  CHECK(old->ms_vowel == "vieil");
+  const LexNoun* table = t.noun("table");
+  REQUIRE(table != nullptr);
+  CHECK(table->gender == Gender::Feminine);
+  CHECK_THROWS_AS(read_lexicon_tables("/nonexistent-attnlab-lexicon"), InputError);
+}
