@@ -44,7 +44,25 @@ Example with_subject(Example e, std::string_view verb, std::string_view subject)
   return e;
 }
 
-Example with_context(Example e, const std::vector<std::string>& words, const std::set<std::string>& skip = {}) {
+// The fields every template writes, so that a braced list names them all (Example's later fields,
+// the probes' context, are filled by with_context and with_subject).
+struct Pair {
+  std::string en, fr, category, focus_en, focus_fr;
+  std::vector<std::string> combos;
+};
+Example example(Pair p) {
+  Example e;
+  e.en = std::move(p.en);
+  e.fr = std::move(p.fr);
+  e.category = std::move(p.category);
+  e.focus_en = std::move(p.focus_en);
+  e.focus_fr = std::move(p.focus_fr);
+  e.combos = std::move(p.combos);
+  return e;
+}
+
+Example with_context(Pair p, const std::vector<std::string>& words, const std::set<std::string>& skip = {}) {
+  Example e = example(std::move(p));
   for (const auto& w : words) {
     std::string word;
     for (std::size_t i = 0; i <= w.size(); ++i) {
@@ -404,8 +422,8 @@ bool reflexive(const Pronoun& s, const ObjectPronoun& o) {
 
 Example build_plain_pronoun(const Pronoun& s, const Verb& v, const ObjectPronoun& o) {
   const std::string verb_fr = str(v.fr[static_cast<std::size_t>(s.person)]);
-  return with_subject({english({str(s.en), str(s.third_singular ? v.en_3sg : v.en), str(o.en), "."}),
-                       french({str(s.fr), str(o.fr), verb_fr, "."}), "plain", "", "", {key("plain", v.en, o.en)}},
+  return with_subject(example({english({str(s.en), str(s.third_singular ? v.en_3sg : v.en), str(o.en), "."}),
+                       french({str(s.fr), str(o.fr), verb_fr, "."}), "plain", "", "", {key("plain", v.en, o.en)}}),
                       s.third_singular ? v.en_3sg : v.en, s.en);
 }
 
@@ -413,8 +431,8 @@ Example build_plain_noun(const Pronoun& s, const Verb& v, const Noun& n, bool pl
   Words fr{str(s.fr), str(v.fr[static_cast<std::size_t>(s.person)])};
   append(fr, french_noun_phrase(n, plural, true));
   fr.emplace_back(".");
-  return with_subject({english({str(s.en), str(s.third_singular ? v.en_3sg : v.en), "the", en_noun(n, plural), "."}), french(fr),
-                       "plain", "", "", {key("plain", v.en, n.en)}},
+  return with_subject(example({english({str(s.en), str(s.third_singular ? v.en_3sg : v.en), "the", en_noun(n, plural), "."}), french(fr),
+                       "plain", "", "", {key("plain", v.en, n.en)}}),
                       s.third_singular ? v.en_3sg : v.en, s.en);
 }
 
