@@ -143,10 +143,10 @@ void run_eval(const EvalOptions& o) {
         const auto count = [&](const std::vector<int>& v) { return std::count(v.begin(), v.end(), fid); };
         fok = count(ref) > 0 && count(h.tokens) == count(ref);
       } else {
-        const std::string focus = text::fold_case(ex.focus_fr);
+        const std::string focus_word = text::fold_case(ex.focus_fr);
         const auto count = [&](const std::string& sentence) {
           std::size_t k = 0;
-          for (const auto& w : text::tokenize(sentence)) k += text::fold_case(w) == focus;
+          for (const auto& w : text::tokenize(sentence)) k += text::fold_case(w) == focus_word;
           return k;
         };
         fok = count(ex.fr) > 0 && count(got) == count(ex.fr);

@@ -1,40 +1,35 @@
 #include "lessons/transformer.hpp"
 
-#include <algorithm>
 #include <cmath>
+#include <vector>
 
-#include "core/blas.hpp"
+#include "backend/cpu/cpu_backend.hpp"
 #include "core/mask.hpp"
 #include "lessons/model.hpp"
 #include "util/error.hpp"
 
 namespace attnlab::lessons {
 
+// The arithmetic runs through the CPU backend's ops, the same functions the model trains with, so the
+// lesson shows the model's own layer norm, feed-forward net and residual rather than a second copy.
+backend::Ops<float>& ops() { return backend::cpu_backend<float>(); }
+
 Matrix add(const Matrix& a, const Matrix& b) {
   if (a.shape() != b.shape()) throw ShapeError("residual: " + shape_str(a) + " + " + shape_str(b) + " do not match");
-  Matrix out = a;
-  for (std::size_t i = 0; i < a.size(); ++i) out.data()[i] += b.data()[i];
+  Matrix out = Matrix::from_shape(a.shape());
+  ops().add_forward(out.data(), a.data(), b.data(), a.size());
   return out;
 }
 
 Matrix layer_norm(const Matrix& x, float eps, const Matrix* gain, const Matrix* bias) {
   for (const Matrix* p : {gain, bias})
     if (p && (rows(*p) != 1 || cols(*p) != cols(x))) throw ShapeError("layer_norm: gain/bias is " + shape_str(*p) + ", want 1 × " + std::to_string(cols(x)));
-  Matrix y = Matrix::from_shape({rows(x), cols(x)});
-  const double d = static_cast<double>(cols(x));
-  for (std::size_t i = 0; i < rows(x); ++i) {
-    double mean = 0.0;
-    for (std::size_t j = 0; j < cols(x); ++j) mean += x(i, j);
-    mean /= d;
-    double var = 0.0;
-    for (std::size_t j = 0; j < cols(x); ++j) var += (x(i, j) - mean) * (x(i, j) - mean);
-    var /= d;
-    const double inv = 1.0 / std::sqrt(var + static_cast<double>(eps));
-    for (std::size_t j = 0; j < cols(x); ++j) {
-      const double n = (x(i, j) - mean) * inv;
-      y(i, j) = static_cast<float>(n * (gain ? (*gain)(0, j) : 1.0) + (bias ? (*bias)(0, j) : 0.0));
-    }
-  }
+  const std::size_t n = rows(x), c = cols(x);
+  const std::vector<float> ones(c, 1.0f), zeros(c, 0.0f);
+  std::vector<float> mean(n), rstd(n);
+  Matrix y = Matrix::from_shape({n, c});
+  ops().layernorm_forward(y.data(), mean.data(), rstd.data(), x.data(), gain ? gain->data() : ones.data(),
+                          bias ? bias->data() : zeros.data(), static_cast<int>(n), static_cast<int>(c), eps);
   return y;
 }
 
@@ -49,12 +44,14 @@ FeedForward random_feed_forward(std::size_t d_model, std::size_t d_ff, std::uint
 }
 
 Matrix feed_forward(const Matrix& x, const FeedForward& f, Matrix* hidden) {
-  Matrix h = matmul(x, f.w1);
-  for (std::size_t i = 0; i < rows(h); ++i)
-    for (std::size_t j = 0; j < cols(h); ++j) h(i, j) = std::max(0.0f, h(i, j) + f.b1(0, j));
-  Matrix out = matmul(h, f.w2);
-  for (std::size_t i = 0; i < rows(out); ++i)
-    for (std::size_t j = 0; j < cols(out); ++j) out(i, j) += f.b2(0, j);
+  const int n = static_cast<int>(rows(x)), d_model = static_cast<int>(cols(x)), d_ff = static_cast<int>(cols(f.w1));
+  if (rows(f.w1) != cols(x) || rows(f.w2) != cols(f.w1) || cols(f.w2) != cols(x))
+    throw ShapeError("feed_forward: x " + shape_str(x) + ", W1 " + shape_str(f.w1) + ", W2 " + shape_str(f.w2) + " do not chain");
+  Matrix h = Matrix::from_shape({rows(x), cols(f.w1)});
+  ops().linear_forward(h.data(), x.data(), f.w1.data(), f.b1.data(), n, d_model, d_ff);
+  ops().relu_forward(h.data(), h.data(), h.size());
+  Matrix out = Matrix::from_shape({rows(x), cols(x)});
+  ops().linear_forward(out.data(), h.data(), f.w2.data(), f.b2.data(), n, d_ff, d_model);
   if (hidden) *hidden = std::move(h);
   return out;
 }

@@ -2,7 +2,8 @@
 // The pieces of a transformer layer around attention, for lesson 9: residual connections, layer
 // normalisation, the position-wise feed-forward net, and one encoder and one decoder layer in the
 // paper's post-norm arrangement, LayerNorm(x + Sublayer(x)). Attention itself is the core's
-// multi_head_attention; only what the core does not have lives here.
+// multi_head_attention; the residual, layer norm and feed-forward net are the model's own CPU ops
+// (backend::Ops: add_forward, layernorm_forward, linear_forward, relu_forward) on the lesson's matrices.
 //
 // Shapes: x is n × d_model (one token per row); the feed-forward hidden layer is n × d_ff.
 #include <cstdint>
@@ -18,8 +19,8 @@ Matrix add(const Matrix& a, const Matrix& b);
 // Layer normalisation over each row, i.e. over the d_model features of one token:
 //   y = (x − μ) / √(σ² + ε),  μ and σ² the mean and (population, ÷ d_model) variance of the row.
 // ε sits inside the square root. The learned gain γ and bias β (1 × d_model each; y = γ ⊙ y + β) are
-// 1 and 0 in an untrained model, so they are optional. Computed in double; without γ and β every
-// output row has mean 0 and variance σ²/(σ² + ε).
+// 1 and 0 in an untrained model, so they are optional. Without γ and β every output row has mean 0
+// and variance σ²/(σ² + ε).
 Matrix layer_norm(const Matrix& x, float eps = 1e-5f, const Matrix* gain = nullptr, const Matrix* bias = nullptr);
 
 // FFN(x) = max(0, x·W1 + b1)·W2 + b2, applied to every token (row) separately.
