@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "text/bpe.hpp"
 
 using namespace attnlab::text;

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "backend/cpu/ops.hpp"
 #include "model/optim.hpp"

@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "exercises/checker_parts.hpp"
 #include "exercises/child_process.hpp"
 #include "exercises/sandbox.hpp"
 #include "io/files.hpp"
@@ -98,7 +99,6 @@ void refuse_if_disk_full(const fs::path& dir, const std::string& output, const s
                    " KiB free), so " + who + " could not write its output; free some space and check again (nothing was recorded)");
 }
 
-
 // The grader's status file, at most 1 MiB. It is in the folder learner code may write, so it is read
 // only if it is still a regular file there: never through a symbolic link it was replaced with (the
 // second adversarial pass, Q2, had a link to ~/.ssh/id_rsa named as "the test that was running").
@@ -122,14 +122,6 @@ std::string read_status(const fs::path& status_file) {
   return out;
 }
 
-std::string last_test_started(const std::string& status) {
-  std::istringstream in(status);
-  std::string line, last;
-  while (std::getline(in, line))
-    if (line.rfind("test\t", 0) == 0) last = line.substr(5);
-  return last;
-}
-
 // A fresh random token for one grader run: 128 bits from the kernel, as 32 hex digits.
 std::string random_token() {
   unsigned char bytes[16];
@@ -149,12 +141,17 @@ std::string random_token() {
   return token;
 }
 
-// The grader's result record (grader_main.cpp): "result\tTOKEN\tRUN\tFAILED", written to its result
-// socket after its last test case. Lines without this run's token were not written by this run's grader.
-struct ResultRecord {
-  enum class Kind { Missing, Found, TokenTaken, Foreign } kind = Kind::Missing;
-  std::size_t run = 0, failed = 0;
-};
+}  // namespace
+
+// The pure helpers, declared (and described) in exercises/checker_parts.hpp.
+
+std::string last_test_started(const std::string& status) {
+  std::istringstream in(status);
+  std::string line, last;
+  while (std::getline(in, line))
+    if (line.rfind("test\t", 0) == 0) last = line.substr(5);
+  return last;
+}
 
 ResultRecord find_result_record(const std::string& channel, const std::string& token) {
   ResultRecord rec;
@@ -183,7 +180,7 @@ ResultRecord find_result_record(const std::string& channel, const std::string& t
 }
 
 // Keeps the first and last lines of a long grader output (a learner's debug prints can be huge).
-std::string shorten(const std::string& text, std::size_t head = 80, std::size_t tail = 20) {
+std::string shorten(const std::string& text, std::size_t head, std::size_t tail) {
   std::vector<std::string> lines;
   std::istringstream in(text);
   std::string line;
@@ -253,10 +250,6 @@ std::string strip_sanitizer_output(const std::string& output) {
   return out;
 }
 
-}  // namespace
-
-namespace {
-
 std::string sanitizer_frame(const std::string& report, const std::string& learner_file, bool learner_only) {
   // The first stack frame in the learner's file, else (unless learner_only) the first with a source line.
   std::string where;
@@ -272,8 +265,6 @@ std::string sanitizer_frame(const std::string& report, const std::string& learne
   }
   return where;
 }
-
-}  // namespace
 
 std::string describe_sanitizer_report(const std::string& output, const std::string& learner_file) {
   std::smatch m;
@@ -371,58 +362,140 @@ class RunFolder {
 
 }  // namespace
 
-CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& ws, const CheckOptions& opts) {
-  CheckResult res;
-  const auto grader = kit.graders.find(ex.slug);
-  if (grader == kit.graders.end()) {
-    throw RuntimeError("no grader for exercise " + ex.slug + " in " + kit.file.string() +
-                       "; re-run cmake (cmake -S . -B build) and rebuild");
+// What the learner's object defines, from `nm -P -g --defined-only`.
+DefinedSymbols read_defined_symbols(const std::string& nm_output) {
+  DefinedSymbols out;
+  std::istringstream lines(nm_output);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream f(line);
+    std::string name, type;
+    if (!(f >> name >> type) || type.size() != 1) {
+      out.foreign.push_back("(a line nm printed that is not a symbol: " + line.substr(0, 60) + ")");
+      continue;
+    }
+    out.all.insert(name);
+    if (std::string("TDBRC").find(type[0]) != std::string::npos) out.strong.insert(name);
+    if (!allowed_learner_symbol(name, type[0])) out.foreign.push_back(name);
   }
-  // A folder of its own for this run (WORKSPACE/.build/SLUG/run-XXXXXX), so that two checks of one
-  // exercise at once (watch and a manual check) never build or grade in each other's files.
-  const RunFolder run_folder(ws.build_dir(ex));
-  const fs::path dir = run_folder.path();
+  return out;
+}
+
+std::vector<std::string> foreign_uses(const std::string& nm_output) {
+  // Compared without a symbol version ("malloc@GLIBC_2.2.5", reached through .symver) and without
+  // leading underscores ("__mmap", "__libc_malloc", reached through an asm label), and with the
+  // library functions that hand back malloc'd memory or any symbol by name (dlsym "malloc",
+  // open_memstream as a buffer): the sixth adversarial pass allocated through each of these.
+  static const std::set<std::string> raw_allocation = {
+      "malloc", "calloc", "realloc", "reallocarray", "aligned_alloc", "posix_memalign", "memalign", "valloc",
+      "pvalloc", "mmap", "mmap64", "mremap", "sbrk", "brk", "syscall", "libc_malloc", "libc_calloc",
+      "libc_realloc", "libc_memalign", "libc_valloc", "libc_pvalloc", "dlsym", "dlvsym", "dlopen", "dlmopen",
+      "libc_dlsym", "libc_dlopen_mode", "open_memstream", "open_wmemstream", "fmemopen", "strdup", "strndup",
+      "asprintf", "vasprintf", "getline", "getdelim",
+      // And memory outside the heap and the measured thread's stack (the seventh pass): System V and
+      // POSIX shared memory, a buffer getcwd mallocs to the size asked, a thread with a big stack.
+      "shmget", "shmat", "shm_open", "memfd_create", "getcwd", "get_current_dir_name", "realpath",
+      "canonicalize_file_name"};
+  static const std::set<std::string> threads = {"pthread_create", "pthread_attr_setstack", "pthread_attr_setstacksize",
+                                                "clone", "clone3"};
+  std::vector<std::string> foreign;
+  std::istringstream used(nm_output);
+  std::string line;
+  while (std::getline(used, line)) {
+    std::istringstream f(line);
+    std::string name;
+    if (!(f >> name)) continue;
+    std::string base = name.substr(0, name.find('@'));
+    base.erase(0, base.find_first_not_of('_') == std::string::npos ? 0 : base.find_first_not_of('_'));
+    if (name.find("7doctest") != std::string::npos || name.find("7attnlab") != std::string::npos)
+      foreign.push_back("(it uses the grader's own code: " + name.substr(0, 80) + ")");
+    else if (raw_allocation.count(base))
+      foreign.push_back("(it allocates with " + name.substr(0, 60) + ": use std::vector or new, which the grader measures)");
+    else if (threads.count(base))
+      foreign.push_back("(it starts threads with " + name.substr(0, 60) + " (std::thread does): the exercises are single-threaded)");
+  }
+  return foreign;
+}
+
+std::vector<std::string> big_static_arrays(const std::string& nm_output) {
+  constexpr unsigned long long kMaxStatic = 16u << 10;
+  std::vector<std::string> foreign;
+  std::istringstream sized(nm_output);
+  std::string line;
+  while (std::getline(sized, line)) {
+    std::istringstream f(line);
+    std::string name, type, value, size;
+    if (!(f >> name >> type >> value >> size) || type.size() != 1 || std::string("bBdDvVuC").find(type[0]) == std::string::npos)
+      continue;
+    const unsigned long long bytes = std::strtoull(size.c_str(), nullptr, 16);
+    if (bytes > kMaxStatic)
+      foreign.push_back("(a static array of " + std::to_string(bytes / 1024) + " KiB, " + name.substr(0, 60) +
+                        ": keep working memory in std::vector, which the grader measures)");
+  }
+  return foreign;
+}
+
+std::string describe_foreign_symbols(const std::vector<std::string>& foreign) {
+  std::vector<std::string> unique;
+  for (const auto& f : foreign)
+    if (std::find(unique.begin(), unique.end(), f) == unique.end()) unique.push_back(f);
+  std::string names;
+  for (std::size_t i = 0; i < unique.size() && i < 5; ++i) names += (i ? ", " : "") + unique[i];
+  if (unique.size() > 5) names += ", ...";
+  return "Your file defines or uses what an exercise may not: " + names +
+         ".\nDefine helpers inside namespace ex, in an unnamed namespace, or make them static (a definition\n"
+         "of a library or grader function, write or exit, would replace it in the grader too); use only the\n"
+         "standard library and attnlab/exercise.hpp (not the grader's doctest or attnlab code), and\n"
+         "allocate with std::vector or new. The check cannot run with it.\n";
+}
+
+namespace {
+
+// One check's fixed facts, shared by its phases: the kit, the exercise and its grader's objects, the
+// learner's file and what is made from it in this run's folder, and what the sandbox lets each step
+// see.
+struct CheckRun {
+  const Kit& kit;
+  const ExerciseInfo& ex;
+  const std::vector<std::string>& grader_objects;  // kit.graders[ex.slug]
+  const Sandbox& box;
+  fs::path dir;                    // this run's folder (RunFolder)
+  fs::path source, object, program;  // the learner's file, its object, the linked grader program
+  SandboxPaths build_paths;        // the compiler and the linker: the exercise folder, the kit, this run's folder
+  SandboxPaths run_paths;          // the grader: this run's folder alone
+};
+
+// Sets what the sandbox shows each step. The compiler and the linker read the exercise folder, the
+// kit's include folders, objects and libraries, and write this run's folder; the grader, which runs
+// the learner's code, sees this run's folder and nothing else of the learner's.
+void set_sandbox_paths(CheckRun& run) {
+  run.build_paths.read_only.push_back(run.source.parent_path());
+  for (const auto& f : run.kit.compile_flags)
+    if (f.rfind("-I", 0) == 0 && f.size() > 2) run.build_paths.read_only.emplace_back(f.substr(2));
+  for (const auto* files : {&run.grader_objects, &run.kit.support_objects, &run.kit.libraries})
+    for (const auto& f : *files) run.build_paths.read_only.emplace_back(f);
+  run.build_paths.writable.push_back(run.dir);
+  run.build_paths.chdir = run.dir;
+  run.run_paths.writable.push_back(run.dir);
+  run.run_paths.chdir = run.dir;
+}
+
+// Phase 1, compile: the learner's file alone (the grader is prebuilt) into run.object. Returns false
+// with res's CompileError verdict and report when it does not compile (or the compiler's messages
+// overflowed their file); its warnings about a file that compiles go to res.warnings. A full disk
+// throws (refuse_if_disk_full).
+bool compile_learner_file(const CheckRun& run, CheckResult& res) {
+  const fs::path& dir = run.dir;
   std::error_code ec;
-  const fs::path source = ws.learner_file(ex), object = dir / "exercise.o", program = dir / "grader";
-  try {
-    read_text_file(source.string(), 4u << 20);  // a folder, an unreadable or a giant file: say so plainly
-  } catch (const InputError& e) {
-    throw InputError(std::string(e.what()) + "; it should be your exercise file: move it away and run attnlab check " +
-                     ex.slug + " to start again from the stub");
-  }
-
-  // Every step runs in the sandbox (exercises/sandbox.hpp) when bubblewrap can start here: the home
-  // folders hidden, only this run's folder writable. Without it, say so once.
-  const Sandbox& box = sandbox();
-  if (!box.available) {
-    static bool warned = false;
-    if (!warned)
-      std::fprintf(stderr, "attnlab: warning: your code is compiled and graded without a sandbox, with your own "
-                           "rights: %s\n", box.why_not.c_str());
-    warned = true;
-  }
-  SandboxPaths build_paths;  // the compiler and the linker: the exercise folder, the kit, this run's folder
-  build_paths.read_only.push_back(source.parent_path());
-  for (const auto& f : kit.compile_flags)
-    if (f.rfind("-I", 0) == 0 && f.size() > 2) build_paths.read_only.emplace_back(f.substr(2));
-  for (const auto* files : {&grader->second, &kit.support_objects, &kit.libraries})
-    for (const auto& f : *files) build_paths.read_only.emplace_back(f);
-  build_paths.writable.push_back(dir);
-  build_paths.chdir = dir;
-  SandboxPaths run_paths;  // the grader: this run's folder alone
-  run_paths.writable.push_back(dir);
-  run_paths.chdir = dir;
-
-  // 1. Compile the learner's file (only this file: the grader is prebuilt).
-  std::vector<std::string> cc{kit.compiler};
-  cc.insert(cc.end(), kit.compile_flags.begin(), kit.compile_flags.end());
-  cc.insert(cc.end(), kit.sanitizer_flags.begin(), kit.sanitizer_flags.end());
-  cc.insert(cc.end(), {"-fdiagnostics-color=never", "-fmax-errors=10", "-c", source.string(), "-o", object.string()});
-  fs::remove(object, ec);
+  std::vector<std::string> cc{run.kit.compiler};
+  cc.insert(cc.end(), run.kit.compile_flags.begin(), run.kit.compile_flags.end());
+  cc.insert(cc.end(), run.kit.sanitizer_flags.begin(), run.kit.sanitizer_flags.end());
+  cc.insert(cc.end(), {"-fdiagnostics-color=never", "-fmax-errors=10", "-c", run.source.string(), "-o", run.object.string()});
+  fs::remove(run.object, ec);
   // The compiler gets a memory limit too: `#include "/dev/zero"` or a runaway template would otherwise
   // eat the machine's memory.
   const ChildResult c =
-      run_child(box.wrap(cc, build_paths), {"LC_ALL=C"}, {.timeout_s = 120, .memory_mb = 4096}, dir / "compile.log");
+      run_child(run.box.wrap(cc, run.build_paths), {"LC_ALL=C"}, {.timeout_s = 120, .memory_mb = 4096}, dir / "compile.log");
   res.compile_s = c.seconds;
   if (!c.started) throw RuntimeError(c.error);
   std::error_code size_ec;
@@ -437,201 +510,152 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
                  " MiB of messages about your file, so it was stopped before it finished (the limit keeps a "
                  "runaway from filling the disk). Fix what the first ones say; usually one line, or a macro or "
                  "template, repeats the same warning thousands of times:\n\n" +
-                 trim_compiler_output(c.output, source.string(), 20);
-    return res;
+                 trim_compiler_output(c.output, run.source.string(), 20);
+    return false;
   }
   refuse_if_disk_full(dir, c.output, "the compiler");
   if (c.timed_out || c.exit_code != 0) {
     res.verdict = Verdict::CompileError;
     res.report = c.timed_out ? "The compiler did not finish within 120 s.\n"
                              : "Your file does not compile. The compiler says:\n\n" +
-                                   trim_compiler_output(c.output, source.string());
-    return res;
+                                   trim_compiler_output(c.output, run.source.string());
+    return false;
   }
-  if (!c.output.empty()) res.warnings = trim_compiler_output(c.output, source.string(), 20);
+  if (!c.output.empty()) res.warnings = trim_compiler_output(c.output, run.source.string(), 20);
+  return true;
+}
 
-  // 2. What the object defines: only the exercise's own (allowed_learner_symbol), checked with nm.
-  std::set<std::string> defined, defined_strong;
-  {
-    const std::string nm = ::access("/usr/bin/nm", X_OK) == 0 ? "/usr/bin/nm" : "nm";
-    const ChildResult n = run_child(box.wrap({nm, "-P", "-g", "--defined-only", object.string()}, build_paths), {"LC_ALL=C"},
-                                    {.timeout_s = 60, .memory_mb = 4096}, dir / "symbols.log");
-    if (!n.started || n.timed_out || n.exit_code != 0)
-      throw RuntimeError("cannot list the symbols of " + object.string() + " with nm (binutils): " +
-                         (n.started ? n.output.substr(0, n.output.find('\n')) : n.error));
-    std::istringstream lines(n.output);
+// nm (binutils) on the learner's object, in the sandbox, with `args` before the object's name; its
+// output logged to `log` in this run's folder. A run of nm that fails throws RuntimeError(`what` +
+// how).
+std::string nm_of_object(const CheckRun& run, std::vector<std::string> args, const char* log, const std::string& what,
+                         bool with_first_line) {
+  const std::string nm = ::access("/usr/bin/nm", X_OK) == 0 ? "/usr/bin/nm" : "nm";
+  args.insert(args.begin(), nm);
+  args.push_back(run.object.string());
+  const ChildResult n =
+      run_child(run.box.wrap(args, run.build_paths), {"LC_ALL=C"}, {.timeout_s = 60, .memory_mb = 4096}, run.dir / log);
+  if (!n.started || n.timed_out || n.exit_code != 0)
+    throw RuntimeError(with_first_line ? what + ": " + (n.started ? n.output.substr(0, n.output.find('\n')) : n.error) : what);
+  return n.output;
+}
+
+// Phase 2, vet: what the object defines may only be the exercise's own (allowed_learner_symbol), what
+// it uses nothing of the grader's code and no allocation the grader cannot measure, and it holds no big
+// writable static array. Returns false with res's LinkError verdict and report when it breaks one of
+// these; else fills `symbols` (what it defines) for phase 2b.
+bool vet_learner_object(const CheckRun& run, DefinedSymbols& symbols, CheckResult& res) {
+  const std::string object = run.object.string();
+  const std::string defined = nm_of_object(run, {"-P", "-g", "--defined-only"}, "symbols.log",
+                                           "cannot list the symbols of " + object + " with nm (binutils)", true);
+  symbols = read_defined_symbols(defined);
+  std::vector<std::string> foreign = symbols.foreign;
+  // run_child keeps the first 256 KiB of output: a longer list was not read whole (the third
+  // adversarial pass hid a write() behind 1,400 long names), so it is not accepted.
+  if (defined.size() >= (256u << 10)) foreign.push_back("(more symbols than check reads: the list is over 256 KiB)");
+  // And what it uses: nothing of the grader's own code (doctest, attnlab: a doctest listener of the
+  // learner's set the failure count to 0 before the grader's reporter read it, and a call of the
+  // grader's stop_allocation_tracking() switched the online-softmax memory test off: the fourth
+  // adversarial pass), and no allocation that bypasses operator new, which the memory test measures.
+  const std::string used =
+      nm_of_object(run, {"-P", "-u"}, "uses.log", "cannot list what " + object + " uses with nm (binutils)", false);
+  if (used.size() >= (256u << 10)) foreign.push_back("(it uses more symbols than check reads: the list is over 256 KiB)");
+  for (auto& f : foreign_uses(used)) foreign.push_back(std::move(f));
+  // And no big writable static array: memory the heap measure cannot see (a static float[131072]
+  // held a whole score matrix: the fifth adversarial pass). Constants (read-only data) are fine.
+  const std::string sized = nm_of_object(run, {"-P", "-S", "--defined-only"}, "sizes.log",
+                                         "cannot list the sizes of " + object + "'s symbols with nm (binutils)", false);
+  if (sized.size() >= (256u << 10)) foreign.push_back("(more symbols than check reads: the list is over 256 KiB)");
+  for (auto& f : big_static_arrays(sized)) foreign.push_back(std::move(f));
+  if (foreign.empty()) return true;
+  res.verdict = Verdict::LinkError;
+  res.report = describe_foreign_symbols(foreign);
+  return false;
+}
+
+// Phase 2b, rename: every global symbol the object defines, but the exercise functions its grader
+// calls, is renamed (objcopy --redefine-syms, to __attnlab_learner_NAME), so that nothing else in it
+// can take the place of a definition the grader uses: the third adversarial pass replaced the grader's
+// std::string::append, which builds the result record, by a weak specialisation in the learner's
+// file (an executable's definition wins over libstdc++'s, and the learner's object comes first on
+// the link line), and an asm label can give any function a name in namespace ex. Renamed, such
+// copies serve the learner's own code alone. (Making them local instead breaks shared COMDAT groups:
+// the grader's references to a group the linker kept from the learner's object.) Throws when nm or
+// objcopy fails.
+void rename_learner_symbols(const CheckRun& run, const DefinedSymbols& symbols) {
+  // What the grader refers to (its exercise functions stay as they are) and what the grader's own
+  // objects define: those are not renamed either, since the grader's copies come first on the link
+  // line and win (a template the learner's file instantiates too, a COMDAT group they share: renaming
+  // the learner's copy of a group the linker then keeps left the grader's calls into it at address 0
+  // in the AddressSanitizer build). Everything else the learner's object defines is renamed.
+  std::set<std::string> needed, graders_own;
+  const std::string nm = ::access("/usr/bin/nm", X_OK) == 0 ? "/usr/bin/nm" : "nm";
+  std::vector<std::string> grader_objects = run.grader_objects;
+  grader_objects.insert(grader_objects.end(), run.kit.support_objects.begin(), run.kit.support_objects.end());
+  for (const bool undefined : {true, false}) {
+    std::vector<std::string> cmd{nm, "-P", undefined ? "-u" : "--defined-only"};
+    cmd.insert(cmd.end(), grader_objects.begin(), grader_objects.end());
+    const ChildResult u = run_child(run.box.wrap(cmd, run.build_paths), {"LC_ALL=C"}, {.timeout_s = 60, .memory_mb = 4096},
+                                    run.dir / (undefined ? "grader-needs.log" : "grader-defines.log"));
+    if (!u.started || u.timed_out || u.exit_code != 0)
+      throw RuntimeError("cannot list the symbols of the grader of " + run.ex.slug + " with nm (binutils): " +
+                         (u.started ? u.output.substr(0, u.output.find('\n')) : u.error));
+    std::istringstream lines(u.output);
     std::string line;
-    std::vector<std::string> foreign;
-    defined.clear();
     while (std::getline(lines, line)) {
-      std::istringstream f(line);
-      std::string name, type;
-      if (!(f >> name >> type) || type.size() != 1) {
-        foreign.push_back("(a line nm printed that is not a symbol: " + line.substr(0, 60) + ")");
-        continue;
-      }
-      defined.insert(name);
-      if (std::string("TDBRC").find(type[0]) != std::string::npos) defined_strong.insert(name);
-      if (!allowed_learner_symbol(name, type[0])) foreign.push_back(name);
-    }
-    // run_child keeps the first 256 KiB of output: a longer list was not read whole (the third
-    // adversarial pass hid a write() behind 1,400 long names), so it is not accepted.
-    if (n.output.size() >= (256u << 10)) foreign.push_back("(more symbols than check reads: the list is over 256 KiB)");
-    // And what it uses: nothing of the grader's own code (doctest, attnlab: a doctest listener of the
-    // learner's set the failure count to 0 before the grader's reporter read it, and a call of the
-    // grader's stop_allocation_tracking() switched the online-softmax memory test off: the fourth
-    // adversarial pass), and no allocation that bypasses operator new, which the memory test measures.
-    const ChildResult nu = run_child(box.wrap({nm, "-P", "-u", object.string()}, build_paths), {"LC_ALL=C"},
-                                     {.timeout_s = 60, .memory_mb = 4096}, dir / "uses.log");
-    if (!nu.started || nu.timed_out || nu.exit_code != 0)
-      throw RuntimeError("cannot list what " + object.string() + " uses with nm (binutils)");
-    if (nu.output.size() >= (256u << 10)) foreign.push_back("(it uses more symbols than check reads: the list is over 256 KiB)");
-    // Compared without a symbol version ("malloc@GLIBC_2.2.5", reached through .symver) and without
-    // leading underscores ("__mmap", "__libc_malloc", reached through an asm label), and with the
-    // library functions that hand back malloc'd memory or any symbol by name (dlsym "malloc",
-    // open_memstream as a buffer): the sixth adversarial pass allocated through each of these.
-    static const std::set<std::string> raw_allocation = {
-        "malloc", "calloc", "realloc", "reallocarray", "aligned_alloc", "posix_memalign", "memalign", "valloc",
-        "pvalloc", "mmap", "mmap64", "mremap", "sbrk", "brk", "syscall", "libc_malloc", "libc_calloc",
-        "libc_realloc", "libc_memalign", "libc_valloc", "libc_pvalloc", "dlsym", "dlvsym", "dlopen", "dlmopen",
-        "libc_dlsym", "libc_dlopen_mode", "open_memstream", "open_wmemstream", "fmemopen", "strdup", "strndup",
-        "asprintf", "vasprintf", "getline", "getdelim",
-        // And memory outside the heap and the measured thread's stack (the seventh pass): System V and
-        // POSIX shared memory, a buffer getcwd mallocs to the size asked, a thread with a big stack.
-        "shmget", "shmat", "shm_open", "memfd_create", "getcwd", "get_current_dir_name", "realpath",
-        "canonicalize_file_name"};
-    static const std::set<std::string> threads = {"pthread_create", "pthread_attr_setstack", "pthread_attr_setstacksize",
-                                                  "clone", "clone3"};
-    std::istringstream used(nu.output);
-    while (std::getline(used, line)) {
       std::istringstream f(line);
       std::string name;
       if (!(f >> name)) continue;
-      std::string base = name.substr(0, name.find('@'));
-      base.erase(0, base.find_first_not_of('_') == std::string::npos ? 0 : base.find_first_not_of('_'));
-      if (name.find("7doctest") != std::string::npos || name.find("7attnlab") != std::string::npos)
-        foreign.push_back("(it uses the grader's own code: " + name.substr(0, 80) + ")");
-      else if (raw_allocation.count(base))
-        foreign.push_back("(it allocates with " + name.substr(0, 60) + ": use std::vector or new, which the grader measures)");
-      else if (threads.count(base))
-        foreign.push_back("(it starts threads with " + name.substr(0, 60) + " (std::thread does): the exercises are single-threaded)");
-    }
-    // And no big writable static array: memory the heap measure cannot see (a static float[131072]
-    // held a whole score matrix: the fifth adversarial pass). Constants (read-only data) are fine.
-    const ChildResult ns = run_child(box.wrap({nm, "-P", "-S", "--defined-only", object.string()}, build_paths),
-                                     {"LC_ALL=C"}, {.timeout_s = 60, .memory_mb = 4096}, dir / "sizes.log");
-    if (!ns.started || ns.timed_out || ns.exit_code != 0)
-      throw RuntimeError("cannot list the sizes of " + object.string() + "'s symbols with nm (binutils)");
-    if (ns.output.size() >= (256u << 10)) foreign.push_back("(more symbols than check reads: the list is over 256 KiB)");
-    constexpr unsigned long long kMaxStatic = 16u << 10;
-    std::istringstream sized(ns.output);
-    while (std::getline(sized, line)) {
-      std::istringstream f(line);
-      std::string name, type, value, size;
-      if (!(f >> name >> type >> value >> size) || type.size() != 1 || std::string("bBdDvVuC").find(type[0]) == std::string::npos)
-        continue;
-      const unsigned long long bytes = std::strtoull(size.c_str(), nullptr, 16);
-      if (bytes > kMaxStatic)
-        foreign.push_back("(a static array of " + std::to_string(bytes / 1024) + " KiB, " + name.substr(0, 60) +
-                          ": keep working memory in std::vector, which the grader measures)");
-    }
-    if (!foreign.empty()) {
-      std::vector<std::string> unique;
-      for (const auto& f : foreign)
-        if (std::find(unique.begin(), unique.end(), f) == unique.end()) unique.push_back(f);
-      foreign = unique;
-      res.verdict = Verdict::LinkError;
-      std::string names;
-      for (std::size_t i = 0; i < foreign.size() && i < 5; ++i) names += (i ? ", " : "") + foreign[i];
-      if (foreign.size() > 5) names += ", ...";
-      res.report = "Your file defines or uses what an exercise may not: " + names +
-                   ".\nDefine helpers inside namespace ex, in an unnamed namespace, or make them static (a definition\n"
-                   "of a library or grader function, write or exit, would replace it in the grader too); use only the\n"
-                   "standard library and attnlab/exercise.hpp (not the grader's doctest or attnlab code), and\n"
-                   "allocate with std::vector or new. The check cannot run with it.\n";
-      return res;
+      if (!undefined) graders_own.insert(name);
+      else if (name.rfind("_ZN2ex", 0) == 0 || name.rfind("_ZNK2ex", 0) == 0) needed.insert(name);
     }
   }
+  const fs::path renames = run.dir / "renames.txt";
+  std::ofstream(renames) << learner_renames(symbols, needed, graders_own);
+  const std::string objcopy = ::access("/usr/bin/objcopy", X_OK) == 0 ? "/usr/bin/objcopy" : "objcopy";
+  const ChildResult o =
+      run_child(run.box.wrap({objcopy, "--redefine-syms=" + renames.string(), run.object.string()}, run.build_paths),
+                {"LC_ALL=C"}, {.timeout_s = 60, .memory_mb = 4096}, run.dir / "objcopy.log");
+  if (!o.started || o.timed_out || o.exit_code != 0)
+    throw RuntimeError("cannot prepare " + run.object.string() + " for linking with objcopy (binutils): " +
+                       (o.started ? o.output.substr(0, o.output.find('\n')) : o.error));
+}
 
-  // 2b. Then every global symbol the object defines, but the exercise functions its grader calls, is
-  // renamed (objcopy --redefine-syms, to __attnlab_learner_NAME), so that nothing else in it can take
-  // the place of a definition the grader uses: the third adversarial pass replaced the grader's
-  // std::string::append, which builds the result record, by a weak specialisation in the learner's
-  // file (an executable's definition wins over libstdc++'s, and the learner's object comes first on
-  // the link line), and an asm label can give any function a name in namespace ex. Renamed, such
-  // copies serve the learner's own code alone. (Making them local instead breaks shared COMDAT groups:
-  // the grader's references to a group the linker kept from the learner's object.)
-  {
-    // What the grader refers to (its exercise functions stay as they are) and what the grader's own
-    // objects define: those are not renamed either, since the grader's copies come first on the link
-    // line and win (a template the learner's file instantiates too, a COMDAT group they share: renaming
-    // the learner's copy of a group the linker then keeps left the grader's calls into it at address 0
-    // in the AddressSanitizer build). Everything else the learner's object defines is renamed.
-    std::set<std::string> needed, graders_own;
-    const std::string nm = ::access("/usr/bin/nm", X_OK) == 0 ? "/usr/bin/nm" : "nm";
-    std::vector<std::string> grader_objects = grader->second;
-    grader_objects.insert(grader_objects.end(), kit.support_objects.begin(), kit.support_objects.end());
-    for (const bool undefined : {true, false}) {
-      std::vector<std::string> cmd{nm, "-P", undefined ? "-u" : "--defined-only"};
-      cmd.insert(cmd.end(), grader_objects.begin(), grader_objects.end());
-      const ChildResult u = run_child(box.wrap(cmd, build_paths), {"LC_ALL=C"}, {.timeout_s = 60, .memory_mb = 4096},
-                                      dir / (undefined ? "grader-needs.log" : "grader-defines.log"));
-      if (!u.started || u.timed_out || u.exit_code != 0)
-        throw RuntimeError("cannot list the symbols of the grader of " + ex.slug + " with nm (binutils): " +
-                           (u.started ? u.output.substr(0, u.output.find('\n')) : u.error));
-      std::istringstream lines(u.output);
-      std::string line;
-      while (std::getline(lines, line)) {
-        std::istringstream f(line);
-        std::string name;
-        if (!(f >> name)) continue;
-        if (!undefined) graders_own.insert(name);
-        else if (name.rfind("_ZN2ex", 0) == 0 || name.rfind("_ZNK2ex", 0) == 0) needed.insert(name);
-      }
-    }
-    const fs::path renames = dir / "renames.txt";
-    {
-      std::ofstream out(renames);
-      for (const auto& name : defined)
-        // (A strong definition of the learner's wins over the grader's weak one whatever the order, so
-        // it is renamed even where the grader has its own: an asm label can give ex::Matrix::index's name.)
-        if (!needed.count(name) && (!graders_own.count(name) || defined_strong.count(name)))
-          out << name << " __attnlab_learner_" << name << '\n';
-    }
-    const std::string objcopy = ::access("/usr/bin/objcopy", X_OK) == 0 ? "/usr/bin/objcopy" : "objcopy";
-    const ChildResult o = run_child(box.wrap({objcopy, "--redefine-syms=" + renames.string(), object.string()}, build_paths),
-                                    {"LC_ALL=C"}, {.timeout_s = 60, .memory_mb = 4096}, dir / "objcopy.log");
-    if (!o.started || o.timed_out || o.exit_code != 0)
-      throw RuntimeError("cannot prepare " + object.string() + " for linking with objcopy (binutils): " +
-                         (o.started ? o.output.substr(0, o.output.find('\n')) : o.error));
-  }
-
-  // 3. Link it with the grader: the grader's objects first, so that where both define one thing (a
-  // template instantiation, a COMDAT group) the grader's copy is the one kept.
+// Phase 3, link: the learner's object with the grader into run.program, the grader's objects first,
+// so that where both define one thing (a template instantiation, a COMDAT group) the grader's copy is
+// the one kept. Returns false with res's LinkError verdict and report when it does not link.
+bool link_with_grader(const CheckRun& run, CheckResult& res) {
+  const Kit& kit = run.kit;
   std::vector<std::string> ld{kit.compiler};
-  ld.insert(ld.end(), grader->second.begin(), grader->second.end());
+  ld.insert(ld.end(), run.grader_objects.begin(), run.grader_objects.end());
   ld.insert(ld.end(), kit.support_objects.begin(), kit.support_objects.end());
-  ld.push_back(object.string());
+  ld.push_back(run.object.string());
   ld.insert(ld.end(), kit.libraries.begin(), kit.libraries.end());
   ld.insert(ld.end(), kit.sanitizer_flags.begin(), kit.sanitizer_flags.end());
-  ld.insert(ld.end(), {"-o", program.string()});
+  ld.insert(ld.end(), {"-o", run.program.string()});
   const ChildResult l =
-      run_child(box.wrap(ld, build_paths), {"LC_ALL=C"}, {.timeout_s = 120, .memory_mb = 4096}, dir / "link.log");
+      run_child(run.box.wrap(ld, run.build_paths), {"LC_ALL=C"}, {.timeout_s = 120, .memory_mb = 4096}, run.dir / "link.log");
   res.link_s = l.seconds;
   if (!l.started) throw RuntimeError(l.error);
-  refuse_if_disk_full(dir, l.output, "the linker");
+  refuse_if_disk_full(run.dir, l.output, "the linker");
   if (l.timed_out || l.exit_code != 0) {
     res.verdict = Verdict::LinkError;
-    res.report = describe_link_failure(l.output, ex);
-    return res;
+    res.report = describe_link_failure(l.output, run.ex);
+    return false;
   }
+  return true;
+}
 
-  // 4. Run the grader with limits; it appends each test's name to the status file as it starts, and
-  // after the last one writes a result record carrying the token it was handed on file descriptor 3
-  // to the socket on file descriptor 4.
-  const fs::path status = dir / "status.txt";
+// Phase 4, run: the grader program with limits, in the sandbox, with a clean environment. It appends
+// each test's name to the status file as it starts, and after the last one writes a result record
+// carrying the token it was handed on file descriptor 3 to the socket on file descriptor 4. Returns
+// what phase 5 judges; throws when the grader cannot be started.
+GraderRun run_grader(const CheckRun& run, const CheckOptions& opts) {
+  GraderRun g;
+  std::error_code ec;
+  const fs::path status = run.dir / "status.txt";
   fs::remove(status, ec);
-  const std::string token = random_token();
+  g.token = random_token();
   // The grader's whole environment: none of attnlab's own (a GITHUB_TOKEN or a cloud key there would be
   // the learner code's to print).
   std::vector<std::string> env{"ATTNLAB_GRADER_STATUS=" + status.string(), "ATTNLAB_GRADER_TOKEN_FD=3",
@@ -643,9 +667,9 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
   // --memory-mb for the learner's code plus kGraderReserveMb for that (about 170 MiB measured).
   constexpr std::size_t kGraderReserveMb = 256;
   ChildLimits limits{.timeout_s = opts.timeout_s, .memory_mb = opts.memory_mb + kGraderReserveMb};
-  limits.cwd = dir.string();
-  const bool sanitized = !kit.sanitizer_flags.empty();
-  if (sanitized) {
+  limits.cwd = run.dir.string();
+  g.sanitized = !run.kit.sanitizer_flags.empty();
+  if (g.sanitized) {
     // AddressSanitizer reserves terabytes of address space for its shadow memory, so RLIMIT_AS cannot
     // bound it. Instead its allocator returns null (std::bad_alloc, reported by the grader) for one
     // allocation above the limit, and the parent kills the grader when its resident memory passes the
@@ -658,38 +682,55 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
     limits.memory_mb = 0;
     limits.rss_limit_mb = opts.memory_mb + opts.memory_mb / 4 + 256;  // room for the shadow memory
   }
-  ChildResult r = run_child(box.wrap({program.string()}, run_paths), env, limits, dir / "run.log",
-                            {.fd = 3, .data = token, .out_fd = 4}, /*clean_env=*/true);
-  if (box.available && r.signal == 0 && !r.timed_out && !r.memory_exceeded) {
+  g.rss_limit_mb = limits.rss_limit_mb;
+  ChildResult& r = g.result;
+  r = run_child(run.box.wrap({run.program.string()}, run.run_paths), env, limits, run.dir / "run.log",
+                {.fd = 3, .data = g.token, .out_fd = 4}, /*clean_env=*/true);
+  if (run.box.available && r.signal == 0 && !r.timed_out && !r.memory_exceeded) {
     // bwrap ends with 128 + n when the grader was killed by signal n.
     if (const int sig = exit_code_to_signal(r.exit_code)) {
       r.signal = sig;
       r.exit_code = -1;
     }
   }
-  res.run_s = r.seconds;
   if (!r.started) throw RuntimeError(r.error);
-  const std::string status_text = read_status(status);
-  const std::string test = last_test_started(status_text);
+  g.test = last_test_started(read_status(status));
+  return g;
+}
+
+// Whether AddressSanitizer itself could not start (a hard ulimit -v, an unusual kernel) rather than
+// the learner's code failing: no test started, and the output is ASan's own complaint.
+bool sanitizer_could_not_start(const GraderRun& g) {
+  const std::string& out = g.result.output;
+  return g.sanitized && g.test.empty() && (out.find("AddressSanitizer failed to allocate") != std::string::npos ||
+                                           out.find("ReserveShadowMemoryRange") != std::string::npos ||
+                                           out.find("Shadow memory range interleaves") != std::string::npos ||
+                                           out.find("AddressSanitizer:DEADLYSIGNAL") != std::string::npos);
+}
+
+}  // namespace
+
+std::string learner_renames(const DefinedSymbols& symbols, const std::set<std::string>& needed,
+                            const std::set<std::string>& graders_own) {
+  std::string out;
+  for (const auto& name : symbols.all)
+    // (A strong definition of the learner's wins over the grader's weak one whatever the order, so
+    // it is renamed even where the grader has its own: an asm label can give ex::Matrix::index's name.)
+    if (!needed.count(name) && (!graders_own.count(name) || symbols.strong.count(name)))
+      out += name + " __attnlab_learner_" + name + '\n';
+  return out;
+}
+
+void judge_grader_run(const GraderRun& g, const std::string& learner_file, std::size_t expected_cases,
+                      const CheckOptions& opts, CheckResult& res) {
+  const ChildResult& r = g.result;
+  const bool sanitized = g.sanitized;
+  const std::string& test = g.test;
   const std::string in_test = test.empty() ? "" : " while running the test '" + test + "'";
-  if (sanitized && test.empty() && (r.output.find("AddressSanitizer failed to allocate") != std::string::npos ||
-                                    r.output.find("ReserveShadowMemoryRange") != std::string::npos ||
-                                    r.output.find("Shadow memory range interleaves") != std::string::npos ||
-                                    r.output.find("AddressSanitizer:DEADLYSIGNAL") != std::string::npos)) {
-    // AddressSanitizer itself cannot start here (a hard ulimit -v, an unusual kernel): check again
-    // without it rather than blame the learner's code.
-    Kit plain = kit;
-    plain.sanitizer_flags.clear();
-    CheckResult again = run_check(plain, ex, ws, opts);
-    again.report = "(note: checked without AddressSanitizer, which cannot start here; is ulimit -v set?)\n" + again.report;
-    again.compile_s += res.compile_s;
-    again.link_s += res.link_s;
-    return again;
-  }
   // With AddressSanitizer an abort (handle_abort=1) comes with a stack trace: name the learner's line.
   const std::size_t abrt = sanitized ? r.output.find("ERROR: AddressSanitizer: ABRT") : std::string::npos;
   const std::string sanitizer =
-      sanitized && abrt == std::string::npos ? describe_sanitizer_report(r.output, source.string()) : "";
+      sanitized && abrt == std::string::npos ? describe_sanitizer_report(r.output, learner_file) : "";
   res.report = shorten(sanitized ? strip_sanitizer_output(r.output) : r.output);
   if (!sanitizer.empty()) {
     res.verdict = Verdict::Crashed;
@@ -698,7 +739,7 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
                   "indices 0 … n-1, and element (i, j) of a rows × cols matrix is data[i * cols + j].\n";
   } else if (abrt != std::string::npos) {
     res.verdict = Verdict::Crashed;
-    res.report += "\ncrashed" + in_test + sanitizer_frame(r.output.substr(abrt), source.string(), true) + ":\n" +
+    res.report += "\ncrashed" + in_test + sanitizer_frame(r.output.substr(abrt), learner_file, true) + ":\n" +
                   describe_signal(SIGABRT) + ".\n";
     if (r.output.find("Assertion '__n < this->size()' failed") != std::string::npos)
       res.report += "That is a std::vector index that is not below its size() (ex::Matrix's data is one): check the\n"
@@ -706,7 +747,7 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
                     "data[i * cols + j].\n";
   } else if (r.memory_exceeded) {
     res.verdict = Verdict::Crashed;
-    res.report += "\nused more than " + std::to_string(limits.rss_limit_mb) + " MiB of memory" + in_test +
+    res.report += "\nused more than " + std::to_string(g.rss_limit_mb) + " MiB of memory" + in_test +
                   " and was stopped\n(attnlab check --memory-mb " + std::to_string(opts.memory_mb) +
                   ", plus room for AddressSanitizer). Is a size computed wrongly, or a vector growing inside an endless loop?\n";
   } else if (r.timed_out) {
@@ -722,9 +763,8 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
   } else {
     // A pass needs more than exit code 0: the grader's record, with this run's token, saying that every
     // test case ran and none failed. Learner code that ends the process early never gets that far.
-    const ResultRecord rec = find_result_record(r.from_child, token);
-    const auto cases = kit.grader_cases.find(ex.slug);
-    const std::size_t expected = cases != kit.grader_cases.end() ? cases->second : 0;
+    const ResultRecord rec = find_result_record(r.from_child, g.token);
+    const std::size_t expected = expected_cases;
     const bool all_ran = rec.kind == ResultRecord::Kind::Found && rec.run > 0 && (expected == 0 || rec.run == expected);
     const std::string code = std::to_string(r.exit_code);
     if (all_ran && rec.failed == 0 && r.exit_code == 0) {
@@ -757,6 +797,61 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
       }
     }
   }
+}
+
+// The phases in order (checker_parts.hpp and the functions above): compile, vet, rename, link, run,
+// judge. A phase that ends the check (a compile or link error) leaves its verdict and report in res.
+CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& ws, const CheckOptions& opts) {
+  CheckResult res;
+  const auto grader = kit.graders.find(ex.slug);
+  if (grader == kit.graders.end()) {
+    throw RuntimeError("no grader for exercise " + ex.slug + " in " + kit.file.string() +
+                       "; re-run cmake (cmake -S . -B build) and rebuild");
+  }
+  // A folder of its own for this run (WORKSPACE/.build/SLUG/run-XXXXXX), so that two checks of one
+  // exercise at once (watch and a manual check) never build or grade in each other's files.
+  const RunFolder run_folder(ws.build_dir(ex));
+  const fs::path source = ws.learner_file(ex);
+  try {
+    read_text_file(source.string(), 4u << 20);  // a folder, an unreadable or a giant file: say so plainly
+  } catch (const InputError& e) {
+    throw InputError(std::string(e.what()) + "; it should be your exercise file: move it away and run attnlab check " +
+                     ex.slug + " to start again from the stub");
+  }
+  // Every step runs in the sandbox (exercises/sandbox.hpp) when bubblewrap can start here: the home
+  // folders hidden, only this run's folder writable.
+  CheckRun run{.kit = kit, .ex = ex, .grader_objects = grader->second, .box = sandbox(), .dir = run_folder.path(),
+               .source = source, .object = run_folder.path() / "exercise.o", .program = run_folder.path() / "grader",
+               .build_paths = {}, .run_paths = {}};
+  // Without the sandbox, say so once.
+  if (!run.box.available) {
+    static bool warned = false;
+    if (!warned)
+      std::fprintf(stderr, "attnlab: warning: your code is compiled and graded without a sandbox, with your own "
+                           "rights: %s\n", run.box.why_not.c_str());
+    warned = true;
+  }
+  set_sandbox_paths(run);
+
+  if (!compile_learner_file(run, res)) return res;
+  DefinedSymbols symbols;
+  if (!vet_learner_object(run, symbols, res)) return res;
+  rename_learner_symbols(run, symbols);
+  if (!link_with_grader(run, res)) return res;
+  const GraderRun g = run_grader(run, opts);
+  res.run_s = g.result.seconds;
+  if (sanitizer_could_not_start(g)) {
+    // Check again without AddressSanitizer rather than blame the learner's code.
+    Kit plain = kit;
+    plain.sanitizer_flags.clear();
+    CheckResult again = run_check(plain, ex, ws, opts);
+    again.report = "(note: checked without AddressSanitizer, which cannot start here; is ulimit -v set?)\n" + again.report;
+    again.compile_s += res.compile_s;
+    again.link_s += res.link_s;
+    return again;
+  }
+  const auto cases = kit.grader_cases.find(ex.slug);
+  judge_grader_run(g, run.source.string(), cases != kit.grader_cases.end() ? cases->second : 0, opts, res);
   return res;
 }
 

@@ -7,6 +7,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "util/error.hpp"
 
 namespace attnlab {

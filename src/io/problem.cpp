@@ -5,6 +5,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "io/files.hpp"
 #include "io/json_text.hpp"
@@ -113,13 +114,9 @@ Matrix read_bias(const json& j, const std::string& field, std::size_t width, con
   return b;
 }
 
-}  // namespace
-
-Problem parse_problem(const json& j, const ProblemLimits& lim) {
-  if (!j.is_object()) throw InputError("the input must be a JSON object with at least \"x\" and \"heads\", got " + type_name(j));
-  reject_unknown_keys(j, "", {"tokens", "x", "memory", "memory_tokens", "heads", "w_o", "b_o", "mask"});
-  Problem p;
-
+// Phase 1: the input x (n × d_model) and the optional memory (m × d_model, the keys' and values' side
+// of cross-attention), checked against the limits, and their optional row labels.
+void read_inputs(const json& j, const ProblemLimits& lim, Problem& p) {
   if (!j.contains("x")) throw InputError("x: missing; expected the n × d_model input matrix");
   p.x = read_matrix(j["x"], "x", "n × d_model", lim);
   const std::size_t n = rows(p.x), d_model = cols(p.x);
@@ -148,7 +145,50 @@ Problem parse_problem(const json& j, const ProblemLimits& lim) {
     if (!p.memory) throw InputError("memory_tokens: given, but there is no \"memory\" to label");
     p.memory_tokens = read_labels(j["memory_tokens"], "memory_tokens", m, "memory");
   }
+}
 
+// Phase 2, one head: heads[h]'s projections and optional biases. d_k and d_v are taken from heads[0]
+// (h == 0) and every later head must share them; each error says where the expected shape came from.
+HeadWeights read_head(const json& hj, std::size_t h, std::size_t d_model, std::size_t& d_k, std::size_t& d_v,
+                      const ProblemLimits& lim) {
+  const std::string at = "heads[" + std::to_string(h) + "]";
+  if (!hj.is_object()) throw InputError(at + ": expected an object with \"w_q\", \"w_k\", \"w_v\", got " + type_name(hj));
+  reject_unknown_keys(hj, at, {"w_q", "w_k", "w_v", "b_q", "b_k", "b_v"});
+  for (const char* key : {"w_q", "w_k", "w_v"}) {
+    if (!hj.contains(key)) {
+      throw InputError(at + "." + key + ": missing; expected a d_model × " + (key[2] == 'v' ? "d_v" : "d_k") + " matrix");
+    }
+  }
+  HeadWeights hw;
+  hw.w_q = read_matrix(hj["w_q"], at + ".w_q", "d_model × d_k", lim);
+  hw.w_k = read_matrix(hj["w_k"], at + ".w_k", "d_model × d_k", lim);
+  hw.w_v = read_matrix(hj["w_v"], at + ".w_v", "d_model × d_v", lim);
+  if (h == 0) {
+    d_k = cols(hw.w_q);
+    d_v = cols(hw.w_v);
+  }
+  auto check = [&](const Matrix& w, const char* key, std::size_t want_c, const char* dim) {
+    if (rows(w) == d_model && cols(w) == want_c) return;
+    std::string why = std::string("d_model × ") + dim + ", with d_model = " + std::to_string(d_model) + " from x";
+    if (h > 0 || key[2] != 'q') why += std::string(" and ") + dim + " = " + std::to_string(want_c) + " from heads[0]." + (dim[2] == 'v' ? "w_v" : "w_q");
+    std::string hint;
+    if (rows(w) == d_model && h > 0) hint = "; all heads must share d_k and d_v";
+    throw InputError(at + "." + key + ": expected " + shape_of(d_model, want_c) + " (" + why + "), got " + shape_str(w) + hint);
+  };
+  check(hw.w_q, "w_q", d_k, "d_k");
+  check(hw.w_k, "w_k", d_k, "d_k");
+  check(hw.w_v, "w_v", d_v, "d_v");
+  if (hj.contains("b_q")) hw.b_q = read_bias(hj["b_q"], at + ".b_q", d_k, "d_k");
+  if (hj.contains("b_k")) hw.b_k = read_bias(hj["b_k"], at + ".b_k", d_k, "d_k");
+  if (hj.contains("b_v")) hw.b_v = read_bias(hj["b_v"], at + ".b_v", d_v, "d_v");
+  return hw;
+}
+
+// Phase 2: the heads array (at least one, at most the limit), each read by read_head into
+// p.weights.heads; then the limits on the whole: d_k and d_v, and the h · n · m attention weights a
+// trace holds. Sets d_k and d_v (heads[0]'s).
+void read_heads(const json& j, std::size_t d_model, const ProblemLimits& lim, Problem& p, std::size_t& d_k,
+                std::size_t& d_v) {
   if (!j.contains("heads")) throw InputError("heads: missing; expected an array of {\"w_q\", \"w_k\", \"w_v\"} objects");
   const json& heads = j["heads"];
   if (!heads.is_array()) throw InputError("heads: expected an array of {\"w_q\", \"w_k\", \"w_v\"} objects, got " + type_name(heads));
@@ -156,42 +196,8 @@ Problem parse_problem(const json& j, const ProblemLimits& lim) {
   if (heads.size() > lim.max_heads) {
     throw InputError("heads: " + std::to_string(heads.size()) + " heads, more than the limit of " + std::to_string(lim.max_heads));
   }
-  std::size_t d_k = 0, d_v = 0;
-  for (std::size_t h = 0; h < heads.size(); ++h) {
-    const std::string at = "heads[" + std::to_string(h) + "]";
-    const json& hj = heads[h];
-    if (!hj.is_object()) throw InputError(at + ": expected an object with \"w_q\", \"w_k\", \"w_v\", got " + type_name(hj));
-    reject_unknown_keys(hj, at, {"w_q", "w_k", "w_v", "b_q", "b_k", "b_v"});
-    for (const char* key : {"w_q", "w_k", "w_v"}) {
-      if (!hj.contains(key)) {
-        throw InputError(at + "." + key + ": missing; expected a d_model × " + (key[2] == 'v' ? "d_v" : "d_k") + " matrix");
-      }
-    }
-    HeadWeights hw;
-    hw.w_q = read_matrix(hj["w_q"], at + ".w_q", "d_model × d_k", lim);
-    hw.w_k = read_matrix(hj["w_k"], at + ".w_k", "d_model × d_k", lim);
-    hw.w_v = read_matrix(hj["w_v"], at + ".w_v", "d_model × d_v", lim);
-    if (h == 0) {
-      d_k = cols(hw.w_q);
-      d_v = cols(hw.w_v);
-    }
-    auto check = [&](const Matrix& w, const char* key, std::size_t want_c, const char* dim) {
-      if (rows(w) == d_model && cols(w) == want_c) return;
-      std::string why = std::string("d_model × ") + dim + ", with d_model = " + std::to_string(d_model) + " from x";
-      if (h > 0 || key[2] != 'q') why += std::string(" and ") + dim + " = " + std::to_string(want_c) + " from heads[0]." + (dim[2] == 'v' ? "w_v" : "w_q");
-      std::string hint;
-      if (rows(w) == d_model && h > 0) hint = "; all heads must share d_k and d_v";
-      throw InputError(at + "." + key + ": expected " + shape_of(d_model, want_c) + " (" + why + "), got " + shape_str(w) + hint);
-    };
-    check(hw.w_q, "w_q", d_k, "d_k");
-    check(hw.w_k, "w_k", d_k, "d_k");
-    check(hw.w_v, "w_v", d_v, "d_v");
-    if (hj.contains("b_q")) hw.b_q = read_bias(hj["b_q"], at + ".b_q", d_k, "d_k");
-    if (hj.contains("b_k")) hw.b_k = read_bias(hj["b_k"], at + ".b_k", d_k, "d_k");
-    if (hj.contains("b_v")) hw.b_v = read_bias(hj["b_v"], at + ".b_v", d_v, "d_v");
-    p.weights.heads.push_back(std::move(hw));
-  }
-  const std::size_t h = p.weights.heads.size();
+  for (std::size_t h = 0; h < heads.size(); ++h) p.weights.heads.push_back(read_head(heads[h], h, d_model, d_k, d_v, lim));
+  const std::size_t h = p.weights.heads.size(), n = p.n(), m = p.m();
   if (d_k > lim.max_width || d_v > lim.max_width) {
     throw InputError("heads: d_k = " + std::to_string(d_k) + ", d_v = " + std::to_string(d_v) +
                      "; the limit is " + std::to_string(lim.max_width));
@@ -201,7 +207,12 @@ Problem parse_problem(const json& j, const ProblemLimits& lim) {
                      std::to_string(n) + " · " + std::to_string(m) + " exceeds " +
                      std::to_string(lim.max_trace_elements) + " weights");
   }
+}
 
+// Phase 3: the optional output projection w_o (h·d_v × d_model) and its bias b_o, which needs w_o.
+void read_output_projection(const json& j, std::size_t d_model, std::size_t d_v, const ProblemLimits& lim,
+                            Problem& p) {
+  const std::size_t h = p.weights.heads.size();
   if (j.contains("w_o") && !j["w_o"].is_null()) {
     Matrix w_o = read_matrix(j["w_o"], "w_o", "h·d_v × d_model", lim);
     if (rows(w_o) != h * d_v || cols(w_o) != d_model) {
@@ -214,48 +225,66 @@ Problem parse_problem(const json& j, const ProblemLimits& lim) {
     if (!p.weights.w_o) throw InputError("b_o: given without \"w_o\"; the output bias belongs to the output projection");
     p.weights.b_o = read_bias(j["b_o"], "b_o", d_model, "d_model");
   }
+}
 
-  if (j.contains("mask") && !j["mask"].is_null()) {
-    const json& mj = j["mask"];
-    if (mj.is_string()) {
-      const std::string name = mj.get<std::string>();
-      if (name == "none") {
-        p.mask_kind = MaskKind::None;
-      } else if (name == "causal") {
-        p.mask_kind = MaskKind::Causal;
-        p.mask = causal_mask(n, m);
-      } else {
-        throw InputError("mask: unknown mask \"" + name + "\"; expected \"none\", \"causal\" or a 0/1 array of shape " +
-                         shape_of(n, m) + " (n × m, 1 = may attend)");
-      }
-    } else if (mj.is_array()) {
-      const std::string want = shape_of(n, m) + " (n × m" + (p.memory ? ", m from memory" : ", m = n in self-attention") + ")";
-      if (mj.size() != n) throw InputError("mask: expected " + want + ", got " + std::to_string(mj.size()) + " rows");
-      Mask mask = Mask::from_shape({n, m});
-      for (std::size_t i = 0; i < n; ++i) {
-        const std::string at = "mask[" + std::to_string(i) + "]";
-        if (!mj[i].is_array()) throw InputError(at + ": expected a row of 0/1, got " + type_name(mj[i]));
-        if (mj[i].size() != m) {
-          throw InputError("mask: expected " + want + ", but " + at + " has " + std::to_string(mj[i].size()) + " entries");
-        }
-        for (std::size_t k = 0; k < m; ++k) {
-          const json& v = mj[i][k];
-          const std::string vat = at + "[" + std::to_string(k) + "]";
-          if (v.is_boolean()) {
-            mask(i, k) = v.get<bool>() ? 1 : 0;
-          } else if (v.is_number() && (v == 0 || v == 1)) {
-            mask(i, k) = v == 1 ? 1 : 0;
-          } else {
-            throw InputError(vat + ": expected 0 or 1 (1 = may attend), got " + type_name(v));
-          }
-        }
-      }
-      p.mask_kind = MaskKind::Explicit;
-      p.mask = std::move(mask);
+// Phase 4: the mask, "none", "causal" or an n × m array of 0/1 (or booleans); sets p.mask_kind and p.mask.
+void read_mask(const json& mj, Problem& p) {
+  const std::size_t n = p.n(), m = p.m();
+  if (mj.is_string()) {
+    const std::string name = mj.get<std::string>();
+    if (name == "none") {
+      p.mask_kind = MaskKind::None;
+    } else if (name == "causal") {
+      p.mask_kind = MaskKind::Causal;
+      p.mask = causal_mask(n, m);
     } else {
-      throw InputError("mask: expected \"none\", \"causal\" or a 0/1 array of shape " + shape_of(n, m) + ", got " + type_name(mj));
+      throw InputError("mask: unknown mask \"" + name + "\"; expected \"none\", \"causal\" or a 0/1 array of shape " +
+                       shape_of(n, m) + " (n × m, 1 = may attend)");
     }
+  } else if (mj.is_array()) {
+    const std::string want = shape_of(n, m) + " (n × m" + (p.memory ? ", m from memory" : ", m = n in self-attention") + ")";
+    if (mj.size() != n) throw InputError("mask: expected " + want + ", got " + std::to_string(mj.size()) + " rows");
+    Mask mask = Mask::from_shape({n, m});
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::string at = "mask[" + std::to_string(i) + "]";
+      if (!mj[i].is_array()) throw InputError(at + ": expected a row of 0/1, got " + type_name(mj[i]));
+      if (mj[i].size() != m) {
+        throw InputError("mask: expected " + want + ", but " + at + " has " + std::to_string(mj[i].size()) + " entries");
+      }
+      for (std::size_t k = 0; k < m; ++k) {
+        const json& v = mj[i][k];
+        const std::string vat = at + "[" + std::to_string(k) + "]";
+        if (v.is_boolean()) {
+          mask(i, k) = v.get<bool>() ? 1 : 0;
+        } else if (v.is_number() && (v == 0 || v == 1)) {
+          mask(i, k) = v == 1 ? 1 : 0;
+        } else {
+          throw InputError(vat + ": expected 0 or 1 (1 = may attend), got " + type_name(v));
+        }
+      }
+    }
+    p.mask_kind = MaskKind::Explicit;
+    p.mask = std::move(mask);
+  } else {
+    throw InputError("mask: expected \"none\", \"causal\" or a 0/1 array of shape " + shape_of(n, m) + ", got " + type_name(mj));
   }
+}
+
+}  // namespace
+
+// The phases in order, each reading what the ones before it fixed: the inputs (n, m, d_model), the heads
+// (d_k, d_v), the output projection, the mask. It is also the order of the checks, which decides the one
+// error a file with several is reported with (tests/errors/cases.json pins those messages).
+Problem parse_problem(const json& j, const ProblemLimits& lim) {
+  if (!j.is_object()) throw InputError("the input must be a JSON object with at least \"x\" and \"heads\", got " + type_name(j));
+  reject_unknown_keys(j, "", {"tokens", "x", "memory", "memory_tokens", "heads", "w_o", "b_o", "mask"});
+  Problem p;
+  read_inputs(j, lim, p);
+  const std::size_t d_model = cols(p.x);
+  std::size_t d_k = 0, d_v = 0;
+  read_heads(j, d_model, lim, p, d_k, d_v);
+  read_output_projection(j, d_model, d_v, lim, p);
+  if (j.contains("mask") && !j["mask"].is_null()) read_mask(j["mask"], p);
   return p;
 }
 

@@ -10,6 +10,9 @@
 #include <string>
 #include <vector>
 
+// The full header, not json_fwd.hpp: JsonOutput holds its documents (OutJson) by value.
+#include <nlohmann/json.hpp>
+
 #include "core/matrix.hpp"
 #include "io/trace_json.hpp"
 #include "lessons/lesson_doc.hpp"

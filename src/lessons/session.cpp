@@ -1,10 +1,6 @@
 #include "lessons/session.hpp"
 
-#include <termios.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -17,6 +13,7 @@
 #include "util/paths.hpp"
 #include "lessons/model.hpp"
 #include "model/decode.hpp"
+#include "render/prompt.hpp"
 #include "text/tokenizer.hpp"
 #include "util/error.hpp"
 
@@ -380,36 +377,13 @@ bool Session::run(const LessonDoc& doc, Output& out, const std::function<bool()>
 // ---- interaction -------------------------------------------------------------------
 
 bool interactive(const LessonOptions& opts) {
-  return opts.format == "text" && !opts.no_pause && ::isatty(STDIN_FILENO) == 1 && ::isatty(STDOUT_FILENO) == 1;
+  return opts.format == "text" && !opts.no_pause && stdin_and_stdout_are_terminals();
 }
 
 bool pause_for_key(bool color) {
-  const char* prompt = "[Enter] next step   [q] quit ";
-  if (color) std::cout << "\x1b[7m" << prompt << "\x1b[0m";
-  else std::cout << prompt;
-  std::cout.flush();
-
-  termios old{};
-  const bool raw = ::tcgetattr(STDIN_FILENO, &old) == 0;
-  if (raw) {
-    termios t = old;
-    t.c_lflag &= static_cast<tcflag_t>(~(ICANON | ECHO));
-    t.c_cc[VMIN] = 1;
-    t.c_cc[VTIME] = 0;
-    ::tcsetattr(STDIN_FILENO, TCSANOW, &t);
-  }
-  char c = 0;
-  ssize_t got = 0;
-  do {
-    got = ::read(STDIN_FILENO, &c, 1);
-  } while (got < 0 && errno == EINTR);
-  if (raw) ::tcsetattr(STDIN_FILENO, TCSANOW, &old);
-
-  if (color) std::cout << "\r\x1b[2K";
-  else std::cout << '\n';
-  std::cout << '\n';
-  std::cout.flush();
-  return got == 1 && c != 'q' && c != 'Q';
+  // The end of input (-1) stops, as q does: nobody is left to press Enter.
+  const int key = wait_for_key("[Enter] next step   [q] quit ", color);
+  return key >= 0 && key != 'q' && key != 'Q';
 }
 
 }  // namespace attnlab::lessons

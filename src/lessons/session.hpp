@@ -148,11 +148,11 @@ class Session {
 };
 
 // True when the lesson should wait for a key after each step: text output, no --no-pause, and both
-// stdin and stdout are terminals.
+// stdin and stdout are terminals (render/prompt.hpp tells).
 bool interactive(const LessonOptions& opts);
 
-// Waits for one key on the terminal (raw mode for the duration of the read only): q or Q (or end of
-// input) means stop, anything else (Enter) means go on. Prints a prompt on stdout first.
+// Prompts "[Enter] next step   [q] quit" and waits for one key (render/prompt.hpp reads it): q or Q
+// (or end of input) means stop, anything else (Enter) means go on.
 bool pause_for_key(bool color);
 
 }  // namespace attnlab::lessons

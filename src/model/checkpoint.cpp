@@ -71,10 +71,23 @@ std::string checkpoint_to_bytes(const Checkpoint& ck) {
   return out;
 }
 
-Checkpoint parse_checkpoint(std::string_view in, const std::string& source) {
-  auto bad = [&](const std::string& why) {
-    return InputError(source + ": " + why);
-  };
+namespace {
+
+// The errors of one checkpoint file, each prefixed with its name: "model.ckpt: corrupt: ...".
+struct Complaint {
+  const std::string& source;
+  InputError operator()(const std::string& why) const { return InputError(source + ": " + why); }
+};
+
+// The file's frame, once its magic, version, checksum and header length are checked: the header's JSON
+// text and the tensor data between it and the trailing checksum (the format: checkpoint.hpp).
+struct Frame {
+  std::string_view header, data;
+};
+
+// Phase 1: checks the frame (magic, format version, FNV-1a checksum, header length) before anything in
+// it is parsed, so that a foreign, truncated or damaged file is named as one.
+Frame read_frame(std::string_view in, const Complaint& bad) {
   if (in.size() < 8 || std::memcmp(in.data(), kMagic, 8) != 0) {
     if (in.size() < 8 && std::memcmp(in.data(), kMagic, in.size()) == 0) {
       throw bad("truncated: " + std::to_string(in.size()) + " bytes is too short for a checkpoint");
@@ -93,13 +106,20 @@ Checkpoint parse_checkpoint(std::string_view in, const std::string& source) {
   }
   const auto hlen = get<std::uint64_t>(in, 16);
   if (hlen > in.size() - 32) throw bad("corrupt: the header length runs past the end of the file");
+  const std::size_t data_start = 24 + hlen, data_end = in.size() - 8;
+  return {in.substr(24, hlen), in.substr(data_start, data_end - data_start)};
+}
+
+// Phase 2: the header's JSON and what it holds besides the tensor table (the config, the vocabulary,
+// the tokenizer, the training state, the meta), the vocabulary checked against the config. Returns the
+// header for phase 3's tensor table.
+nlohmann::json read_header(std::string_view text, Checkpoint& ck, const Complaint& bad) {
   nlohmann::json header;
   try {
-    header = parse_json_bounded(in.substr(24, hlen));
+    header = parse_json_bounded(text);
   } catch (const nlohmann::json::exception& e) {
     throw bad("corrupt header: " + json_error_text(e));
   }
-  Checkpoint ck;
   try {
     ck.config = model_config_from_json(header.at("config"), "config");
     ck.vocab = header.at("vocab").get<std::vector<std::string>>();
@@ -115,15 +135,21 @@ Checkpoint parse_checkpoint(std::string_view in, const std::string& source) {
     throw bad("the vocabulary has " + std::to_string(ck.vocab.size()) + " words but config.vocab_size is " +
               std::to_string(ck.config.vocab_size));
   }
+  return header;
+}
+
+// Phase 3: the tensors. Each entry of the header's table must be the next tensor the config's layout
+// defines, in its group (params, adam_m, adam_v), with its shape, lying inside `data`; each group
+// present must be complete, params must be, and every parameter finite.
+void read_tensors(const nlohmann::json& header, std::string_view data, Checkpoint& ck, const Complaint& bad) {
   const ParamLayout layout = make_layout(ck.config);
-  const std::size_t data_start = 24 + hlen, data_end = in.size() - 8;
   // Each group holds layout.total floats. Say no before allocating them when the file cannot hold even
   // one group: tensor entries may point at the same bytes, so without this a forged config (many
   // layers, a wide d_ff) made a file of a few KB ask for tens of GB.
-  if (layout.total > (data_end - data_start) / 4) {
+  if (layout.total > data.size() / 4) {
     throw bad("config does not match the tensors: the config defines " + std::to_string(layout.total) +
               " parameters (" + std::to_string(layout.total * 4) + " bytes), but the file holds " +
-              std::to_string(data_end - data_start) + " bytes of tensor data");
+              std::to_string(data.size()) + " bytes of tensor data");
   }
   std::map<std::string, std::vector<float>*> groups{{"params", &ck.params}, {"adam_m", &ck.adam_m}, {"adam_v", &ck.adam_v}};
   std::map<std::string, std::size_t> seen;
@@ -147,12 +173,12 @@ Checkpoint parse_checkpoint(std::string_view in, const std::string& source) {
                   ", the config expects \"" + want.name + "\" " + show(want.shape));
       }
       const auto off = t.at("offset").get<std::uint64_t>(), count = t.at("count").get<std::uint64_t>();
-      if (count != want.size() || off > data_end - data_start || count * 4 > data_end - data_start - off) {
+      if (count != want.size() || off > data.size() || count * 4 > data.size() - off) {
         throw bad("corrupt tensor table: \"" + name + "\" lies outside the data");
       }
       std::vector<float>& dst = *git->second;
       if (dst.empty()) dst.assign(layout.total, 0.0f);
-      std::memcpy(dst.data() + want.offset, in.data() + data_start + off, count * 4);
+      std::memcpy(dst.data() + want.offset, data.data() + off, count * 4);
     }
   } catch (const nlohmann::json::exception& e) {
     throw bad("corrupt tensor table: " + json_error_text(e));
@@ -166,6 +192,17 @@ Checkpoint parse_checkpoint(std::string_view in, const std::string& source) {
   if (!seen.count("params")) throw bad("no parameters in the checkpoint");
   for (float v : ck.params)
     if (!std::isfinite(v)) throw bad("corrupt: a parameter is inf or NaN");
+}
+
+}  // namespace
+
+// The three phases in order: the frame, the header, the tensors; each names the file in its errors.
+Checkpoint parse_checkpoint(std::string_view in, const std::string& source) {
+  const Complaint bad{source};
+  const Frame frame = read_frame(in, bad);
+  Checkpoint ck;
+  const nlohmann::json header = read_header(frame.header, ck, bad);
+  read_tensors(header, frame.data, ck, bad);
   return ck;
 }
 

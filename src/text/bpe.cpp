@@ -7,6 +7,7 @@
 #include <queue>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "io/json_text.hpp"
 #include "util/error.hpp"

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "text/bpe.hpp"
 #include "text/tokenizer.hpp"

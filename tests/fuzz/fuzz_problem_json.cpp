@@ -17,6 +17,8 @@
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
 #include "core/attention.hpp"
 #include "io/problem.hpp"
 #include "io/trace_json.hpp"

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "io/json_text.hpp"
 #include "text/bpe.hpp"
 #include "util/error.hpp"

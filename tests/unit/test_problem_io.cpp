@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "io/json_text.hpp"
 #include "io/problem.hpp"
 #include "io/trace_json.hpp"

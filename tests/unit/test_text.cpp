@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "text/tokenizer.hpp"
 #include "text/vocab.hpp"
 #include "util/error.hpp"
