@@ -15,7 +15,7 @@ struct ChildLimits {
                                         // For programs that cannot run under RLIMIT_AS (AddressSanitizer
                                         // reserves terabytes of address space for its shadow memory).
   std::size_t max_output_mb = 16;       // output file size limit (RLIMIT_FSIZE)
-  std::string cwd;                      // the program's working directory (empty: attnlab's own)
+  std::string cwd{};                    // the program's working directory (empty: attnlab's own)
 };
 
 struct ChildResult {
