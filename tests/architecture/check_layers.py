@@ -7,7 +7,8 @@ A source file belongs to the layer whose folder (or file) entry matches it most 
   - a file includes a header of a layer its own layer does not declare (an upward or sideways include);
   - a layer declares a dependency that none of its files includes (the table says more than the code);
   - the declared dependencies are not acyclic;
-  - docs/architecture.md's layer table differs from the build's.
+  - docs/architecture.md's layer table differs from the build's;
+  - a unit test's file name does not start with the layer it tests (tests/unit/test_<layer>[_topic].cpp).
 Prints one line per problem and exits 1, or prints a summary and exits 0.
 
   /usr/bin/python3 tests/architecture/check_layers.py [--root DIR]
@@ -131,6 +132,16 @@ def main():
         elif rows[l["name"]] != set(l["deps"]):
             problems.append(f"docs/architecture.md: layer {l['name']} depends on {sorted(rows[l['name']])} there, "
                             f"{sorted(l['deps'])} in the build")
+
+    # Unit tests are found by the layer they test: tests/unit/test_<layer>[_topic].cpp.
+    unit = os.path.join(root, "tests", "unit")
+    names = sorted((l["name"] for l in layers), key=len, reverse=True)
+    for f in sorted(os.listdir(unit)):
+        if f.startswith("test_") and f.endswith(".cpp"):
+            stem = f[len("test_"):-len(".cpp")]
+            if not any(stem == n or stem.startswith(n + "_") for n in names):
+                problems.append(f"tests/unit/{f}: name it test_<layer>[_topic].cpp after the layer it tests "
+                                f"(one of {', '.join(sorted(names))})")
 
     for p in problems:
         print(p)
