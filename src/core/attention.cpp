@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include <xtensor/xoperation.hpp>
 #include <xtensor/xview.hpp>
 
 #include "core/blas.hpp"
@@ -61,8 +62,7 @@ void add_bias_rows(Matrix& m, const Matrix* bias, const char* what) {
   if (rows(*bias) != 1 || cols(*bias) != cols(m)) {
     throw ShapeError(std::string(what) + ": bias is " + shape_str(*bias) + ", expected " + shape_str(1, cols(m)));
   }
-  for (std::size_t i = 0; i < rows(m); ++i)
-    for (std::size_t j = 0; j < cols(m); ++j) m(i, j) += (*bias)(0, j);
+  m += *bias;  // 1 × cols broadcast over every row: X·W + b
 }
 }  // namespace
 
@@ -96,11 +96,8 @@ Matrix apply_mask(const Matrix& scaled, const Mask& mask) {
     throw ShapeError("apply_mask: mask is " + shape_str(mask) + " but the scores are " +
                      shape_str(scaled));
   }
-  Matrix out = scaled;
-  const std::size_t total = out.size();
-  for (std::size_t idx = 0; idx < total; ++idx)
-    if (mask.data()[idx] == 0) out.data()[idx] = kNegInf;
-  return out;
+  // A hidden key's score becomes −∞, so that softmax gives it exactly 0.
+  return xt::where(xt::equal(mask, std::uint8_t{0}), kNegInf, scaled);
 }
 
 Matrix softmax_rows(const Matrix& s, std::vector<std::size_t>* fully_masked) {

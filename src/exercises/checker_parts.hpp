@@ -1,7 +1,7 @@
 #pragma once
 // The pure helpers of `attnlab check` (checker.cpp): functions of text alone (the grader's output and
 // status, nm's symbol names, the linker's messages), no files or processes. They are declared here,
-// outside checker.cpp, so that tests/unit/test_checker.cpp can test each one directly with exact
+// outside checker.cpp, so that tests/unit/test_exercises_checker.cpp can test each one directly with exact
 // inputs and outputs, not only through a whole compile-link-run check.
 #include <cstddef>
 #include <set>
