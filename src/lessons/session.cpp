@@ -250,9 +250,16 @@ std::string Session::weights_line(const LessonDoc& doc) {
   if (model_) {
     std::string line = fmt::format("Weights: trained model {} ({}).", model_->label, model_->description);
     // What it was trained on, and so what lies outside it.
-    line += fmt::format("\nIt learned from attnlab's generated English→French corpus ({} words, docs/corpus.md): other "
-                        "words are read as <unk>, and sentences unlike the corpus's may come out wrong.",
-                        model_->vocab().size());
+    if (model_->vocab().bpe())
+      line += fmt::format("\nIt learned from attnlab's generated English→French corpus (docs/corpus.md) in {} byte-level "
+                          "BPE pieces shared by both languages (## marks a piece that continues a word): every word has "
+                          "pieces, but a word it never read whole is a guess, and sentences unlike the corpus's may come "
+                          "out wrong.",
+                          model_->vocab().size());
+    else
+      line += fmt::format("\nIt learned from attnlab's generated English→French corpus ({} words, docs/corpus.md): other "
+                          "words are read as <unk>, and sentences unlike the corpus's may come out wrong.",
+                          model_->vocab().size());
     if (shows(doc, "causal")) {
       if (const TrainedModel* lm = language_model()) {
         line += fmt::format("\nCausal self-attention: the language model {} ({}).", lm->label, lm->description);
