@@ -235,6 +235,11 @@ LessonSentences Session::sentences_for(int number) const {
   return s;
 }
 
+void run_show(const Show& show, LessonContext& c) {
+  const ShowFn& form = c.trained() && show.trained ? show.trained : show.random;
+  if (form) form(c);
+}
+
 void Session::warn_unknown(const std::vector<std::string>& words, const std::string& what, const std::string& vocab_name) {
   std::string fresh;
   for (const std::string& w : words)
@@ -358,7 +363,7 @@ bool Session::run(const LessonDoc& doc, Output& out, const std::function<bool()>
         out.prose(b.text);
       } else {
         out.begin_show(b.text);
-        registry.at(b.text)(ctx);
+        run_show(registry.at(b.text), ctx);
         out.end_show();
       }
     }

@@ -101,8 +101,15 @@ struct LessonContext {
 };
 
 using ShowFn = std::function<void(LessonContext&)>;
-// Every computation a lesson.md may name in <!-- show: NAME -->.
-const std::map<std::string, ShowFn>& show_registry();
+// One computation a lesson.md may name in <!-- show: NAME -->, in its two forms: with the seeded
+// random weights of an untrained model, and with the trained model. An empty form shows nothing (the
+// step's text says why); a show whose computation does not depend on the weights' origin has only
+// `random`, used in both cases. run_show makes the choice, in this one place.
+struct Show {
+  ShowFn random, trained;
+};
+const std::map<std::string, Show>& show_registry();
+void run_show(const Show& show, LessonContext& c);
 
 class Session {
  public:

@@ -74,7 +74,7 @@ void show_head_probes_trained(LessonContext& c);
 void show_head_ablation_trained(LessonContext& c);
 void show_head_relations_trained(LessonContext& c);
 
-void register_basic_shows(std::map<std::string, ShowFn>& r);
-void register_advanced_shows(std::map<std::string, ShowFn>& r);
+void register_basic_shows(std::map<std::string, Show>& r);
+void register_advanced_shows(std::map<std::string, Show>& r);
 
 }  // namespace attnlab::lessons

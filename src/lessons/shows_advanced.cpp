@@ -97,7 +97,6 @@ std::string join_tokens(const std::vector<std::size_t>& rows_, const std::vector
 // ---- lesson 6 -------------------------------------------------------------------------
 
 void show_causal(LessonContext& c) {
-  if (c.trained() && show_causal_trained(c)) return;
   const AttentionWeights w = c.weights("decoder.self");
   const TokenizedSentence second = c.encode(c.text.second, "second sentence");
   bool first = true;
@@ -308,7 +307,6 @@ void show_one_token_heads(LessonContext& c) {
 // ---- lesson 8 -------------------------------------------------------------------------
 
 void show_cross_attention(LessonContext& c) {
-  if (c.trained()) return show_cross_attention_trained(c);
   const TokenizedSentence& tgt = c.target();
   const auto& src = c.src.tokens;
   const auto& tt = tgt.tokens;
@@ -349,7 +347,6 @@ void require_model_width(const AttentionWeights& w, std::size_t d_model) {
 
 
 void show_residual_layernorm(LessonContext& c) {
-  if (c.trained()) return show_residual_layernorm_trained(c);
   require_model_width(c.weights("encoder.self"), c.d_model);
   const auto& tk = c.src.tokens;
   const auto dl = numbered_labels("d", c.d_model);
@@ -364,7 +361,6 @@ void show_residual_layernorm(LessonContext& c) {
 }
 
 void show_feed_forward(LessonContext& c) {
-  if (c.trained()) return show_feed_forward_trained(c);
   require_model_width(c.weights("encoder.self"), c.d_model);
   const auto& tk = c.src.tokens;
   const auto dl = numbered_labels("d", c.d_model);
@@ -411,7 +407,6 @@ TokenizedSentence decoder_input(const TokenizedSentence& tgt, const text::Vocab&
 }
 
 void show_encoder_decoder(LessonContext& c) {
-  if (c.trained()) return show_encoder_decoder_trained(c);
   const TinyModel model = tiny_model(c);
   const TokenizedSentence dec_in = decoder_input(c.target(), c.session.vocab());
   const auto& src = c.src.tokens;
@@ -427,7 +422,6 @@ void show_encoder_decoder(LessonContext& c) {
 }
 
 void show_next_token(LessonContext& c) {
-  if (c.trained()) return show_next_token_trained(c);
   const TinyModel model = tiny_model(c);
   const text::Vocab& vocab = c.session.vocab();
   const TokenizedSentence& tgt = c.target();
@@ -454,7 +448,6 @@ void show_next_token(LessonContext& c) {
 }
 
 void show_coreference(LessonContext& c) {
-  if (c.trained()) return show_coreference_trained(c);
   if (c.text.coreference.size() != 2) throw RuntimeError("data/sentences/lessons.json: lesson 9 needs a \"coreference\" pair");
   const AttentionWeights w = c.weights("encoder.self");
   std::vector<std::string> row_labels;
@@ -501,60 +494,56 @@ void show_coreference(LessonContext& c) {
   c.out.line("");
 }
 
+// Lesson 10 with random weights: the probes on the lesson sentence's random heads, for comparison.
+void show_head_probes_random(LessonContext& c) {
+  const AttentionTrace& t = c.self_trace();
+  const std::size_t n = c.src.tokens.size();
+  Matrix m = Matrix::from_shape({t.heads.size(), 4});
+  std::vector<std::string> rows;
+  for (std::size_t h = 0; h < t.heads.size(); ++h) {
+    model::ProbeSums s;
+    s.add_self_attention(t.heads[h].weights.data(), n, false);
+    rows.push_back(fmt::format("head {}", h));
+    m(h, 0) = static_cast<float>(s.mean(s.previous, s.previous_n));
+    m(h, 1) = static_cast<float>(s.mean(s.self, s.self_n));
+    m(h, 2) = static_cast<float>(s.mean(s.next, s.next_n));
+    m(h, 3) = static_cast<float>(s.mean(s.first, s.first_n));
+  }
+  MatrixItem it = item("head_probes", "the probes on this sentence's random heads", m, rows, {"previous", "self", "next", "first"});
+  it.precision = 2;
+  c.out.matrix(it);
+  c.out.line(fmt::format("With {} tokens, a head that spreads evenly puts 1/{} = {:.2f} on each key.", n, n, 1.0 / double(n)));
+  c.out.line("");
+}
+
 }  // namespace
 
-void register_advanced_shows(std::map<std::string, ShowFn>& r) {
-  r["causal"] = show_causal;
-  r["padding"] = show_padding;
-  r["fully-masked"] = show_fully_masked;
-  r["heads"] = show_heads;
-  r["concat-output"] = show_concat_output;
-  r["parameter-count"] = show_parameter_count;
-  r["one-token-heads"] = show_one_token_heads;
-  // Lesson 10 measures a trained model; with random weights its text says so.
-  r["head-probes"] = [](LessonContext& c) {
-    if (c.trained()) return show_head_probes_trained(c);
-    // Random weights: the same probes on the lesson sentence's heads, for comparison.
-    const AttentionTrace& t = c.self_trace();
-    const std::size_t n = c.src.tokens.size();
-    Matrix m = Matrix::from_shape({t.heads.size(), 4});
-    std::vector<std::string> rows;
-    for (std::size_t h = 0; h < t.heads.size(); ++h) {
-      model::ProbeSums s;
-      s.add_self_attention(t.heads[h].weights.data(), n, false);
-      rows.push_back(fmt::format("head {}", h));
-      m(h, 0) = static_cast<float>(s.mean(s.previous, s.previous_n));
-      m(h, 1) = static_cast<float>(s.mean(s.self, s.self_n));
-      m(h, 2) = static_cast<float>(s.mean(s.next, s.next_n));
-      m(h, 3) = static_cast<float>(s.mean(s.first, s.first_n));
-    }
-    MatrixItem it = item("head_probes", "the probes on this sentence's random heads", m, rows, {"previous", "self", "next", "first"});
-    it.precision = 2;
-    c.out.matrix(it);
-    c.out.line(fmt::format("With {} tokens, a head that spreads evenly puts 1/{} = {:.2f} on each key.", n, n, 1.0 / double(n)));
-    c.out.line("");
-  };
-  r["head-relations"] = [](LessonContext& c) {
-    if (c.trained()) show_head_relations_trained(c);
-  };
-  r["head-ablation"] = [](LessonContext& c) {
-    if (c.trained()) show_head_ablation_trained(c);
-  };
-  r["cross-attention"] = show_cross_attention;
-  // Lesson 8's second step; with random weights there are no learned heads to read, and the step's
-  // text says so.
-  r["cross-attention-heads"] = [](LessonContext& c) {
-    if (c.trained()) show_cross_attention_heads_trained(c);
-  };
-  r["residual-layernorm"] = show_residual_layernorm;
-  r["feed-forward"] = show_feed_forward;
-  r["encoder-decoder"] = show_encoder_decoder;
-  r["next-token"] = show_next_token;
-  r["coreference"] = show_coreference;
-  // Word sense needs a model that learned the two senses; with random weights the step's text says so.
-  r["word-sense"] = [](LessonContext& c) {
-    if (c.trained()) show_word_sense_trained(c);
-  };
+void register_advanced_shows(std::map<std::string, Show>& r) {
+  r["causal"] = {show_causal, [](LessonContext& c) {
+                   // Without a language model, the translation model's decoder self-attention instead.
+                   if (!show_causal_trained(c)) show_causal(c);
+                 }};
+  r["padding"] = {show_padding, nullptr};
+  r["fully-masked"] = {show_fully_masked, nullptr};
+  r["heads"] = {show_heads, nullptr};
+  r["concat-output"] = {show_concat_output, nullptr};
+  r["parameter-count"] = {show_parameter_count, nullptr};
+  r["one-token-heads"] = {show_one_token_heads, nullptr};
+  // Lesson 10 measures a trained model; with random weights, the same probes on the lesson
+  // sentence's random heads, for comparison.
+  r["head-probes"] = {show_head_probes_random, show_head_probes_trained};
+  // With random weights there are no learned heads, relations, alignments or senses to read; the
+  // steps' text says so.
+  r["head-relations"] = {nullptr, show_head_relations_trained};
+  r["head-ablation"] = {nullptr, show_head_ablation_trained};
+  r["cross-attention"] = {show_cross_attention, show_cross_attention_trained};
+  r["cross-attention-heads"] = {nullptr, show_cross_attention_heads_trained};
+  r["residual-layernorm"] = {show_residual_layernorm, show_residual_layernorm_trained};
+  r["feed-forward"] = {show_feed_forward, show_feed_forward_trained};
+  r["encoder-decoder"] = {show_encoder_decoder, show_encoder_decoder_trained};
+  r["next-token"] = {show_next_token, show_next_token_trained};
+  r["coreference"] = {show_coreference, show_coreference_trained};
+  r["word-sense"] = {nullptr, show_word_sense_trained};
 }
 
 }  // namespace attnlab::lessons

@@ -132,12 +132,15 @@ void show_pe_frequencies(LessonContext& c) {
 void show_model_input(LessonContext& c) {
   c.out.matrix(signed_heat_item("x", "X = E · √d_model + PE  (the input to attention)", model_input(c.embeddings, c.pe),
                                 c.src.tokens, numbered_labels("d", c.d_model)));
-  if (c.trained()) {
-    c.out.line(fmt::format("Check: this is the model's own encoder input (largest difference {}).",
-                           c.embedding_difference <= 1e-5f ? "below 1e-5" : fmt::format("{:.2g}", c.embedding_difference)));
-    c.out.value("max_difference_from_model", c.embedding_difference);
-    c.out.line("");
-  }
+}
+
+// The trained form adds the check that X is the model's own encoder input.
+void show_model_input_trained(LessonContext& c) {
+  show_model_input(c);
+  c.out.line(fmt::format("Check: this is the model's own encoder input (largest difference {}).",
+                         c.embedding_difference <= 1e-5f ? "below 1e-5" : fmt::format("{:.2g}", c.embedding_difference)));
+  c.out.value("max_difference_from_model", c.embedding_difference);
+  c.out.line("");
 }
 
 // "X · W_Q + b_Q" when the block has biases (a trained model), else "X · W_Q".
@@ -384,36 +387,38 @@ void show_percentages(LessonContext& c) {
   c.out.value("percent", pct);
   c.out.matrix(item("context_row", fmt::format("context[{}]", tk[f]), row_of(t.context, f), {tk[f]},
                     numbered_labels("v", cols(t.context))));
-  if (c.trained()) show_focus_row_all_heads_trained(c);
 }
 
 }  // namespace
 
-void register_basic_shows(std::map<std::string, ShowFn>& r) {
-  r["why-attention"] = show_why_attention;
-  r["tokens"] = show_tokens;
-  r["embeddings"] = show_embeddings;
-  r["positional-encoding"] = show_positional_encoding;
-  r["pe-frequencies"] = show_pe_frequencies;
-  r["model-input"] = show_model_input;
-  r["input"] = show_input;
-  r["projection-weights"] = show_projection_weights;
-  r["qkv"] = show_qkv;
-  r["scores"] = show_scores;
-  r["scaled"] = show_scaled;
-  r["variance-demo"] = show_variance_demo;
-  r["saturation-demo"] = show_saturation_demo;
-  r["softmax-steps"] = show_softmax_steps;
-  r["softmax-overflow"] = show_softmax_overflow;
-  r["attention-weights"] = show_attention_weights;
-  r["values"] = show_values;
-  r["context"] = show_context;
-  r["percentages"] = show_percentages;
+void register_basic_shows(std::map<std::string, Show>& r) {
+  r["why-attention"] = {show_why_attention, nullptr};
+  r["tokens"] = {show_tokens, nullptr};
+  r["embeddings"] = {show_embeddings, nullptr};
+  r["positional-encoding"] = {show_positional_encoding, nullptr};
+  r["pe-frequencies"] = {show_pe_frequencies, nullptr};
+  r["model-input"] = {show_model_input, show_model_input_trained};
+  r["input"] = {show_input, nullptr};
+  r["projection-weights"] = {show_projection_weights, nullptr};
+  r["qkv"] = {show_qkv, nullptr};
+  r["scores"] = {show_scores, nullptr};
+  r["scaled"] = {show_scaled, nullptr};
+  r["variance-demo"] = {show_variance_demo, nullptr};
+  r["saturation-demo"] = {show_saturation_demo, nullptr};
+  r["softmax-steps"] = {show_softmax_steps, nullptr};
+  r["softmax-overflow"] = {show_softmax_overflow, nullptr};
+  r["attention-weights"] = {show_attention_weights, nullptr};
+  r["values"] = {show_values, nullptr};
+  r["context"] = {show_context, nullptr};
+  r["percentages"] = {show_percentages, [](LessonContext& c) {
+                        show_percentages(c);
+                        show_focus_row_all_heads_trained(c);  // the same row in every head of every layer
+                      }};
 }
 
-const std::map<std::string, ShowFn>& show_registry() {
-  static const std::map<std::string, ShowFn> registry = [] {
-    std::map<std::string, ShowFn> r;
+const std::map<std::string, Show>& show_registry() {
+  static const std::map<std::string, Show> registry = [] {
+    std::map<std::string, Show> r;
     register_basic_shows(r);
     register_advanced_shows(r);
     return r;
