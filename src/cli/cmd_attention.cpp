@@ -33,7 +33,7 @@ std::string join_rows(const std::vector<std::size_t>& v, const std::vector<std::
   return out;
 }
 
-void print_text(const Problem& p, const AttentionTrace& t, const AttentionOptions& o) {
+void print_text(const io::Problem& p, const AttentionTrace& t, const AttentionOptions& o) {
   const Terminal term = detect_terminal(o.no_color);
   PrintOptions po;
   po.precision = o.precision;
@@ -43,12 +43,12 @@ void print_text(const Problem& p, const AttentionTrace& t, const AttentionOption
   PrintOptions heat = po;
   heat.heatmap = true;
 
-  const auto q_labels = p.tokens.empty() ? default_labels(p.n()) : p.tokens;
-  const auto k_labels = p.memory ? (p.memory_tokens.empty() ? default_labels(p.m()) : p.memory_tokens) : q_labels;
+  const auto q_labels = p.tokens.empty() ? io::default_labels(p.n()) : p.tokens;
+  const auto k_labels = p.memory ? (p.memory_tokens.empty() ? io::default_labels(p.m()) : p.memory_tokens) : q_labels;
   const std::size_t d_k = cols(p.weights.heads[0].w_q), d_v = cols(p.weights.heads[0].w_v);
   const std::size_t h = p.weights.heads.size();
   std::ostream& os = std::cout;
-  const char* mask_name = p.mask_kind == MaskKind::Causal ? "causal" : p.mask_kind == MaskKind::Explicit ? "explicit 0/1 matrix" : "none";
+  const char* mask_name = p.mask_kind == io::MaskKind::Causal ? "causal" : p.mask_kind == io::MaskKind::Explicit ? "explicit 0/1 matrix" : "none";
 
   os << fmt::format("{}: n = {} queries, m = {} keys, d_model = {}, h = {} head{} (d_k = {}, d_v = {}), mask: {}, W_O: {}\n",
                     p.memory ? "cross-attention (Q from x, K and V from memory)" : "self-attention",
@@ -57,7 +57,7 @@ void print_text(const Problem& p, const AttentionTrace& t, const AttentionOption
   os << "Rows are queries (" << (p.memory ? "x" : "tokens") << "), columns of the n × m matrices are keys ("
      << (p.memory ? "memory" : "the same tokens") << ").\n\n";
 
-  if (p.memory && p.mask_kind == MaskKind::Causal) {
+  if (p.memory && p.mask_kind == io::MaskKind::Causal) {
     os << "note: a causal mask on cross-attention: query i sees memory positions 0…i only. Decoders mask their\n"
           "      self-attention; cross-attention normally sees the whole source, so check that this is meant.\n\n";
   }
@@ -106,12 +106,12 @@ void print_text(const Problem& p, const AttentionTrace& t, const AttentionOption
 }
 
 void run_attention(const AttentionOptions& o) {
-  const Problem p = load_problem(o.input);
+  const io::Problem p = io::load_problem(o.input);
   AttentionTrace trace;
   multi_head_attention(p.x, p.kv(), p.weights, p.mask ? &*p.mask : nullptr, &trace);
-  check_trace_finite(trace);
+  io::check_trace_finite(trace);
   if (o.format == "json") {
-    std::cout << dump_json(trace_to_json(p, trace));
+    std::cout << io::dump_json(io::trace_to_json(p, trace));
   } else {
     print_text(p, trace, o);
   }

@@ -105,7 +105,7 @@ void run_corpus(const CorpusOptions& o) {
     if (StopOnSignals::requested())
       throw Interrupted(o.out_given ? fmt::format("interrupted; --out {} left as it was", o.out) : "interrupted");
   };
-  std::optional<FolderReplacement> out_dir;
+  std::optional<io::FolderReplacement> out_dir;
   if (o.out_given) out_dir.emplace(o.out, corpus_files(), "--out");
 
   const corpus::Corpus c = corpus::generate(co);
@@ -123,7 +123,7 @@ void run_corpus(const CorpusOptions& o) {
       stop_if_asked();
       const std::string staged = (fs::path(out_dir->staging()) / name).string(), final_path = (fs::path(o.out) / name).string();
       try {
-        write_file_atomic(staged, content);
+        io::write_file_atomic(staged, content);
       } catch (const RuntimeError& e) {  // name the file the user asked for, not the hidden staging copy
         std::string why = e.what();
         if (why.rfind(staged, 0) == 0) why = final_path + why.substr(staged.size());

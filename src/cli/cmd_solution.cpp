@@ -29,7 +29,7 @@ void run_solution(const SolutionOptions& o) {
   }
   std::string text;
   try {
-    text = read_text_file(ex.solution().string(), 1 << 20);
+    text = io::read_text_file(ex.solution().string(), 1 << 20);
   } catch (const InputError& e) {
     throw RuntimeError(e.what());
   }

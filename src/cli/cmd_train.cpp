@@ -157,7 +157,7 @@ void run_train(const TrainOptions& o) {
     throw InputError(log_path + ": is not a plain file; move it away, training writes its log there");
   if (o.resume && fs::exists(log_path, ec)) {
     try {
-      log = parse_json_bounded(read_text_file(log_path, 256u << 20));
+      log = io::parse_json_bounded(io::read_text_file(log_path, 256u << 20));
     } catch (const std::exception& e) {
       // Never thrown away: the unreadable log is kept beside the new one (an adversarial pass lost a
       // 20-step history to one comment line added by hand).
@@ -189,7 +189,7 @@ void run_train(const TrainOptions& o) {
   // has not done), then train-state.ckpt, which is all --resume reads, then model.ckpt. Each write is
   // atomic; a kill between them leaves files that are each complete, and resuming rewrites model.ckpt.
   auto save_checkpoint = [&](std::int64_t step) {
-    write_file_atomic(log_path, log.dump());
+    io::write_file_atomic(log_path, log.dump());
     trainer.save(state_path, meta(step));
     trainer.save_model(model_path, meta(step));
   };

@@ -31,7 +31,7 @@ Catalogue Catalogue::load(const fs::path& lessons_dir) {
   // so the list cannot silently fall behind the folders.
   Catalogue cat;
   std::set<std::string> listed;
-  for (const InventoryEntry& x : read_exercise_inventory(lessons_dir)) {
+  for (const io::InventoryEntry& x : io::read_exercise_inventory(lessons_dir)) {
     ExerciseInfo e;
     e.slug = x.slug;
     e.lesson = x.lesson;
@@ -44,7 +44,7 @@ Catalogue Catalogue::load(const fs::path& lessons_dir) {
       throw RuntimeError((lessons_dir / "exercises.json").string() + ": lists " + x.slug + " in " + x.lesson + ", but " +
                          meta.string() + " does not exist");
     try {
-      const auto j = parse_json_bounded(read_text_file(meta.string(), 1 << 16));
+      const auto j = io::parse_json_bounded(io::read_text_file(meta.string(), 1 << 16));
       e.title = j.at("title").get<std::string>();
       e.function = j.at("function").get<std::string>();
       e.summary = j.value("summary", "");
@@ -82,7 +82,7 @@ const ExerciseInfo& Catalogue::find(const std::string& key) const {
 std::vector<std::string> read_hints(const ExerciseInfo& ex) {
   std::string text;
   try {
-    text = read_text_file(ex.hints().string(), 1 << 20);
+    text = io::read_text_file(ex.hints().string(), 1 << 20);
   } catch (const InputError& err) {
     throw RuntimeError(err.what());
   }

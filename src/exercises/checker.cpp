@@ -38,7 +38,7 @@ Kit load_kit() {
                        "). Build attnlab first: cmake --build build");
   }
   try {
-    const auto j = parse_json_bounded(read_text_file(kit.file.string(), 1 << 20));
+    const auto j = io::parse_json_bounded(io::read_text_file(kit.file.string(), 1 << 20));
     kit.compiler = j.at("compiler").get<std::string>();
     kit.compile_flags = j.at("compile_flags").get<std::vector<std::string>>();
     kit.support_objects = j.at("support_objects").get<std::vector<std::string>>();
@@ -327,7 +327,7 @@ class RunFolder {
       // A "new-" folder is one being set up (below); only one a minute old was left by a killed check.
       std::error_code tec;
       const bool stale_new = name.rfind("new-", 0) == 0 && now - fs::last_write_time(e.path(), tec) > std::chrono::minutes(1) && !tec;
-      if ((run_or_old || stale_new) && abandoned_folder(e.path().string())) fs::remove_all(e.path(), ec);
+      if ((run_or_old || stale_new) && io::abandoned_folder(e.path().string())) fs::remove_all(e.path(), ec);
     }
     // Made as "new-XXXXXX", locked, and only then named "run-XXXXXX": a check beside this one removes
     // unlocked run- folders as left by killed checks, and took a fresh one between its mkdtemp and its
@@ -813,7 +813,7 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
   const RunFolder run_folder(ws.build_dir(ex));
   const fs::path source = ws.learner_file(ex);
   try {
-    read_text_file(source.string(), 4u << 20);  // a folder, an unreadable or a giant file: say so plainly
+    io::read_text_file(source.string(), 4u << 20);  // a folder, an unreadable or a giant file: say so plainly
   } catch (const InputError& e) {
     throw InputError(std::string(e.what()) + "; it should be your exercise file: move it away and run attnlab check " +
                      ex.slug + " to start again from the stub");

@@ -42,7 +42,7 @@ void ProgressStore::load() {
     throw InputError("the progress file " + file_.string() + " is a folder; move it away (attnlab keeps your progress in that file)");
   }
   try {
-    const auto j = parse_json_bounded(read_text_file(file_.string(), 4 << 20));
+    const auto j = io::parse_json_bounded(io::read_text_file(file_.string(), 4 << 20));
     if (!j.is_object() || j.value("version", 0) != 1 || !j.contains("exercises") || !j["exercises"].is_object()) {
       throw std::runtime_error("not an attnlab progress file (version 1)");
     }
@@ -80,7 +80,7 @@ void ProgressStore::load() {
     fs::rename(file_, aside, ec);
     std::fprintf(stderr,
                  "attnlab: warning: the progress file %s is corrupt (%s); starting a fresh one%s.\n",
-                 file_.c_str(), json_error_text(err).c_str(),
+                 file_.c_str(), io::json_error_text(err).c_str(),
                  ec ? "" : (" (the old file is kept as " + aside.string() + ")").c_str());
   }
 }
@@ -127,7 +127,7 @@ void ProgressStore::save() const {
   std::error_code ec;
   fs::create_directories(file_.parent_path(), ec);
   if (ec) throw RuntimeError("cannot create " + file_.parent_path().string() + " (" + ec.message() + ")");
-  write_file_atomic(file_.string(), j.dump(2) + "\n");
+  io::write_file_atomic(file_.string(), j.dump(2) + "\n");
 }
 
 }  // namespace attnlab::exercises

@@ -1,7 +1,7 @@
 #pragma once
 // The learner's progress in one workspace: per exercise, whether the last check passed, how many
 // checks ran, and how many hints were shown. Stored as JSON, written atomically
-// (attnlab::write_file_atomic) under a lock; a corrupt or unreadable file is reported on stderr, kept
+// (attnlab::io::write_file_atomic) under a lock; a corrupt or unreadable file is reported on stderr, kept
 // aside as FILE.corrupt (or FILE.corrupt.2, ... : an earlier backup is never overwritten), and rebuilt
 // empty.
 #include <filesystem>

@@ -22,7 +22,7 @@ fs::path xdg_dir(const char* var, const char* fallback) {
   return fs::path(home) / fallback;
 }
 
-std::string read_all(const fs::path& p) { return read_text_file(p.string(), 4 << 20); }
+std::string read_all(const fs::path& p) { return io::read_text_file(p.string(), 4 << 20); }
 }  // namespace
 
 Workspace open_workspace(const std::string& option) {
@@ -48,7 +48,7 @@ bool ensure_learner_file(const Workspace& ws, const ExerciseInfo& ex) {
   if (fs::exists(target, ec)) return false;
   fs::create_directories(target.parent_path(), ec);
   if (ec) throw RuntimeError("cannot create " + target.parent_path().string() + " (" + ec.message() + ")");
-  write_file_atomic(target.string(), read_all(ex.stub()));
+  io::write_file_atomic(target.string(), read_all(ex.stub()));
   return true;
 }
 
@@ -77,10 +77,10 @@ fs::path reset_learner_file(const Workspace& ws, const ExerciseInfo& ex) {
       backup = mine;
       backup += std::string(".bak-") + stamp + "-" + std::to_string(i);
     }
-    write_file_atomic(backup.string(), read_all(mine));
+    io::write_file_atomic(backup.string(), read_all(mine));
   }
   fs::create_directories(mine.parent_path(), ec);
-  write_file_atomic(mine.string(), read_all(ex.stub()));
+  io::write_file_atomic(mine.string(), read_all(ex.stub()));
   return backup;
 }
 

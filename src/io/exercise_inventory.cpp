@@ -8,7 +8,7 @@
 #include "io/json_text.hpp"
 #include "util/error.hpp"
 
-namespace attnlab {
+namespace attnlab::io {
 
 std::vector<InventoryEntry> read_exercise_inventory(const std::filesystem::path& lessons_dir) {
   const std::string file = (lessons_dir / "exercises.json").string();
@@ -48,4 +48,4 @@ std::vector<InventoryEntry> read_exercise_inventory(const std::filesystem::path&
   return out;
 }
 
-}  // namespace attnlab
+}  // namespace attnlab::io

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace attnlab {
+namespace attnlab::io {
 
 struct InventoryEntry {
   std::string slug;        // "softmax": its folder name, and what `attnlab check` accepts
@@ -22,4 +22,4 @@ struct InventoryEntry {
 // file and the field when it is missing or malformed, or lists a slug twice.
 std::vector<InventoryEntry> read_exercise_inventory(const std::filesystem::path& lessons_dir);
 
-}  // namespace attnlab
+}  // namespace attnlab::io

@@ -16,7 +16,7 @@
 
 #include "util/error.hpp"
 
-namespace attnlab {
+namespace attnlab::io {
 
 namespace {
 std::string errno_text() { return std::strerror(errno); }
@@ -290,4 +290,4 @@ FolderReplacement::~FolderReplacement() {
   if (lock_fd_ >= 0) ::close(lock_fd_);
 }
 
-}  // namespace attnlab
+}  // namespace attnlab::io

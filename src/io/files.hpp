@@ -4,7 +4,7 @@
 #include <set>
 #include <string>
 
-namespace attnlab {
+namespace attnlab::io {
 
 // Reads a whole file ("-" = standard input). Throws InputError naming the path when it is missing,
 // a directory, unreadable, or larger than max_bytes (so a huge file cannot exhaust memory).
@@ -48,4 +48,4 @@ class FolderReplacement {
   bool committed_ = false;
 };
 
-}  // namespace attnlab
+}  // namespace attnlab::io

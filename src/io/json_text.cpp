@@ -11,7 +11,7 @@
 
 #include "util/error.hpp"
 
-namespace attnlab {
+namespace attnlab::io {
 
 std::string json_error_text(const std::exception& e) {
   std::string what = e.what();
@@ -110,4 +110,4 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& source)
   }
 }
 
-}  // namespace attnlab
+}  // namespace attnlab::io

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-namespace attnlab {
+namespace attnlab::io {
 
 // Parses `text`. Throws InputError "SOURCE: malformed JSON: parse error at line L, column C: ..."
 // without nlohmann's "[json.exception.parse_error.101]" tag; when the error is at a NaN or Infinity
@@ -34,4 +34,4 @@ std::string json_error_text(const std::exception& e);
 // dump() would walk recursively) cannot overflow the stack or flood the terminal.
 std::string json_brief(const nlohmann::json& j);
 
-}  // namespace attnlab
+}  // namespace attnlab::io

@@ -11,7 +11,7 @@
 #include "io/json_text.hpp"
 #include "util/error.hpp"
 
-namespace attnlab {
+namespace attnlab::io {
 
 namespace {
 
@@ -348,4 +348,4 @@ json problem_to_json(const Problem& p) {
   return j;
 }
 
-}  // namespace attnlab
+}  // namespace attnlab::io

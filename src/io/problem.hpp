@@ -24,7 +24,7 @@
 
 #include "core/attention.hpp"
 
-namespace attnlab {
+namespace attnlab::io {
 
 enum class MaskKind { None, Causal, Explicit };
 
@@ -65,4 +65,4 @@ Problem load_problem(const std::string& path, const ProblemLimits& limits = {});
 // Converts a problem back to the JSON schema above (used to write examples and by tests).
 nlohmann::json problem_to_json(const Problem& p);
 
-}  // namespace attnlab
+}  // namespace attnlab::io

@@ -6,7 +6,7 @@
 
 #include "util/error.hpp"
 
-namespace attnlab {
+namespace attnlab::io {
 
 OutJson matrix_to_json(const Matrix& m) {
   OutJson out = OutJson::array();
@@ -136,4 +136,4 @@ void check_trace_finite(const AttentionTrace& t) {
   check(t.output, "output", false);
 }
 
-}  // namespace attnlab
+}  // namespace attnlab::io

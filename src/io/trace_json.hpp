@@ -17,7 +17,7 @@
 #include "core/attention.hpp"
 #include "io/problem.hpp"
 
-namespace attnlab {
+namespace attnlab::io {
 
 // A JSON type whose floats are float32, so output is not padded out to 17 digits of double.
 using OutJson = nlohmann::basic_json<nlohmann::ordered_map, std::vector, std::string, bool, std::int64_t,
@@ -38,4 +38,4 @@ std::string dump_json(const OutJson& j);
 // Labels for rows/columns when the input gives none: "0", "1", ...
 std::vector<std::string> default_labels(std::size_t n);
 
-}  // namespace attnlab
+}  // namespace attnlab::io

@@ -104,9 +104,9 @@ std::vector<LessonDoc> load_lessons(const fs::path& root) {
   std::vector<LessonDoc> out;
   std::error_code ec;
   // Without an inventory the lessons still run; they just point at no exercise.
-  std::vector<InventoryEntry> inventory;
+  std::vector<io::InventoryEntry> inventory;
   try {
-    inventory = read_exercise_inventory(root / "lessons");
+    inventory = io::read_exercise_inventory(root / "lessons");
   } catch (const std::exception&) {
   }
   for (const auto& entry : fs::directory_iterator(root / "lessons", ec)) {
@@ -117,18 +117,18 @@ std::vector<LessonDoc> load_lessons(const fs::path& root) {
     if (err != std::errc() || p == name.data() || *p != '-') continue;  // not an NN-name folder
     const fs::path file = entry.path() / "lesson.md";
     if (!fs::exists(file)) continue;
-    LessonDoc doc = parse_lesson_markdown(read_text_file(file.string(), 1u << 20), file.string());
+    LessonDoc doc = parse_lesson_markdown(io::read_text_file(file.string(), 1u << 20), file.string());
     doc.number = number;
     doc.slug = name.substr(static_cast<std::size_t>(p - name.data()) + 1);
     doc.file = file;
     // The lesson's exercises, in the inventory's order (lessons/exercises.json), with the title from
     // each exercise.json; the exercise catalogue (src/exercises) validates the rest.
-    for (const InventoryEntry& x : inventory) {
+    for (const io::InventoryEntry& x : inventory) {
       if (x.lesson != name) continue;
       const fs::path meta = entry.path() / "exercises" / x.slug / "exercise.json";
       std::string title;
       try {
-        title = parse_json_bounded(read_text_file(meta.string(), 1u << 20)).value("title", std::string());
+        title = io::parse_json_bounded(io::read_text_file(meta.string(), 1u << 20)).value("title", std::string());
       } catch (const std::exception&) {
         // A broken exercise.json is reported by the exercise commands; the lesson itself still runs.
       }

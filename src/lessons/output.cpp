@@ -145,7 +145,7 @@ std::string wrap_prose(const std::string& md, std::size_t width) {
   return out;
 }
 
-OutJson cell_json(float v) {
+io::OutJson cell_json(float v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
   return v;
@@ -171,7 +171,7 @@ void Output::side_by_side(const std::vector<MatrixItem>& items) {
 
 // ---- text -----------------------------------------------------------------------
 
-void TextOutput::begin_lesson(const LessonDoc& doc, const OutJson&, const std::string& status) {
+void TextOutput::begin_lesson(const LessonDoc& doc, const io::OutJson&, const std::string& status) {
   const bool color = rs_.term.color != ColorMode::None;
   // Lesson files may come from ATTNLAB_DATA_DIR: their control characters are shown, not obeyed.
   const std::string head = visible_controls(fmt::format("Lesson {}: {}", doc.number, doc.title));
@@ -281,38 +281,38 @@ void TextOutput::do_side_by_side(const std::vector<MatrixItem>& items) {
 // ---- JSON -----------------------------------------------------------------------
 
 JsonOutput::JsonOutput(std::ostream& os) : os_(os) {
-  doc_ = OutJson::object();
+  doc_ = io::OutJson::object();
   doc_["attnlab_version"] = ATTNLAB_VERSION;
-  doc_["lessons"] = OutJson::array();
+  doc_["lessons"] = io::OutJson::array();
 }
 
-void JsonOutput::begin_lesson(const LessonDoc& doc, const OutJson& settings, const std::string& status) {
-  lesson_ = OutJson::object();
+void JsonOutput::begin_lesson(const LessonDoc& doc, const io::OutJson& settings, const std::string& status) {
+  lesson_ = io::OutJson::object();
   lesson_["number"] = doc.number;
   lesson_["name"] = doc.slug;
   lesson_["title"] = doc.title;
   lesson_["summary"] = doc.summary;
   lesson_["settings"] = settings;
   lesson_["status"] = status;
-  lesson_["intro"] = OutJson::array();
-  lesson_["steps"] = OutJson::array();
+  lesson_["intro"] = io::OutJson::array();
+  lesson_["steps"] = io::OutJson::array();
 }
 
-OutJson& JsonOutput::blocks() {
+io::OutJson& JsonOutput::blocks() {
   return lesson_["steps"].empty() ? lesson_["intro"] : lesson_["steps"].back()["blocks"];
 }
 
 void JsonOutput::prose(const std::string& markdown) {
-  blocks().push_back(OutJson{{"type", "text"}, {"text", markdown}});
+  blocks().push_back(io::OutJson{{"type", "text"}, {"text", markdown}});
 }
 
 void JsonOutput::begin_step(std::size_t, std::size_t, const std::string& title) {
-  lesson_["steps"].push_back(OutJson{{"title", title}, {"blocks", OutJson::array()}});
+  lesson_["steps"].push_back(io::OutJson{{"title", title}, {"blocks", io::OutJson::array()}});
 }
 
 void JsonOutput::begin_show(const std::string& name) {
-  show_ = OutJson{{"type", "show"}, {"name", name}, {"matrices", OutJson::array()}, {"lines", OutJson::array()},
-                  {"values", OutJson::object()}};
+  show_ = io::OutJson{{"type", "show"}, {"name", name}, {"matrices", io::OutJson::array()}, {"lines", io::OutJson::array()},
+                  {"values", io::OutJson::object()}};
   in_show_ = true;
 }
 
@@ -327,21 +327,21 @@ void JsonOutput::line(const std::string& text) {
   if (in_show_) show_["lines"].push_back(text);
 }
 
-void JsonOutput::value(const std::string& key, OutJson v) {
+void JsonOutput::value(const std::string& key, io::OutJson v) {
   if (in_show_) show_["values"][key] = std::move(v);
 }
 
 void JsonOutput::do_matrix(const MatrixItem& it) {
-  OutJson j = OutJson::object();
+  io::OutJson j = io::OutJson::object();
   j["key"] = it.key;
   j["title"] = it.title;
   j["rows"] = rows(it.m);
   j["cols"] = cols(it.m);
-  j["row_labels"] = it.row_labels.empty() ? default_labels(rows(it.m)) : it.row_labels;
-  j["col_labels"] = it.col_labels.empty() ? default_labels(cols(it.m)) : it.col_labels;
-  OutJson data = OutJson::array();
+  j["row_labels"] = it.row_labels.empty() ? io::default_labels(rows(it.m)) : it.row_labels;
+  j["col_labels"] = it.col_labels.empty() ? io::default_labels(cols(it.m)) : it.col_labels;
+  io::OutJson data = io::OutJson::array();
   for (std::size_t r = 0; r < rows(it.m); ++r) {
-    OutJson row = OutJson::array();
+    io::OutJson row = io::OutJson::array();
     for (std::size_t c = 0; c < cols(it.m); ++c) row.push_back(cell_json(it.m(r, c)));
     data.push_back(std::move(row));
   }
@@ -356,7 +356,7 @@ void JsonOutput::do_side_by_side(const std::vector<MatrixItem>& items) {
 }
 
 void JsonOutput::finish() {
-  os_ << dump_json(doc_);
+  os_ << io::dump_json(doc_);
   os_.flush();
 }
 

@@ -43,7 +43,7 @@ struct RenderSettings {
 class Output {
  public:
   virtual ~Output() = default;
-  virtual void begin_lesson(const LessonDoc& doc, const OutJson& settings, const std::string& status) = 0;
+  virtual void begin_lesson(const LessonDoc& doc, const io::OutJson& settings, const std::string& status) = 0;
   virtual void prose(const std::string& markdown) = 0;
   virtual void begin_step(std::size_t index, std::size_t count, const std::string& title) = 0;
   virtual void begin_show(const std::string& name) = 0;
@@ -59,7 +59,7 @@ class Output {
   // A computed line of text (a measurement, a percentage).
   virtual void line(const std::string& text) = 0;
   // A named scalar or small structure for JSON (text output shows it through line() instead).
-  virtual void value(const std::string& key, OutJson v) = 0;
+  virtual void value(const std::string& key, io::OutJson v) = 0;
 
  protected:
   virtual void do_matrix(const MatrixItem& item) = 0;
@@ -69,14 +69,14 @@ class Output {
 class TextOutput : public Output {
  public:
   TextOutput(std::ostream& os, RenderSettings rs) : os_(os), rs_(rs) {}
-  void begin_lesson(const LessonDoc& doc, const OutJson& settings, const std::string& status) override;
+  void begin_lesson(const LessonDoc& doc, const io::OutJson& settings, const std::string& status) override;
   void prose(const std::string& markdown) override;
   void begin_step(std::size_t index, std::size_t count, const std::string& title) override;
   void begin_show(const std::string&) override {}
   void end_show() override {}
   void end_lesson() override;
   void line(const std::string& text) override;
-  void value(const std::string&, OutJson) override {}
+  void value(const std::string&, io::OutJson) override {}
   std::ostream& stream() { return os_; }
   const RenderSettings& settings() const { return rs_; }
 
@@ -98,14 +98,14 @@ class TextOutput : public Output {
 class JsonOutput : public Output {
  public:
   explicit JsonOutput(std::ostream& os);
-  void begin_lesson(const LessonDoc& doc, const OutJson& settings, const std::string& status) override;
+  void begin_lesson(const LessonDoc& doc, const io::OutJson& settings, const std::string& status) override;
   void prose(const std::string& markdown) override;
   void begin_step(std::size_t index, std::size_t count, const std::string& title) override;
   void begin_show(const std::string& name) override;
   void end_show() override;
   void end_lesson() override;
   void line(const std::string& text) override;
-  void value(const std::string& key, OutJson v) override;
+  void value(const std::string& key, io::OutJson v) override;
   void finish() override;
 
  protected:
@@ -113,9 +113,9 @@ class JsonOutput : public Output {
   void do_side_by_side(const std::vector<MatrixItem>& items) override;
 
  private:
-  OutJson& blocks();
+  io::OutJson& blocks();
   std::ostream& os_;
-  OutJson doc_, lesson_, show_;
+  io::OutJson doc_, lesson_, show_;
   bool in_show_ = false;
 };
 

@@ -137,7 +137,7 @@ Session::Session(const LessonOptions& opts, bool tour) : opts_(opts), tour_(tour
 
   const auto file = root_ / "data" / "sentences" / "lessons.json";
   try {
-    const nlohmann::json j = parse_json_bounded(read_text_file(file.string(), 1u << 20));
+    const nlohmann::json j = io::parse_json_bounded(io::read_text_file(file.string(), 1u << 20));
     const LessonSentences base = read_sentences(j.at("default"), {});
     defaults_["default"] = base;
     defaults_["tour"] = read_sentences(j.at("tour"), base);
@@ -145,7 +145,7 @@ Session::Session(const LessonOptions& opts, bool tour) : opts_(opts), tour_(tour
     if (j.contains("trained"))
       for (const auto& [k, v] : j.at("trained").items()) trained_defaults_[k] = v;
   } catch (const nlohmann::json::exception& e) {
-    throw RuntimeError(file.string() + ": " + json_error_text(e));
+    throw RuntimeError(file.string() + ": " + io::json_error_text(e));
   }
 
   // Which weights: a trained model unless --random, or --d-model / --heads / --weights ask for a
@@ -175,7 +175,7 @@ Session::Session(const LessonOptions& opts, bool tour) : opts_(opts), tour_(tour
   }
 
   if (!opts_.weights_file.empty()) {
-    weights_ = load_problem(opts_.weights_file);
+    weights_ = io::load_problem(opts_.weights_file);
     const std::size_t d = weights_->d_model(), h = weights_->weights.heads.size();
     if (opts_.d_model && *opts_.d_model != d) {
       throw InputError(fmt::format("--d-model {} disagrees with --weights {}, whose d_model is {}", *opts_.d_model,
@@ -332,7 +332,7 @@ bool Session::run(const LessonDoc& doc, Output& out, const std::function<bool()>
     d_v = weights_ ? cols(weights_->weights.heads[0].w_v) : ctx.d_model / ctx.heads;
   }
 
-  OutJson settings = OutJson::object();
+  io::OutJson settings = io::OutJson::object();
   settings["sentence"] = ctx.text.sentence;
   settings["tokens"] = ctx.src.tokens;
   settings["d_model"] = ctx.d_model;

@@ -126,7 +126,7 @@ class Session {
   // The decoder-only model of the causal-mask demo (data/models/lm-small), loaded on first use;
   // null with random weights or when it is not there.
   const TrainedModel* language_model();
-  const std::optional<Problem>& weights_problem() const { return weights_; }
+  const std::optional<io::Problem>& weights_problem() const { return weights_; }
   std::uint64_t seed() const { return opts_.seed; }
 
   // Runs one lesson into `out`. `pause` is called after every step but the last and returns false
@@ -146,7 +146,7 @@ class Session {
   text::Vocab vocab_;
   std::map<std::string, LessonSentences> defaults_;  // "default", "tour", "1" .. "9"
   std::map<std::string, nlohmann::json> trained_defaults_;  // "1" .. "9": overrides with a trained model
-  std::optional<Problem> weights_;
+  std::optional<io::Problem> weights_;
   std::optional<TrainedModel> model_;
   std::optional<TrainedModel> lm_;
   bool lm_tried_ = false;

@@ -284,7 +284,7 @@ void show_parameter_count(LessonContext& c) {
 // each head's output is its V row, X · W_V, whatever W_Q and W_K are.
 void show_one_token_heads(LessonContext& c) {
   const std::string file = "data/examples/one_token_x1234_two_heads.json";
-  const Problem p = load_problem(resolve_data_path(file));
+  const io::Problem p = io::load_problem(resolve_data_path(file));
   AttentionTrace t;
   self_attention(p.x, p.weights, nullptr, &t);
   c.out.line(fmt::format("X = [1, 2, 3, 4], {} heads of width {} ({}):", t.heads.size(), cols(t.heads[0].v),

@@ -9,7 +9,7 @@
 namespace attnlab::lessons {
 
 text::Vocab load_word_list(const std::filesystem::path& file) {
-  const std::string content = read_text_file(file.string(), 4u << 20);
+  const std::string content = io::read_text_file(file.string(), 4u << 20);
   text::Vocab v;  // starts with <pad>, <unk>, <bos>, <eos>; add() keeps their ids when listed again
   std::size_t pos = 0;
   while (pos < content.size()) {

@@ -32,7 +32,7 @@ nlohmann::json optional_json(const fs::path& file) {
   std::error_code ec;
   if (!fs::is_regular_file(file, ec)) return nullptr;
   try {
-    return parse_json_bounded(read_text_file(file.string(), 64u << 20));
+    return io::parse_json_bounded(io::read_text_file(file.string(), 64u << 20));
   } catch (const std::exception&) {
     return nullptr;
   }

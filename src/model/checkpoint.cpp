@@ -32,9 +32,9 @@ U get(std::string_view in, std::size_t at) {
 
 }  // namespace
 
-void save_checkpoint(const std::string& path, const Checkpoint& ck) { write_file_atomic(path, checkpoint_to_bytes(ck)); }
+void save_checkpoint(const std::string& path, const Checkpoint& ck) { io::write_file_atomic(path, checkpoint_to_bytes(ck)); }
 
-Checkpoint load_checkpoint(const std::string& path) { return parse_checkpoint(read_text_file(path, kMaxCheckpointBytes), path); }
+Checkpoint load_checkpoint(const std::string& path) { return parse_checkpoint(io::read_text_file(path, kMaxCheckpointBytes), path); }
 
 std::string checkpoint_to_bytes(const Checkpoint& ck) {
   const ParamLayout layout = make_layout(ck.config);
@@ -116,9 +116,9 @@ Frame read_frame(std::string_view in, const Complaint& bad) {
 nlohmann::json read_header(std::string_view text, Checkpoint& ck, const Complaint& bad) {
   nlohmann::json header;
   try {
-    header = parse_json_bounded(text);
+    header = io::parse_json_bounded(text);
   } catch (const nlohmann::json::exception& e) {
-    throw bad("corrupt header: " + json_error_text(e));
+    throw bad("corrupt header: " + io::json_error_text(e));
   }
   try {
     ck.config = model_config_from_json(header.at("config"), "config");
@@ -129,7 +129,7 @@ nlohmann::json read_header(std::string_view text, Checkpoint& ck, const Complain
   } catch (const InputError& e) {
     throw bad(std::string("bad config in header: ") + e.what());
   } catch (const nlohmann::json::exception& e) {
-    throw bad("corrupt header: " + json_error_text(e));
+    throw bad("corrupt header: " + io::json_error_text(e));
   }
   if (static_cast<int>(ck.vocab.size()) != ck.config.vocab_size) {
     throw bad("the vocabulary has " + std::to_string(ck.vocab.size()) + " words but config.vocab_size is " +
@@ -181,7 +181,7 @@ void read_tensors(const nlohmann::json& header, std::string_view data, Checkpoin
       std::memcpy(dst.data() + want.offset, data.data() + off, count * 4);
     }
   } catch (const nlohmann::json::exception& e) {
-    throw bad("corrupt tensor table: " + json_error_text(e));
+    throw bad("corrupt tensor table: " + io::json_error_text(e));
   }
   for (const auto& [group, count] : seen) {
     if (count != layout.tensors.size()) {

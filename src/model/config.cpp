@@ -17,7 +17,7 @@ namespace {
 int get_int(const nlohmann::json& j, const char* key, int def, int lo, int hi, const std::string& where) {
   if (!j.contains(key)) return def;
   const auto& v = j[key];
-  if (!v.is_number_integer()) throw InputError(where + "." + key + ": expected an integer, got " + json_brief(v));
+  if (!v.is_number_integer()) throw InputError(where + "." + key + ": expected an integer, got " + io::json_brief(v));
   const auto x = v.get<long long>();
   if (x < lo || x > hi) {
     throw InputError(where + "." + key + ": " + std::to_string(x) + " is out of range [" + std::to_string(lo) + ", " +
@@ -52,7 +52,7 @@ ModelConfig model_config_from_json(const nlohmann::json& j, const std::string& w
   }
   if (j.contains("norm")) {
     const std::string n = j["norm"].is_string() ? j["norm"].get<std::string>() : "";
-    if (n != "post" && n != "pre") throw InputError(where + ".norm: expected \"post\" or \"pre\", got " + json_brief(j["norm"]));
+    if (n != "post" && n != "pre") throw InputError(where + ".norm: expected \"post\" or \"pre\", got " + io::json_brief(j["norm"]));
     c.pre_norm = n == "pre";
   }
   if (j.contains("tie_embeddings")) {

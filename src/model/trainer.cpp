@@ -22,17 +22,17 @@ TrainConfig train_config_from_json(const nlohmann::json& j, const std::string& w
   TrainConfig c;
   auto num = [&](const char* key, double lo, double hi, auto& out) {
     if (!j.contains(key)) return;
-    if (!j[key].is_number()) throw InputError(where + "." + key + ": expected a number, got " + json_brief(j[key]));
+    if (!j[key].is_number()) throw InputError(where + "." + key + ": expected a number, got " + io::json_brief(j[key]));
     const double x = j[key].get<double>();
     if (!(x >= lo && x <= hi)) {
-      throw InputError(where + "." + key + ": " + json_brief(j[key]) + " is out of range [" + std::to_string(lo) + ", " +
+      throw InputError(where + "." + key + ": " + io::json_brief(j[key]) + " is out of range [" + std::to_string(lo) + ", " +
                        std::to_string(hi) + "]");
     }
     // A count (an integer field) must be given as a whole number: 6.5 steps is a mistake to name, not
     // something to truncate silently (the command line's --steps 6.5 is refused the same way).
     if constexpr (std::is_integral_v<std::remove_reference_t<decltype(out)>>) {
       if (x != std::floor(x))
-        throw InputError(where + "." + key + ": expected a whole number, got " + json_brief(j[key]));
+        throw InputError(where + "." + key + ": expected a whole number, got " + io::json_brief(j[key]));
     }
     out = static_cast<std::remove_reference_t<decltype(out)>>(x);
   };
@@ -200,7 +200,7 @@ nlohmann::json Trainer::restore(const std::string& path) {
     dropout_rng_ = std::stoull(ck.train_state.at("dropout_rng").get<std::string>());
     losses_ = ck.train_state.at("losses").get<std::vector<double>>();
   } catch (const std::exception& e) {
-    throw InputError(path + ": corrupt training state (" + json_error_text(e) + ")");
+    throw InputError(path + ": corrupt training state (" + io::json_error_text(e) + ")");
   }
   return ck.meta;
 }

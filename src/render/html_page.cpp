@@ -175,7 +175,7 @@ std::string heatmap_svg(const std::string& title, const Matrix& m, const std::ve
 }
 
 std::string write_picture(const std::string& path, const std::string& content, const std::string& what) {
-  write_file_atomic(path, content);
+  io::write_file_atomic(path, content);
   return fmt::format("attnlab: wrote {} ({}, {:.0f} KB)", path, what, std::ceil(static_cast<double>(content.size()) / 1024.0));
 }
 

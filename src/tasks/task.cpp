@@ -20,7 +20,7 @@ namespace {
 std::size_t get_size(const nlohmann::json& j, const char* key, std::size_t def, const std::string& where) {
   if (!j.contains(key)) return def;
   if (!j[key].is_number_unsigned() && !(j[key].is_number_integer() && j[key].get<long long>() >= 0)) {
-    throw InputError(where + "." + key + ": expected a non-negative integer, got " + json_brief(j[key]));
+    throw InputError(where + "." + key + ": expected a non-negative integer, got " + io::json_brief(j[key]));
   }
   const auto v = j[key].get<std::uint64_t>();
   if (v > corpus::kMaxSplitSize) {
@@ -76,7 +76,7 @@ RunConfig run_config_from_json(const nlohmann::json& j, const std::string& where
   r.raw = j;
   auto text_field = [&](const char* key, const char* def) {
     if (!j.contains(key)) return std::string(def);
-    if (!j[key].is_string()) throw InputError(where + "." + key + ": expected a string, got " + json_brief(j[key]));
+    if (!j[key].is_string()) throw InputError(where + "." + key + ": expected a string, got " + io::json_brief(j[key]));
     return j[key].get<std::string>();
   };
   r.name = text_field("name", "run");
@@ -88,7 +88,7 @@ RunConfig run_config_from_json(const nlohmann::json& j, const std::string& where
                   ch == '_' || ch == '.');
     if (!ok)
       throw InputError(where + ".name: expected a folder name of 1 to 64 letters, digits, '-', '_' or '.' (it names runs/NAME), got " +
-                       json_brief(j["name"]));
+                       io::json_brief(j["name"]));
   }
   text_field("description", "");
   const std::string task = text_field("task", "translate");
@@ -99,7 +99,7 @@ RunConfig run_config_from_json(const nlohmann::json& j, const std::string& where
   if (c.contains("source")) {
     const auto& src = c["source"];
     if (!src.is_string() || (src != "generated" && src != "english"))
-      throw InputError(where + ".corpus.source: expected \"generated\" or \"english\", got " + json_brief(src));
+      throw InputError(where + ".corpus.source: expected \"generated\" or \"english\", got " + io::json_brief(src));
     r.english = src == "english";
     if (r.english && !r.lm) throw InputError(where + ".corpus.source: \"english\" is English text only; it needs \"task\": \"lm\"");
   }
@@ -114,12 +114,12 @@ RunConfig run_config_from_json(const nlohmann::json& j, const std::string& where
   if (c.contains("grammar") && !r.lm) {
     const auto& g = c["grammar"];
     if (!g.is_string() || (g != "lessons" && g != "wide"))
-      throw InputError(where + ".corpus.grammar: expected \"lessons\" or \"wide\", got " + json_brief(g));
+      throw InputError(where + ".corpus.grammar: expected \"lessons\" or \"wide\", got " + io::json_brief(g));
     r.corpus.grammar = g == "wide" ? corpus::Grammar::Wide : corpus::Grammar::Lessons;
   }
   if (r.english && c.contains("dir")) {
     if (!c["dir"].is_string() || c["dir"].get<std::string>().empty())
-      throw InputError(where + ".corpus.dir: expected a folder name, got " + json_brief(c["dir"]));
+      throw InputError(where + ".corpus.dir: expected a folder name, got " + io::json_brief(c["dir"]));
     r.english_dir = c["dir"].get<std::string>();
   }
   if (j.contains("tokenizer")) {
@@ -129,12 +129,12 @@ RunConfig run_config_from_json(const nlohmann::json& j, const std::string& where
       if (k != "kind" && k != "vocab_size") throw InputError(where + ".tokenizer: unknown field \"" + k + "\"; expected kind, vocab_size");
     const std::string kind = t.contains("kind") && t["kind"].is_string() ? t["kind"].get<std::string>() : "";
     if (kind != "words" && kind != "bpe")
-      throw InputError(where + ".tokenizer.kind: expected \"words\" or \"bpe\", got " + (t.contains("kind") ? json_brief(t["kind"]) : "(missing)"));
+      throw InputError(where + ".tokenizer.kind: expected \"words\" or \"bpe\", got " + (t.contains("kind") ? io::json_brief(t["kind"]) : "(missing)"));
     if (kind == "bpe") {
       if (!t.contains("vocab_size") || !t["vocab_size"].is_number_integer() || t["vocab_size"].get<long long>() < 261 ||
           t["vocab_size"].get<long long>() > 1'000'000)
         throw InputError(where + ".tokenizer.vocab_size: expected a whole number from 261 to 1000000, got " +
-                         (t.contains("vocab_size") ? json_brief(t["vocab_size"]) : "(missing)"));
+                         (t.contains("vocab_size") ? io::json_brief(t["vocab_size"]) : "(missing)"));
       r.bpe_vocab = t["vocab_size"].get<std::size_t>();
     } else if (t.contains("vocab_size")) {
       throw InputError(where + ".tokenizer.vocab_size: only a \"bpe\" tokenizer takes one (a word vocabulary is every word of the corpus)");
@@ -168,8 +168,8 @@ RunConfig run_config_from_json(const nlohmann::json& j, const std::string& where
 }
 
 RunConfig load_run_config(const std::string& path) {
-  const std::string text = read_text_file(path, 1u << 20);
-  return run_config_from_json(parse_json_text(text, path), path);
+  const std::string text = io::read_text_file(path, 1u << 20);
+  return run_config_from_json(io::parse_json_text(text, path), path);
 }
 
 std::vector<ConfigChange> resume_changes(const nlohmann::json& saved_run_config, const RunConfig& given) {
@@ -215,7 +215,7 @@ std::vector<std::string> read_english_split(const std::string& dir, const char* 
   std::error_code ec;
   if (!fs::exists(path, ec))
     throw InputError("corpus.dir " + dir + ": no " + split + ".txt there; prepare the English text first with `bash scripts/english-corpus.sh`");
-  const std::string text = read_text_file(path, std::size_t{1} << 30);
+  const std::string text = io::read_text_file(path, std::size_t{1} << 30);
   std::vector<std::string> lines;
   std::size_t start = 0;
   while (start < text.size()) {

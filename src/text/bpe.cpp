@@ -444,24 +444,24 @@ Bpe Bpe::from_json(const nlohmann::json& j) {
   if (!j.is_object())
     throw InputError(fmt::format(
         "BPE tokenizer: expected a JSON object with \"format\", \"version\", \"specials\" and \"merges\" (found {})",
-        json_brief(j)));
+        io::json_brief(j)));
   if (!j.contains("format") || j["format"] != "attnlab-bpe")
     throw InputError(fmt::format("BPE tokenizer: \"format\" must be \"attnlab-bpe\" (found {})",
-                                 j.contains("format") ? json_brief(j["format"]) : "(missing)"));
+                                 j.contains("format") ? io::json_brief(j["format"]) : "(missing)"));
   if (!j.contains("version") || !j["version"].is_number_integer() || j["version"] != kFormatVersion)
     throw InputError(fmt::format("BPE tokenizer: unsupported \"version\" {} (this attnlab reads version {})",
-                                 j.contains("version") ? json_brief(j["version"]) : "(missing)", kFormatVersion));
+                                 j.contains("version") ? io::json_brief(j["version"]) : "(missing)", kFormatVersion));
   if (!j.contains("specials") || !j["specials"].is_array() || j["specials"].size() != Vocab::kSpecials.size())
     throw InputError(fmt::format("BPE tokenizer: \"specials\" must be [\"<pad>\", \"<unk>\", \"<bos>\", \"<eos>\"] "
                                  "(found {})",
-                                 j.contains("specials") ? json_brief(j["specials"]) : "(missing)"));
+                                 j.contains("specials") ? io::json_brief(j["specials"]) : "(missing)"));
   for (std::size_t i = 0; i < Vocab::kSpecials.size(); ++i)
     if (!j["specials"][i].is_string() || j["specials"][i].get<std::string>() != Vocab::kSpecials[i])
       throw InputError(fmt::format("BPE tokenizer: specials[{}] must be \"{}\" (found {})", i, Vocab::kSpecials[i],
-                                   json_brief(j["specials"][i])));
+                                   io::json_brief(j["specials"][i])));
   if (!j.contains("merges") || !j["merges"].is_array())
     throw InputError(fmt::format("BPE tokenizer: \"merges\" must be an array of [left id, right id, text] (found {})",
-                                 j.contains("merges") ? json_brief(j["merges"]) : "(missing)"));
+                                 j.contains("merges") ? io::json_brief(j["merges"]) : "(missing)"));
   const auto& merges = j["merges"];
   if (merges.size() + kFirstMerge > kMaxVocabSize)
     throw InputError(fmt::format("BPE tokenizer: \"merges\" has {} entries; at most {} are read", merges.size(),
@@ -471,7 +471,7 @@ Bpe Bpe::from_json(const nlohmann::json& j) {
     const auto& m = merges[r];
     if (!m.is_array() || m.size() != 3)
       throw InputError(fmt::format("BPE tokenizer: merges[{}] must be [left id, right id, text] (found {})", r,
-                                   json_brief(m)));
+                                   io::json_brief(m)));
     const auto made = static_cast<std::int64_t>(bpe.size());
     TokenId ids[2] = {0, 0};
     for (int side = 0; side < 2; ++side) {
@@ -479,7 +479,7 @@ Bpe Bpe::from_json(const nlohmann::json& j) {
       if (!v.is_number_integer() || v.get<std::int64_t>() < kFirstByte || v.get<std::int64_t>() >= made)
         throw InputError(fmt::format("BPE tokenizer: merges[{}][{}] must be a token id from {} to {} (a byte or an "
                                      "earlier merge; found {})",
-                                     r, side, kFirstByte, made - 1, json_brief(v)));
+                                     r, side, kFirstByte, made - 1, io::json_brief(v)));
       ids[side] = static_cast<TokenId>(v.get<std::int64_t>());
     }
     // No piece is longer than kMaxPieceBytes, so no merge that training can make is either; a longer
@@ -493,7 +493,7 @@ Bpe Bpe::from_json(const nlohmann::json& j) {
                                                bpe.bytes_[static_cast<std::size_t>(ids[1])]);
     if (!m[2].is_string() || m[2].get<std::string>() != expected)
       throw InputError(fmt::format("BPE tokenizer: merges[{}][2] must be the merged text \"{}\" (found {})", r, expected,
-                                   json_brief(m[2])));
+                                   io::json_brief(m[2])));
     if (bpe.rank_.count(pair_key(ids[0], ids[1])))
       throw InputError(fmt::format("BPE tokenizer: merges[{}] repeats the merge [{}, {}]", r, ids[0], ids[1]));
     bpe.add_merge(ids[0], ids[1]);

@@ -101,7 +101,7 @@ Vocab Vocab::from_json(const nlohmann::json& j) {
     throw InputError("vocabulary: \"format\" must be \"attnlab-vocab\"");
   if (!j.contains("version") || !j["version"].is_number_integer() || j["version"] != kFormatVersion)
     throw InputError(fmt::format("vocabulary: unsupported \"version\" {} (this attnlab reads version {})",
-                                 j.contains("version") ? json_brief(j["version"]) : "(missing)", kFormatVersion));
+                                 j.contains("version") ? io::json_brief(j["version"]) : "(missing)", kFormatVersion));
   if (!j.contains("tokens") || !j["tokens"].is_array())
     throw InputError("vocabulary: \"tokens\" must be an array of strings");
   const auto& toks = j["tokens"];

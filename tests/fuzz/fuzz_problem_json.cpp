@@ -44,7 +44,7 @@ std::vector<double> bias_row(const std::optional<Matrix>& b) {
   return r;
 }
 
-void check_problem(const Problem& p, const ProblemLimits& lim) {
+void check_problem(const io::Problem& p, const io::ProblemLimits& lim) {
   const std::size_t n = p.n(), m = p.m(), d = p.d_model(), h = p.weights.heads.size();
   FUZZ_CHECK(n >= 1 && n <= lim.max_tokens && m >= 1 && m <= lim.max_tokens);
   FUZZ_CHECK(d >= 1 && d <= lim.max_width);
@@ -52,10 +52,10 @@ void check_problem(const Problem& p, const ProblemLimits& lim) {
   FUZZ_CHECK(p.tokens.empty() || p.tokens.size() == n);
   FUZZ_CHECK(p.memory_tokens.empty() || p.memory_tokens.size() == m);
   FUZZ_CHECK(!p.mask || (rows(*p.mask) == n && cols(*p.mask) == m));
-  FUZZ_CHECK((p.mask_kind == MaskKind::None) == !p.mask.has_value());
+  FUZZ_CHECK((p.mask_kind == io::MaskKind::None) == !p.mask.has_value());
 }
 
-void check_trace(const Problem& p, const AttentionTrace& t, const Matrix& out) {
+void check_trace(const io::Problem& p, const AttentionTrace& t, const Matrix& out) {
   const std::size_t n = p.n(), m = p.m(), h = p.weights.heads.size();
   const std::size_t d_v = cols(p.weights.heads[0].w_v);
   FUZZ_CHECK(t.heads.size() == h);
@@ -99,7 +99,7 @@ void check_trace(const Problem& p, const AttentionTrace& t, const Matrix& out) {
   FUZZ_CHECK(r.fully_masked_rows == t.fully_masked_rows);
 }
 
-void render(const Problem& p, const AttentionTrace& t, std::size_t salt) {
+void render(const io::Problem& p, const AttentionTrace& t, std::size_t salt) {
   std::ostringstream os;
   PrintOptions po;
   po.precision = static_cast<int>(salt % 9);
@@ -128,26 +128,26 @@ void render(const Problem& p, const AttentionTrace& t, std::size_t salt) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size > (1u << 20)) return 0;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  ProblemLimits lim;
+  io::ProblemLimits lim;
   lim.max_tokens = 24;
   lim.max_width = 24;
   lim.max_heads = 6;
   lim.max_trace_elements = 2048;
   fuzz::only_attnlab_errors([&] {
-    const Problem p = parse_problem_text(text, "fuzz", lim);
+    const io::Problem p = io::parse_problem_text(text, "fuzz", lim);
     check_problem(p, lim);
 
     // What problem_to_json writes must read back as the same problem.
-    const Problem again = parse_problem(problem_to_json(p), lim);
+    const io::Problem again = io::parse_problem(io::problem_to_json(p), lim);
     FUZZ_CHECK(again.tokens == p.tokens && again.memory_tokens == p.memory_tokens && again.x == p.x);
     FUZZ_CHECK(again.mask_kind == p.mask_kind && again.weights.heads.size() == p.weights.heads.size());
     FUZZ_CHECK(again.mask.has_value() == p.mask.has_value() && (!p.mask || *again.mask == *p.mask));
 
     AttentionTrace trace;
     const Matrix out = multi_head_attention(p.x, p.kv(), p.weights, p.mask ? &*p.mask : nullptr, &trace);
-    check_trace_finite(trace);  // NumericError when the inputs overflow float32: an expected answer
+    io::check_trace_finite(trace);  // NumericError when the inputs overflow float32: an expected answer
     check_trace(p, trace, out);
-    const std::string json = dump_json(trace_to_json(p, trace));
+    const std::string json = io::dump_json(io::trace_to_json(p, trace));
     FUZZ_CHECK(!json.empty() && fuzz::valid_utf8(json));
     render(p, trace, size);
   });

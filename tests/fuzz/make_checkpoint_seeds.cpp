@@ -48,7 +48,7 @@ Checkpoint tiny(bool decoder_only, bool tie, bool adam) {
   Checkpoint ck;
   ck.config = c;
   ck.vocab = {"<pad>", "<unk>", "<bos>", "<eos>", "the", "chat", "é"};
-  ck.params = net.params;
+  ck.params = net.params.download();
   if (adam) {
     ck.adam_m.assign(ck.params.size(), 0.01f);
     ck.adam_v.assign(ck.params.size(), 1e-4f);

@@ -148,7 +148,7 @@ TEST_CASE("shipped example: one token, two heads, d_model 4, d_k 2") {
   // Head 1: Q = [0.5,-0.5]+[0.5,0.5] = [1,0]; K = [1,1]+[-1,1] = [0,2]; V = [0,1]+[1,1] = [1,2].
   //   Score 1·0 + 0·2 = 0; context = [1,2].
   // concat = [4,2,1,2]; output = 4·[1,0,0,1] + 2·[0,1,0,0] + 1·[0,0,1,0] + 2·[0,0,-1,1] = [4,2,-1,6].
-  const Problem p = load_problem(std::string(ATTNLAB_SOURCE_DIR) + "/data/examples/one_token_two_heads.json");
+  const io::Problem p = io::load_problem(std::string(ATTNLAB_SOURCE_DIR) + "/data/examples/one_token_two_heads.json");
   AttentionTrace t;
   const Matrix out = self_attention(p.x, p.weights, nullptr, &t);
   check_close(t.heads[0].q, make({{2, 0}}));
@@ -191,8 +191,8 @@ TEST_CASE("shipped example: four-token causal problem, row 'effort'") {
   // q0 = k0 = [1, 0], q1 = k1 = [0, 2]. Row 1 (effort) may see keys 0 and 1 only:
   // scores = [q1·k0, q1·k1] = [0, 4]; scaled = [0, 4/√2 = 2.8284271]; softmax: e^2.8284271 = 16.918828,
   // so weights = [1, 16.918828] / 17.918828 = [0.0558073, 0.9441927], and 0 for keys 2 and 3.
-  const Problem p = load_problem(std::string(ATTNLAB_SOURCE_DIR) + "/data/examples/causal_four_tokens.json");
-  REQUIRE(p.mask_kind == MaskKind::Causal);
+  const io::Problem p = io::load_problem(std::string(ATTNLAB_SOURCE_DIR) + "/data/examples/causal_four_tokens.json");
+  REQUIRE(p.mask_kind == io::MaskKind::Causal);
   AttentionTrace t;
   self_attention(p.x, p.weights, &*p.mask, &t);
   CHECK(t.heads[0].scores(1, 1) == doctest::Approx(4.0));

@@ -31,7 +31,7 @@ nlohmann::json base() {
 
 std::string error_of(const nlohmann::json& j) {
   try {
-    parse_problem(j);
+    io::parse_problem(j);
   } catch (const InputError& e) {
     return e.what();
   }
@@ -40,7 +40,7 @@ std::string error_of(const nlohmann::json& j) {
 
 std::string error_of_text(const std::string& text) {
   try {
-    parse_problem_text(text, "in.json");
+    io::parse_problem_text(text, "in.json");
   } catch (const InputError& e) {
     return e.what();
   }
@@ -61,20 +61,20 @@ void expect(const std::string& msg, std::vector<std::string> parts) {
 TEST_CASE("a valid problem parses, with labels, weights, w_o and mask") {
   nlohmann::json j = base();
   j["mask"] = "causal";
-  const Problem p = parse_problem(j);
+  const io::Problem p = io::parse_problem(j);
   CHECK(p.n() == 2);
   CHECK(p.m() == 2);
   CHECK(p.d_model() == 3);
   CHECK(p.weights.heads.size() == 2);
   CHECK(p.weights.w_o.has_value());
-  CHECK(p.mask_kind == MaskKind::Causal);
+  CHECK(p.mask_kind == io::MaskKind::Causal);
   CHECK((*p.mask)(0, 1) == 0);
   CHECK(p.tokens == std::vector<std::string>{"a", "b"});
   // Round trip through problem_to_json.
-  const Problem q = parse_problem(problem_to_json(p));
+  const io::Problem q = io::parse_problem(io::problem_to_json(p));
   CHECK(q.x == p.x);
   CHECK(q.weights.heads[1].w_v == p.weights.heads[1].w_v);
-  CHECK(q.mask_kind == MaskKind::Causal);
+  CHECK(q.mask_kind == io::MaskKind::Causal);
 }
 
 TEST_CASE("cross-attention problem: memory with its own length") {
@@ -82,9 +82,9 @@ TEST_CASE("cross-attention problem: memory with its own length") {
   j["memory"] = {{1, 1, 1}, {0, 0, 1}, {2, 0, 0}};
   j["memory_tokens"] = {"x", "y", "z"};
   j["mask"] = {{1, 1, 0}, {0, 1, 1}};
-  const Problem p = parse_problem(j);
+  const io::Problem p = io::parse_problem(j);
   CHECK(p.m() == 3);
-  CHECK(p.mask_kind == MaskKind::Explicit);
+  CHECK(p.mask_kind == io::MaskKind::Explicit);
   CHECK((*p.mask)(1, 0) == 0);
 }
 
@@ -181,13 +181,13 @@ TEST_CASE("unknown top-level fields are rejected (typos would otherwise be silen
 }
 
 TEST_CASE("size limits keep the problem small") {
-  ProblemLimits lim;
+  io::ProblemLimits lim;
   lim.max_tokens = 4;
   nlohmann::json j = base();
   j["x"] = nlohmann::json::array();
   for (int i = 0; i < 5; ++i) j["x"].push_back({1, 0, 0});
   try {
-    parse_problem(j, lim);
+    io::parse_problem(j, lim);
     FAIL("expected an InputError");
   } catch (const InputError& e) {
     CHECK(std::string(e.what()).find("limit of 4") != std::string::npos);
@@ -199,7 +199,7 @@ TEST_CASE("JSON output writes -inf as a string and floats compactly") {
   m(0, 0) = 0.1f;
   m(0, 1) = -std::numeric_limits<float>::infinity();
   m(0, 2) = 2.0f;
-  const std::string s = dump_json(matrix_to_json(m));
+  const std::string s = io::dump_json(io::matrix_to_json(m));
   CHECK(s.find("\"-inf\"") != std::string::npos);
   CHECK(s.find("0.1,") != std::string::npos);  // float32 shortest round-trip, not 0.10000000149011612
 }
@@ -209,10 +209,10 @@ TEST_CASE("biases in the problem file") {
   j["heads"][0]["b_q"] = {0.5, -0.5};
   j["heads"][1]["b_v"] = {1.0};
   j["b_o"] = {0, 1, 2};
-  const Problem p = parse_problem(j);
+  const io::Problem p = io::parse_problem(j);
   CHECK((*p.weights.heads[0].b_q)(0, 1) == -0.5f);
   CHECK(p.weights.b_o.has_value());
-  CHECK(parse_problem(problem_to_json(p)).weights.heads[1].b_v.has_value());
+  CHECK(io::parse_problem(io::problem_to_json(p)).weights.heads[1].b_v.has_value());
   j["heads"][0]["b_k"] = {1, 2, 3};
   expect(error_of(j), {"heads[0].b_k", "expected 2 numbers", "got 3"});
   j = base();
@@ -227,15 +227,15 @@ TEST_CASE("parse_json_bounded refuses nesting beyond kMaxJsonDepth, counting onl
   const auto nested = [](int depth, const std::string& inner) {
     return std::string(depth, '[') + inner + std::string(depth, ']');
   };
-  CHECK(parse_json_bounded(nested(kMaxJsonDepth, "1")).is_array());
-  CHECK_THROWS_AS(parse_json_bounded(nested(kMaxJsonDepth + 1, "1")), nlohmann::json::parse_error);
+  CHECK(io::parse_json_bounded(nested(io::kMaxJsonDepth, "1")).is_array());
+  CHECK_THROWS_AS(io::parse_json_bounded(nested(io::kMaxJsonDepth + 1, "1")), nlohmann::json::parse_error);
   // Brackets inside strings, and escaped quotes there, are not nesting.
   const std::string brackets(10000, '[');
-  CHECK(parse_json_bounded("{\"a\": \"" + brackets + "\\\"" + brackets + "\"}").is_object());
+  CHECK(io::parse_json_bounded("{\"a\": \"" + brackets + "\\\"" + brackets + "\"}").is_object());
   // The message says what is wrong and where, after parse_json_text's usual prefix. The '{' is level 1,
   // so the 256th '[', at byte 6 + 256 = 262, opens level 257.
   try {
-    parse_json_text("{\"x\": " + nested(100000, "0") + "}", "deep.json");
+    io::parse_json_text("{\"x\": " + nested(100000, "0") + "}", "deep.json");
     FAIL("no error");
   } catch (const InputError& e) {
     const std::string msg = e.what();

@@ -224,7 +224,7 @@ TEST_CASE("JSON: round trip, copies, and clear errors for a bad file") {
   CHECK(j["version"] == 1);
   CHECK(j["specials"] == nlohmann::json{"<pad>", "<unk>", "<bos>", "<eos>"});
   CHECK(j["merges"].size() == bpe.size() - 260);
-  const Bpe back = Bpe::from_json(parse_json_text(j.dump(), "bpe.json"));
+  const Bpe back = Bpe::from_json(io::parse_json_text(j.dump(), "bpe.json"));
   CHECK(back == bpe);
   const std::string text = "The quick runner didn't stop: unbelievable!";
   CHECK(back.encode(text) == bpe.encode(text));
@@ -236,7 +236,7 @@ TEST_CASE("JSON: round trip, copies, and clear errors for a bad file") {
   // Tokens that are not valid UTF-8 are stored escaped, and read back.
   const Bpe bytes = Bpe::train({{"\xe2\x80\xa6\xe2\x80", 5}}, 270);
   CHECK(bytes.to_json()["merges"][0][2] == "\\xe2\\x80");
-  CHECK(Bpe::from_json(parse_json_text(bytes.to_json().dump(), "bpe.json")) == bytes);
+  CHECK(Bpe::from_json(io::parse_json_text(bytes.to_json().dump(), "bpe.json")) == bytes);
 
   const nlohmann::json small = Bpe::train(kLowNewest, 1000).to_json();
   nlohmann::json bad = small;
