@@ -54,7 +54,7 @@ void run_attend(const AttendOptions& o) {
     lessons::forward_one(*m.net, ids, {model::kBos});
   }
   const std::size_t n = toks.size();
-  for (auto& t : toks) t = visible_controls(t);
+  for (auto& t : toks) t = render::visible_controls(t);
   std::vector<std::vector<float>> att;  // per layer: heads × n × n
   for (int l = 0; l < layers; ++l) att.push_back(c.decoder_only ? m.net->decoder_self_attention(l) : m.net->encoder_attention(l));
   std::vector<int> layer_ids, head_ids;
@@ -93,7 +93,7 @@ void run_attend(const AttendOptions& o) {
     if (focus_row == n) {
       std::string list;
       for (std::size_t i = c.decoder_only ? 1 : 0; i < n; ++i) list += (list.empty() ? "" : ", ") + ("\"" + toks[i] + "\"");
-      throw InputError(fmt::format("--focus: \"{}\" is not one of the sentence's tokens ({})", visible_controls(o.focus), list));
+      throw InputError(fmt::format("--focus: \"{}\" is not one of the sentence's tokens ({})", render::visible_controls(o.focus), list));
     }
   }
   const bool json = o.format == "json";

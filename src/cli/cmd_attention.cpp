@@ -34,13 +34,13 @@ std::string join_rows(const std::vector<std::size_t>& v, const std::vector<std::
 }
 
 void print_text(const io::Problem& p, const AttentionTrace& t, const AttentionOptions& o) {
-  const Terminal term = detect_terminal(o.no_color);
-  PrintOptions po;
+  const render::Terminal term = render::detect_terminal(o.no_color);
+  render::PrintOptions po;
   po.precision = o.precision;
   po.max_width = term.width;
   po.full = o.full;
   po.color = term.color;
-  PrintOptions heat = po;
+  render::PrintOptions heat = po;
   heat.heatmap = true;
 
   const auto q_labels = p.tokens.empty() ? io::default_labels(p.n()) : p.tokens;
@@ -67,36 +67,36 @@ void print_text(const io::Problem& p, const AttentionTrace& t, const AttentionOp
     os << fmt::format("── head {} of {} ──\n", i, h);
     // The labels name the biases when the problem gives them: the printed numbers include them.
     const HeadWeights& hw = p.weights.heads[i];
-    print_matrix(os, hw.b_q ? "Q = X · W_Q + b_Q" : "Q = X · W_Q", ht.q, q_labels, numbered_labels("q", d_k), po);
+    render::print_matrix(os, hw.b_q ? "Q = X · W_Q + b_Q" : "Q = X · W_Q", ht.q, q_labels, render::numbered_labels("q", d_k), po);
     os << '\n';
-    print_matrix(os, "K = " + kv + " · W_K" + (hw.b_k ? " + b_K" : ""), ht.k, k_labels, numbered_labels("k", d_k), po);
+    render::print_matrix(os, "K = " + kv + " · W_K" + (hw.b_k ? " + b_K" : ""), ht.k, k_labels, render::numbered_labels("k", d_k), po);
     os << '\n';
-    print_matrix(os, "V = " + kv + " · W_V" + (hw.b_v ? " + b_V" : ""), ht.v, k_labels, numbered_labels("v", d_v), po);
+    render::print_matrix(os, "V = " + kv + " · W_V" + (hw.b_v ? " + b_V" : ""), ht.v, k_labels, render::numbered_labels("v", d_v), po);
     os << '\n';
-    print_matrix(os, "scores = Q · Kᵀ", ht.scores, q_labels, k_labels, po);
+    render::print_matrix(os, "scores = Q · Kᵀ", ht.scores, q_labels, k_labels, po);
     os << '\n';
-    print_matrix(os, fmt::format("scaled = scores / √d_k  (√{} = {:.4f})", d_k, std::sqrt(double(d_k))), ht.scaled, q_labels, k_labels, po);
+    render::print_matrix(os, fmt::format("scaled = scores / √d_k  (√{} = {:.4f})", d_k, std::sqrt(double(d_k))), ht.scaled, q_labels, k_labels, po);
     os << '\n';
     if (t.has_mask) {
-      print_matrix(os, "masked = scaled with -inf where the mask hides a key", ht.masked, q_labels, k_labels, po);
+      render::print_matrix(os, "masked = scaled with -inf where the mask hides a key", ht.masked, q_labels, k_labels, po);
       os << '\n';
     }
-    print_matrix(os,
+    render::print_matrix(os,
                  t.fully_masked_rows.empty()
                      ? "weights = softmax of each row (each row sums to 1)"
                      : "weights = softmax of each row (each row sums to 1, except fully masked rows: all 0, see the note below)",
                  ht.weights, q_labels, k_labels, heat);
     os << '\n';
-    print_matrix(os, "context = weights · V", ht.context, q_labels, numbered_labels("v", d_v), po);
+    render::print_matrix(os, "context = weights · V", ht.context, q_labels, render::numbered_labels("v", d_v), po);
     os << '\n';
   }
   os << "── all heads ──\n";
-  print_matrix(os, h == 1 ? std::string("concat = context_0 (one head)") : fmt::format("concat = [context_0 | … | context_{}]", h - 1), t.concat, q_labels,
-               numbered_labels("c", cols(t.concat)), po);
+  render::print_matrix(os, h == 1 ? std::string("concat = context_0 (one head)") : fmt::format("concat = [context_0 | … | context_{}]", h - 1), t.concat, q_labels,
+               render::numbered_labels("c", cols(t.concat)), po);
   if (p.weights.w_o) {
     os << '\n';
-    print_matrix(os, p.weights.b_o ? "output = concat · W_O + b_O" : "output = concat · W_O", t.output, q_labels,
-                 numbered_labels("d", cols(t.output)), po);
+    render::print_matrix(os, p.weights.b_o ? "output = concat · W_O + b_O" : "output = concat · W_O", t.output, q_labels,
+                 render::numbered_labels("d", cols(t.output)), po);
   }
   if (!t.fully_masked_rows.empty()) {
     os << fmt::format("\nnote: fully masked row{} {}: every key is hidden, so the weights are set to all zeros "

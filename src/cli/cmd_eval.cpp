@@ -54,7 +54,7 @@ void run_eval(const EvalOptions& o) {
   if (run.lm) {
     // The transformer, then a unigram and a bigram model of the very same tokens, counted on the
     // training split (the bigram's discount chosen on the validation split).
-    ProgressBar bar(static_cast<std::int64_t>(data.test.size()), "eval");
+    render::ProgressBar bar(static_cast<std::int64_t>(data.test.size()), "eval");
     model::EvalResult r;
     {
       double loss_sum = 0, correct = 0;
@@ -123,7 +123,7 @@ void run_eval(const EvalOptions& o) {
   std::vector<nlohmann::json> errors;
   model::DecodeOptions d;
   d.beam = o.beam;
-  ProgressBar bar(static_cast<std::int64_t>(n), "eval");
+  render::ProgressBar bar(static_cast<std::int64_t>(n), "eval");
   for (std::size_t i = 0; i < n; ++i) {
     const corpus::Example& ex = data.test_pairs[i];
     const model::Hypothesis h = model::translate(*m.net, data.test[i].src, d);

@@ -104,7 +104,7 @@ void run_generate(const GenerateOptions& o) {
     lessons::forward_one(*m.net, {}, tgt_in);
     labels = m.vocab.tokens_of(std::vector<text::TokenId>(tgt_in.begin() + 1, tgt_in.end()));
     labels.insert(labels.begin(), "<bos>");
-    for (auto& l : labels) l = visible_controls(l);
+    for (auto& l : labels) l = render::visible_controls(l);
     for (int l = 0; l < m.net->config().decoder_layers; ++l) att.push_back(m.net->decoder_self_attention(l));
   }
   const std::size_t n = labels.size();
@@ -147,16 +147,16 @@ void run_generate(const GenerateOptions& o) {
     if (o.format == "json") return;
   }
   std::cout << fmt::format("prompt: {} tokens{}: {}\n", toks.size(), m.vocab.bpe() ? " (byte-level BPE; ## continues a word)" : "",
-                           visible_controls(join(toks, " | ")));
-  std::cout << fmt::format("next-token probabilities after \"{}\":\n", visible_controls(o.text));
+                           render::visible_controls(join(toks, " | ")));
+  std::cout << fmt::format("next-token probabilities after \"{}\":\n", render::visible_controls(o.text));
   for (int i = 0; i < k; ++i) {
     const double p = std::exp(lp[order[i]]);
-    std::cout << fmt::format("  {:>14}  {:6.2f}%  {}\n", visible_controls(candidate_text(m.vocab, order[i])), 100 * p,
+    std::cout << fmt::format("  {:>14}  {:6.2f}%  {}\n", render::visible_controls(candidate_text(m.vocab, order[i])), 100 * p,
                              std::string(static_cast<std::size_t>(std::lround(p * 40)), '#'));
   }
   std::cout << fmt::format("continuation ({}):\n", how);
   for (const auto& s : samples)
-    std::cout << (greedy ? "  " : fmt::format("  seed {}: ", s.seed)) << visible_controls(s.text) << '\n';
+    std::cout << (greedy ? "  " : fmt::format("  seed {}: ", s.seed)) << render::visible_controls(s.text) << '\n';
   if (!wrote.empty()) std::cout << wrote << '\n';
   if (o.show_attention) {
     // One heatmap per head of the chosen layer (the last by default).

@@ -131,7 +131,7 @@ void run_heads(const HeadsOptions& o) {
   const bool mean = o.ablate_with == "mean" && !ablations.empty();
   std::vector<model::HeadMeans> means = model::head_means_for(c);
   tasks::Relations rel;
-  ProgressBar bar(static_cast<std::int64_t>(n), "probes");
+  render::ProgressBar bar(static_cast<std::int64_t>(n), "probes");
   model::add_examples(*m.net, d.test, n, heads, [&](std::size_t i) {
     if (mean) model::add_last_forward(*m.net, means);
     if (!lm && i < d.test_pairs.size()) tasks::add_relations(*m.net, d.test_pairs[i], d.test[i], rel);
@@ -165,7 +165,7 @@ void run_heads(const HeadsOptions& o) {
   nlohmann::json base, ja = nlohmann::json::array();
   if (!ablations.empty()) {
     const std::vector<float> params = m.net->params.download();
-    ProgressBar abar(static_cast<std::int64_t>(ablations.size() + 1), "ablation");
+    render::ProgressBar abar(static_cast<std::int64_t>(ablations.size() + 1), "ablation");
     base = score(*m.net, d, m.vocab, n, lm);
     abar.update(1, "");
     for (std::size_t i = 0; i < ablations.size(); ++i) {

@@ -33,13 +33,13 @@ void run_list(const ListOptions& o) {
     std::cout << nlohmann::json{{"lessons", list}}.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     return;
   }
-  const Terminal term = detect_terminal(o.no_color);
+  const render::Terminal term = render::detect_terminal(o.no_color);
   for (const auto& d : all) {
     const std::string head = fmt::format("{:>2}  {:<22}", d.number, d.slug);
-    const std::size_t room = term.width > display_width(head) + 2 ? term.width - display_width(head) - 2 : 20;
+    const std::size_t room = term.width > render::display_width(head) + 2 ? term.width - render::display_width(head) - 2 : 20;
     const std::string line = d.title + ": " + d.summary;
-    if (term.color != ColorMode::None) std::cout << "\x1b[1m" << head << "\x1b[0m  " << fit_width(line, room) << '\n';
-    else std::cout << head << "  " << fit_width(line, room) << '\n';
+    if (term.color != render::ColorMode::None) std::cout << "\x1b[1m" << head << "\x1b[0m  " << render::fit_width(line, room) << '\n';
+    else std::cout << head << "  " << render::fit_width(line, room) << '\n';
   }
   std::cout << "\nRun one with 'attnlab lesson N' (or its name), or all of them with 'attnlab tour'.\n";
 }

@@ -193,7 +193,7 @@ void run_train(const TrainOptions& o) {
     trainer.save(state_path, meta(step));
     trainer.save_model(model_path, meta(step));
   };
-  ProgressBar bar(run.train.steps, "train");
+  render::ProgressBar bar(run.train.steps, "train");
   double tokens_per_s = 0, last_loss = 0;
   const std::int64_t reached = trainer.run(
       data.train, data.valid, 0,

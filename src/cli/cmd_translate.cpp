@@ -54,7 +54,7 @@ void run_translate(const TranslateOptions& o) {
       src.assign(with_stop.ids.begin(), with_stop.ids.end());
       src_tokens = std::move(with_stop.labels);
       read_as = o.text.substr(0, last + 1) + ".";
-      const std::string shown = fit_width(visible_controls(read_as), 80);  // one line, cut at a character
+      const std::string shown = render::fit_width(render::visible_controls(read_as), 80);  // one line, cut at a character
       std::cerr << "attnlab: note: the model learned only sentences that end with . ! or ?; it reads \"" << shown << "\"\n";
     }
   }
@@ -62,7 +62,7 @@ void run_translate(const TranslateOptions& o) {
   const std::vector<std::string> unseen = tasks::unseen_words(m, o.text);
   if (!unseen.empty()) {
     std::string list;
-    for (std::size_t i = 0; i < unseen.size() && i < 5; ++i) list += (i ? ", \"" : "\"") + fit_width(visible_controls(unseen[i]), 30) + "\"";
+    for (std::size_t i = 0; i < unseen.size() && i < 5; ++i) list += (i ? ", \"" : "\"") + render::fit_width(render::visible_controls(unseen[i]), 30) + "\"";
     if (unseen.size() > 5) list += ", ...";
     std::cerr << fmt::format("attnlab: warning: outside what this model learned: {} never occurred in its training sentences; "
                              "the translation is a guess\n",

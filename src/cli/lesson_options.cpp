@@ -71,7 +71,7 @@ void run_lessons(const lessons::LessonOptions& options, const std::vector<std::s
   }
   std::unique_ptr<lessons::Output> out;
   lessons::RenderSettings rs;
-  rs.term = detect_terminal(o.no_color);
+  rs.term = render::detect_terminal(o.no_color);
   rs.full = o.full;
   rs.precision = o.precision;
   std::ostringstream page_json;
@@ -80,7 +80,7 @@ void run_lessons(const lessons::LessonOptions& options, const std::vector<std::s
   else out = std::make_unique<lessons::TextOutput>(std::cout, rs);
 
   const bool pause = !tour && lessons::interactive(o);
-  const bool color = rs.term.color != ColorMode::None;
+  const bool color = rs.term.color != render::ColorMode::None;
   std::function<bool()> pause_fn;
   if (pause) pause_fn = [color] { return lessons::pause_for_key(color); };
   for (const lessons::LessonDoc* d : docs)

@@ -140,23 +140,23 @@ int run(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // Bad flags or flag values are usage errors: exit code 2, as for every other bad input.
     std::fprintf(stderr, "attnlab: error: %s\nRun 'attnlab --help' (or 'attnlab SUBCOMMAND --help') for usage.\n",
-                 attnlab::visible_controls(e.what(), true).c_str());
+                 attnlab::render::visible_controls(e.what(), true).c_str());
     return 2;
   } catch (const attnlab::cli::ExitCode& e) {
     return e.code;
   } catch (const attnlab::Interrupted& e) {
-    std::fprintf(stderr, "attnlab: %s\n", attnlab::visible_controls(e.what(), true).c_str());
+    std::fprintf(stderr, "attnlab: %s\n", attnlab::render::visible_controls(e.what(), true).c_str());
     return e.exit_code();
   } catch (const attnlab::Error& e) {
     // Messages quote the user's input and files' contents: their control characters are shown.
-    std::fprintf(stderr, "attnlab: error: %s\n", attnlab::visible_controls(e.what(), true).c_str());
+    std::fprintf(stderr, "attnlab: error: %s\n", attnlab::render::visible_controls(e.what(), true).c_str());
     return e.exit_code();
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "attnlab: error: out of memory; try a smaller problem\n");
     return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "attnlab: internal error: %s\nPlease report this with the command you ran.\n",
-                 attnlab::visible_controls(e.what(), true).c_str());
+                 attnlab::render::visible_controls(e.what(), true).c_str());
     return 1;
   }
   return 0;

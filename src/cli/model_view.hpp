@@ -54,15 +54,15 @@ struct ViewOptions {
 inline void print_heatmap(const std::string& title, const Matrix& m, const std::vector<std::string>& rows_l,
                           const std::vector<std::string>& cols_l, const ViewOptions& v,
                           const std::vector<std::size_t>& keep_cols = {}) {
-  const Terminal term = detect_terminal(v.no_color);
-  PrintOptions po;
+  const render::Terminal term = render::detect_terminal(v.no_color);
+  render::PrintOptions po;
   po.precision = 2;
   po.max_width = term.width;
   po.full = v.full;
   po.color = term.color;
   po.heatmap = true;
   po.keep_cols = keep_cols;
-  print_matrix(std::cout, title, m, rows_l, cols_l, po);
+  render::print_matrix(std::cout, title, m, rows_l, cols_l, po);
 }
 
 }  // namespace attnlab::cli

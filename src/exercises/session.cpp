@@ -73,7 +73,7 @@ Verdict Session::check_and_report(const Kit& kit, const ExerciseInfo& ex, const 
   const Checked c = check_and_record(kit, ex, opts, [&](bool created) {
     if (created) fmt::print("Created {} from the stub: edit it, then check again.\n", pretty_path(workspace_.learner_file(ex)));
     fmt::print("── exercise {}: {} ──\nfile: {}\n", ex.label(), ex.title,
-               visible_controls(pretty_path(workspace_.learner_file(ex))));
+               render::visible_controls(pretty_path(workspace_.learner_file(ex))));
     std::cout.flush();
   });
   const CheckResult& r = c.result;
@@ -82,9 +82,9 @@ Verdict Session::check_and_report(const Kit& kit, const ExerciseInfo& ex, const 
   // What the grader and the compiler printed is the learner code's (and its file's) text: control
   // characters are shown, never sent to the terminal (an ESC ]0;… retitles it, ESC [2J clears it).
   if (!r.warnings.empty() && r.verdict != Verdict::CompileError) {
-    fmt::print("The compiler warns:\n{}\n", visible_controls(r.warnings, /*keep_newlines=*/true));
+    fmt::print("The compiler warns:\n{}\n", render::visible_controls(r.warnings, /*keep_newlines=*/true));
   }
-  fmt::print("{}", visible_controls(r.report, /*keep_newlines=*/true));
+  fmt::print("{}", render::visible_controls(r.report, /*keep_newlines=*/true));
   if (!r.report.empty() && r.report.back() != '\n') fmt::print("\n");
   switch (r.verdict) {
     case Verdict::Passed: {

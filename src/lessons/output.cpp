@@ -68,20 +68,20 @@ std::size_t prose_width(const std::string& word) {
     }
     plain += word[i];
   }
-  return display_width(plain);
+  return render::display_width(plain);
 }
 
 std::string wrap_words(const std::string& text, std::size_t width, const std::string& first, const std::string& rest) {
   std::istringstream in(text);
   std::string word, out, line = first;
-  std::size_t used = display_width(first);
+  std::size_t used = render::display_width(first);
   bool empty = true;
   while (in >> word) {
     const std::size_t w = prose_width(word);
     if (!empty && used + 1 + w > width) {
       out += line + "\n";
       line = rest;
-      used = display_width(rest);
+      used = render::display_width(rest);
       empty = true;
     }
     if (!empty) {
@@ -172,16 +172,16 @@ void Output::side_by_side(const std::vector<MatrixItem>& items) {
 // ---- text -----------------------------------------------------------------------
 
 void TextOutput::begin_lesson(const LessonDoc& doc, const io::OutJson&, const std::string& status) {
-  const bool color = rs_.term.color != ColorMode::None;
+  const bool color = rs_.term.color != render::ColorMode::None;
   // Lesson files may come from ATTNLAB_DATA_DIR: their control characters are shown, not obeyed.
-  const std::string head = visible_controls(fmt::format("Lesson {}: {}", doc.number, doc.title));
-  const std::string rule(std::min<std::size_t>(display_width(head), rs_.term.width), '=');
+  const std::string head = render::visible_controls(fmt::format("Lesson {}: {}", doc.number, doc.title));
+  const std::string rule(std::min<std::size_t>(render::display_width(head), rs_.term.width), '=');
   if (color) os_ << "\x1b[1m" << head << "\x1b[0m\n";
   else os_ << head << '\n';
   os_ << rule << '\n';
   // Each status line wrapped like the prose (a model's description runs long).
   const std::size_t width = std::clamp<std::size_t>(rs_.term.width, 20, 100);
-  std::istringstream lines(visible_controls(status, /*keep_newlines=*/true));
+  std::istringstream lines(render::visible_controls(status, /*keep_newlines=*/true));
   for (std::string l; std::getline(lines, l);) os_ << wrap_words(l, width, "", "") << '\n';
   os_ << '\n';
 }
@@ -189,26 +189,26 @@ void TextOutput::begin_lesson(const LessonDoc& doc, const io::OutJson&, const st
 void TextOutput::prose(const std::string& markdown) {
   // Wrapped to the terminal, at most 100 columns (longer lines are harder to read).
   const std::size_t width = std::clamp<std::size_t>(rs_.term.width, 20, 100);
-  os_ << render_prose(wrap_prose(visible_controls(markdown, /*keep_newlines=*/true), width),
-                      rs_.term.color != ColorMode::None)
+  os_ << render_prose(wrap_prose(render::visible_controls(markdown, /*keep_newlines=*/true), width),
+                      rs_.term.color != render::ColorMode::None)
       << '\n';
 }
 
 void TextOutput::begin_step(std::size_t index, std::size_t count, const std::string& title) {
-  const std::string head = fmt::format("── Step {}/{}: {} ", index + 1, count, visible_controls(title));
-  const std::size_t w = display_width(head);
+  const std::string head = fmt::format("── Step {}/{}: {} ", index + 1, count, render::visible_controls(title));
+  const std::size_t w = render::display_width(head);
   const std::string line = head + (w < std::min<std::size_t>(rs_.term.width, 80) ? [&] {
     std::string s;
     for (std::size_t i = w; i < std::min<std::size_t>(rs_.term.width, 80); ++i) s += "─";
     return s;
   }() : std::string());
-  if (rs_.term.color != ColorMode::None) os_ << "\x1b[1;36m" << line << "\x1b[0m\n\n";
+  if (rs_.term.color != render::ColorMode::None) os_ << "\x1b[1;36m" << line << "\x1b[0m\n\n";
   else os_ << line << "\n\n";
 }
 
 void TextOutput::end_lesson() { os_ << '\n'; }
 
-void TextOutput::line(const std::string& text) { os_ << visible_controls(text, /*keep_newlines=*/true) << '\n'; }
+void TextOutput::line(const std::string& text) { os_ << render::visible_controls(text, /*keep_newlines=*/true) << '\n'; }
 
 // Matrices taller than this (a 64-row weight matrix) show their first rows, "⋮" and the last two;
 // --full shows every row.
@@ -228,7 +228,7 @@ std::string TextOutput::render(const MatrixItem& it, bool as_heatmap, bool short
   std::string title = short_title ? std::string("the same as a heatmap") : it.title;
   if (it.broken_demo) title = "WRONG (demonstration of the failure, not an answer): " + title;
   if (as_heatmap) {
-    HeatmapOptions ho;
+    render::HeatmapOptions ho;
     ho.lo = it.lo;
     ho.hi = it.hi;
     ho.max_width = rs_.term.width;
@@ -239,7 +239,7 @@ std::string TextOutput::render(const MatrixItem& it, bool as_heatmap, bool short
     ho.color = rs_.term.color;
     print_heatmap(ss, title, it.m, it.row_labels, it.col_labels, ho);
   } else {
-    PrintOptions po;
+    render::PrintOptions po;
     po.precision = it.precision >= 0 ? it.precision : rs_.precision;
     po.max_width = rs_.term.width;
     po.max_rows = kMaxRows;
@@ -247,7 +247,7 @@ std::string TextOutput::render(const MatrixItem& it, bool as_heatmap, bool short
     po.full = rs_.full;
     po.color = rs_.term.color;
     po.heatmap = it.weights;
-    print_matrix(ss, title, it.m, it.row_labels, it.col_labels, po);
+    render::print_matrix(ss, title, it.m, it.row_labels, it.col_labels, po);
   }
   return ss.str();
 }
@@ -255,7 +255,7 @@ std::string TextOutput::render(const MatrixItem& it, bool as_heatmap, bool short
 void TextOutput::do_matrix(const MatrixItem& it) {
   const bool heat = it.weights || it.heatmap;
   if (heat) {
-    print_side_by_side(os_, {render(it, false), render(it, true, true)}, 4, rs_.term.width, false);
+    render::print_side_by_side(os_, {render(it, false), render(it, true, true)}, 4, rs_.term.width, false);
   } else {
     os_ << render(it, false);
   }
@@ -265,7 +265,7 @@ void TextOutput::do_matrix(const MatrixItem& it) {
 void TextOutput::do_side_by_side(const std::vector<MatrixItem>& items) {
   std::vector<std::string> blocks;
   for (const MatrixItem& it : items) blocks.push_back(render(it, false));
-  print_side_by_side(os_, blocks, 2, rs_.term.width, rs_.full);
+  render::print_side_by_side(os_, blocks, 2, rs_.term.width, rs_.full);
   os_ << '\n';
   bool any_heat = false;
   for (const MatrixItem& it : items) any_heat = any_heat || it.weights || it.heatmap;
@@ -273,7 +273,7 @@ void TextOutput::do_side_by_side(const std::vector<MatrixItem>& items) {
     blocks.clear();
     for (const MatrixItem& it : items)
       if (it.weights || it.heatmap) blocks.push_back(render(it, true));
-    print_side_by_side(os_, blocks, 2, rs_.term.width, rs_.full);
+    render::print_side_by_side(os_, blocks, 2, rs_.term.width, rs_.full);
     os_ << '\n';
   }
 }

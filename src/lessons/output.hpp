@@ -35,7 +35,7 @@ struct MatrixItem {
 };
 
 struct RenderSettings {
-  Terminal term;
+  render::Terminal term;
   bool full = false;
   int precision = 3;
 };

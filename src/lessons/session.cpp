@@ -389,12 +389,12 @@ bool Session::run(const LessonDoc& doc, Output& out, const std::function<bool()>
 // ---- interaction -------------------------------------------------------------------
 
 bool interactive(const LessonOptions& opts) {
-  return opts.format == "text" && !opts.no_pause && stdin_and_stdout_are_terminals();
+  return opts.format == "text" && !opts.no_pause && render::stdin_and_stdout_are_terminals();
 }
 
 bool pause_for_key(bool color) {
   // The end of input (-1) stops, as q does: nobody is left to press Enter.
-  const int key = wait_for_key("[Enter] next step   [q] quit ", color);
+  const int key = render::wait_for_key("[Enter] next step   [q] quit ", color);
   return key >= 0 && key != 'q' && key != 'Q';
 }
 

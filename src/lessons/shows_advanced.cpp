@@ -164,7 +164,7 @@ void show_fully_masked(LessonContext& c) {
   for (std::size_t j = 0; j < 4; ++j) naive(0, j) = std::exp(row(0, j)) / sum;  // 0 / 0 = NaN
   std::vector<std::size_t> empty;
   const Matrix w = softmax_rows(row, &empty);
-  const std::vector<std::string> rl{"row"}, cl = numbered_labels("k", 4);
+  const std::vector<std::string> rl{"row"}, cl = render::numbered_labels("k", 4);
   MatrixItem r = item("masked_row", "a fully masked row of scores", row, rl, cl);
   r.masked = true;
   c.out.matrix(r);
@@ -203,7 +203,7 @@ void show_concat_output(LessonContext& c) {
   const std::size_t h = t.heads.size(), d_v = cols(t.heads[0].v);
   std::vector<MatrixItem> ctx;
   for (std::size_t i = 0; i < h; ++i)
-    ctx.push_back(item(fmt::format("context_{}", i), fmt::format("context of head {}", i), t.heads[i].context, tk, numbered_labels("v", d_v)));
+    ctx.push_back(item(fmt::format("context_{}", i), fmt::format("context of head {}", i), t.heads[i].context, tk, render::numbered_labels("v", d_v)));
   c.out.side_by_side(ctx);
   std::vector<std::string> cl;
   for (std::size_t i = 0; i < h; ++i)
@@ -212,10 +212,10 @@ void show_concat_output(LessonContext& c) {
                                       : fmt::format("concat = [context_0 | {}context_{}]  (n × h·d_v)", h > 2 ? "… | " : "", h - 1),
                     t.concat, tk, cl));
   if (w.w_o) {
-    c.out.matrix(item("w_o", "W_O  (h·d_v × d_model)", *w.w_o, cl, numbered_labels("d", cols(*w.w_o))));
-    if (w.b_o) c.out.matrix(item("b_o", "b_O  (1 × d_model, added to every row)", *w.b_o, {"b_O"}, numbered_labels("d", cols(*w.b_o))));
+    c.out.matrix(item("w_o", "W_O  (h·d_v × d_model)", *w.w_o, cl, render::numbered_labels("d", cols(*w.w_o))));
+    if (w.b_o) c.out.matrix(item("b_o", "b_O  (1 × d_model, added to every row)", *w.b_o, {"b_O"}, render::numbered_labels("d", cols(*w.b_o))));
     c.out.matrix(item("output", w.b_o ? "output = concat · W_O + b_O  (n × d_model)" : "output = concat · W_O  (n × d_model)", t.output,
-                      tk, numbered_labels("d", cols(t.output))));
+                      tk, render::numbered_labels("d", cols(t.output))));
     if (c.trained()) {
       const float diff = c.encoder_replay().max_difference;
       c.out.line(fmt::format("Check: the core's output equals the model's own encoder layer 0 attention output ({}).", agreement(diff)));
@@ -298,7 +298,7 @@ void show_one_token_heads(LessonContext& c) {
     c.out.value(fmt::format("head_{}_output", h), std::vector<float>{ht.context(0, 0), ht.context(0, 1)});
     c.out.value(fmt::format("head_{}_v", h), std::vector<float>{ht.v(0, 0), ht.v(0, 1)});
   }
-  c.out.matrix(item("one_token_concat", "concat = [head 0 | head 1]", t.concat, p.tokens, numbered_labels("c", cols(t.concat))));
+  c.out.matrix(item("one_token_concat", "concat = [head 0 | head 1]", t.concat, p.tokens, render::numbered_labels("c", cols(t.concat))));
   c.out.line("Each head's weight is exactly 1 and its output is its V row, X · W_V. Head outputs");
   c.out.line("that are assumed, such as [0.5, 1.2] and [-0.4, 2.3], are right only if X · W_V gives them.");
   c.out.line("");
@@ -318,9 +318,9 @@ void show_cross_attention(LessonContext& c) {
   const std::size_t n = tt.size(), m = src.size();
   c.out.line(fmt::format("Decoder (queries): \"{}\", n = {}.  Encoder (keys, values): \"{}\", m = {}.", tgt.text, n, c.src.text, m));
   c.out.line("");
-  c.out.matrix(item("q", fmt::format("Q = Y · W_Q  (from the decoder: n × d_k = {} × {})", n, cols(h.q)), h.q, tt, numbered_labels("q", cols(h.q))));
-  c.out.side_by_side({item("k", fmt::format("K = M · W_K  ({} × {})", m, cols(h.k)), h.k, src, numbered_labels("k", cols(h.k))),
-                      item("v", fmt::format("V = M · W_V  ({} × {})", m, cols(h.v)), h.v, src, numbered_labels("v", cols(h.v)))});
+  c.out.matrix(item("q", fmt::format("Q = Y · W_Q  (from the decoder: n × d_k = {} × {})", n, cols(h.q)), h.q, tt, render::numbered_labels("q", cols(h.q))));
+  c.out.side_by_side({item("k", fmt::format("K = M · W_K  ({} × {})", m, cols(h.k)), h.k, src, render::numbered_labels("k", cols(h.k))),
+                      item("v", fmt::format("V = M · W_V  ({} × {})", m, cols(h.v)), h.v, src, render::numbered_labels("v", cols(h.v)))});
   c.out.matrix(item("scaled", fmt::format("Q · Kᵀ / √d_k  (n × m = {} × {})", n, m), h.scaled, tt, src));
   c.out.matrix(weights_item("weights", fmt::format("alignment: weights (n × m = {} × {}), each row sums to 1", n, m), h.weights, tt, src));
   for (std::size_t i = 0; i < n; ++i) {
@@ -330,7 +330,7 @@ void show_cross_attention(LessonContext& c) {
     c.out.line(fmt::format("  {:<10} looks most at {:<10} ({:.1f} %)", tt[i], src[best], 100.0 * h.weights(i, best)));
   }
   c.out.line("");
-  c.out.matrix(item("context", "context = weights · V  (one row per decoder token)", h.context, tt, numbered_labels("v", cols(h.context))));
+  c.out.matrix(item("context", "context = weights · V  (one row per decoder token)", h.context, tt, render::numbered_labels("v", cols(h.context))));
 }
 
 // ---- lesson 9 -------------------------------------------------------------------------
@@ -349,7 +349,7 @@ void require_model_width(const AttentionWeights& w, std::size_t d_model) {
 void show_residual_layernorm(LessonContext& c) {
   require_model_width(c.weights("encoder.self"), c.d_model);
   const auto& tk = c.src.tokens;
-  const auto dl = numbered_labels("d", c.d_model);
+  const auto dl = render::numbered_labels("d", c.d_model);
   const Matrix& a = c.self_trace().output;
   const Matrix r = add(c.x, a);
   const Matrix n = layer_norm(r);
@@ -363,7 +363,7 @@ void show_residual_layernorm(LessonContext& c) {
 void show_feed_forward(LessonContext& c) {
   require_model_width(c.weights("encoder.self"), c.d_model);
   const auto& tk = c.src.tokens;
-  const auto dl = numbered_labels("d", c.d_model);
+  const auto dl = render::numbered_labels("d", c.d_model);
   const Matrix h1 = layer_norm(add(c.x, c.self_trace().output));
   const FeedForward f = random_feed_forward(c.d_model, 4 * c.d_model, c.seed, "encoder.ffn");
   Matrix hidden;
@@ -372,7 +372,7 @@ void show_feed_forward(LessonContext& c) {
                          4 * c.d_model, c.d_model));
   c.out.line("");
   c.out.matrix(item("ffn_hidden", "hidden = max(0, H·W1 + b1)  (n × d_ff; ReLU zeroes the negatives)", hidden, tk,
-                    numbered_labels("f", cols(hidden))));
+                    render::numbered_labels("f", cols(hidden))));
   c.out.matrix(item("ffn_out", "FFN(H)  (n × d_model)", y, tk, dl));
   c.out.matrix(item("encoder_output", "LayerNorm(H + FFN(H)): the encoder layer's output", layer_norm(add(h1, y)), tk, dl));
 }
@@ -411,7 +411,7 @@ void show_encoder_decoder(LessonContext& c) {
   const TokenizedSentence dec_in = decoder_input(c.target(), c.session.vocab());
   const auto& src = c.src.tokens;
   const auto& dt = dec_in.tokens;
-  const auto dl = numbered_labels("d", c.d_model);
+  const auto dl = render::numbered_labels("d", c.d_model);
   LayerTrace et, dtr;
   const Matrix memory = encoder_layer(c.x, model.enc, &et);
   const Matrix out = decoder_layer(c.input_for(dec_in), memory, model.dec, &dtr);

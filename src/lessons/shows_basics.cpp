@@ -89,7 +89,7 @@ void show_tokens(LessonContext& c) {
 }
 
 void show_embeddings(LessonContext& c) {
-  const auto dl = numbered_labels("d", c.d_model);
+  const auto dl = render::numbered_labels("d", c.d_model);
   c.out.matrix(item("embeddings",
                     c.trained() ? "E: each token's row of the model's learned embedding table (tok_emb)"
                                 : "E: each token's row of the embedding table",
@@ -103,7 +103,7 @@ void show_positional_encoding(LessonContext& c) {
   std::vector<std::string> pos;
   for (std::size_t i = 0; i < c.src.tokens.size(); ++i) pos.push_back(fmt::format("{} {}", i, c.src.tokens[i]));
   c.out.matrix(signed_heat_item("pe", "PE: sin on even columns, cos on odd columns", c.pe, pos,
-                                numbered_labels("d", c.d_model)));
+                                render::numbered_labels("d", c.d_model)));
   if (c.src.tokens.size() > 1) {
     const double d = static_cast<double>(c.d_model);
     c.out.line(fmt::format("Check: PE(1, 0) = sin(1 / 10000^(0/{})) = sin(1) = {:.3f}, PE(1, 1) = cos(1) = {:.3f}, "
@@ -131,7 +131,7 @@ void show_pe_frequencies(LessonContext& c) {
 
 void show_model_input(LessonContext& c) {
   c.out.matrix(signed_heat_item("x", "X = E · √d_model + PE  (the input to attention)", model_input(c.embeddings, c.pe),
-                                c.src.tokens, numbered_labels("d", c.d_model)));
+                                c.src.tokens, render::numbered_labels("d", c.d_model)));
 }
 
 // The trained form adds the check that X is the model's own encoder input.
@@ -153,22 +153,22 @@ std::string projection_formula(const HeadWeights& h, const char* name) {
 
 void show_input(LessonContext& c) {
   c.out.matrix(item("x", fmt::format("X  (n × d_model = {})", dims(c.src.tokens.size(), c.d_model)), c.x, c.src.tokens,
-                    numbered_labels("d", c.d_model)));
+                    render::numbered_labels("d", c.d_model)));
 }
 
 void show_projection_weights(LessonContext& c) {
   const AttentionWeights w = c.weights("encoder.self");
   const HeadWeights& h = w.heads[0];
-  const auto rl = numbered_labels("d", c.d_model);
-  c.out.side_by_side({item("w_q", "W_Q (head 0)", h.w_q, rl, numbered_labels("q", cols(h.w_q))),
-                      item("w_k", "W_K (head 0)", h.w_k, rl, numbered_labels("k", cols(h.w_k))),
-                      item("w_v", "W_V (head 0)", h.w_v, rl, numbered_labels("v", cols(h.w_v)))});
+  const auto rl = render::numbered_labels("d", c.d_model);
+  c.out.side_by_side({item("w_q", "W_Q (head 0)", h.w_q, rl, render::numbered_labels("q", cols(h.w_q))),
+                      item("w_k", "W_K (head 0)", h.w_k, rl, render::numbered_labels("k", cols(h.w_k))),
+                      item("w_v", "W_V (head 0)", h.w_v, rl, render::numbered_labels("v", cols(h.w_v)))});
   if (h.b_q && h.b_k && h.b_v) {
     c.out.line("The model also learned a bias per projection, added to every row: Q = X · W_Q + b_Q, and so on.");
     c.out.line("");
-    c.out.matrix(item("b_q", "b_Q (head 0)", *h.b_q, {"b_Q"}, numbered_labels("q", cols(*h.b_q))));
-    c.out.matrix(item("b_k", "b_K (head 0)", *h.b_k, {"b_K"}, numbered_labels("k", cols(*h.b_k))));
-    c.out.matrix(item("b_v", "b_V (head 0)", *h.b_v, {"b_V"}, numbered_labels("v", cols(*h.b_v))));
+    c.out.matrix(item("b_q", "b_Q (head 0)", *h.b_q, {"b_Q"}, render::numbered_labels("q", cols(*h.b_q))));
+    c.out.matrix(item("b_k", "b_K (head 0)", *h.b_k, {"b_K"}, render::numbered_labels("k", cols(*h.b_k))));
+    c.out.matrix(item("b_v", "b_V (head 0)", *h.b_v, {"b_V"}, render::numbered_labels("v", cols(*h.b_v))));
   }
 }
 
@@ -181,9 +181,9 @@ void show_qkv(LessonContext& c) {
                            dims(c.d_model, cols(*m)), hw.b_q ? fmt::format(" + (1 × {})", cols(*m)) : "", dims(n, cols(*m))));
   }
   c.out.line("");
-  c.out.side_by_side({item("q", "Q = " + projection_formula(hw, "Q"), t.q, c.src.tokens, numbered_labels("q", cols(t.q))),
-                      item("k", "K = " + projection_formula(hw, "K"), t.k, c.src.tokens, numbered_labels("k", cols(t.k))),
-                      item("v", "V = " + projection_formula(hw, "V"), t.v, c.src.tokens, numbered_labels("v", cols(t.v)))});
+  c.out.side_by_side({item("q", "Q = " + projection_formula(hw, "Q"), t.q, c.src.tokens, render::numbered_labels("q", cols(t.q))),
+                      item("k", "K = " + projection_formula(hw, "K"), t.k, c.src.tokens, render::numbered_labels("k", cols(t.k))),
+                      item("v", "V = " + projection_formula(hw, "V"), t.v, c.src.tokens, render::numbered_labels("v", cols(t.v)))});
 }
 
 // ---- lesson 3 -------------------------------------------------------------------------
@@ -274,7 +274,7 @@ void show_saturation_demo(LessonContext& c) {
   c.out.matrix(item("saturation",
                     fmt::format("largest softmax weight over {} keys, averaged over {} queries", kDemoKeys, kDemoQueries),
                     table, rl, {"unscaled", "scaled"}));
-  const auto kl = numbered_labels("key", kDemoKeys);
+  const auto kl = render::numbered_labels("key", kDemoKeys);
   c.out.matrix(weights_item("example_unscaled", "one query's weights, softmax(q·kᵀ) without scaling", ex_raw, rl, kl));
   c.out.matrix(weights_item("example_scaled", "the same query, softmax(q·kᵀ / √d_k)", ex_scaled, rl, kl));
 }
@@ -327,7 +327,7 @@ void show_softmax_overflow(LessonContext& c) {
   for (std::size_t j = 0; j < 4; ++j) naive(0, j) = naive_exp(0, j) / sum;  // inf / inf = NaN
   for (std::size_t j = 0; j < 4; ++j) shifted_exp(0, j) = std::exp(scores[j] - scores[3]);
   const Matrix stable = softmax_rows(s);
-  const std::vector<std::string> rl{"row"}, cl = numbered_labels("k", 4);
+  const std::vector<std::string> rl{"row"}, cl = render::numbered_labels("k", 4);
   c.out.matrix(item("scores", "a row of scores around 100", s, rl, cl));
   c.out.line(fmt::format("float32 holds numbers up to {:.3g} = e^{:.2f}; e^98 is already beyond that.", double(FLT_MAX),
                          std::log(double(FLT_MAX))));
@@ -352,7 +352,7 @@ void show_attention_weights(LessonContext& c) {
 void show_values(LessonContext& c) {
   const HeadTrace& t = c.self_trace().heads[0];
   c.out.matrix(item("v", "V = " + projection_formula(c.weights("encoder.self").heads[0], "V"), t.v, c.src.tokens,
-                    numbered_labels("v", cols(t.v))));
+                    render::numbered_labels("v", cols(t.v))));
 }
 
 void show_context(LessonContext& c) {
@@ -360,7 +360,7 @@ void show_context(LessonContext& c) {
   c.out.line(fmt::format("context = weights · V:  ({}) · ({}) = {}", dims(rows(t.weights), cols(t.weights)),
                          dims(rows(t.v), cols(t.v)), dims(rows(t.context), cols(t.context))));
   c.out.line("");
-  c.out.matrix(item("context", "context = weights · V", t.context, c.src.tokens, numbered_labels("v", cols(t.context))));
+  c.out.matrix(item("context", "context = weights · V", t.context, c.src.tokens, render::numbered_labels("v", cols(t.context))));
 }
 
 void show_percentages(LessonContext& c) {
@@ -386,7 +386,7 @@ void show_percentages(LessonContext& c) {
   c.out.value("focus", tk[f]);
   c.out.value("percent", pct);
   c.out.matrix(item("context_row", fmt::format("context[{}]", tk[f]), row_of(t.context, f), {tk[f]},
-                    numbered_labels("v", cols(t.context))));
+                    render::numbered_labels("v", cols(t.context))));
 }
 
 }  // namespace

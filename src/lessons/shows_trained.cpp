@@ -434,12 +434,12 @@ void show_cross_attention_trained(LessonContext& c) {
   c.out.line("Each row is labelled with the word the decoder is about to write at that position.");
   c.out.line("");
   c.out.matrix(item("q", fmt::format("Q = Y · W_Q + b_Q  (layer 0, head 0; Y is the decoder stream: n × d_k = {} × {})", n, cols(h.q)),
-                    h.q, rl, numbered_labels("q", cols(h.q))));
-  c.out.side_by_side({item("k", fmt::format("K = M · W_K + b_K  ({} × {})", m, cols(h.k)), h.k, src, numbered_labels("k", cols(h.k))),
-                      item("v", fmt::format("V = M · W_V + b_V  ({} × {})", m, cols(h.v)), h.v, src, numbered_labels("v", cols(h.v)))});
+                    h.q, rl, render::numbered_labels("q", cols(h.q))));
+  c.out.side_by_side({item("k", fmt::format("K = M · W_K + b_K  ({} × {})", m, cols(h.k)), h.k, src, render::numbered_labels("k", cols(h.k))),
+                      item("v", fmt::format("V = M · W_V + b_V  ({} × {})", m, cols(h.v)), h.v, src, render::numbered_labels("v", cols(h.v)))});
   c.out.matrix(item("scaled", fmt::format("Q · Kᵀ / √d_k  (n × m = {} × {})", n, m), h.scaled, rl, src));
   c.out.matrix(weights_item("weights", fmt::format("alignment, layer 0 head 0 (n × m = {} × {}), each row sums to 1", n, m), h.weights, rl, src));
-  c.out.matrix(item("context", "context = weights · V  (one row per decoder position)", h.context, rl, numbered_labels("v", cols(h.context))));
+  c.out.matrix(item("context", "context = weights · V  (one row per decoder position)", h.context, rl, render::numbered_labels("v", cols(h.context))));
   c.out.line(fmt::format("Check: the core's replay equals the model's own cross-attention ({}).",
                          agreement(std::max(r0.max_difference, rl_.max_difference))));
   c.out.value("max_difference_from_model", std::max(r0.max_difference, rl_.max_difference));
@@ -519,7 +519,7 @@ EncoderLayer0 encoder_layer0(LessonContext& c) {
 void show_residual_layernorm_trained(LessonContext& c) {
   const EncoderLayer0 e = encoder_layer0(c);
   const auto& tk = c.src.tokens;
-  const auto dl = numbered_labels("d", c.d_model);
+  const auto dl = render::numbered_labels("d", c.d_model);
   const bool pre = c.model->net().config().pre_norm;
   c.out.matrix(item("attention_output", "A = MultiHead(X): encoder layer 0's attention output (n × d_model)", e.a, tk, dl));
   c.out.matrix(item("residual", "X + A  (the residual connection)", e.residual, tk, dl));
@@ -536,13 +536,13 @@ void show_feed_forward_trained(LessonContext& c) {
   const EncoderLayer0 e = encoder_layer0(c);
   model::Transformer<float>& net = c.model->net();
   const auto& tk = c.src.tokens;
-  const auto dl = numbered_labels("d", c.d_model);
+  const auto dl = render::numbered_labels("d", c.d_model);
   const std::size_t F = static_cast<std::size_t>(net.config().d_ff);
   c.out.line(fmt::format("FFN(x) = max(0, x·W1 + b1)·W2 + b2 with the model's W1: {} × {}, W2: {} × {} (d_ff = {})", c.d_model, F, F,
                          c.d_model, F));
   c.out.line("");
   c.out.matrix(item("ffn_hidden", "hidden = max(0, H·W1 + b1)  (n × d_ff; ReLU zeroes the negatives)", e.hidden, tk,
-                    numbered_labels("f", cols(e.hidden))));
+                    render::numbered_labels("f", cols(e.hidden))));
   std::size_t zeros = 0;
   for (float v : e.hidden) zeros += v == 0.0f;
   c.out.line(fmt::format("{:.0f} % of the hidden units are exactly 0 after the ReLU.", 100.0 * zeros / static_cast<double>(e.hidden.size())));
@@ -573,7 +573,7 @@ void show_encoder_decoder_trained(LessonContext& c) {
                          cfg.encoder_layers, cfg.decoder_layers, cfg.heads, cfg.d_model, cfg.d_ff));
   c.out.line("");
   c.out.matrix(item("encoder_output", "encoder output M (after the last layer and the final LayerNorm)", rows_of(net.memory().data(), 0, m, C), src,
-                    numbered_labels("d", C)));
+                    render::numbered_labels("d", C)));
   auto head = [&](const std::vector<float>& att, std::size_t k, std::size_t tq, std::size_t tkn) { return rows_of(att.data(), k * tq, tq, tkn); };
   std::vector<MatrixItem> self;
   for (std::size_t k = 0; k < H; ++k)

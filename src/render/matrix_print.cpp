@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-namespace attnlab {
+namespace attnlab::render {
 
 namespace {
 
@@ -315,4 +315,4 @@ void print_matrix(std::ostream& os, std::string_view title, const Matrix& m,
   }
 }
 
-}  // namespace attnlab
+}  // namespace attnlab::render

@@ -9,7 +9,7 @@
 #include "core/matrix.hpp"
 #include "render/terminal.hpp"
 
-namespace attnlab {
+namespace attnlab::render {
 
 struct PrintOptions {
   int precision = 4;              // digits after the decimal point
@@ -68,4 +68,4 @@ std::size_t visible_width(std::string_view line);
 void print_side_by_side(std::ostream& os, const std::vector<std::string>& blocks, std::size_t gap,
                         std::size_t max_width, bool full);
 
-}  // namespace attnlab
+}  // namespace attnlab::render

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-namespace attnlab {
+namespace attnlab::render {
 
 ProgressBar::ProgressBar(std::int64_t total, std::string label, int log_every_percent)
     : total_(total), label_(std::move(label)), log_every_(log_every_percent), tty_(::isatty(STDERR_FILENO) == 1),
@@ -63,4 +63,4 @@ void ProgressBar::finish(const std::string& status) {
   drawn_ = false;
 }
 
-}  // namespace attnlab
+}  // namespace attnlab::render

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-namespace attnlab {
+namespace attnlab::render {
 
 class ProgressBar {
  public:
@@ -30,4 +30,4 @@ class ProgressBar {
   bool drawn_ = false;
 };
 
-}  // namespace attnlab
+}  // namespace attnlab::render

@@ -6,7 +6,7 @@
 #include <cerrno>
 #include <iostream>
 
-namespace attnlab {
+namespace attnlab::render {
 
 bool stdin_and_stdout_are_terminals() { return ::isatty(STDIN_FILENO) == 1 && ::isatty(STDOUT_FILENO) == 1; }
 
@@ -38,4 +38,4 @@ int wait_for_key(const std::string& prompt, bool color) {
   return got == 1 ? static_cast<unsigned char>(c) : -1;
 }
 
-}  // namespace attnlab
+}  // namespace attnlab::render

@@ -4,7 +4,7 @@
 // beside terminal.hpp, which knows what the output side can do.
 #include <string>
 
-namespace attnlab {
+namespace attnlab::render {
 
 // True when stdin and stdout are both terminals: a person can see a prompt and press a key. False
 // under a pipe, a redirect or a CI job, where waiting would hang.
@@ -16,4 +16,4 @@ bool stdin_and_stdout_are_terminals();
 // (0 to 255), or -1 at the end of input or on a read error.
 int wait_for_key(const std::string& prompt, bool color);
 
-}  // namespace attnlab
+}  // namespace attnlab::render

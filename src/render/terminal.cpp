@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <string>
 
-namespace attnlab {
+namespace attnlab::render {
 
 Terminal detect_terminal(bool no_color, std::size_t fallback_width) {
   Terminal t;
@@ -163,4 +163,4 @@ std::string visible_controls(std::string_view s, bool keep_newlines) {
   return out;
 }
 
-}  // namespace attnlab
+}  // namespace attnlab::render

@@ -4,7 +4,7 @@
 #include <string>
 #include <string_view>
 
-namespace attnlab {
+namespace attnlab::render {
 
 enum class ColorMode { None, Ansi256, TrueColor };
 
@@ -36,4 +36,4 @@ std::string fit_width(std::string_view s, std::size_t width);
 // retitle the window nor clear the screen. Everything else is unchanged.
 std::string visible_controls(std::string_view s, bool keep_newlines = false);
 
-}  // namespace attnlab
+}  // namespace attnlab::render

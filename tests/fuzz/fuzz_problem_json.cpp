@@ -99,27 +99,27 @@ void check_trace(const io::Problem& p, const AttentionTrace& t, const Matrix& ou
   FUZZ_CHECK(r.fully_masked_rows == t.fully_masked_rows);
 }
 
-void render(const io::Problem& p, const AttentionTrace& t, std::size_t salt) {
+void render_all(const io::Problem& p, const AttentionTrace& t, std::size_t salt) {
   std::ostringstream os;
-  PrintOptions po;
+  render::PrintOptions po;
   po.precision = static_cast<int>(salt % 9);
   po.max_width = 10 + salt % 120;
   po.full = salt % 5 == 0;
   po.max_label_width = 1 + salt % 16;
-  po.color = static_cast<ColorMode>(salt % 3);
+  po.color = static_cast<render::ColorMode>(salt % 3);
   const auto& q_labels = p.tokens;
   const auto& k_labels = p.memory ? p.memory_tokens : p.tokens;
   for (const HeadTrace& ht : t.heads) {
-    print_matrix(os, "scores", ht.scores, q_labels, k_labels, po);
-    if (t.has_mask) print_matrix(os, "masked", ht.masked, q_labels, k_labels, po);
-    HeatmapOptions hm;
+    render::print_matrix(os, "scores", ht.scores, q_labels, k_labels, po);
+    if (t.has_mask) render::print_matrix(os, "masked", ht.masked, q_labels, k_labels, po);
+    render::HeatmapOptions hm;
     hm.max_width = po.max_width;
     hm.full = po.full;
     hm.color = po.color;
     hm.max_label_width = po.max_label_width;
     print_heatmap(os, "weights", ht.weights, q_labels, k_labels, hm);
   }
-  print_matrix(os, "output", t.output, q_labels, numbered_labels("d", cols(t.output)), po);
+  render::print_matrix(os, "output", t.output, q_labels, render::numbered_labels("d", cols(t.output)), po);
   FUZZ_CHECK(fuzz::valid_utf8(os.str()));
 }
 
@@ -149,7 +149,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check_trace(p, trace, out);
     const std::string json = io::dump_json(io::trace_to_json(p, trace));
     FUZZ_CHECK(!json.empty() && fuzz::valid_utf8(json));
-    render(p, trace, size);
+    render_all(p, trace, size);
   });
   return 0;
 }

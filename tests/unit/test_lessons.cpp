@@ -183,32 +183,32 @@ TEST_CASE("the shipped lessons: ten, in order, every directive known, findable b
 }
 
 TEST_CASE("heatmap without colour uses shades and no escape codes") {
-  CHECK(shade_glyph(0.0f) == " ");
-  CHECK(shade_glyph(1.0f) == "█");
-  CHECK(shade_glyph(0.5f) == "▒");
-  CHECK(shade_glyph(0.863f) == "█");  // nearly a whole row's weight looks full
-  CHECK(shade_glyph(0.79f) == "▓");
-  CHECK(shade_glyph(0.19f) == " ");
-  CHECK(shade_glyph(0.2f) == "░");
-  CHECK(shade_glyph(std::nanf("")) == " ");
+  CHECK(render::shade_glyph(0.0f) == " ");
+  CHECK(render::shade_glyph(1.0f) == "█");
+  CHECK(render::shade_glyph(0.5f) == "▒");
+  CHECK(render::shade_glyph(0.863f) == "█");  // nearly a whole row's weight looks full
+  CHECK(render::shade_glyph(0.79f) == "▓");
+  CHECK(render::shade_glyph(0.19f) == " ");
+  CHECK(render::shade_glyph(0.2f) == "░");
+  CHECK(render::shade_glyph(std::nanf("")) == " ");
   std::ostringstream os;
-  HeatmapOptions o;
+  render::HeatmapOptions o;
   print_heatmap(os, "w", make({{0, 1}, {0.5f, 0.25f}}), {"a", "b"}, {"x", "y"}, o);
   CHECK(os.str().find('\x1b') == std::string::npos);
   CHECK(os.str().find("███") != std::string::npos);
   std::ostringstream oc;
-  o.color = ColorMode::TrueColor;
+  o.color = render::ColorMode::TrueColor;
   print_heatmap(oc, "w", make({{0, 1}}), {"a"}, {"x", "y"}, o);
   CHECK(oc.str().find("\x1b[") != std::string::npos);
 }
 
 TEST_CASE("side by side: placed next to each other when they fit, stacked otherwise") {
-  CHECK(visible_width("\x1b[1mab\x1b[0mc") == 3);
-  CHECK(visible_width("garçon") == 6);
+  CHECK(render::visible_width("\x1b[1mab\x1b[0mc") == 3);
+  CHECK(render::visible_width("garçon") == 6);
   std::ostringstream wide, narrow;
-  print_side_by_side(wide, {"ab\ncd\n", "xyz\n"}, 2, 80, false);
+  render::print_side_by_side(wide, {"ab\ncd\n", "xyz\n"}, 2, 80, false);
   CHECK(wide.str() == "ab  xyz\ncd\n");
-  print_side_by_side(narrow, {"ab\ncd\n", "xyz\n"}, 2, 5, false);
+  render::print_side_by_side(narrow, {"ab\ncd\n", "xyz\n"}, 2, 5, false);
   CHECK(narrow.str() == "ab\ncd\n\nxyz\n");
 }
 
