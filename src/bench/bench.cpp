@@ -71,7 +71,7 @@ std::vector<float> random_floats(std::size_t n, std::uint32_t seed, float sd = 1
   std::mt19937 rng(seed);
   std::normal_distribution<float> d(0.0f, sd);
   std::vector<float> v;
-  util::size_buffer(v, n);  // huge pages where the model's buffers get them too (backend/cpu/buffers.hpp)
+  cpu::size_buffer(v, n);  // huge pages where the model's buffers get them too (backend/cpu/buffers.hpp)
   for (auto& x : v) x = d(rng);
   return v;
 }
@@ -92,7 +92,7 @@ nlohmann::ordered_json sgemm_point(const std::string& label, int m, int n, int k
   const auto a = random_floats(static_cast<std::size_t>(m) * k, 1, 0.1f);
   const auto b = random_floats(static_cast<std::size_t>(k) * n, 2, 0.1f);
   std::vector<float> c;
-  util::size_buffer(c, static_cast<std::size_t>(m) * n);
+  cpu::size_buffer(c, static_cast<std::size_t>(m) * n);
   const double s = median_seconds(repeats, [&] {
     blas::gemm(false, trans_b, m, n, k, 1.0f, a.data(), k, b.data(), trans_b ? k : n, 0.0f, c.data(), n);
   });
@@ -175,14 +175,14 @@ nlohmann::ordered_json measure_model(const std::string& label, const model::Mode
   const int profiled = std::max(1, o.repeats);
   auto profile = [&](const std::function<void()>& fn) {
     const auto t0 = Clock::now();
-    prof::start();
+    cpu::prof::start();
     for (int i = 0; i < profiled; ++i) fn();
-    const prof::Totals tot = prof::stop();
+    const cpu::prof::Totals tot = cpu::prof::stop();
     const double wall = seconds_since(t0);
     nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-    for (int i = 0; i < prof::kOps; ++i) {
-      const auto op = static_cast<prof::Op>(i);
-      rows.push_back({{"op", prof::name(op)},
+    for (int i = 0; i < cpu::prof::kOps; ++i) {
+      const auto op = static_cast<cpu::prof::Op>(i);
+      rows.push_back({{"op", cpu::prof::name(op)},
                       {"seconds_per_step", tot.seconds[static_cast<std::size_t>(i)] / profiled},
                       {"share", tot.seconds[static_cast<std::size_t>(i)] / wall},
                       {"calls_per_step", tot.calls[static_cast<std::size_t>(i)] / profiled}});
@@ -288,9 +288,9 @@ nlohmann::ordered_json run_bench(const BenchOptions& o, const std::function<void
   };
   if (o.threads > 0) {
     openblas_set_num_threads(o.threads);
-    par::set_threads(o.threads);  // attnlab's own loops (backend/cpu/parallel.hpp) use the same count
+    cpu::set_threads(o.threads);  // attnlab's own loops (backend/cpu/parallel.hpp) use the same count
   }
-  const BlasInfo blas = blas_info();
+  const cpu::BlasInfo blas = cpu::blas_info();
 
   nlohmann::ordered_json j;
   j["format"] = "attnlab-bench";

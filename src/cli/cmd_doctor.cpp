@@ -24,7 +24,7 @@ struct DoctorOptions {
 namespace {
 
 void run_doctor(const DoctorOptions& o) {
-  const BlasInfo b = blas_info();
+  const cpu::BlasInfo b = cpu::blas_info();
   nlohmann::ordered_json j;
   j["attnlab"] = ATTNLAB_VERSION;
   j["compiler"] = std::string(
@@ -46,9 +46,9 @@ void run_doctor(const DoctorOptions& o) {
     root = std::string("not found: ") + e.what();
   }
   j["data_dir"] = root;
-  const std::string thp = util::kernel_thp_mode();
+  const std::string thp = cpu::kernel_thp_mode();
   const std::string thp_shown = thp.empty() ? "unavailable" : thp;
-  j["huge_pages"] = {{"kernel_mode", thp_shown}, {"attnlab_asks", util::huge_pages_wanted()}};
+  j["huge_pages"] = {{"kernel_mode", thp_shown}, {"attnlab_asks", cpu::huge_pages_wanted()}};
   const backend::CudaReport cuda = backend::cuda_report();
   j["cuda"] = {{"compiled", cuda.compiled}, {"nvcc", cuda.compiler}, {"device", cuda.device}, {"emulated", cuda.emulated},
                {"usable", cuda.usable}};
@@ -77,7 +77,7 @@ void run_doctor(const DoctorOptions& o) {
                                                     : "2^" + b.thread_timeout + " cycles before idle threads sleep (OPENBLAS_THREAD_TIMEOUT)");
   std::cout << fmt::format("  data folder   {}\n", root);
   std::cout << fmt::format("  huge pages    kernel mode {}; {}\n", thp_shown,
-                           !util::huge_pages_wanted() ? "attnlab does not ask for them (ATTNLAB_HUGE_PAGES=0)"
+                           !cpu::huge_pages_wanted() ? "attnlab does not ask for them (ATTNLAB_HUGE_PAGES=0)"
                            : thp == "never" || thp.empty() ? "attnlab asks for them for large buffers, but the kernel gives none"
                                                             : "attnlab asks for them for buffers of 4 MiB and more");
   if (j["cuda"].value("emulated", false)) {

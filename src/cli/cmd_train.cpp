@@ -140,7 +140,7 @@ void run_train(const TrainOptions& o) {
                                c.given, trainer.step());
     trainer.save_model(model_path, meta(trainer.step()));
   }
-  const BlasInfo blas = blas_info();
+  const cpu::BlasInfo blas = cpu::blas_info();
   std::cerr << fmt::format("train {}: {} model, {} parameters, vocabulary {}{}, {} train / {} valid {}\n", run.name,
                            run.lm ? "decoder-only" : "encoder–decoder", model::parameter_count(run.model), data.vocab.size(),
                            data.vocab.bpe() ? " (byte-level BPE)" : "", data.train.size(), data.valid.size(),

@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
 namespace {
 
 int run(int argc, char** argv) {
-  attnlab::ensure_blas_kernel(argv);  // may restart the program with the right OpenBLAS kernel
+  attnlab::cpu::ensure_blas_kernel(argv);  // may restart the program with the right OpenBLAS kernel
   attnlab::cli::set_command_line(argc, argv);  // for the footer of --html pages
   CLI::App app{"attnlab: learn self-attention and multi-head attention step by step, on real sentences,\n"
                "with every intermediate matrix printed.",

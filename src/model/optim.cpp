@@ -15,7 +15,7 @@ double noam_lr(std::int64_t step, int d_model, int warmup, double scale) {
 }
 
 double clip_grad_norm(std::vector<float>& grads, double max_norm) {
-  prof::Scope prof_scope(prof::Op::Optimizer);
+  cpu::prof::Scope prof_scope(cpu::prof::Op::Optimizer);
   double sq = 0.0;
   for (float g : grads) sq += static_cast<double>(g) * g;
   const double norm = std::sqrt(sq);

@@ -41,7 +41,7 @@ double rel_err(const std::vector<T>& a, const std::vector<T>& b) {
 TEST_CASE("tiled attention: workspace does not grow with the sequence") {
   // Per thread: one tile and two running values per query row (forward); two tiles and one value per
   // query row (backward), plus 8 fixed groups' Tq × d_k partial dQ: O(Tq), never Tq × Tk.
-  const std::size_t t = static_cast<std::size_t>(attnlab::par::threads());
+  const std::size_t t = static_cast<std::size_t>(attnlab::cpu::threads());
   CHECK(attention_tiled_workspace<float>(64, 128) == t * (64 * 128 + 2 * 64));
   CHECK(attention_tiled_backward_workspace<float>(64, 128, 4096, 64) == 8 * 4096 * 64 + t * (2 * 64 * 128 + 64));
 }

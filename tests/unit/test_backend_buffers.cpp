@@ -6,8 +6,8 @@
 
 #include "backend/cpu/buffers.hpp"
 
-using attnlab::util::size_buffer;
-using attnlab::util::zeroed_buffer;
+using attnlab::cpu::size_buffer;
+using attnlab::cpu::zeroed_buffer;
 
 TEST_CASE("size_buffer: shrinking and regrowing within capacity keep storage and values; growth starts from zeros") {
   std::vector<float> v;
@@ -38,8 +38,8 @@ TEST_CASE("size_buffer: shrinking and regrowing within capacity keep storage and
 TEST_CASE("advise_huge_pages leaves the contents alone, on aligned and unaligned ranges") {
   std::vector<unsigned char> big(9u << 20);
   for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<unsigned char>(i * 131u);
-  attnlab::util::advise_huge_pages(big.data() + 1, big.size() - 1);  // the 2 MiB-aligned middle is advised
-  attnlab::util::advise_huge_pages(big.data(), 100);                 // below 4 MiB: nothing to do
+  attnlab::cpu::advise_huge_pages(big.data() + 1, big.size() - 1);  // the 2 MiB-aligned middle is advised
+  attnlab::cpu::advise_huge_pages(big.data(), 100);                 // below 4 MiB: nothing to do
   std::size_t wrong = 0;
   for (std::size_t i = 0; i < big.size(); ++i) wrong += big[i] != static_cast<unsigned char>(i * 131u);
   CHECK(wrong == 0);

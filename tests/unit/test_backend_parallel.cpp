@@ -19,8 +19,8 @@ namespace {
 
 // Restores the thread count a test changed.
 struct ThreadsGuard {
-  int saved = par::threads();
-  ~ThreadsGuard() { par::set_threads(saved); }
+  int saved = cpu::threads();
+  ~ThreadsGuard() { cpu::set_threads(saved); }
 };
 
 }  // namespace
@@ -28,11 +28,11 @@ struct ThreadsGuard {
 TEST_CASE("parallel_for visits every index exactly once, for any size, chunk and thread count") {
   ThreadsGuard guard;
   for (int threads : {1, 2, 3, 7}) {
-    par::set_threads(threads);
+    cpu::set_threads(threads);
     for (std::size_t n : {0u, 1u, 2u, 5u, 64u, 1000u, 4097u}) {
       for (std::size_t min_chunk : {1u, 3u, 100u}) {
         std::vector<std::atomic<int>> hits(n);
-        par::parallel_for(n, min_chunk, [&](std::size_t b, std::size_t e) {
+        cpu::parallel_for(n, min_chunk, [&](std::size_t b, std::size_t e) {
           REQUIRE(b <= e);
           for (std::size_t i = b; i < e; ++i) hits[i]++;
         });
@@ -44,15 +44,15 @@ TEST_CASE("parallel_for visits every index exactly once, for any size, chunk and
 
 TEST_CASE("parallel_for: an exception in any chunk reaches the caller; nested calls run serially") {
   ThreadsGuard guard;
-  par::set_threads(3);
-  CHECK_THROWS_AS(par::parallel_for(300, 1, [](std::size_t b, std::size_t) {
+  cpu::set_threads(3);
+  CHECK_THROWS_AS(cpu::parallel_for(300, 1, [](std::size_t b, std::size_t) {
                     if (b > 0) throw std::runtime_error("worker chunk failed");
                   }),
                   std::runtime_error);
   // The pool still works afterwards, and a nested parallel_for does not deadlock.
   std::atomic<int> total{0};
-  par::parallel_for(6, 1, [&](std::size_t b, std::size_t e) {
-    par::parallel_for(10, 1, [&](std::size_t b2, std::size_t e2) { total += static_cast<int>((e - b) * (e2 - b2)); });
+  cpu::parallel_for(6, 1, [&](std::size_t b, std::size_t e) {
+    cpu::parallel_for(10, 1, [&](std::size_t b2, std::size_t e2) { total += static_cast<int>((e - b) * (e2 - b2)); });
   });
   CHECK(total.load() == 60);
 }
@@ -89,7 +89,7 @@ TEST_CASE("the transformer's loss and every gradient are bit-identical on 1, 2 a
     std::vector<float> loss;
     std::vector<std::vector<float>> grads;
     for (int threads : {1, 2, 3}) {
-      par::set_threads(threads);
+      cpu::set_threads(threads);
       model::Transformer<float> net(c);
       net.init_params(5);
       std::uint64_t seed = 99;
@@ -119,7 +119,7 @@ TEST_CASE("tiled attention on several threads matches the plain path (work split
   const std::vector<int> key_len = {Tk, 123};
   for (bool causal : {false, true}) {
     CAPTURE(causal);
-    par::set_threads(1);
+    cpu::set_threads(1);
     std::vector<float> out(n), att(static_cast<std::size_t>(B) * H * Tq * Tk);
     cpu::attention_forward<float>(out.data(), att.data(), q.data(), k.data(), v.data(), key_len.data(), causal, B, Tq,
                                     Tk, C, H);
@@ -128,7 +128,7 @@ TEST_CASE("tiled attention on several threads matches the plain path (work split
                                      k.data(), v.data(), B, Tq, Tk, C, H);
     for (int threads : {2, 3}) {
       CAPTURE(threads);
-      par::set_threads(threads);
+      cpu::set_threads(threads);
       std::vector<float> tout(n, 7.0f), lse(static_cast<std::size_t>(B) * H * Tq);
       std::vector<float> work(cpu::attention_tiled_workspace<float>(bq, bk));
       cpu::attention_forward_tiled<float>(tout.data(), lse.data(), work.data(), q.data(), k.data(), v.data(),
@@ -152,7 +152,7 @@ TEST_CASE("tiled attention on several threads matches the plain path (work split
       CHECK(close(tdv, dv) < 1e-5);
       // And the tiled path bit-identical to itself on one thread: no sum depends on the thread count
       // (dQ is gathered in fixed groups of key blocks, not per thread).
-      par::set_threads(1);
+      cpu::set_threads(1);
       std::vector<float> out1(n, 7.0f), lse1(lse.size());
       std::vector<float> work1(cpu::attention_tiled_workspace<float>(bq, bk));
       cpu::attention_forward_tiled<float>(out1.data(), lse1.data(), work1.data(), q.data(), k.data(), v.data(),
@@ -167,7 +167,7 @@ TEST_CASE("tiled attention on several threads matches the plain path (work split
       CHECK(dq1 == tdq);
       CHECK(dk1 == tdk);
       CHECK(dv1 == tdv);
-      par::set_threads(threads);
+      cpu::set_threads(threads);
       // The plain path itself on several threads: bit-identical to one thread.
       std::vector<float> pout(n), patt(att.size());
       cpu::attention_forward<float>(pout.data(), patt.data(), q.data(), k.data(), v.data(), key_len.data(), causal, B,

@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-namespace attnlab {
+namespace attnlab::cpu {
 
 namespace {
 
@@ -102,4 +102,4 @@ BlasInfo blas_info() {
   return b;
 }
 
-}  // namespace attnlab
+}  // namespace attnlab::cpu

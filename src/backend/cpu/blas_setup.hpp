@@ -12,7 +12,7 @@
 // parallel loops (backend/cpu/parallel.hpp).
 #include <string>
 
-namespace attnlab {
+namespace attnlab::cpu {
 
 struct BlasInfo {
   std::string corename;     // the kernel OpenBLAS runs, e.g. "SkylakeX"
@@ -30,4 +30,4 @@ void ensure_blas_kernel(char** argv);
 
 BlasInfo blas_info();
 
-}  // namespace attnlab
+}  // namespace attnlab::cpu

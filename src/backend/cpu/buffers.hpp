@@ -27,7 +27,7 @@
 #include <sys/mman.h>
 #endif
 
-namespace attnlab::util {
+namespace attnlab::cpu {
 
 // False when the environment sets ATTNLAB_HUGE_PAGES=0 (to measure the difference, or to rule it out).
 inline bool huge_pages_wanted() {
@@ -83,4 +83,4 @@ void zeroed_buffer(std::vector<T>& v, std::size_t n) {
   std::fill(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(kept), T(0));  // the rest is new: zero already
 }
 
-}  // namespace attnlab::util
+}  // namespace attnlab::cpu

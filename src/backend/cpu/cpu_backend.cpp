@@ -63,7 +63,7 @@ class CpuBackend final : public Ops<T> {
     const std::size_t align = bytes >= (std::size_t{4} << 20) ? (std::size_t{2} << 20) : 64;
     void* p = nullptr;
     if (posix_memalign(&p, align, bytes) != 0) throw std::bad_alloc();
-    util::advise_huge_pages(p, bytes);
+    cpu::advise_huge_pages(p, bytes);
     return p;
   }
   void release(void* p) noexcept override { std::free(p); }
@@ -109,7 +109,7 @@ class CpuBackend final : public Ops<T> {
   void add_forward(T* out, const T* a, const T* b, std::size_t n) override { cpu::add_forward<T>(out, a, b, n); }
   void accumulate(T* dst, const T* src, std::size_t n) override { cpu::accumulate<T>(dst, src, n); }
   void scale(T* x, std::size_t n, T s) override {
-    prof::Scope prof_scope(prof::Op::Optimizer);
+    cpu::prof::Scope prof_scope(cpu::prof::Op::Optimizer);
     for (std::size_t i = 0; i < n; ++i) x[i] *= s;
   }
   double sum_squares(const T* x, std::size_t n) override { return cpu::sum_squares<T>(x, n); }
@@ -120,7 +120,7 @@ class CpuBackend final : public Ops<T> {
     cpu::dropout_backward<T>(dinp, dout, mask, n);
   }
   void attention_forward(T* out, T* lse, const T* q, const T* k, const T* v, const AttentionShape& s) override {
-    util::size_buffer(scratch_, cpu::attention_lse_scratch<T>(s.Tq, s.Tk));
+    cpu::size_buffer(scratch_, cpu::attention_lse_scratch<T>(s.Tq, s.Tk));
     if (attention_ == CpuAttention::Lse) {
       cpu::attention_forward_lse<T>(out, lse, scratch_.data(), q, k, v, s);
       return;
@@ -131,7 +131,7 @@ class CpuBackend final : public Ops<T> {
     const T* pv = packed(v_, v, s.B, s.Tk, s.C, r.ldv, r.v_batch);
     out_.resize(static_cast<std::size_t>(s.B) * s.Tq * s.C);
     if (attention_ == CpuAttention::Tiled) {
-      util::size_buffer(work_, cpu::attention_tiled_workspace<T>(block_q_, block_k_));
+      cpu::size_buffer(work_, cpu::attention_tiled_workspace<T>(block_q_, block_k_));
       cpu::attention_forward_tiled<T>(out_.data(), lse, work_.data(), pq, pk, pv, s.key_len, s.causal, s.B, s.Tq,
                                       s.Tk, s.C, s.H, block_q_, block_k_);
     } else {
@@ -148,7 +148,7 @@ class CpuBackend final : public Ops<T> {
     if (attention_ == CpuAttention::Lse) {
       // The CPU recomputes each head's weights exactly as its forward did (backend/cpu/ops.hpp), so it
       // needs neither the output nor the lse: the results equal those of a stored weight matrix.
-      util::size_buffer(scratch_, cpu::attention_lse_scratch<T>(s.Tq, s.Tk));
+      cpu::size_buffer(scratch_, cpu::attention_lse_scratch<T>(s.Tq, s.Tk));
       cpu::attention_backward_lse<T>(dq, dk, dv, scratch_.data(), dout, q, k, v, s);
       return;
     }
@@ -162,7 +162,7 @@ class CpuBackend final : public Ops<T> {
     dv_.assign(v_.size(), T(0));
     if (attention_ == CpuAttention::Tiled) {
       const T* pout = packed(out_, out, s.B, s.Tq, s.C, r.ldo, r.o_batch);
-      util::size_buffer(work_, cpu::attention_tiled_backward_workspace<T>(block_q_, block_k_, s.Tq, s.C / s.H));
+      cpu::size_buffer(work_, cpu::attention_tiled_backward_workspace<T>(block_q_, block_k_, s.Tq, s.C / s.H));
       cpu::attention_backward_tiled<T>(dq_.data(), dk_.data(), dv_.data(), work_.data(), pdout, pout, lse, pq, pk, pv,
                                        s.key_len, s.causal, s.B, s.Tq, s.Tk, s.C, s.H, block_q_, block_k_);
     } else {
@@ -170,7 +170,7 @@ class CpuBackend final : public Ops<T> {
       out_.resize(q_.size());
       att_.resize(static_cast<std::size_t>(s.B) * s.H * s.Tq * s.Tk);
       cpu::attention_forward<T>(out_.data(), att_.data(), pq, pk, pv, s.key_len, s.causal, s.B, s.Tq, s.Tk, s.C, s.H);
-      util::size_buffer(scratch_, cpu::attention_backward_scratch<T>(s.Tq, s.Tk));
+      cpu::size_buffer(scratch_, cpu::attention_backward_scratch<T>(s.Tq, s.Tk));
       cpu::attention_backward<T>(dq_.data(), dk_.data(), dv_.data(), scratch_.data(), pdout, att_.data(), pq, pk, pv,
                                  s.B, s.Tq, s.Tk, s.C, s.H);
     }

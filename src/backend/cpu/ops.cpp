@@ -144,7 +144,7 @@ constexpr std::size_t kElementChunk = 1 << 15;
 // Calls fn(begin, end) on [0, n) split across the pool (backend/cpu/parallel.hpp).
 template <class F>
 void par_range(std::size_t n, std::size_t min_chunk, F&& fn) {
-  par::parallel_for(n, min_chunk, [&](std::size_t b, std::size_t e) { fn(b, e); });
+  cpu::parallel_for(n, min_chunk, [&](std::size_t b, std::size_t e) { fn(b, e); });
 }
 
 // Work items 0 … items−1 dealt round-robin to `slots` workers, each with its own scratch index
@@ -152,7 +152,7 @@ void par_range(std::size_t n, std::size_t min_chunk, F&& fn) {
 // query blocks have more keys.
 template <class F>
 void for_each_slot(int slots, int items, F&& fn) {
-  par::parallel_for(static_cast<std::size_t>(slots), 1, [&](std::size_t s0, std::size_t s1) {
+  cpu::parallel_for(static_cast<std::size_t>(slots), 1, [&](std::size_t s0, std::size_t s1) {
     for (std::size_t s = s0; s < s1; ++s)
       for (int it = static_cast<int>(s); it < items; it += slots) fn(static_cast<int>(s), it);
   });
@@ -165,7 +165,7 @@ constexpr int kDqGroups = 8;
 // Threads for per-head attention work, and whether it is worth waking them: B·H·Tq·Tk·d_k multiply-adds.
 int attention_slots(int B, int H, int Tq, int Tk, int hs) {
   const double work = static_cast<double>(B) * H * Tq * Tk * hs;
-  return work < 262144.0 ? 1 : std::max(1, std::min(par::threads(), B * H));
+  return work < 262144.0 ? 1 : std::max(1, std::min(cpu::threads(), B * H));
 }
 
 }  // namespace
@@ -411,7 +411,7 @@ void attention_forward(T* out, T* att, const T* q, const T* k, const T* v, const
   const int slots = attention_slots(B, H, Tq, Tk, hs);
   // Single-threaded sgemm per head on every path: OpenBLAS's own threading can round differently
   // (its Haswell kernel does), and results must not depend on the thread count (docs/performance.md).
-  par::BlasSerial serial;
+  cpu::BlasSerial serial;
   if (slots == 1) {
     for (int bh = 0; bh < B * H; ++bh) one_head(bh);
     return;
@@ -421,7 +421,7 @@ void attention_forward(T* out, T* att, const T* q, const T* k, const T* v, const
 
 template <typename T>
 std::size_t attention_backward_scratch(int Tq, int Tk) {
-  return static_cast<std::size_t>(std::max(1, par::threads())) * Tq * Tk;
+  return static_cast<std::size_t>(std::max(1, cpu::threads())) * Tq * Tk;
 }
 
 template <typename T>
@@ -448,7 +448,7 @@ void attention_backward(T* dq, T* dk, T* dv, T* scratch, const T* dout, const T*
   const int slots = attention_slots(B, H, Tq, Tk, hs);
   // Single-threaded sgemm per head on every path: OpenBLAS's own threading can round differently
   // (its Haswell kernel does), and results must not depend on the thread count (docs/performance.md).
-  par::BlasSerial serial;
+  cpu::BlasSerial serial;
   if (slots == 1) {
     for (int bh = 0; bh < B * H; ++bh) one_head(0, bh);
     return;
@@ -487,7 +487,7 @@ void check_attention_shape(const backend::AttentionShape& s) {
 
 template <typename T>
 std::size_t attention_lse_scratch(int Tq, int Tk) {
-  return static_cast<std::size_t>(std::max(1, par::threads())) * 2 * static_cast<std::size_t>(Tq) * Tk;
+  return static_cast<std::size_t>(std::max(1, cpu::threads())) * 2 * static_cast<std::size_t>(Tq) * Tk;
 }
 
 template <typename T>
@@ -507,7 +507,7 @@ void attention_forward_lse(T* out, T* lse, T* scratch, const T* q, const T* k, c
             static_cast<int>(s.ldo));
   };
   // Single-threaded sgemm per head, as in attention_forward: results must not depend on the thread count.
-  par::BlasSerial serial;
+  cpu::BlasSerial serial;
   const int slots = attention_slots(s.B, H, s.Tq, s.Tk, hs);
   if (slots == 1) {
     for (int bh = 0; bh < s.B * H; ++bh) one_head(0, bh);
@@ -542,7 +542,7 @@ void attention_backward_lse(T* dq, T* dk, T* dv, T* scratch, const T* dout, cons
     if (dq) gemm<T>(false, false, s.Tq, hs, s.Tk, scale, sc, s.Tk, k + o.k, ldk, T(1), dq + o.q, ldq);
     if (dk) gemm<T>(true, false, s.Tk, hs, s.Tq, scale, sc, s.Tk, q + o.q, ldq, T(1), dk + o.k, ldk);
   };
-  par::BlasSerial serial;
+  cpu::BlasSerial serial;
   // Heads write disjoint column blocks of dq, dk, dv, unless batches share K or V (stride 0): then
   // several items add into the same block, so they run one after another, in order.
   const bool shared = s.k_batch == 0 || s.v_batch == 0 || s.q_batch == 0;
@@ -559,7 +559,7 @@ void attention_weights_recompute(T* att, const T* q, const T* k, const backend::
   const backend::AttentionShape s = shape.resolved();
   check_attention_shape(s);
   const std::size_t tile = static_cast<std::size_t>(s.Tq) * s.Tk;
-  par::BlasSerial serial;
+  cpu::BlasSerial serial;
   for (int bh = 0; bh < s.B * s.H; ++bh) head_weights(att + bh * tile, static_cast<T*>(nullptr), q, k, s, bh / s.H, bh % s.H);
 }
 
@@ -614,7 +614,7 @@ double sum_squares(const T* x, std::size_t n) {
 
 template <typename T>
 std::size_t attention_tiled_workspace(int block_q, int block_k) {
-  return static_cast<std::size_t>(std::max(1, par::threads())) *
+  return static_cast<std::size_t>(std::max(1, cpu::threads())) *
          (static_cast<std::size_t>(block_q) * block_k + 2 * static_cast<std::size_t>(block_q));
 }
 
@@ -690,8 +690,8 @@ void attention_forward_tiled(T* out, T* lse, T* work, const T* q, const T* k, co
     }
   };
   const int items = B * H * qblocks;
-  const int slots = std::max(1, std::min(par::threads(), items));
-  par::BlasSerial serial;  // as in attention_forward: the same sgemm threading for any thread count
+  const int slots = std::max(1, std::min(cpu::threads(), items));
+  cpu::BlasSerial serial;  // as in attention_forward: the same sgemm threading for any thread count
   if (slots == 1) {
     for (int it = 0; it < items; ++it) one_block(0, it);
     return;
@@ -702,7 +702,7 @@ void attention_forward_tiled(T* out, T* lse, T* work, const T* q, const T* k, co
 template <typename T>
 std::size_t attention_tiled_backward_workspace(int block_q, int block_k, int Tq, int hs) {
   return static_cast<std::size_t>(kDqGroups) * Tq * hs +
-         static_cast<std::size_t>(std::max(1, par::threads())) *
+         static_cast<std::size_t>(std::max(1, cpu::threads())) *
              (2 * static_cast<std::size_t>(block_q) * block_k + static_cast<std::size_t>(block_q));
 }
 
@@ -717,7 +717,7 @@ void attention_backward_tiled(T* dq, T* dk, T* dv, T* work, const T* dout, const
   const std::size_t per_group = static_cast<std::size_t>(Tq) * hs;
   const int kblocks = (Tk + block_k - 1) / block_k;
   const int groups = std::max(1, std::min(kDqGroups, kblocks));
-  const int slots = std::max(1, std::min(par::threads(), groups));
+  const int slots = std::max(1, std::min(cpu::threads(), groups));
   T* group_dq = work;                                                // groups × Tq × hs
   T* slot_tiles = work + static_cast<std::size_t>(kDqGroups) * per_group;  // slots × per_slot
   // FlashAttention-2's order: each key block of a (batch, head) owns its rows of dK and dV and loops
@@ -777,7 +777,7 @@ void attention_backward_tiled(T* dq, T* dk, T* dv, T* work, const T* dout, const
               dk + ko + static_cast<std::size_t>(j0) * C, C);
     }
   };
-  std::optional<par::BlasSerial> serial;
+  std::optional<cpu::BlasSerial> serial;
   if (slots > 1) serial.emplace();
   for (int bh = 0; bh < B * H; ++bh) {
     std::fill(group_dq, group_dq + static_cast<std::size_t>(groups) * per_group, T(0));

@@ -13,7 +13,7 @@
 
 #include "backend/cpu/profile.hpp"
 
-namespace attnlab::par {
+namespace attnlab::cpu {
 
 namespace {
 
@@ -130,4 +130,4 @@ BlasSerial::~BlasSerial() {
   if (saved_ != 1) openblas_set_num_threads(saved_);
 }
 
-}  // namespace attnlab::par
+}  // namespace attnlab::cpu

@@ -13,7 +13,7 @@
 #include <cstddef>
 #include <functional>
 
-namespace attnlab::par {
+namespace attnlab::cpu {
 
 // Threads parallel_for uses, the caller included. Defaults to OpenBLAS's thread count (which honours
 // OPENBLAS_NUM_THREADS), so one knob sets both.
@@ -39,4 +39,4 @@ class BlasSerial {
   int saved_ = 0;
 };
 
-}  // namespace attnlab::par
+}  // namespace attnlab::cpu

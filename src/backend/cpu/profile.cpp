@@ -1,6 +1,6 @@
 #include "backend/cpu/profile.hpp"
 
-namespace attnlab::prof {
+namespace attnlab::cpu::prof {
 
 const char* name(Op op) {
   switch (op) {
@@ -32,4 +32,4 @@ Totals stop() {
   return s.totals;
 }
 
-}  // namespace attnlab::prof
+}  // namespace attnlab::cpu::prof

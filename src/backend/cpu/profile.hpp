@@ -12,7 +12,7 @@
 #include <chrono>
 #include <cstdint>
 
-namespace attnlab::prof {
+namespace attnlab::cpu::prof {
 
 enum class Op : int { Matmul = 0, Softmax, LayerNorm, Loss, Elementwise, Optimizer, Other, Count };
 inline constexpr int kOps = static_cast<int>(Op::Count);
@@ -74,4 +74,4 @@ class Scope {
   bool active_ = false;
 };
 
-}  // namespace attnlab::prof
+}  // namespace attnlab::cpu::prof
