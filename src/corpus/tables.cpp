@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "corpus/tsv.hpp"
 #include "util/error.hpp"
 #include "util/paths.hpp"
 
@@ -42,17 +43,6 @@ struct Table {
   }
 };
 
-std::vector<std::string> split_tabs(const std::string& line) {
-  std::vector<std::string> fields;
-  std::size_t start = 0;
-  for (std::size_t tab = line.find('\t'); tab != std::string::npos; tab = line.find('\t', start)) {
-    fields.push_back(line.substr(start, tab - start));
-    start = tab + 1;
-  }
-  fields.push_back(line.substr(start));
-  return fields;
-}
-
 Table read_table(const std::string& dir, std::string_view name) {
   Table t;
   t.path = dir + "/" + std::string(name);
@@ -65,7 +55,8 @@ Table read_table(const std::string& dir, std::string_view name) {
     ++n;
     if (!text.empty() && text.back() == '\r') text.pop_back();
     if (text.empty()) continue;
-    auto fields = split_tabs(text);
+    std::vector<std::string> fields;
+    for (std::string_view f : split_tabs(text)) fields.emplace_back(f);
     if (header.empty()) {
       header = fields;
       for (std::size_t i = 0; i < header.size(); ++i) t.column[header[i]] = i;

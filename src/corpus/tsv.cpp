@@ -6,8 +6,6 @@
 
 namespace attnlab::corpus {
 
-namespace {
-
 std::vector<std::string_view> split_tabs(std::string_view line) {
   std::vector<std::string_view> fields;
   std::size_t start = 0;
@@ -18,8 +16,6 @@ std::vector<std::string_view> split_tabs(std::string_view line) {
   fields.push_back(line.substr(start));
   return fields;
 }
-
-}  // namespace
 
 std::string to_tsv(const std::vector<Example>& examples) {
   std::string out(kTsvHeader);
@@ -53,7 +49,13 @@ std::vector<Example> parse_tsv(std::string_view text, std::string_view source) {
                                    source, line_no, f.size()));
     if (f[0].empty() || f[1].empty())
       throw InputError(fmt::format("{}:{}: the {} sentence is empty", source, line_no, f[0].empty() ? "English" : "French"));
-    out.push_back({std::string(f[0]), std::string(f[1]), std::string(f[2]), std::string(f[3]), std::string(f[4]), {}});
+    Example e;
+    e.en = f[0];
+    e.fr = f[1];
+    e.category = f[2];
+    e.focus_en = f[3];
+    e.focus_fr = f[4];
+    out.push_back(std::move(e));
   }
   if (!header_seen) throw InputError(fmt::format("{}: the file is empty (expected a header line and examples)", source));
   return out;

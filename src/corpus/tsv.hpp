@@ -16,6 +16,9 @@ namespace attnlab::corpus {
 
 inline constexpr std::string_view kTsvHeader = "en\tfr\tcategory\tfocus_en\tfocus_fr";
 
+// The fields of one tab-separated line (no tab: one field), as views into `line`.
+std::vector<std::string_view> split_tabs(std::string_view line);
+
 // The TSV text of `examples`, header first.
 std::string to_tsv(const std::vector<Example>& examples);
 
