@@ -136,7 +136,7 @@ void run_attend(const AttendOptions& o) {
       for (int l : layer_ids) {
         nlohmann::json jh = nlohmann::json::array();
         for (int hd : head_ids) {
-          const Matrix a = to_matrix(block(l, hd), n, n);
+          const core::Matrix a = to_matrix(block(l, hd), n, n);
           nlohmann::json rows = nlohmann::json::array();
           for (std::size_t i = 0; i < n; ++i) rows.push_back(std::vector<float>(a.data() + i * n, a.data() + (i + 1) * n));
           jh.push_back({{"layer", l}, {"head", hd}, {"weights", rows}});

@@ -33,7 +33,7 @@ std::string join_rows(const std::vector<std::size_t>& v, const std::vector<std::
   return out;
 }
 
-void print_text(const io::Problem& p, const AttentionTrace& t, const AttentionOptions& o) {
+void print_text(const io::Problem& p, const core::AttentionTrace& t, const AttentionOptions& o) {
   const render::Terminal term = render::detect_terminal(o.no_color);
   render::PrintOptions po;
   po.precision = o.precision;
@@ -45,7 +45,7 @@ void print_text(const io::Problem& p, const AttentionTrace& t, const AttentionOp
 
   const auto q_labels = p.tokens.empty() ? io::default_labels(p.n()) : p.tokens;
   const auto k_labels = p.memory ? (p.memory_tokens.empty() ? io::default_labels(p.m()) : p.memory_tokens) : q_labels;
-  const std::size_t d_k = cols(p.weights.heads[0].w_q), d_v = cols(p.weights.heads[0].w_v);
+  const std::size_t d_k = core::cols(p.weights.heads[0].w_q), d_v = core::cols(p.weights.heads[0].w_v);
   const std::size_t h = p.weights.heads.size();
   std::ostream& os = std::cout;
   const char* mask_name = p.mask_kind == io::MaskKind::Causal ? "causal" : p.mask_kind == io::MaskKind::Explicit ? "explicit 0/1 matrix" : "none";
@@ -63,10 +63,10 @@ void print_text(const io::Problem& p, const AttentionTrace& t, const AttentionOp
   }
   const std::string kv = p.memory ? "M" : "X";
   for (std::size_t i = 0; i < t.heads.size(); ++i) {
-    const HeadTrace& ht = t.heads[i];
+    const core::HeadTrace& ht = t.heads[i];
     os << fmt::format("── head {} of {} ──\n", i, h);
     // The labels name the biases when the problem gives them: the printed numbers include them.
-    const HeadWeights& hw = p.weights.heads[i];
+    const core::HeadWeights& hw = p.weights.heads[i];
     render::print_matrix(os, hw.b_q ? "Q = X · W_Q + b_Q" : "Q = X · W_Q", ht.q, q_labels, render::numbered_labels("q", d_k), po);
     os << '\n';
     render::print_matrix(os, "K = " + kv + " · W_K" + (hw.b_k ? " + b_K" : ""), ht.k, k_labels, render::numbered_labels("k", d_k), po);
@@ -92,11 +92,11 @@ void print_text(const io::Problem& p, const AttentionTrace& t, const AttentionOp
   }
   os << "── all heads ──\n";
   render::print_matrix(os, h == 1 ? std::string("concat = context_0 (one head)") : fmt::format("concat = [context_0 | … | context_{}]", h - 1), t.concat, q_labels,
-               render::numbered_labels("c", cols(t.concat)), po);
+               render::numbered_labels("c", core::cols(t.concat)), po);
   if (p.weights.w_o) {
     os << '\n';
     render::print_matrix(os, p.weights.b_o ? "output = concat · W_O + b_O" : "output = concat · W_O", t.output, q_labels,
-                 render::numbered_labels("d", cols(t.output)), po);
+                 render::numbered_labels("d", core::cols(t.output)), po);
   }
   if (!t.fully_masked_rows.empty()) {
     os << fmt::format("\nnote: fully masked row{} {}: every key is hidden, so the weights are set to all zeros "
@@ -107,8 +107,8 @@ void print_text(const io::Problem& p, const AttentionTrace& t, const AttentionOp
 
 void run_attention(const AttentionOptions& o) {
   const io::Problem p = io::load_problem(o.input);
-  AttentionTrace trace;
-  multi_head_attention(p.x, p.kv(), p.weights, p.mask ? &*p.mask : nullptr, &trace);
+  core::AttentionTrace trace;
+  core::multi_head_attention(p.x, p.kv(), p.weights, p.mask ? &*p.mask : nullptr, &trace);
   io::check_trace_finite(trace);
   if (o.format == "json") {
     std::cout << io::dump_json(io::trace_to_json(p, trace));

@@ -152,7 +152,7 @@ void run_translate(const TranslateOptions& o) {
     wrote.push_back(write_explorer(o.pictures.html, j, "attnlab translate: " + o.text + " → " + translation, notes));
   }
   if (!o.pictures.svg.empty()) {
-    Matrix a = Matrix::from_shape({h.cross_attention.size(), static_cast<std::size_t>(S)});
+    core::Matrix a = core::Matrix::from_shape({h.cross_attention.size(), static_cast<std::size_t>(S)});
     for (std::size_t t = 0; t < h.cross_attention.size(); ++t)
       for (int s = 0; s < S; ++s) a(t, s) = h.cross_attention[t][o.layer][o.head * S + s];
     wrote.push_back(render::write_picture(
@@ -174,7 +174,7 @@ void run_translate(const TranslateOptions& o) {
   if (!o.show_attention) return;
   for (int l = 0; l < L; ++l)
     for (int hd = 0; hd < H; ++hd) {
-      Matrix a = Matrix::from_shape({h.cross_attention.size(), static_cast<std::size_t>(S)});
+      core::Matrix a = core::Matrix::from_shape({h.cross_attention.size(), static_cast<std::size_t>(S)});
       for (std::size_t t = 0; t < h.cross_attention.size(); ++t)
         for (int s = 0; s < S; ++s) a(t, s) = h.cross_attention[t][l][hd * S + s];
       std::cout << '\n';

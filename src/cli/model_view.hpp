@@ -40,8 +40,8 @@ inline std::vector<int> encode_user_text(const text::Vocab& vocab, const std::st
 }
 
 // A rows × cols block of weights as a Matrix.
-inline Matrix to_matrix(const float* data, std::size_t r, std::size_t c) {
-  Matrix m = Matrix::from_shape({r, c});
+inline core::Matrix to_matrix(const float* data, std::size_t r, std::size_t c) {
+  core::Matrix m = core::Matrix::from_shape({r, c});
   std::copy(data, data + r * c, m.data());
   return m;
 }
@@ -51,7 +51,7 @@ struct ViewOptions {
   bool full = false;
 };
 
-inline void print_heatmap(const std::string& title, const Matrix& m, const std::vector<std::string>& rows_l,
+inline void print_heatmap(const std::string& title, const core::Matrix& m, const std::vector<std::string>& rows_l,
                           const std::vector<std::string>& cols_l, const ViewOptions& v,
                           const std::vector<std::size_t>& keep_cols = {}) {
   const render::Terminal term = render::detect_terminal(v.no_color);

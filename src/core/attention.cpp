@@ -9,7 +9,7 @@
 #include "core/blas.hpp"
 #include "util/error.hpp"
 
-namespace attnlab {
+namespace attnlab::core {
 
 namespace {
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
@@ -282,4 +282,4 @@ Matrix multi_head_attention_packed(const Matrix& x, const Matrix& kv, const Matr
   return output_projection(concat, w_o);
 }
 
-}  // namespace attnlab
+}  // namespace attnlab::core

@@ -22,7 +22,7 @@
 #include "core/mask.hpp"
 #include "core/matrix.hpp"
 
-namespace attnlab {
+namespace attnlab::core {
 
 // ---- weights ----------------------------------------------------------------
 
@@ -147,4 +147,4 @@ Matrix multi_head_attention_packed(const Matrix& x, const Matrix& kv, const Matr
 AttentionWeights unpack_heads(const Matrix& w_q, const Matrix& w_k, const Matrix& w_v,
                               std::optional<Matrix> w_o, std::size_t h);
 
-}  // namespace attnlab
+}  // namespace attnlab::core

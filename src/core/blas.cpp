@@ -3,7 +3,7 @@
 #include "util/blas.hpp"
 #include "util/error.hpp"
 
-namespace attnlab {
+namespace attnlab::core {
 
 void gemm(const Matrix& a, Trans ta, const Matrix& b, Trans tb, Matrix& c, float alpha, float beta) {
   const std::size_t r = ta == Trans::No ? rows(a) : cols(a);
@@ -35,4 +35,4 @@ Matrix matmul(const Matrix& a, const Matrix& b, Trans ta, Trans tb) {
   return c;
 }
 
-}  // namespace attnlab
+}  // namespace attnlab::core

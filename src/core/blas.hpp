@@ -6,7 +6,7 @@
 // call BLAS's gemm (util/blas.hpp) with its transpose flags instead and write into a caller-owned buffer.
 #include "core/matrix.hpp"
 
-namespace attnlab {
+namespace attnlab::core {
 
 enum class Trans { No, Yes };
 
@@ -19,4 +19,4 @@ void gemm(const Matrix& a, Trans ta, const Matrix& b, Trans tb, Matrix& c, float
 // Convenience: returns op(A) · op(B) in a new matrix.
 Matrix matmul(const Matrix& a, const Matrix& b, Trans ta = Trans::No, Trans tb = Trans::No);
 
-}  // namespace attnlab
+}  // namespace attnlab::core

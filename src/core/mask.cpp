@@ -2,7 +2,7 @@
 
 #include "util/error.hpp"
 
-namespace attnlab {
+namespace attnlab::core {
 
 Mask causal_mask(std::size_t n, std::size_t m) {
   Mask mask = Mask::from_shape({n, m});
@@ -60,4 +60,4 @@ std::vector<std::size_t> fully_masked_rows(const Mask& mask) {
   return out;
 }
 
-}  // namespace attnlab
+}  // namespace attnlab::core

@@ -10,7 +10,7 @@
 
 #include "core/matrix.hpp"
 
-namespace attnlab {
+namespace attnlab::core {
 
 // Causal ("look-ahead") mask of a decoder: query i sees keys 0..i, never a later one.
 // The diagonal is always visible (a token may attend to itself), so no row is ever fully masked.
@@ -36,4 +36,4 @@ Mask combine_masks(const Mask& a, const Mask& b);
 // Rows with no visible key at all.
 std::vector<std::size_t> fully_masked_rows(const Mask& mask);
 
-}  // namespace attnlab
+}  // namespace attnlab::core

@@ -10,7 +10,7 @@
 
 #include <xtensor/xtensor.hpp>
 
-namespace attnlab {
+namespace attnlab::core {
 
 // A float32 matrix, rows × cols, row-major.
 using Matrix = xt::xtensor<float, 2>;
@@ -30,4 +30,4 @@ inline std::string shape_str(std::size_t r, std::size_t c) {
 inline std::string shape_str(const Matrix& a) { return shape_str(rows(a), cols(a)); }
 inline std::string shape_str(const Mask& a) { return shape_str(rows(a), cols(a)); }
 
-}  // namespace attnlab
+}  // namespace attnlab::core

@@ -39,7 +39,7 @@ float read_number(const json& v, const std::string& where) {
 }
 
 // Reads an array of equally long rows of numbers. `what` says what the matrix is ("n × d_model").
-Matrix read_matrix(const json& j, const std::string& field, const std::string& what,
+core::Matrix read_matrix(const json& j, const std::string& field, const std::string& what,
                    const ProblemLimits& lim) {
   if (!j.is_array()) {
     throw InputError(field + ": expected an array of rows (" + what + "), got " + type_name(j));
@@ -59,7 +59,7 @@ Matrix read_matrix(const json& j, const std::string& field, const std::string& w
     throw InputError(field + ": rows have " + std::to_string(c) + " numbers, more than the limit of " +
                      std::to_string(std::max(lim.max_tokens, lim.max_width)));
   }
-  Matrix m = Matrix::from_shape({j.size(), c});
+  core::Matrix m = core::Matrix::from_shape({j.size(), c});
   for (std::size_t r = 0; r < j.size(); ++r) {
     const std::string at = field + "[" + std::to_string(r) + "]";
     const json& row = j[r];
@@ -101,15 +101,15 @@ void reject_unknown_keys(const json& obj, const std::string& where, const std::s
   }
 }
 
-std::string shape_of(std::size_t r, std::size_t c) { return shape_str(r, c); }
+std::string shape_of(std::size_t r, std::size_t c) { return core::shape_str(r, c); }
 
 // A bias: an array of `width` numbers, returned as a 1 × width row.
-Matrix read_bias(const json& j, const std::string& field, std::size_t width, const std::string& what) {
+core::Matrix read_bias(const json& j, const std::string& field, std::size_t width, const std::string& what) {
   if (!j.is_array()) throw InputError(field + ": expected an array of " + std::to_string(width) + " numbers (" + what + "), got " + type_name(j));
   if (j.size() != width) {
     throw InputError(field + ": expected " + std::to_string(width) + " numbers (" + what + "), got " + std::to_string(j.size()));
   }
-  Matrix b = Matrix::from_shape({1, width});
+  core::Matrix b = core::Matrix::from_shape({1, width});
   for (std::size_t i = 0; i < width; ++i) b(0, i) = read_number(j[i], field + "[" + std::to_string(i) + "]");
   return b;
 }
@@ -119,7 +119,7 @@ Matrix read_bias(const json& j, const std::string& field, std::size_t width, con
 void read_inputs(const json& j, const ProblemLimits& lim, Problem& p) {
   if (!j.contains("x")) throw InputError("x: missing; expected the n × d_model input matrix");
   p.x = read_matrix(j["x"], "x", "n × d_model", lim);
-  const std::size_t n = rows(p.x), d_model = cols(p.x);
+  const std::size_t n = core::rows(p.x), d_model = core::cols(p.x);
   if (n > lim.max_tokens) {
     throw InputError("x: has " + std::to_string(n) + " rows (tokens), more than the limit of " + std::to_string(lim.max_tokens));
   }
@@ -129,12 +129,12 @@ void read_inputs(const json& j, const ProblemLimits& lim, Problem& p) {
 
   if (j.contains("memory") && !j["memory"].is_null()) {
     p.memory = read_matrix(j["memory"], "memory", "m × d_model", lim);
-    if (cols(*p.memory) != d_model) {
+    if (core::cols(*p.memory) != d_model) {
       throw InputError("memory: expected m × " + std::to_string(d_model) + " (d_model from x), got " +
-                       shape_str(*p.memory));
+                       core::shape_str(*p.memory));
     }
-    if (rows(*p.memory) > lim.max_tokens) {
-      throw InputError("memory: has " + std::to_string(rows(*p.memory)) + " rows, more than the limit of " +
+    if (core::rows(*p.memory) > lim.max_tokens) {
+      throw InputError("memory: has " + std::to_string(core::rows(*p.memory)) + " rows, more than the limit of " +
                        std::to_string(lim.max_tokens));
     }
   }
@@ -149,7 +149,7 @@ void read_inputs(const json& j, const ProblemLimits& lim, Problem& p) {
 
 // Phase 2, one head: heads[h]'s projections and optional biases. d_k and d_v are taken from heads[0]
 // (h == 0) and every later head must share them; each error says where the expected shape came from.
-HeadWeights read_head(const json& hj, std::size_t h, std::size_t d_model, std::size_t& d_k, std::size_t& d_v,
+core::HeadWeights read_head(const json& hj, std::size_t h, std::size_t d_model, std::size_t& d_k, std::size_t& d_v,
                       const ProblemLimits& lim) {
   const std::string at = "heads[" + std::to_string(h) + "]";
   if (!hj.is_object()) throw InputError(at + ": expected an object with \"w_q\", \"w_k\", \"w_v\", got " + type_name(hj));
@@ -159,21 +159,21 @@ HeadWeights read_head(const json& hj, std::size_t h, std::size_t d_model, std::s
       throw InputError(at + "." + key + ": missing; expected a d_model × " + (key[2] == 'v' ? "d_v" : "d_k") + " matrix");
     }
   }
-  HeadWeights hw;
+  core::HeadWeights hw;
   hw.w_q = read_matrix(hj["w_q"], at + ".w_q", "d_model × d_k", lim);
   hw.w_k = read_matrix(hj["w_k"], at + ".w_k", "d_model × d_k", lim);
   hw.w_v = read_matrix(hj["w_v"], at + ".w_v", "d_model × d_v", lim);
   if (h == 0) {
-    d_k = cols(hw.w_q);
-    d_v = cols(hw.w_v);
+    d_k = core::cols(hw.w_q);
+    d_v = core::cols(hw.w_v);
   }
-  auto check = [&](const Matrix& w, const char* key, std::size_t want_c, const char* dim) {
-    if (rows(w) == d_model && cols(w) == want_c) return;
+  auto check = [&](const core::Matrix& w, const char* key, std::size_t want_c, const char* dim) {
+    if (core::rows(w) == d_model && core::cols(w) == want_c) return;
     std::string why = std::string("d_model × ") + dim + ", with d_model = " + std::to_string(d_model) + " from x";
     if (h > 0 || key[2] != 'q') why += std::string(" and ") + dim + " = " + std::to_string(want_c) + " from heads[0]." + (dim[2] == 'v' ? "w_v" : "w_q");
     std::string hint;
-    if (rows(w) == d_model && h > 0) hint = "; all heads must share d_k and d_v";
-    throw InputError(at + "." + key + ": expected " + shape_of(d_model, want_c) + " (" + why + "), got " + shape_str(w) + hint);
+    if (core::rows(w) == d_model && h > 0) hint = "; all heads must share d_k and d_v";
+    throw InputError(at + "." + key + ": expected " + shape_of(d_model, want_c) + " (" + why + "), got " + core::shape_str(w) + hint);
   };
   check(hw.w_q, "w_q", d_k, "d_k");
   check(hw.w_k, "w_k", d_k, "d_k");
@@ -214,10 +214,10 @@ void read_output_projection(const json& j, std::size_t d_model, std::size_t d_v,
                             Problem& p) {
   const std::size_t h = p.weights.heads.size();
   if (j.contains("w_o") && !j["w_o"].is_null()) {
-    Matrix w_o = read_matrix(j["w_o"], "w_o", "h·d_v × d_model", lim);
-    if (rows(w_o) != h * d_v || cols(w_o) != d_model) {
+    core::Matrix w_o = read_matrix(j["w_o"], "w_o", "h·d_v × d_model", lim);
+    if (core::rows(w_o) != h * d_v || core::cols(w_o) != d_model) {
       throw InputError("w_o: expected " + shape_of(h * d_v, d_model) + " (h·d_v × d_model = " + std::to_string(h) +
-                       "·" + std::to_string(d_v) + " × " + std::to_string(d_model) + "), got " + shape_str(w_o));
+                       "·" + std::to_string(d_v) + " × " + std::to_string(d_model) + "), got " + core::shape_str(w_o));
     }
     p.weights.w_o = std::move(w_o);
   }
@@ -236,7 +236,7 @@ void read_mask(const json& mj, Problem& p) {
       p.mask_kind = MaskKind::None;
     } else if (name == "causal") {
       p.mask_kind = MaskKind::Causal;
-      p.mask = causal_mask(n, m);
+      p.mask = core::causal_mask(n, m);
     } else {
       throw InputError("mask: unknown mask \"" + name + "\"; expected \"none\", \"causal\" or a 0/1 array of shape " +
                        shape_of(n, m) + " (n × m, 1 = may attend)");
@@ -244,7 +244,7 @@ void read_mask(const json& mj, Problem& p) {
   } else if (mj.is_array()) {
     const std::string want = shape_of(n, m) + " (n × m" + (p.memory ? ", m from memory" : ", m = n in self-attention") + ")";
     if (mj.size() != n) throw InputError("mask: expected " + want + ", got " + std::to_string(mj.size()) + " rows");
-    Mask mask = Mask::from_shape({n, m});
+    core::Mask mask = core::Mask::from_shape({n, m});
     for (std::size_t i = 0; i < n; ++i) {
       const std::string at = "mask[" + std::to_string(i) + "]";
       if (!mj[i].is_array()) throw InputError(at + ": expected a row of 0/1, got " + type_name(mj[i]));
@@ -280,7 +280,7 @@ Problem parse_problem(const json& j, const ProblemLimits& lim) {
   reject_unknown_keys(j, "", {"tokens", "x", "memory", "memory_tokens", "heads", "w_o", "b_o", "mask"});
   Problem p;
   read_inputs(j, lim, p);
-  const std::size_t d_model = cols(p.x);
+  const std::size_t d_model = core::cols(p.x);
   std::size_t d_k = 0, d_v = 0;
   read_heads(j, d_model, lim, p, d_k, d_v);
   read_output_projection(j, d_model, d_v, lim, p);
@@ -306,11 +306,11 @@ Problem load_problem(const std::string& path, const ProblemLimits& lim) {
 }
 
 json problem_to_json(const Problem& p) {
-  auto mat = [](const Matrix& m) {
+  auto mat = [](const core::Matrix& m) {
     json rows_j = json::array();
-    for (std::size_t r = 0; r < rows(m); ++r) {
+    for (std::size_t r = 0; r < core::rows(m); ++r) {
       json row = json::array();
-      for (std::size_t c = 0; c < cols(m); ++c) row.push_back(m(r, c));
+      for (std::size_t c = 0; c < core::cols(m); ++c) row.push_back(m(r, c));
       rows_j.push_back(row);
     }
     return rows_j;
@@ -321,12 +321,12 @@ json problem_to_json(const Problem& p) {
   if (p.memory) j["memory"] = mat(*p.memory);
   if (!p.memory_tokens.empty()) j["memory_tokens"] = p.memory_tokens;
   j["heads"] = json::array();
-  auto bias_row = [](const Matrix& b) {
+  auto bias_row = [](const core::Matrix& b) {
     json r = json::array();
-    for (std::size_t c = 0; c < cols(b); ++c) r.push_back(b(0, c));
+    for (std::size_t c = 0; c < core::cols(b); ++c) r.push_back(b(0, c));
     return r;
   };
-  for (const HeadWeights& hw : p.weights.heads) {
+  for (const core::HeadWeights& hw : p.weights.heads) {
     json h = {{"w_q", mat(hw.w_q)}, {"w_k", mat(hw.w_k)}, {"w_v", mat(hw.w_v)}};
     if (hw.b_q) h["b_q"] = bias_row(*hw.b_q);
     if (hw.b_k) h["b_k"] = bias_row(*hw.b_k);
@@ -338,9 +338,9 @@ json problem_to_json(const Problem& p) {
   if (p.mask_kind == MaskKind::Causal) j["mask"] = "causal";
   if (p.mask_kind == MaskKind::Explicit) {
     json mj = json::array();
-    for (std::size_t r = 0; r < rows(*p.mask); ++r) {
+    for (std::size_t r = 0; r < core::rows(*p.mask); ++r) {
       json row = json::array();
-      for (std::size_t c = 0; c < cols(*p.mask); ++c) row.push_back(static_cast<int>((*p.mask)(r, c)));
+      for (std::size_t c = 0; c < core::cols(*p.mask); ++c) row.push_back(static_cast<int>((*p.mask)(r, c)));
       mj.push_back(row);
     }
     j["mask"] = mj;

@@ -30,17 +30,17 @@ enum class MaskKind { None, Causal, Explicit };
 
 struct Problem {
   std::vector<std::string> tokens;          // n labels (empty when not given)
-  Matrix x;                                 // n × d_model
-  std::optional<Matrix> memory;             // m × d_model, cross-attention only
+  core::Matrix x;                                 // n × d_model
+  std::optional<core::Matrix> memory;             // m × d_model, cross-attention only
   std::vector<std::string> memory_tokens;   // m labels (empty when not given)
-  AttentionWeights weights;
+  core::AttentionWeights weights;
   MaskKind mask_kind = MaskKind::None;
-  std::optional<Mask> mask;                 // n × m, built for "causal" too
+  std::optional<core::Mask> mask;                 // n × m, built for "causal" too
 
-  std::size_t n() const { return rows(x); }
-  std::size_t m() const { return memory ? rows(*memory) : rows(x); }
-  std::size_t d_model() const { return cols(x); }
-  const Matrix& kv() const { return memory ? *memory : x; }
+  std::size_t n() const { return core::rows(x); }
+  std::size_t m() const { return memory ? core::rows(*memory) : core::rows(x); }
+  std::size_t d_model() const { return core::cols(x); }
+  const core::Matrix& kv() const { return memory ? *memory : x; }
 };
 
 // Limits that keep a "small problem" small: the trace holds several n × m matrices per head.

@@ -8,11 +8,11 @@
 
 namespace attnlab::io {
 
-OutJson matrix_to_json(const Matrix& m) {
+OutJson matrix_to_json(const core::Matrix& m) {
   OutJson out = OutJson::array();
-  for (std::size_t r = 0; r < rows(m); ++r) {
+  for (std::size_t r = 0; r < core::rows(m); ++r) {
     OutJson row = OutJson::array();
-    for (std::size_t c = 0; c < cols(m); ++c) {
+    for (std::size_t c = 0; c < core::cols(m); ++c) {
       const float v = m(r, c);
       if (std::isinf(v) && v < 0) row.push_back("-inf");
       else row.push_back(v);
@@ -67,29 +67,29 @@ std::vector<std::string> default_labels(std::size_t n) {
   return out;
 }
 
-OutJson trace_to_json(const Problem& p, const AttentionTrace& t) {
+OutJson trace_to_json(const Problem& p, const core::AttentionTrace& t) {
   OutJson j = OutJson::object();
   const std::size_t h = p.weights.heads.size();
   j["shapes"] = {{"n", p.n()},
                  {"m", p.m()},
                  {"d_model", p.d_model()},
-                 {"d_k", cols(p.weights.heads[0].w_q)},
-                 {"d_v", cols(p.weights.heads[0].w_v)},
+                 {"d_k", core::cols(p.weights.heads[0].w_q)},
+                 {"d_v", core::cols(p.weights.heads[0].w_v)},
                  {"h", h}};
   j["cross_attention"] = p.memory.has_value();
   j["tokens"] = p.tokens.empty() ? default_labels(p.n()) : p.tokens;
   if (p.memory) j["memory_tokens"] = p.memory_tokens.empty() ? default_labels(p.m()) : p.memory_tokens;
   if (p.mask) {
     OutJson mj = OutJson::array();
-    for (std::size_t r = 0; r < rows(*p.mask); ++r) {
+    for (std::size_t r = 0; r < core::rows(*p.mask); ++r) {
       OutJson row = OutJson::array();
-      for (std::size_t c = 0; c < cols(*p.mask); ++c) row.push_back(static_cast<int>((*p.mask)(r, c)));
+      for (std::size_t c = 0; c < core::cols(*p.mask); ++c) row.push_back(static_cast<int>((*p.mask)(r, c)));
       mj.push_back(std::move(row));
     }
     j["mask"] = std::move(mj);
   }
   OutJson heads = OutJson::array();
-  for (const HeadTrace& ht : t.heads) {
+  for (const core::HeadTrace& ht : t.heads) {
     OutJson hj = OutJson::object();
     hj["q"] = matrix_to_json(ht.q);
     hj["k"] = matrix_to_json(ht.k);
@@ -109,10 +109,10 @@ OutJson trace_to_json(const Problem& p, const AttentionTrace& t) {
   return j;
 }
 
-void check_trace_finite(const AttentionTrace& t) {
-  auto check = [](const Matrix& m, const std::string& name, bool allow_neg_inf) {
-    for (std::size_t r = 0; r < rows(m); ++r)
-      for (std::size_t c = 0; c < cols(m); ++c) {
+void check_trace_finite(const core::AttentionTrace& t) {
+  auto check = [](const core::Matrix& m, const std::string& name, bool allow_neg_inf) {
+    for (std::size_t r = 0; r < core::rows(m); ++r)
+      for (std::size_t c = 0; c < core::cols(m); ++c) {
         const float v = m(r, c);
         if (std::isfinite(v) || (allow_neg_inf && std::isinf(v) && v < 0)) continue;
         throw NumericError(name + "[" + std::to_string(r) + "][" + std::to_string(c) +
@@ -121,7 +121,7 @@ void check_trace_finite(const AttentionTrace& t) {
       }
   };
   for (std::size_t i = 0; i < t.heads.size(); ++i) {
-    const HeadTrace& h = t.heads[i];
+    const core::HeadTrace& h = t.heads[i];
     const std::string at = "heads[" + std::to_string(i) + "].";
     check(h.q, at + "q", false);
     check(h.k, at + "k", false);

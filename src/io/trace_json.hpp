@@ -23,13 +23,13 @@ namespace attnlab::io {
 using OutJson = nlohmann::basic_json<nlohmann::ordered_map, std::vector, std::string, bool, std::int64_t,
                                      std::uint64_t, float>;
 
-OutJson matrix_to_json(const Matrix& m);
-OutJson trace_to_json(const Problem& p, const AttentionTrace& t);
+OutJson matrix_to_json(const core::Matrix& m);
+OutJson trace_to_json(const Problem& p, const core::AttentionTrace& t);
 
 // Throws NumericError naming the matrix and position of the first inf/NaN in the trace (−inf in a
 // "masked" matrix is expected and allowed). Results are checked before anything is printed, so a
 // NaN is never shown to the user as an answer.
-void check_trace_finite(const AttentionTrace& t);
+void check_trace_finite(const core::AttentionTrace& t);
 
 // Pretty JSON for people and scripts alike: objects indented, arrays of scalars (matrix rows) on one
 // line each, so a matrix reads as a grid.

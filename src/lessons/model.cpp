@@ -35,8 +35,8 @@ float Rng::normal(float stddev) {
   return static_cast<float>(r * std::cos(a) * stddev);
 }
 
-Matrix random_matrix(Rng& rng, std::size_t r, std::size_t c, float stddev) {
-  Matrix m = Matrix::from_shape({r, c});
+core::Matrix random_matrix(Rng& rng, std::size_t r, std::size_t c, float stddev) {
+  core::Matrix m = core::Matrix::from_shape({r, c});
   for (auto& v : m) v = rng.normal(stddev);
   return m;
 }
@@ -50,8 +50,8 @@ std::vector<float> embedding_row(std::string_view word, std::size_t d_model, std
   return row;
 }
 
-Matrix embed(const std::vector<std::string>& tokens, std::size_t d_model, std::uint64_t seed) {
-  Matrix e = Matrix::from_shape({tokens.size(), d_model});
+core::Matrix embed(const std::vector<std::string>& tokens, std::size_t d_model, std::uint64_t seed) {
+  core::Matrix e = core::Matrix::from_shape({tokens.size(), d_model});
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     const std::vector<float> row = embedding_row(tokens[i], d_model, seed);
     for (std::size_t j = 0; j < d_model; ++j) e(i, j) = row[j];
@@ -59,26 +59,26 @@ Matrix embed(const std::vector<std::string>& tokens, std::size_t d_model, std::u
   return e;
 }
 
-Matrix positional_encoding(std::size_t n, std::size_t d_model) {
+core::Matrix positional_encoding(std::size_t n, std::size_t d_model) {
   // The model's own table (model/transformer.hpp), so the lessons show exactly what the model adds.
   const std::vector<float> table = model::positional_encoding(static_cast<int>(n), static_cast<int>(d_model));
-  Matrix pe = Matrix::from_shape({n, d_model});
+  core::Matrix pe = core::Matrix::from_shape({n, d_model});
   std::copy(table.begin(), table.end(), pe.data());
   return pe;
 }
 
-Matrix model_input(const Matrix& embeddings, const Matrix& pe) {
+core::Matrix model_input(const core::Matrix& embeddings, const core::Matrix& pe) {
   if (embeddings.shape() != pe.shape()) {
-    throw ShapeError("model_input: embeddings are " + shape_str(embeddings) + " but PE is " + shape_str(pe));
+    throw ShapeError("model_input: embeddings are " + core::shape_str(embeddings) + " but PE is " + core::shape_str(pe));
   }
-  const float scale = std::sqrt(static_cast<float>(cols(embeddings)));
-  Matrix x = Matrix::from_shape({rows(embeddings), cols(embeddings)});
-  for (std::size_t i = 0; i < rows(x); ++i)
-    for (std::size_t j = 0; j < cols(x); ++j) x(i, j) = embeddings(i, j) * scale + pe(i, j);
+  const float scale = std::sqrt(static_cast<float>(core::cols(embeddings)));
+  core::Matrix x = core::Matrix::from_shape({core::rows(embeddings), core::cols(embeddings)});
+  for (std::size_t i = 0; i < core::rows(x); ++i)
+    for (std::size_t j = 0; j < core::cols(x); ++j) x(i, j) = embeddings(i, j) * scale + pe(i, j);
   return x;
 }
 
-AttentionWeights random_attention_weights(std::size_t d_model, std::size_t h, std::uint64_t seed,
+core::AttentionWeights random_attention_weights(std::size_t d_model, std::size_t h, std::uint64_t seed,
                                           std::string_view name) {
   if (h == 0 || d_model % h != 0) {
     throw InputError("--heads " + std::to_string(h) + " does not divide --d-model " + std::to_string(d_model) +
@@ -87,9 +87,9 @@ AttentionWeights random_attention_weights(std::size_t d_model, std::size_t h, st
   const std::size_t d_k = d_model / h;
   Rng rng(seed, name);
   const float sd = 1.0f / std::sqrt(static_cast<float>(d_model));
-  AttentionWeights w;
+  core::AttentionWeights w;
   for (std::size_t i = 0; i < h; ++i) {
-    HeadWeights hw;
+    core::HeadWeights hw;
     hw.w_q = random_matrix(rng, d_model, d_k, sd);
     hw.w_k = random_matrix(rng, d_model, d_k, sd);
     hw.w_v = random_matrix(rng, d_model, d_k, sd);

@@ -20,8 +20,8 @@ namespace {
 
 void check_finite(const MatrixItem& it) {
   if (it.broken_demo) return;
-  for (std::size_t r = 0; r < rows(it.m); ++r)
-    for (std::size_t c = 0; c < cols(it.m); ++c) {
+  for (std::size_t r = 0; r < core::rows(it.m); ++r)
+    for (std::size_t c = 0; c < core::cols(it.m); ++c) {
       const float v = it.m(r, c);
       if (std::isfinite(v) || (it.masked && std::isinf(v) && v < 0)) continue;
       throw NumericError(it.key + "[" + std::to_string(r) + "][" + std::to_string(c) + "] is " +
@@ -31,9 +31,9 @@ void check_finite(const MatrixItem& it) {
 }
 
 void check_labels(const MatrixItem& it) {
-  if ((!it.row_labels.empty() && it.row_labels.size() != rows(it.m)) ||
-      (!it.col_labels.empty() && it.col_labels.size() != cols(it.m))) {
-    throw ShapeError("matrix '" + it.key + "' is " + shape_str(it.m) + " but has " + std::to_string(it.row_labels.size()) +
+  if ((!it.row_labels.empty() && it.row_labels.size() != core::rows(it.m)) ||
+      (!it.col_labels.empty() && it.col_labels.size() != core::cols(it.m))) {
+    throw ShapeError("matrix '" + it.key + "' is " + core::shape_str(it.m) + " but has " + std::to_string(it.row_labels.size()) +
                      " row and " + std::to_string(it.col_labels.size()) + " column labels");
   }
 }
@@ -335,14 +335,14 @@ void JsonOutput::do_matrix(const MatrixItem& it) {
   io::OutJson j = io::OutJson::object();
   j["key"] = it.key;
   j["title"] = it.title;
-  j["rows"] = rows(it.m);
-  j["cols"] = cols(it.m);
-  j["row_labels"] = it.row_labels.empty() ? io::default_labels(rows(it.m)) : it.row_labels;
-  j["col_labels"] = it.col_labels.empty() ? io::default_labels(cols(it.m)) : it.col_labels;
+  j["rows"] = core::rows(it.m);
+  j["cols"] = core::cols(it.m);
+  j["row_labels"] = it.row_labels.empty() ? io::default_labels(core::rows(it.m)) : it.row_labels;
+  j["col_labels"] = it.col_labels.empty() ? io::default_labels(core::cols(it.m)) : it.col_labels;
   io::OutJson data = io::OutJson::array();
-  for (std::size_t r = 0; r < rows(it.m); ++r) {
+  for (std::size_t r = 0; r < core::rows(it.m); ++r) {
     io::OutJson row = io::OutJson::array();
-    for (std::size_t c = 0; c < cols(it.m); ++c) row.push_back(cell_json(it.m(r, c)));
+    for (std::size_t c = 0; c < core::cols(it.m); ++c) row.push_back(cell_json(it.m(r, c)));
     data.push_back(std::move(row));
   }
   j["data"] = std::move(data);

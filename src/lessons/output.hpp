@@ -23,7 +23,7 @@ namespace attnlab::lessons {
 struct MatrixItem {
   std::string key;    // stable name in JSON, e.g. "scores"
   std::string title;  // printed above the matrix
-  Matrix m;
+  core::Matrix m;
   std::vector<std::string> row_labels, col_labels;  // empty = 0, 1, 2, ...
   bool weights = false;       // attention weights in [0, 1]: coloured cells and a heatmap
   bool heatmap = false;       // also draw a heatmap over [lo, hi]

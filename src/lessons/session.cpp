@@ -30,11 +30,11 @@ TokenizedSentence LessonContext::encode(const std::string& sentence, const std::
 namespace {
 
 // The token-embedding rows of `ids` (the encoder's table when the model has untied embeddings).
-Matrix embedding_rows(const TrainedModel& m, const std::vector<std::size_t>& ids) {
+core::Matrix embedding_rows(const TrainedModel& m, const std::vector<std::size_t>& ids) {
   const auto C = static_cast<std::size_t>(m.d_model());
   const auto& layout = m.net().layout();
   const std::size_t table = m.net().config().tie_embeddings || m.net().config().decoder_only ? layout.tok_emb : layout.src_emb;
-  Matrix e = Matrix::from_shape({ids.size(), C});
+  core::Matrix e = core::Matrix::from_shape({ids.size(), C});
   for (std::size_t i = 0; i < ids.size(); ++i) {
     const std::vector<float> row = m.net().params.download(table + ids[i] * C, C);
     for (std::size_t j = 0; j < C; ++j) e(i, j) = row[j];
@@ -44,12 +44,12 @@ Matrix embedding_rows(const TrainedModel& m, const std::vector<std::size_t>& ids
 
 }  // namespace
 
-Matrix LessonContext::input_for(const TokenizedSentence& s) const {
+core::Matrix LessonContext::input_for(const TokenizedSentence& s) const {
   if (model) return model_input(embedding_rows(*model, s.ids), positional_encoding(s.tokens.size(), d_model));
   return model_input(embed(s.tokens, d_model, seed), positional_encoding(s.tokens.size(), d_model));
 }
 
-AttentionWeights LessonContext::weights(const std::string& name) const {
+core::AttentionWeights LessonContext::weights(const std::string& name) const {
   if (model) {
     const auto& layout = model->net().layout();
     if (name == "encoder.self") return replay_->w;
@@ -61,11 +61,11 @@ AttentionWeights LessonContext::weights(const std::string& name) const {
   return random_attention_weights(d_model, heads, seed, name);
 }
 
-const AttentionTrace& LessonContext::self_trace() {
+const core::AttentionTrace& LessonContext::self_trace() {
   if (model) return replay_->trace;
   if (!trace_) {
     trace_.emplace();
-    self_attention(x, weights("encoder.self"), nullptr, &*trace_);
+    core::self_attention(x, weights("encoder.self"), nullptr, &*trace_);
   }
   return *trace_;
 }
@@ -328,8 +328,8 @@ bool Session::run(const LessonDoc& doc, Output& out, const std::function<bool()>
     ctx.embeddings = embed(ctx.src.tokens, ctx.d_model, ctx.seed);
     ctx.pe = positional_encoding(ctx.src.tokens.size(), ctx.d_model);
     ctx.x = model_input(ctx.embeddings, ctx.pe);
-    d_k = weights_ ? cols(weights_->weights.heads[0].w_q) : ctx.d_model / ctx.heads;
-    d_v = weights_ ? cols(weights_->weights.heads[0].w_v) : ctx.d_model / ctx.heads;
+    d_k = weights_ ? core::cols(weights_->weights.heads[0].w_q) : ctx.d_model / ctx.heads;
+    d_v = weights_ ? core::cols(weights_->weights.heads[0].w_v) : ctx.d_model / ctx.heads;
   }
 
   io::OutJson settings = io::OutJson::object();

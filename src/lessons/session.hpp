@@ -73,7 +73,7 @@ struct LessonContext {
   // n × d_model each. Random weights: x = embeddings·√d_model + pe. Trained model: embeddings are its
   // token-embedding rows and x is the true input of encoder layer 0's self-attention (the same sum
   // for a post-norm model, LayerNorm of it for a pre-norm one).
-  Matrix embeddings, pe, x;
+  core::Matrix embeddings, pe, x;
   const TrainedModel* model = nullptr;  // the trained translation model, or null for random weights
   float embedding_difference = 0.0f;     // trained: |E·√d_model + PE − the model's own embedding| (max)
 
@@ -81,12 +81,12 @@ struct LessonContext {
   // Tokenizes with the vocabulary; unknown words become <unk> with one warning on stderr.
   TokenizedSentence encode(const std::string& sentence, const std::string& what);
   // E·√d_model + PE for any sentence (the model's embeddings when trained).
-  Matrix input_for(const TokenizedSentence& s) const;
+  core::Matrix input_for(const TokenizedSentence& s) const;
   // The attention weights of block `name` ("encoder.self", "decoder.self", "decoder.cross"): layer 0's
   // of the trained model, else from --weights when given, else seeded random.
-  AttentionWeights weights(const std::string& name) const;
+  core::AttentionWeights weights(const std::string& name) const;
   // Self-attention of the lesson sentence with weights("encoder.self"), computed once.
-  const AttentionTrace& self_trace();
+  const core::AttentionTrace& self_trace();
   // Trained: encoder layer 0's self-attention replayed through the core, with the model's own output.
   const Replay& encoder_replay() const { return *replay_; }
   // The decoder-side sentence: --target, the lesson's default target, or (--sentence alone) the trained
@@ -95,7 +95,7 @@ struct LessonContext {
 
  private:
   friend class Session;
-  std::optional<AttentionTrace> trace_;
+  std::optional<core::AttentionTrace> trace_;
   std::optional<Replay> replay_;
   std::optional<TokenizedSentence> target_;
 };

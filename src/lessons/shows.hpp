@@ -12,7 +12,7 @@
 
 namespace attnlab::lessons {
 
-inline MatrixItem item(std::string key, std::string title, Matrix m, std::vector<std::string> row_labels,
+inline MatrixItem item(std::string key, std::string title, core::Matrix m, std::vector<std::string> row_labels,
                        std::vector<std::string> col_labels) {
   MatrixItem it;
   it.key = std::move(key);
@@ -23,7 +23,7 @@ inline MatrixItem item(std::string key, std::string title, Matrix m, std::vector
   return it;
 }
 
-inline MatrixItem weights_item(std::string key, std::string title, Matrix m, std::vector<std::string> row_labels,
+inline MatrixItem weights_item(std::string key, std::string title, core::Matrix m, std::vector<std::string> row_labels,
                                std::vector<std::string> col_labels) {
   MatrixItem it = item(std::move(key), std::move(title), std::move(m), std::move(row_labels), std::move(col_labels));
   it.weights = true;
@@ -31,28 +31,28 @@ inline MatrixItem weights_item(std::string key, std::string title, Matrix m, std
 }
 
 // A heatmap whose scale is symmetric around zero (for signed matrices such as PE or X).
-MatrixItem signed_heat_item(std::string key, std::string title, Matrix m, std::vector<std::string> row_labels,
+MatrixItem signed_heat_item(std::string key, std::string title, core::Matrix m, std::vector<std::string> row_labels,
                             std::vector<std::string> col_labels);
 
 // Index of `word` among the tokens, or the middle token when it is absent.
 std::size_t focus_index(const std::vector<std::string>& tokens, const std::string& word);
 
 // Row i of a matrix as a 1 × cols matrix.
-Matrix row_of(const Matrix& m, std::size_t i);
+core::Matrix row_of(const core::Matrix& m, std::size_t i);
 
 // A 0/1 mask shown as a matrix.
-MatrixItem mask_item(std::string key, std::string title, const Mask& m, std::vector<std::string> rl, std::vector<std::string> cl);
+MatrixItem mask_item(std::string key, std::string title, const core::Mask& m, std::vector<std::string> rl, std::vector<std::string> cl);
 
 // A transposed weight row (keys down, one column per sentence): a [0, 1] heatmap, but its columns,
 // not its rows, sum to 1, so it is not marked as a weight matrix.
-MatrixItem column_weights_item(std::string key, std::string title, Matrix m, std::vector<std::string> rl, std::vector<std::string> cl);
+MatrixItem column_weights_item(std::string key, std::string title, core::Matrix m, std::vector<std::string> rl, std::vector<std::string> cl);
 
 // Mean and (population) variance of each row: n × 2.
-Matrix row_stats(const Matrix& x);
+core::Matrix row_stats(const core::Matrix& x);
 
 // Lesson 9: the probability of each wanted word (columns, without repeats) after each decoder input
 // (rows), from n × V probabilities, and the uniform baseline.
-void show_next_token_table(LessonContext& c, const Matrix& probs, const std::vector<std::string>& inputs,
+void show_next_token_table(LessonContext& c, const core::Matrix& probs, const std::vector<std::string>& inputs,
                            const std::vector<std::string>& want);
 
 // "below 1e-5" or the difference itself: how a replay or a recomputation agrees with the model.

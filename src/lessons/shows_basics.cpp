@@ -14,7 +14,7 @@
 
 namespace attnlab::lessons {
 
-MatrixItem signed_heat_item(std::string key, std::string title, Matrix m, std::vector<std::string> row_labels,
+MatrixItem signed_heat_item(std::string key, std::string title, core::Matrix m, std::vector<std::string> row_labels,
                             std::vector<std::string> col_labels) {
   float a = 0.0f;
   for (float v : m) a = std::max(a, std::fabs(v));
@@ -31,9 +31,9 @@ std::size_t focus_index(const std::vector<std::string>& tokens, const std::strin
   return tokens.size() / 2;
 }
 
-Matrix row_of(const Matrix& m, std::size_t i) {
-  Matrix r = Matrix::from_shape({1, cols(m)});
-  for (std::size_t j = 0; j < cols(m); ++j) r(0, j) = m(i, j);
+core::Matrix row_of(const core::Matrix& m, std::size_t i) {
+  core::Matrix r = core::Matrix::from_shape({1, core::cols(m)});
+  for (std::size_t j = 0; j < core::cols(m); ++j) r(0, j) = m(i, j);
   return r;
 }
 
@@ -48,7 +48,7 @@ std::string dims(std::size_t r, std::size_t c) { return fmt::format("{} × {}", 
 // one directly). The paper's Table 1: maximum path length O(n) against O(1).
 void show_why_attention(LessonContext& c) {
   const std::size_t n = c.src.tokens.size();
-  Matrix rnn = Matrix::from_shape({n, n}), att = Matrix::from_shape({n, n});
+  core::Matrix rnn = core::Matrix::from_shape({n, n}), att = core::Matrix::from_shape({n, n});
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = 0; j < n; ++j) {
       rnn(i, j) = static_cast<float>(i > j ? i - j : j - i);
@@ -94,7 +94,7 @@ void show_embeddings(LessonContext& c) {
                     c.trained() ? "E: each token's row of the model's learned embedding table (tok_emb)"
                                 : "E: each token's row of the embedding table",
                     c.embeddings, c.src.tokens, dl));
-  Matrix scaled = c.embeddings * std::sqrt(static_cast<float>(c.d_model));
+  core::Matrix scaled = c.embeddings * std::sqrt(static_cast<float>(c.d_model));
   c.out.matrix(item("scaled_embeddings", fmt::format("E · √d_model  (√{} = {:.3f})", c.d_model, std::sqrt(double(c.d_model))),
                     scaled, c.src.tokens, dl));
 }
@@ -116,7 +116,7 @@ void show_positional_encoding(LessonContext& c) {
 
 void show_pe_frequencies(LessonContext& c) {
   const std::size_t pairs = (c.d_model + 1) / 2;
-  Matrix f = Matrix::from_shape({pairs, 2});
+  core::Matrix f = core::Matrix::from_shape({pairs, 2});
   std::vector<std::string> rl;
   for (std::size_t i = 0; i < pairs; ++i) {
     const double denom = std::pow(10000.0, static_cast<double>(2 * i) / static_cast<double>(c.d_model));
@@ -144,7 +144,7 @@ void show_model_input_trained(LessonContext& c) {
 }
 
 // "X · W_Q + b_Q" when the block has biases (a trained model), else "X · W_Q".
-std::string projection_formula(const HeadWeights& h, const char* name) {
+std::string projection_formula(const core::HeadWeights& h, const char* name) {
   const bool bias = name[0] == 'Q' ? h.b_q.has_value() : name[0] == 'K' ? h.b_k.has_value() : h.b_v.has_value();
   return fmt::format("X · W_{}{}", name, bias ? fmt::format(" + b_{}", name) : "");
 }
@@ -157,45 +157,45 @@ void show_input(LessonContext& c) {
 }
 
 void show_projection_weights(LessonContext& c) {
-  const AttentionWeights w = c.weights("encoder.self");
-  const HeadWeights& h = w.heads[0];
+  const core::AttentionWeights w = c.weights("encoder.self");
+  const core::HeadWeights& h = w.heads[0];
   const auto rl = render::numbered_labels("d", c.d_model);
-  c.out.side_by_side({item("w_q", "W_Q (head 0)", h.w_q, rl, render::numbered_labels("q", cols(h.w_q))),
-                      item("w_k", "W_K (head 0)", h.w_k, rl, render::numbered_labels("k", cols(h.w_k))),
-                      item("w_v", "W_V (head 0)", h.w_v, rl, render::numbered_labels("v", cols(h.w_v)))});
+  c.out.side_by_side({item("w_q", "W_Q (head 0)", h.w_q, rl, render::numbered_labels("q", core::cols(h.w_q))),
+                      item("w_k", "W_K (head 0)", h.w_k, rl, render::numbered_labels("k", core::cols(h.w_k))),
+                      item("w_v", "W_V (head 0)", h.w_v, rl, render::numbered_labels("v", core::cols(h.w_v)))});
   if (h.b_q && h.b_k && h.b_v) {
     c.out.line("The model also learned a bias per projection, added to every row: Q = X · W_Q + b_Q, and so on.");
     c.out.line("");
-    c.out.matrix(item("b_q", "b_Q (head 0)", *h.b_q, {"b_Q"}, render::numbered_labels("q", cols(*h.b_q))));
-    c.out.matrix(item("b_k", "b_K (head 0)", *h.b_k, {"b_K"}, render::numbered_labels("k", cols(*h.b_k))));
-    c.out.matrix(item("b_v", "b_V (head 0)", *h.b_v, {"b_V"}, render::numbered_labels("v", cols(*h.b_v))));
+    c.out.matrix(item("b_q", "b_Q (head 0)", *h.b_q, {"b_Q"}, render::numbered_labels("q", core::cols(*h.b_q))));
+    c.out.matrix(item("b_k", "b_K (head 0)", *h.b_k, {"b_K"}, render::numbered_labels("k", core::cols(*h.b_k))));
+    c.out.matrix(item("b_v", "b_V (head 0)", *h.b_v, {"b_V"}, render::numbered_labels("v", core::cols(*h.b_v))));
   }
 }
 
 void show_qkv(LessonContext& c) {
-  const HeadTrace& t = c.self_trace().heads[0];
-  const HeadWeights hw = c.weights("encoder.self").heads[0];
+  const core::HeadTrace& t = c.self_trace().heads[0];
+  const core::HeadWeights hw = c.weights("encoder.self").heads[0];
   const std::size_t n = c.src.tokens.size();
   for (const auto& [name, m, p] : {std::tuple{"Q", &t.q, "q"}, std::tuple{"K", &t.k, "k"}, std::tuple{"V", &t.v, "v"}}) {
     c.out.line(fmt::format("{} = {}:  ({}) · ({}){} = {}", name, projection_formula(hw, name), dims(n, c.d_model),
-                           dims(c.d_model, cols(*m)), hw.b_q ? fmt::format(" + (1 × {})", cols(*m)) : "", dims(n, cols(*m))));
+                           dims(c.d_model, core::cols(*m)), hw.b_q ? fmt::format(" + (1 × {})", core::cols(*m)) : "", dims(n, core::cols(*m))));
   }
   c.out.line("");
-  c.out.side_by_side({item("q", "Q = " + projection_formula(hw, "Q"), t.q, c.src.tokens, render::numbered_labels("q", cols(t.q))),
-                      item("k", "K = " + projection_formula(hw, "K"), t.k, c.src.tokens, render::numbered_labels("k", cols(t.k))),
-                      item("v", "V = " + projection_formula(hw, "V"), t.v, c.src.tokens, render::numbered_labels("v", cols(t.v)))});
+  c.out.side_by_side({item("q", "Q = " + projection_formula(hw, "Q"), t.q, c.src.tokens, render::numbered_labels("q", core::cols(t.q))),
+                      item("k", "K = " + projection_formula(hw, "K"), t.k, c.src.tokens, render::numbered_labels("k", core::cols(t.k))),
+                      item("v", "V = " + projection_formula(hw, "V"), t.v, c.src.tokens, render::numbered_labels("v", core::cols(t.v)))});
 }
 
 // ---- lesson 3 -------------------------------------------------------------------------
 
 void show_scores(LessonContext& c) {
-  const HeadTrace& t = c.self_trace().heads[0];
+  const core::HeadTrace& t = c.self_trace().heads[0];
   c.out.matrix(item("scores", "scores = Q · Kᵀ  (row: query token, column: key token)", t.scores, c.src.tokens, c.src.tokens));
   if (c.src.tokens.size() > 1) {
     std::string terms;
-    const std::size_t shown = std::min<std::size_t>(cols(t.q), 3);
+    const std::size_t shown = std::min<std::size_t>(core::cols(t.q), 3);
     for (std::size_t j = 0; j < shown; ++j) terms += fmt::format("{}({:.3f})·({:.3f})", j ? " + " : "", t.q(1, j), t.k(0, j));
-    if (cols(t.q) > shown) terms += " + …";
+    if (core::cols(t.q) > shown) terms += " + …";
     c.out.line(fmt::format("e.g. scores[{}][{}] = q_{} · k_{} = {} = {:.3f}", c.src.tokens[1], c.src.tokens[0],
                            c.src.tokens[1], c.src.tokens[0], terms, t.scores(1, 0)));
     c.out.line("");
@@ -203,14 +203,14 @@ void show_scores(LessonContext& c) {
 }
 
 void show_scaled(LessonContext& c) {
-  const HeadTrace& t = c.self_trace().heads[0];
-  const std::size_t d_k = cols(t.q);
+  const core::HeadTrace& t = c.self_trace().heads[0];
+  const std::size_t d_k = core::cols(t.q);
   c.out.matrix(item("scaled", fmt::format("scaled = scores / √d_k  (√{} = {:.3f})", d_k, std::sqrt(double(d_k))), t.scaled,
                     c.src.tokens, c.src.tokens));
 }
 
 // Sample mean and variance of all entries (double accumulation).
-std::pair<double, double> mean_var(const Matrix& m) {
+std::pair<double, double> mean_var(const core::Matrix& m) {
   double s = 0.0;
   for (float v : m) s += v;
   const double mean = s / static_cast<double>(m.size());
@@ -223,16 +223,16 @@ constexpr std::size_t kDemoDims[] = {4, 64, 512};
 constexpr std::size_t kDemoQueries = 256, kDemoKeys = 8;
 
 void show_variance_demo(LessonContext& c) {
-  Matrix table = Matrix::from_shape({3, 2});
+  core::Matrix table = core::Matrix::from_shape({3, 2});
   std::vector<std::string> rl;
   for (std::size_t r = 0; r < 3; ++r) {
     const std::size_t d_k = kDemoDims[r];
     Rng rng(c.seed, "lesson3.variance." + std::to_string(d_k));
-    const Matrix q = random_matrix(rng, kDemoQueries, d_k, 1.0f);
-    const Matrix k = random_matrix(rng, kDemoQueries, d_k, 1.0f);
-    const Matrix s = attention_scores(q, k);
+    const core::Matrix q = random_matrix(rng, kDemoQueries, d_k, 1.0f);
+    const core::Matrix k = random_matrix(rng, kDemoQueries, d_k, 1.0f);
+    const core::Matrix s = core::attention_scores(q, k);
     table(r, 0) = static_cast<float>(mean_var(s).second);
-    table(r, 1) = static_cast<float>(mean_var(scale_scores(s, d_k)).second);
+    table(r, 1) = static_cast<float>(mean_var(core::scale_scores(s, d_k)).second);
     rl.push_back(fmt::format("d_k = {}", d_k));
   }
   MatrixItem it = item("variance", fmt::format("variance of q·k over {}×{} random pairs, entries ~ N(0, 1)", kDemoQueries, kDemoQueries),
@@ -242,17 +242,17 @@ void show_variance_demo(LessonContext& c) {
 }
 
 void show_saturation_demo(LessonContext& c) {
-  Matrix table = Matrix::from_shape({3, 2});
-  Matrix ex_raw = Matrix::from_shape({3, kDemoKeys}), ex_scaled = Matrix::from_shape({3, kDemoKeys});
+  core::Matrix table = core::Matrix::from_shape({3, 2});
+  core::Matrix ex_raw = core::Matrix::from_shape({3, kDemoKeys}), ex_scaled = core::Matrix::from_shape({3, kDemoKeys});
   std::vector<std::string> rl;
   for (std::size_t r = 0; r < 3; ++r) {
     const std::size_t d_k = kDemoDims[r];
     Rng rng(c.seed, "lesson3.saturation." + std::to_string(d_k));
-    const Matrix q = random_matrix(rng, kDemoQueries, d_k, 1.0f);
-    const Matrix k = random_matrix(rng, kDemoKeys, d_k, 1.0f);
-    const Matrix s = attention_scores(q, k);  // kDemoQueries × kDemoKeys
-    const Matrix w_raw = softmax_rows(s);
-    const Matrix w_scaled = softmax_rows(scale_scores(s, d_k));
+    const core::Matrix q = random_matrix(rng, kDemoQueries, d_k, 1.0f);
+    const core::Matrix k = random_matrix(rng, kDemoKeys, d_k, 1.0f);
+    const core::Matrix s = core::attention_scores(q, k);  // kDemoQueries × kDemoKeys
+    const core::Matrix w_raw = core::softmax_rows(s);
+    const core::Matrix w_scaled = core::softmax_rows(core::scale_scores(s, d_k));
     double max_raw = 0.0, max_scaled = 0.0;
     for (std::size_t i = 0; i < kDemoQueries; ++i) {
       float a = 0.0f, b = 0.0f;
@@ -282,10 +282,10 @@ void show_saturation_demo(LessonContext& c) {
 // ---- lesson 4 -------------------------------------------------------------------------
 
 void show_softmax_steps(LessonContext& c) {
-  const HeadTrace& t = c.self_trace().heads[0];
-  const std::size_t n = rows(t.scaled), m = cols(t.scaled);
-  Matrix row_max = Matrix::from_shape({n, 1}), shifted = Matrix::from_shape({n, m}), ex = Matrix::from_shape({n, m}),
-         sums = Matrix::from_shape({n, 1});
+  const core::HeadTrace& t = c.self_trace().heads[0];
+  const std::size_t n = core::rows(t.scaled), m = core::cols(t.scaled);
+  core::Matrix row_max = core::Matrix::from_shape({n, 1}), shifted = core::Matrix::from_shape({n, m}), ex = core::Matrix::from_shape({n, m}),
+         sums = core::Matrix::from_shape({n, 1});
   for (std::size_t i = 0; i < n; ++i) {
     float mx = t.scaled(i, 0);
     for (std::size_t j = 1; j < m; ++j) mx = std::max(mx, t.scaled(i, j));
@@ -316,8 +316,8 @@ void show_softmax_steps(LessonContext& c) {
 
 void show_softmax_overflow(LessonContext& c) {
   const float scores[] = {98.0f, 100.0f, 102.0f, 104.0f};
-  Matrix s = Matrix::from_shape({1, 4}), naive_exp = Matrix::from_shape({1, 4}), naive = Matrix::from_shape({1, 4}),
-         shifted_exp = Matrix::from_shape({1, 4});
+  core::Matrix s = core::Matrix::from_shape({1, 4}), naive_exp = core::Matrix::from_shape({1, 4}), naive = core::Matrix::from_shape({1, 4}),
+         shifted_exp = core::Matrix::from_shape({1, 4});
   float sum = 0.0f;  // float32, as a naive implementation would accumulate
   for (std::size_t j = 0; j < 4; ++j) {
     s(0, j) = scores[j];
@@ -326,7 +326,7 @@ void show_softmax_overflow(LessonContext& c) {
   }
   for (std::size_t j = 0; j < 4; ++j) naive(0, j) = naive_exp(0, j) / sum;  // inf / inf = NaN
   for (std::size_t j = 0; j < 4; ++j) shifted_exp(0, j) = std::exp(scores[j] - scores[3]);
-  const Matrix stable = softmax_rows(s);
+  const core::Matrix stable = core::softmax_rows(s);
   const std::vector<std::string> rl{"row"}, cl = render::numbered_labels("k", 4);
   c.out.matrix(item("scores", "a row of scores around 100", s, rl, cl));
   c.out.line(fmt::format("float32 holds numbers up to {:.3g} = e^{:.2f}; e^98 is already beyond that.", double(FLT_MAX),
@@ -345,26 +345,26 @@ void show_softmax_overflow(LessonContext& c) {
 // ---- lesson 5 -------------------------------------------------------------------------
 
 void show_attention_weights(LessonContext& c) {
-  const HeadTrace& t = c.self_trace().heads[0];
+  const core::HeadTrace& t = c.self_trace().heads[0];
   c.out.matrix(weights_item("weights", "weights = softmax(Q · Kᵀ / √d_k)  (each row sums to 1)", t.weights, c.src.tokens, c.src.tokens));
 }
 
 void show_values(LessonContext& c) {
-  const HeadTrace& t = c.self_trace().heads[0];
+  const core::HeadTrace& t = c.self_trace().heads[0];
   c.out.matrix(item("v", "V = " + projection_formula(c.weights("encoder.self").heads[0], "V"), t.v, c.src.tokens,
-                    render::numbered_labels("v", cols(t.v))));
+                    render::numbered_labels("v", core::cols(t.v))));
 }
 
 void show_context(LessonContext& c) {
-  const HeadTrace& t = c.self_trace().heads[0];
-  c.out.line(fmt::format("context = weights · V:  ({}) · ({}) = {}", dims(rows(t.weights), cols(t.weights)),
-                         dims(rows(t.v), cols(t.v)), dims(rows(t.context), cols(t.context))));
+  const core::HeadTrace& t = c.self_trace().heads[0];
+  c.out.line(fmt::format("context = weights · V:  ({}) · ({}) = {}", dims(core::rows(t.weights), core::cols(t.weights)),
+                         dims(core::rows(t.v), core::cols(t.v)), dims(core::rows(t.context), core::cols(t.context))));
   c.out.line("");
-  c.out.matrix(item("context", "context = weights · V", t.context, c.src.tokens, render::numbered_labels("v", cols(t.context))));
+  c.out.matrix(item("context", "context = weights · V", t.context, c.src.tokens, render::numbered_labels("v", core::cols(t.context))));
 }
 
 void show_percentages(LessonContext& c) {
-  const HeadTrace& t = c.self_trace().heads[0];
+  const core::HeadTrace& t = c.self_trace().heads[0];
   const auto& tk = c.src.tokens;
   const std::size_t f = focus_index(tk, c.text.focus);
   c.out.line(fmt::format("How much \"{}\" takes from each word (row {} of the weights):", tk[f], f));
@@ -386,7 +386,7 @@ void show_percentages(LessonContext& c) {
   c.out.value("focus", tk[f]);
   c.out.value("percent", pct);
   c.out.matrix(item("context_row", fmt::format("context[{}]", tk[f]), row_of(t.context, f), {tk[f]},
-                    render::numbered_labels("v", cols(t.context))));
+                    render::numbered_labels("v", core::cols(t.context))));
 }
 
 }  // namespace

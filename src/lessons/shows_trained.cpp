@@ -47,22 +47,22 @@ std::vector<std::string> prefixed(const char* first, const std::vector<std::stri
   return v;
 }
 
-std::size_t argmax_row(const Matrix& m, std::size_t i) {
+std::size_t argmax_row(const core::Matrix& m, std::size_t i) {
   std::size_t best = 0;
-  for (std::size_t j = 1; j < cols(m); ++j)
+  for (std::size_t j = 1; j < core::cols(m); ++j)
     if (m(i, j) > m(i, best)) best = j;
   return best;
 }
 
-Matrix mean_of(const std::vector<Matrix>& ms) {
-  Matrix avg = Matrix(ms[0].shape(), 0.0f);
-  for (const Matrix& m : ms) avg += m / static_cast<float>(ms.size());
+core::Matrix mean_of(const std::vector<core::Matrix>& ms) {
+  core::Matrix avg = core::Matrix(ms[0].shape(), 0.0f);
+  for (const core::Matrix& m : ms) avg += m / static_cast<float>(ms.size());
   return avg;
 }
 
-std::vector<Matrix> head_weights(const AttentionTrace& t) {
-  std::vector<Matrix> out;
-  for (const HeadTrace& h : t.heads) out.push_back(h.weights);
+std::vector<core::Matrix> head_weights(const core::AttentionTrace& t) {
+  std::vector<core::Matrix> out;
+  for (const core::HeadTrace& h : t.heads) out.push_back(h.weights);
   return out;
 }
 
@@ -97,12 +97,12 @@ bool show_causal_trained(LessonContext& c) {
     forward_one(lm->net(), {}, ids);
     const std::size_t n = ids.size();
     const Replay r = replay_attention(lm->net(), ModelBlock::DecoderSelf, 0, n, n);
-    const HeadTrace& t = r.trace.heads[0];
+    const core::HeadTrace& t = r.trace.heads[0];
     const std::vector<std::string> tk = prefixed("<bos>", s.tokens);
     c.out.line(fmt::format("\"{}\" as the language model reads it: <bos> {}", s.text, joined(s.tokens)));
     c.out.line("");
     if (first) {
-      const Mask mask = causal_mask(n);
+      const core::Mask mask = core::causal_mask(n);
       c.out.matrix(mask_item("causal_mask", "causal mask (1 = may attend: key j ≤ query i)", mask, tk, tk));
       MatrixItem m = item("masked", "masked = scaled scores (layer 0, head 0) with −inf above the diagonal", t.masked, tk, tk);
       m.masked = true;
@@ -131,7 +131,7 @@ void show_focus_row_all_heads_trained(LessonContext& c) {
   const std::size_t f = focus_index(tk, c.text.focus), m = tk.size(), H = static_cast<std::size_t>(cfg.heads);
   forward_one(net, c.src.int_ids(), {model::kBos});
   std::vector<std::string> rows;
-  Matrix all = Matrix::from_shape({static_cast<std::size_t>(cfg.encoder_layers) * H, m});
+  core::Matrix all = core::Matrix::from_shape({static_cast<std::size_t>(cfg.encoder_layers) * H, m});
   float lo = 1.0f, hi = 0.0f;
   for (int l = 0; l < cfg.encoder_layers; ++l) {
     const std::vector<float>& att = net.encoder_attention(l);
@@ -177,7 +177,7 @@ void show_head_probes_trained(LessonContext& c) {
   const std::size_t n = std::min(kProbeSentences, d.test.size());
   std::vector<model::HeadScores> heads = model::self_attention_heads(net.config());
   model::add_examples(net, d.test, n, heads);
-  Matrix m = Matrix::from_shape({heads.size(), 4});
+  core::Matrix m = core::Matrix::from_shape({heads.size(), 4});
   std::vector<std::string> rows;
   std::size_t named = 0;
   for (std::size_t r = 0; r < heads.size(); ++r) {
@@ -210,7 +210,7 @@ void show_head_relations_trained(LessonContext& c) {
   const std::vector<std::pair<std::string, std::string>> cols = {
       {"subject", "verb→subj"}, {"coref", "it→noun"}, {"agreement", "adj→noun"}, {"sense", "sense→ctx"}};
   const std::size_t heads = static_cast<std::size_t>(net.config().encoder_layers * net.config().heads);
-  Matrix m = Matrix::from_shape({heads + 1, cols.size()});
+  core::Matrix m = core::Matrix::from_shape({heads + 1, cols.size()});
   std::vector<std::string> rows, labels;
   for (const auto& col : cols) labels.push_back(col.second);
   for (std::size_t r = 0; r < heads; ++r) rows.push_back(fmt::format("enc.{}.{}", r / static_cast<std::size_t>(net.config().heads),
@@ -281,7 +281,7 @@ void show_head_ablation_trained(LessonContext& c) {
     rows.emplace_back(fmt::format("{}.{}.{}", model::block_name(block), layer, head), score());
   }
   net.params.upload(params);
-  Matrix m = Matrix::from_shape({rows.size(), 2});
+  core::Matrix m = core::Matrix::from_shape({rows.size(), 2});
   std::vector<std::string> labels;
   for (std::size_t r = 0; r < rows.size(); ++r) {
     labels.push_back(r == 0 ? std::string("all heads") : "no " + rows[r].first);
@@ -329,7 +329,7 @@ void show_word_sense_trained(LessonContext& c) {
     in_rows.emplace_back(emb.begin() + static_cast<std::ptrdiff_t>(f * C), emb.begin() + static_cast<std::ptrdiff_t>((f + 1) * C));
     out_rows.emplace_back(mem.begin() + static_cast<std::ptrdiff_t>(f * C), mem.begin() + static_cast<std::ptrdiff_t>((f + 1) * C));
     const std::vector<float>& att = net.encoder_attention(cfg.encoder_layers - 1);
-    Matrix row = Matrix::from_shape({1, m});
+    core::Matrix row = core::Matrix::from_shape({1, m});
     row.fill(0.0f);
     for (std::size_t k = 0; k < H; ++k)
       for (std::size_t j = 0; j < m; ++j) row(0, j) += att[(k * m + f) * m + j] / static_cast<float>(H);
@@ -349,7 +349,7 @@ void show_word_sense_trained(LessonContext& c) {
     return aa > 0 && bb > 0 ? ab / std::sqrt(aa * bb) : 0.0;
   };
   const std::size_t n = texts.size();
-  Matrix before = Matrix::from_shape({n, n}), after = Matrix::from_shape({n, n});
+  core::Matrix before = core::Matrix::from_shape({n, n}), after = core::Matrix::from_shape({n, n});
   for (std::size_t a = 0; a < n; ++a)
     for (std::size_t b = 0; b < n; ++b) {
       before(a, b) = static_cast<float>(cosine(in_rows[a], in_rows[b]));
@@ -426,20 +426,20 @@ void show_cross_attention_trained(LessonContext& c) {
   const std::size_t n = p.n, m = p.m;
   const std::vector<std::string>& rl = p.rl;
   const Replay &r0 = p.r0, &rl_ = p.rl_;
-  const HeadTrace& h = r0.trace.heads[0];
+  const core::HeadTrace& h = r0.trace.heads[0];
   c.out.line(fmt::format("Decoder (queries): <bos> {}  (n = {}, teacher forced: it reads the target shifted right by one).",
                          joined(tgt.tokens), n));
   c.out.line(fmt::format("Encoder output M (keys, values): \"{}\" after {} encoder layers, m = {}.", c.src.text,
                          net.config().encoder_layers, m));
   c.out.line("Each row is labelled with the word the decoder is about to write at that position.");
   c.out.line("");
-  c.out.matrix(item("q", fmt::format("Q = Y · W_Q + b_Q  (layer 0, head 0; Y is the decoder stream: n × d_k = {} × {})", n, cols(h.q)),
-                    h.q, rl, render::numbered_labels("q", cols(h.q))));
-  c.out.side_by_side({item("k", fmt::format("K = M · W_K + b_K  ({} × {})", m, cols(h.k)), h.k, src, render::numbered_labels("k", cols(h.k))),
-                      item("v", fmt::format("V = M · W_V + b_V  ({} × {})", m, cols(h.v)), h.v, src, render::numbered_labels("v", cols(h.v)))});
+  c.out.matrix(item("q", fmt::format("Q = Y · W_Q + b_Q  (layer 0, head 0; Y is the decoder stream: n × d_k = {} × {})", n, core::cols(h.q)),
+                    h.q, rl, render::numbered_labels("q", core::cols(h.q))));
+  c.out.side_by_side({item("k", fmt::format("K = M · W_K + b_K  ({} × {})", m, core::cols(h.k)), h.k, src, render::numbered_labels("k", core::cols(h.k))),
+                      item("v", fmt::format("V = M · W_V + b_V  ({} × {})", m, core::cols(h.v)), h.v, src, render::numbered_labels("v", core::cols(h.v)))});
   c.out.matrix(item("scaled", fmt::format("Q · Kᵀ / √d_k  (n × m = {} × {})", n, m), h.scaled, rl, src));
   c.out.matrix(weights_item("weights", fmt::format("alignment, layer 0 head 0 (n × m = {} × {}), each row sums to 1", n, m), h.weights, rl, src));
-  c.out.matrix(item("context", "context = weights · V  (one row per decoder position)", h.context, rl, render::numbered_labels("v", cols(h.context))));
+  c.out.matrix(item("context", "context = weights · V  (one row per decoder position)", h.context, rl, render::numbered_labels("v", core::cols(h.context))));
   c.out.line(fmt::format("Check: the core's replay equals the model's own cross-attention ({}).",
                          agreement(std::max(r0.max_difference, rl_.max_difference))));
   c.out.value("max_difference_from_model", std::max(r0.max_difference, rl_.max_difference));
@@ -465,7 +465,7 @@ void show_cross_attention_heads_trained(LessonContext& c) {
       heads.push_back(weights_item(fmt::format("layer_{}_head_{}", layer, k), fmt::format("layer {} head {}", layer, k),
                                    r->trace.heads[k].weights, rl, src));
     c.out.side_by_side(heads);
-    const Matrix avg = mean_of(head_weights(r->trace));
+    const core::Matrix avg = mean_of(head_weights(r->trace));
     c.out.matrix(weights_item(fmt::format("layer_{}_mean", layer), fmt::format("layer {}: mean of the {} heads", layer, r->trace.heads.size()),
                               avg, rl, src));
     c.out.line(fmt::format("Layer {}, mean of the heads: the source word each target word looks at most", layer));
@@ -490,7 +490,7 @@ namespace {
 
 // Encoder layer 0 of the trained model recomputed by the lesson from the replayed attention.
 struct EncoderLayer0 {
-  Matrix x, a, residual, normalized, after_attn, hidden, ffn, output;
+  core::Matrix x, a, residual, normalized, after_attn, hidden, ffn, output;
   NormParams ln1, ln2;
 };
 
@@ -508,7 +508,7 @@ EncoderLayer0 encoder_layer0(LessonContext& c) {
   e.normalized = layer_norm(e.residual, eps);
   // post-norm: h = LN1(x + A), out = LN2(h + FFN(h)); pre-norm: h = x + A, out = h + FFN(LN2(h)).
   e.after_attn = pre ? e.residual : layer_norm(e.residual, eps, &e.ln1.gain, &e.ln1.bias);
-  const Matrix ffn_in = pre ? layer_norm(e.after_attn, eps, &e.ln2.gain, &e.ln2.bias) : e.after_attn;
+  const core::Matrix ffn_in = pre ? layer_norm(e.after_attn, eps, &e.ln2.gain, &e.ln2.bias) : e.after_attn;
   e.ffn = feed_forward(ffn_in, feed_forward_of(tm.net(), lay.ffn), &e.hidden);
   e.output = pre ? add(e.after_attn, e.ffn) : layer_norm(add(e.after_attn, e.ffn), eps, &e.ln2.gain, &e.ln2.bias);
   return e;
@@ -542,7 +542,7 @@ void show_feed_forward_trained(LessonContext& c) {
                          c.d_model, F));
   c.out.line("");
   c.out.matrix(item("ffn_hidden", "hidden = max(0, H·W1 + b1)  (n × d_ff; ReLU zeroes the negatives)", e.hidden, tk,
-                    render::numbered_labels("f", cols(e.hidden))));
+                    render::numbered_labels("f", core::cols(e.hidden))));
   std::size_t zeros = 0;
   for (float v : e.hidden) zeros += v == 0.0f;
   c.out.line(fmt::format("{:.0f} % of the hidden units are exactly 0 after the ReLU.", 100.0 * zeros / static_cast<double>(e.hidden.size())));
@@ -599,7 +599,7 @@ void show_next_token_trained(LessonContext& c) {
   const std::vector<int> tgt_in = with_bos(tgt.int_ids());
   forward_one(net, c.src.int_ids(), tgt_in, with_eos(tgt.int_ids()));
   const std::size_t n = tgt_in.size(), V = vocab.size();
-  const Matrix probs = rows_of(net.probabilities().data(), 0, n, V);
+  const core::Matrix probs = rows_of(net.probabilities().data(), 0, n, V);
   std::vector<std::string> want = tgt.tokens;
   want.push_back("<eos>");
   const std::vector<std::string> ins = prefixed("<bos>", tgt.tokens);
@@ -642,7 +642,7 @@ void show_coreference_trained(LessonContext& c) {
   // Encoder self-attention from the pronoun to the two nouns, for every layer and head (rows), in
   // both sentences (columns).
   const std::size_t rows_n = static_cast<std::size_t>(cfg.encoder_layers) * H;
-  Matrix enc = Matrix::from_shape({rows_n, 4});  // (layer, head) × (animal, street in sentence 0, then 1)
+  core::Matrix enc = core::Matrix::from_shape({rows_n, 4});  // (layer, head) × (animal, street in sentence 0, then 1)
   std::vector<std::string> enc_rows;
   for (int l = 0; l < cfg.encoder_layers; ++l)
     for (std::size_t k = 0; k < H; ++k) enc_rows.push_back(fmt::format("L{}h{}", l, k));
@@ -653,7 +653,7 @@ void show_coreference_trained(LessonContext& c) {
   for (std::size_t j = 0; j < sents[0].tokens.size(); ++j)
     src_cols.push_back(sents[0].tokens[j] == sents[1].tokens[j] ? sents[0].tokens[j] : sents[0].tokens[j] + "/" + sents[1].tokens[j]);
   if (sents[0].tokens.size() != sents[1].tokens.size()) throw RuntimeError("the coreference pair must have the same number of tokens");
-  Matrix cross = Matrix(Matrix::shape_type{2 * static_cast<std::size_t>(cfg.decoder_layers), src_cols.size()}, 0.0f);
+  core::Matrix cross = core::Matrix(core::Matrix::shape_type{2 * static_cast<std::size_t>(cfg.decoder_layers), src_cols.size()}, 0.0f);
   std::vector<std::string> cross_rows;
   for (int l = 0; l < cfg.decoder_layers; ++l)
     for (std::size_t s = 0; s < 2; ++s) cross_rows.push_back(fmt::format("L{} {}", l, ends[s]));
@@ -699,7 +699,7 @@ void show_coreference_trained(LessonContext& c) {
   }
   c.out.value("translations", translations);
   c.out.line("");
-  Matrix enc_t = Matrix::from_shape({4, rows_n});
+  core::Matrix enc_t = core::Matrix::from_shape({4, rows_n});
   for (std::size_t r = 0; r < rows_n; ++r)
     for (std::size_t q = 0; q < 4; ++q) enc_t(q, r) = enc(r, q);
   c.out.matrix(item("it_encoder_weights",
@@ -726,7 +726,7 @@ void show_coreference_trained(LessonContext& c) {
   for (const auto& l : src_cols)
     if (l.find('/') != std::string::npos) x.focus_cols.push_back(l);
   c.out.matrix(x);
-  for (std::size_t r = 0; r < rows(cross); ++r) {
+  for (std::size_t r = 0; r < core::rows(cross); ++r) {
     const std::size_t top = argmax_row(cross, r);
     c.out.line(fmt::format("  {:<10} looks most at {:<12} ({:.1f} %)", cross_rows[r], src_cols[top], 100.0 * cross(r, top)));
   }

@@ -99,8 +99,8 @@ void forward_one(model::Transformer<float>& net, const std::vector<int>& src, co
   net.forward(b, 0.0f, false, nullptr);
 }
 
-Matrix rows_of(const float* data, std::size_t row0, std::size_t n, std::size_t width) {
-  Matrix m = Matrix::from_shape({n, width});
+core::Matrix rows_of(const float* data, std::size_t row0, std::size_t n, std::size_t width) {
+  core::Matrix m = core::Matrix::from_shape({n, width});
   std::copy(data + row0 * width, data + (row0 + n) * width, m.data());
   return m;
 }
@@ -108,9 +108,9 @@ Matrix rows_of(const float* data, std::size_t row0, std::size_t n, std::size_t w
 namespace {
 
 // Columns [col0, col0 + ncols) of a row-major nrows × width tensor.
-Matrix column_block(const std::vector<float>& p, std::size_t off, std::size_t nrows, std::size_t width, std::size_t col0,
+core::Matrix column_block(const std::vector<float>& p, std::size_t off, std::size_t nrows, std::size_t width, std::size_t col0,
                     std::size_t ncols) {
-  Matrix w = Matrix::from_shape({nrows, ncols});
+  core::Matrix w = core::Matrix::from_shape({nrows, ncols});
   for (std::size_t i = 0; i < nrows; ++i)
     for (std::size_t j = 0; j < ncols; ++j) w(i, j) = p[off + i * width + col0 + j];
   return w;
@@ -118,13 +118,13 @@ Matrix column_block(const std::vector<float>& p, std::size_t off, std::size_t nr
 
 }  // namespace
 
-AttentionWeights attention_weights_of(const model::Transformer<float>& net, const model::AttnLayout& p) {
+core::AttentionWeights attention_weights_of(const model::Transformer<float>& net, const model::AttnLayout& p) {
   const std::vector<float> params = net.params.download();
   const auto C = static_cast<std::size_t>(net.config().d_model), H = static_cast<std::size_t>(net.config().heads);
   const std::size_t dk = C / H;
-  AttentionWeights w;
+  core::AttentionWeights w;
   for (std::size_t h = 0; h < H; ++h) {
-    HeadWeights hw{column_block(params, p.wq, C, C, h * dk, dk), column_block(params, p.wk, C, C, h * dk, dk),
+    core::HeadWeights hw{column_block(params, p.wq, C, C, h * dk, dk), column_block(params, p.wk, C, C, h * dk, dk),
                    column_block(params, p.wv, C, C, h * dk, dk)};
     hw.b_q = column_block(params, p.bq, 1, C, h * dk, dk);
     hw.b_k = column_block(params, p.bk, 1, C, h * dk, dk);
@@ -149,8 +149,8 @@ NormParams norm_of(const model::Transformer<float>& net, const model::NormLayout
   return {column_block(params, p.g, 1, C, 0, C), column_block(params, p.b, 1, C, 0, C)};
 }
 
-float max_abs_difference(const Matrix& a, const Matrix& b) {
-  if (a.shape() != b.shape()) throw ShapeError("max_abs_difference: " + shape_str(a) + " vs " + shape_str(b));
+float max_abs_difference(const core::Matrix& a, const core::Matrix& b) {
+  if (a.shape() != b.shape()) throw ShapeError("max_abs_difference: " + core::shape_str(a) + " vs " + core::shape_str(b));
   float d = 0.0f;
   for (std::size_t i = 0; i < a.size(); ++i) d = std::max(d, std::fabs(a.data()[i] - b.data()[i]));
   return d;
@@ -167,13 +167,13 @@ Replay replay_attention(const model::Transformer<float>& net, model::Transformer
   r.x = rows_of(v.query_input.data(), bi * Tq, n, C);
   r.kv = rows_of(v.kv_input.data(), bi * Tk, m, C);
   r.w = attention_weights_of(net, v.params);
-  std::optional<Mask> mask;
-  if (block == Block::DecoderSelf) mask = causal_mask(n);
-  multi_head_attention(r.x, r.kv, r.w, mask ? &*mask : nullptr, &r.trace);
+  std::optional<core::Mask> mask;
+  if (block == Block::DecoderSelf) mask = core::causal_mask(n);
+  core::multi_head_attention(r.x, r.kv, r.w, mask ? &*mask : nullptr, &r.trace);
   r.model_output = rows_of(v.output.data(), bi * Tq, n, C);
   r.max_difference = max_abs_difference(r.trace.output, r.model_output);
   for (std::size_t h = 0; h < H; ++h) {
-    Matrix mw = Matrix::from_shape({n, m});
+    core::Matrix mw = core::Matrix::from_shape({n, m});
     for (std::size_t i = 0; i < n; ++i)
       for (std::size_t j = 0; j < m; ++j) mw(i, j) = v.weights[((bi * H + h) * Tq + i) * Tk + j];
     r.max_difference = std::max(r.max_difference, max_abs_difference(r.trace.heads[h].weights, mw));

@@ -47,23 +47,23 @@ void forward_one(model::Transformer<float>& net, const std::vector<int>& src, co
                  const std::vector<int>& tgt_out = {});
 
 // Rows [row0, row0 + n) of a row-major buffer with `width` columns.
-Matrix rows_of(const float* data, std::size_t row0, std::size_t n, std::size_t width);
+core::Matrix rows_of(const float* data, std::size_t row0, std::size_t n, std::size_t width);
 
 // One attention block's parameters as core weights: per-head W_Q/W_K/W_V and b_Q/b_K/b_V, W_O, b_O.
-AttentionWeights attention_weights_of(const model::Transformer<float>& net, const model::AttnLayout& p);
+core::AttentionWeights attention_weights_of(const model::Transformer<float>& net, const model::AttnLayout& p);
 // The feed-forward net and a LayerNorm's gain and bias, as lesson matrices.
 FeedForward feed_forward_of(const model::Transformer<float>& net, const model::FfnLayout& p);
 struct NormParams {
-  Matrix gain, bias;  // 1 × C each
+  core::Matrix gain, bias;  // 1 × C each
 };
 NormParams norm_of(const model::Transformer<float>& net, const model::NormLayout& p);
 
 struct Replay {
-  Matrix x, kv;        // the block's query input (n × C) and key/value input (m × C)
-  AttentionWeights w;
-  AttentionTrace trace;  // the core's computation, every intermediate
-  Matrix model_output;   // the model's own attention output (n × C)
-  std::vector<Matrix> model_weights;  // the model's own softmax weights per head (n × m)
+  core::Matrix x, kv;        // the block's query input (n × C) and key/value input (m × C)
+  core::AttentionWeights w;
+  core::AttentionTrace trace;  // the core's computation, every intermediate
+  core::Matrix model_output;   // the model's own attention output (n × C)
+  std::vector<core::Matrix> model_weights;  // the model's own softmax weights per head (n × m)
   float max_difference = 0.0f;        // largest |core − model| over the output and the weights
 };
 
@@ -74,6 +74,6 @@ Replay replay_attention(const model::Transformer<float>& net, model::Transformer
                         std::size_t n, std::size_t m, int b = 0);
 
 // Largest |a − b| over two same-shaped matrices.
-float max_abs_difference(const Matrix& a, const Matrix& b);
+float max_abs_difference(const core::Matrix& a, const core::Matrix& b);
 
 }  // namespace attnlab::lessons

@@ -104,7 +104,7 @@ std::string explorer_page(const nlohmann::json& doc, const PageInfo& info) {
   return page;
 }
 
-std::string heatmap_svg(const std::string& title, const Matrix& m, const std::vector<std::string>& row_labels,
+std::string heatmap_svg(const std::string& title, const core::Matrix& m, const std::vector<std::string>& row_labels,
                         const std::vector<std::string>& col_labels, bool weights) {
   const std::size_t R = m.shape()[0], C = m.shape()[1];
   double lo = 0, hi = 1;

@@ -40,7 +40,7 @@ std::string explorer_page(const nlohmann::json& doc, const PageInfo& info);
 // `weights`: the values are attention weights, drawn on a fixed 0…1 scale; otherwise the scale spans
 // the values (diverging around 0 when they have both signs). Values are printed in the cells when the
 // matrix is at most 16 columns wide.
-std::string heatmap_svg(const std::string& title, const Matrix& m, const std::vector<std::string>& row_labels,
+std::string heatmap_svg(const std::string& title, const core::Matrix& m, const std::vector<std::string>& row_labels,
                         const std::vector<std::string>& col_labels, bool weights);
 
 // Writes a page or picture atomically (io/files.hpp) and returns one line saying what was written,

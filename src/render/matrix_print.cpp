@@ -49,9 +49,9 @@ std::string heat_escape(float v, ColorMode mode) {
 // cell_w + 1, each run of left-out columns " …"): for weights, the columns holding the largest weights
 // (ranked by each column's largest value: what a step is about, e.g. the source word "il" attends to),
 // else the first ones and the last. Returns how many were left out.
-std::size_t choose_columns(const Matrix& m, bool by_weight, const std::vector<std::size_t>& keep, std::size_t label_w,
+std::size_t choose_columns(const core::Matrix& m, bool by_weight, const std::vector<std::size_t>& keep, std::size_t label_w,
                            std::size_t cell_w, std::size_t max_width, bool full, std::vector<std::size_t>& shown) {
-  const std::size_t nc = cols(m), nr = rows(m);
+  const std::size_t nc = core::cols(m), nr = core::rows(m);
   shown.clear();
   const std::size_t full_w = label_w + nc * (cell_w + 1);
   if (full || full_w <= max_width || nc <= 2) {
@@ -137,10 +137,10 @@ std::vector<std::string> safe_labels(std::vector<std::string> labels) {
 }
 }  // namespace
 
-void print_heatmap(std::ostream& os, std::string_view title, const Matrix& m,
+void print_heatmap(std::ostream& os, std::string_view title, const core::Matrix& m,
                    const std::vector<std::string>& row_labels_in,
                    const std::vector<std::string>& col_labels_in, const HeatmapOptions& opt) {
-  const std::size_t nr = rows(m), nc = cols(m);
+  const std::size_t nr = core::rows(m), nc = core::cols(m);
   // Labels are tokens of the user's sentence or a file's: their control characters shown, not obeyed.
   const auto row_labels = safe_labels(row_labels_in.empty() ? numbered_labels("", nr) : row_labels_in);
   const auto col_labels = safe_labels(col_labels_in.empty() ? numbered_labels("", nc) : col_labels_in);
@@ -257,10 +257,10 @@ std::vector<std::string> numbered_labels(std::string_view prefix, std::size_t n)
   return out;
 }
 
-void print_matrix(std::ostream& os, std::string_view title, const Matrix& m,
+void print_matrix(std::ostream& os, std::string_view title, const core::Matrix& m,
                   const std::vector<std::string>& row_labels_in,
                   const std::vector<std::string>& col_labels_in, const PrintOptions& opt) {
-  const std::size_t nr = rows(m), nc = cols(m);
+  const std::size_t nr = core::rows(m), nc = core::cols(m);
   // Labels are tokens of the user's sentence or a file's: their control characters shown, not obeyed.
   const auto row_labels = safe_labels(row_labels_in.empty() ? numbered_labels("", nr) : row_labels_in);
   const auto col_labels = safe_labels(col_labels_in.empty() ? numbered_labels("", nc) : col_labels_in);

@@ -25,7 +25,7 @@ struct PrintOptions {
 
 // Prints `title`, a header row of column labels, then one line per row: its label and its values.
 // −inf prints as "-inf". Empty label vectors mean "use 0, 1, 2, ...".
-void print_matrix(std::ostream& os, std::string_view title, const Matrix& m,
+void print_matrix(std::ostream& os, std::string_view title, const core::Matrix& m,
                   const std::vector<std::string>& row_labels,
                   const std::vector<std::string>& col_labels, const PrintOptions& opt);
 
@@ -53,7 +53,7 @@ std::string_view shade_glyph(float t);
 // colour, each cell is a block of background colour (truecolour or the 256-colour grey ramp); without
 // colour, each cell is filled with one of the shades " ░▒▓█", so the view needs no escape codes at
 // all. A legend line gives the value range of the scale.
-void print_heatmap(std::ostream& os, std::string_view title, const Matrix& m,
+void print_heatmap(std::ostream& os, std::string_view title, const core::Matrix& m,
                    const std::vector<std::string>& row_labels,
                    const std::vector<std::string>& col_labels, const HeatmapOptions& opt);
 

@@ -30,17 +30,17 @@ using namespace attnlab;
 
 namespace {
 
-reference::Mat to_ref(const Matrix& m) {
-  reference::Mat r(rows(m), std::vector<double>(cols(m)));
-  for (std::size_t i = 0; i < rows(m); ++i)
-    for (std::size_t j = 0; j < cols(m); ++j) r[i][j] = m(i, j);
+reference::Mat to_ref(const core::Matrix& m) {
+  reference::Mat r(core::rows(m), std::vector<double>(core::cols(m)));
+  for (std::size_t i = 0; i < core::rows(m); ++i)
+    for (std::size_t j = 0; j < core::cols(m); ++j) r[i][j] = m(i, j);
   return r;
 }
 
-std::vector<double> bias_row(const std::optional<Matrix>& b) {
+std::vector<double> bias_row(const std::optional<core::Matrix>& b) {
   std::vector<double> r;
   if (b)
-    for (std::size_t j = 0; j < cols(*b); ++j) r.push_back((*b)(0, j));
+    for (std::size_t j = 0; j < core::cols(*b); ++j) r.push_back((*b)(0, j));
   return r;
 }
 
@@ -51,18 +51,18 @@ void check_problem(const io::Problem& p, const io::ProblemLimits& lim) {
   FUZZ_CHECK(h >= 1 && h <= lim.max_heads && h * n * m <= lim.max_trace_elements);
   FUZZ_CHECK(p.tokens.empty() || p.tokens.size() == n);
   FUZZ_CHECK(p.memory_tokens.empty() || p.memory_tokens.size() == m);
-  FUZZ_CHECK(!p.mask || (rows(*p.mask) == n && cols(*p.mask) == m));
+  FUZZ_CHECK(!p.mask || (core::rows(*p.mask) == n && core::cols(*p.mask) == m));
   FUZZ_CHECK((p.mask_kind == io::MaskKind::None) == !p.mask.has_value());
 }
 
-void check_trace(const io::Problem& p, const AttentionTrace& t, const Matrix& out) {
+void check_trace(const io::Problem& p, const core::AttentionTrace& t, const core::Matrix& out) {
   const std::size_t n = p.n(), m = p.m(), h = p.weights.heads.size();
-  const std::size_t d_v = cols(p.weights.heads[0].w_v);
+  const std::size_t d_v = core::cols(p.weights.heads[0].w_v);
   FUZZ_CHECK(t.heads.size() == h);
-  FUZZ_CHECK(rows(out) == n && cols(out) == (p.weights.w_o ? p.d_model() : h * d_v));
-  FUZZ_CHECK(rows(t.concat) == n && cols(t.concat) == h * d_v);
-  for (const HeadTrace& ht : t.heads) {
-    FUZZ_CHECK(rows(ht.weights) == n && cols(ht.weights) == m);
+  FUZZ_CHECK(core::rows(out) == n && core::cols(out) == (p.weights.w_o ? p.d_model() : h * d_v));
+  FUZZ_CHECK(core::rows(t.concat) == n && core::cols(t.concat) == h * d_v);
+  for (const core::HeadTrace& ht : t.heads) {
+    FUZZ_CHECK(core::rows(ht.weights) == n && core::cols(ht.weights) == m);
     FUZZ_CHECK(ht.fully_masked_rows == t.fully_masked_rows);
     std::size_t next_masked = 0;
     for (std::size_t i = 0; i < n; ++i) {
@@ -85,7 +85,7 @@ void check_trace(const io::Problem& p, const AttentionTrace& t, const Matrix& ou
   }
   // Which rows are fully masked depends only on the mask: the reference must find the same ones.
   std::vector<reference::Head> rh;
-  for (const HeadWeights& hw : p.weights.heads)
+  for (const core::HeadWeights& hw : p.weights.heads)
     rh.push_back({to_ref(hw.w_q), to_ref(hw.w_k), to_ref(hw.w_v), bias_row(hw.b_q), bias_row(hw.b_k), bias_row(hw.b_v)});
   reference::MaskMat mask;
   if (p.mask) {
@@ -99,7 +99,7 @@ void check_trace(const io::Problem& p, const AttentionTrace& t, const Matrix& ou
   FUZZ_CHECK(r.fully_masked_rows == t.fully_masked_rows);
 }
 
-void render_all(const io::Problem& p, const AttentionTrace& t, std::size_t salt) {
+void render_all(const io::Problem& p, const core::AttentionTrace& t, std::size_t salt) {
   std::ostringstream os;
   render::PrintOptions po;
   po.precision = static_cast<int>(salt % 9);
@@ -109,7 +109,7 @@ void render_all(const io::Problem& p, const AttentionTrace& t, std::size_t salt)
   po.color = static_cast<render::ColorMode>(salt % 3);
   const auto& q_labels = p.tokens;
   const auto& k_labels = p.memory ? p.memory_tokens : p.tokens;
-  for (const HeadTrace& ht : t.heads) {
+  for (const core::HeadTrace& ht : t.heads) {
     render::print_matrix(os, "scores", ht.scores, q_labels, k_labels, po);
     if (t.has_mask) render::print_matrix(os, "masked", ht.masked, q_labels, k_labels, po);
     render::HeatmapOptions hm;
@@ -119,7 +119,7 @@ void render_all(const io::Problem& p, const AttentionTrace& t, std::size_t salt)
     hm.max_label_width = po.max_label_width;
     print_heatmap(os, "weights", ht.weights, q_labels, k_labels, hm);
   }
-  render::print_matrix(os, "output", t.output, q_labels, render::numbered_labels("d", cols(t.output)), po);
+  render::print_matrix(os, "output", t.output, q_labels, render::numbered_labels("d", core::cols(t.output)), po);
   FUZZ_CHECK(fuzz::valid_utf8(os.str()));
 }
 
@@ -143,8 +143,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK(again.mask_kind == p.mask_kind && again.weights.heads.size() == p.weights.heads.size());
     FUZZ_CHECK(again.mask.has_value() == p.mask.has_value() && (!p.mask || *again.mask == *p.mask));
 
-    AttentionTrace trace;
-    const Matrix out = multi_head_attention(p.x, p.kv(), p.weights, p.mask ? &*p.mask : nullptr, &trace);
+    core::AttentionTrace trace;
+    const core::Matrix out = core::multi_head_attention(p.x, p.kv(), p.weights, p.mask ? &*p.mask : nullptr, &trace);
     io::check_trace_finite(trace);  // NumericError when the inputs overflow float32: an expected answer
     check_trace(p, trace, out);
     const std::string json = io::dump_json(io::trace_to_json(p, trace));

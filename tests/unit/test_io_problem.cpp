@@ -195,7 +195,7 @@ TEST_CASE("size limits keep the problem small") {
 }
 
 TEST_CASE("JSON output writes -inf as a string and floats compactly") {
-  Matrix m = Matrix::from_shape({1, 3});
+  core::Matrix m = core::Matrix::from_shape({1, 3});
   m(0, 0) = 0.1f;
   m(0, 1) = -std::numeric_limits<float>::infinity();
   m(0, 2) = 2.0f;

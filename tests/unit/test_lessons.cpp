@@ -46,7 +46,7 @@ TEST_CASE("data/vocab.txt keeps the special tokens at the ids the models use") {
 
 TEST_CASE("positional encoding: interleaved sin/cos as in the paper") {
   // d_model = 4: columns (0,1) use angle pos / 10000^0 = pos, columns (2,3) use pos / 10000^(2/4) = pos/100.
-  const Matrix pe = positional_encoding(3, 4);
+  const core::Matrix pe = positional_encoding(3, 4);
   CHECK(pe(0, 0) == doctest::Approx(0.0));
   CHECK(pe(0, 1) == doctest::Approx(1.0));
   CHECK(pe(0, 3) == doctest::Approx(1.0));
@@ -58,9 +58,9 @@ TEST_CASE("positional encoding: interleaved sin/cos as in the paper") {
 }
 
 TEST_CASE("model input is E·√d_model + PE") {
-  const Matrix e = make({{1, 0}, {0, 1}});
-  const Matrix pe = positional_encoding(2, 2);
-  const Matrix x = model_input(e, pe);
+  const core::Matrix e = make({{1, 0}, {0, 1}});
+  const core::Matrix pe = positional_encoding(2, 2);
+  const core::Matrix x = model_input(e, pe);
   CHECK(x(0, 0) == doctest::Approx(std::sqrt(2.0) + 0.0));
   CHECK(x(0, 1) == doctest::Approx(0.0 + 1.0));
   CHECK(x(1, 1) == doctest::Approx(std::sqrt(2.0) + std::cos(1.0)));
@@ -73,16 +73,16 @@ TEST_CASE("seeded randomness is deterministic and word-specific") {
   for (float v : embedding_row("<pad>", 8, 42)) CHECK(v == 0.0f);
   // Sample moments of the normal sampler: mean ≈ 0, variance ≈ σ².
   Rng rng(1, "moments");
-  const Matrix m = random_matrix(rng, 200, 100, 2.0f);
+  const core::Matrix m = random_matrix(rng, 200, 100, 2.0f);
   double s = 0, q = 0;
   for (float v : m) { s += v; q += double(v) * v; }
   const double mean = s / m.size(), var = q / m.size() - mean * mean;
   CHECK(std::fabs(mean) < 0.05);
   CHECK(var == doctest::Approx(4.0).epsilon(0.05));
   CHECK_THROWS_AS(random_attention_weights(8, 3, 1, "x"), InputError);
-  const AttentionWeights w = random_attention_weights(8, 2, 1, "x");
+  const core::AttentionWeights w = random_attention_weights(8, 2, 1, "x");
   CHECK(w.heads.size() == 2);
-  CHECK(cols(w.heads[0].w_q) == 4);
+  CHECK(core::cols(w.heads[0].w_q) == 4);
   CHECK(w.w_o->shape()[0] == 8);
 }
 
@@ -90,13 +90,13 @@ TEST_CASE("layer norm: hand-worked row, ε inside the square root, per-row stati
   // Row [1, 2, 3, 4]: mean 2.5, population variance (2.25 + 0.25 + 0.25 + 2.25) / 4 = 1.25.
   // With ε = 1e-5: y = (x − 2.5) / √1.25001 = [−1.341635, −0.447212, 0.447212, 1.341635].
   // Row [10, 10, 10, 10]: variance 0, so y = 0 / √ε = 0 (no division by zero).
-  const Matrix y = layer_norm(make({{1, 2, 3, 4}, {10, 10, 10, 10}}));
+  const core::Matrix y = layer_norm(make({{1, 2, 3, 4}, {10, 10, 10, 10}}));
   CHECK(y(0, 0) == doctest::Approx(-1.5 / std::sqrt(1.25001)));
   CHECK(y(0, 1) == doctest::Approx(-0.5 / std::sqrt(1.25001)));
   CHECK(y(0, 3) == doctest::Approx(1.5 / std::sqrt(1.25001)));
   for (std::size_t j = 0; j < 4; ++j) CHECK(y(1, j) == 0.0f);
   // Statistics are over the features of one token (a row), not over the tokens (a column).
-  const Matrix z = layer_norm(make({{1, 100}, {3, 300}}));
+  const core::Matrix z = layer_norm(make({{1, 100}, {3, 300}}));
   CHECK(z(0, 0) == doctest::Approx(-1.0).epsilon(1e-4));
   CHECK(z(1, 0) == doctest::Approx(-1.0).epsilon(1e-4));
 }
@@ -105,8 +105,8 @@ TEST_CASE("feed-forward: ReLU between two affine maps") {
   // x = [1, −1]; W1 = I₂, b1 = [0, 0.5] → pre-activation [1, −0.5] → ReLU [1, 0];
   // W2 = [[2, 3], [5, 7]], b2 = [1, 1] → [1·2 + 0·5 + 1, 1·3 + 0·7 + 1] = [3, 4].
   FeedForward f{make({{1, 0}, {0, 1}}), make({{0, 0.5f}}), make({{2, 3}, {5, 7}}), make({{1, 1}})};
-  Matrix hidden;
-  const Matrix y = feed_forward(make({{1, -1}}), f, &hidden);
+  core::Matrix hidden;
+  const core::Matrix y = feed_forward(make({{1, -1}}), f, &hidden);
   CHECK(hidden(0, 0) == 1.0f);
   CHECK(hidden(0, 1) == 0.0f);
   CHECK(y(0, 0) == doctest::Approx(3.0));
@@ -116,23 +116,23 @@ TEST_CASE("feed-forward: ReLU between two affine maps") {
 
 TEST_CASE("encoder and decoder layers keep shapes; the decoder is causal") {
   const std::size_t d = 8;
-  const Matrix x = positional_encoding(5, d), y = positional_encoding(4, d);
+  const core::Matrix x = positional_encoding(5, d), y = positional_encoding(4, d);
   EncoderLayer enc{random_attention_weights(d, 2, 3, "e"), random_feed_forward(d, 32, 3, "ef")};
   DecoderLayer dec{random_attention_weights(d, 2, 3, "ds"), random_attention_weights(d, 2, 3, "dc"),
                    random_feed_forward(d, 32, 3, "df")};
   LayerTrace et, dt;
-  const Matrix m = encoder_layer(x, enc, &et);
-  const Matrix out = decoder_layer(y, m, dec, &dt);
+  const core::Matrix m = encoder_layer(x, enc, &et);
+  const core::Matrix out = decoder_layer(y, m, dec, &dt);
   CHECK(m.shape() == x.shape());
   CHECK(out.shape() == y.shape());
-  CHECK(rows(dt.cross.heads[0].weights) == 4);
-  CHECK(cols(dt.cross.heads[0].weights) == 5);
+  CHECK(core::rows(dt.cross.heads[0].weights) == 4);
+  CHECK(core::cols(dt.cross.heads[0].weights) == 5);
   for (std::size_t i = 0; i < 4; ++i)
     for (std::size_t j = i + 1; j < 4; ++j) CHECK(dt.self.heads[0].weights(i, j) == 0.0f);
   // Changing the last decoder token leaves the earlier outputs unchanged.
-  Matrix y2 = y;
+  core::Matrix y2 = y;
   for (std::size_t j = 0; j < d; ++j) y2(3, j) += 1.0f;
-  const Matrix out2 = decoder_layer(y2, m, dec);
+  const core::Matrix out2 = decoder_layer(y2, m, dec);
   for (std::size_t i = 0; i < 3; ++i)
     for (std::size_t j = 0; j < d; ++j) CHECK(out2(i, j) == doctest::Approx(out(i, j)));
 }
@@ -238,11 +238,11 @@ TEST_CASE("the lessons' replay of a trained model's attention equals the model's
     if (!cfg.decoder_only) {
       for (int l = 0; l < cfg.encoder_layers; ++l) blocks.emplace_back(Block::EncoderSelf, l, s, s);
       // Lesson 1's sum E·√d_model + PE is the model's own encoder input.
-      Matrix e = Matrix::from_shape({s, static_cast<std::size_t>(cfg.d_model)});
+      core::Matrix e = core::Matrix::from_shape({s, static_cast<std::size_t>(cfg.d_model)});
       for (std::size_t i = 0; i < s; ++i)
         for (int j = 0; j < cfg.d_model; ++j)
           e(i, static_cast<std::size_t>(j)) = m.net().params.download(m.net().layout().tok_emb + src.ids[i] * static_cast<std::size_t>(cfg.d_model) + static_cast<std::size_t>(j), 1)[0];
-      const Matrix x = model_input(e, positional_encoding(s, static_cast<std::size_t>(cfg.d_model)));
+      const core::Matrix x = model_input(e, positional_encoding(s, static_cast<std::size_t>(cfg.d_model)));
       CHECK(max_abs_difference(x, rows_of(m.net().encoder_embedding().data(), 0, s, static_cast<std::size_t>(cfg.d_model))) <= 1e-5f);
     }
     for (const auto& [blk, layer, nq, nk] : blocks) {

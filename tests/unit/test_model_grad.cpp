@@ -247,26 +247,26 @@ TEST_CASE("a trained model's attention replays exactly through the attention cor
         // Sequence bi of the batch, without its padding.
         const int nq = blk == Block::EncoderSelf ? b.src_len[bi] : (bi == 0 ? 4 : 2);
         const int nk = blk == Block::DecoderSelf ? nq : b.src_len[bi];
-        attnlab::Matrix x = attnlab::Matrix::from_shape({std::size_t(nq), std::size_t(C)});
-        attnlab::Matrix kv = attnlab::Matrix::from_shape({std::size_t(nk), std::size_t(C)});
+        attnlab::core::Matrix x = attnlab::core::Matrix::from_shape({std::size_t(nq), std::size_t(C)});
+        attnlab::core::Matrix kv = attnlab::core::Matrix::from_shape({std::size_t(nk), std::size_t(C)});
         for (int i = 0; i < nq; ++i)
           for (int j = 0; j < C; ++j) x(i, j) = v.query_input[(std::size_t(bi) * v.Tq + i) * C + j];
         for (int i = 0; i < nk; ++i)
           for (int j = 0; j < C; ++j) kv(i, j) = v.kv_input[(std::size_t(bi) * v.Tk + i) * C + j];
         auto block = [&](std::size_t off, int col0, int ncols, int nrows) {
-          attnlab::Matrix w = attnlab::Matrix::from_shape({std::size_t(nrows), std::size_t(ncols)});
+          attnlab::core::Matrix w = attnlab::core::Matrix::from_shape({std::size_t(nrows), std::size_t(ncols)});
           for (int i = 0; i < nrows; ++i)
             for (int j = 0; j < ncols; ++j) w(i, j) = params[off + std::size_t(i) * C + col0 + j];
           return w;
         };
         auto bias = [&](std::size_t off, int col0, int ncols) {
-          attnlab::Matrix w = attnlab::Matrix::from_shape({1, std::size_t(ncols)});
+          attnlab::core::Matrix w = attnlab::core::Matrix::from_shape({1, std::size_t(ncols)});
           for (int j = 0; j < ncols; ++j) w(0, j) = params[off + col0 + j];
           return w;
         };
-        attnlab::AttentionWeights aw;
+        attnlab::core::AttentionWeights aw;
         for (int h = 0; h < c.heads; ++h) {
-          attnlab::HeadWeights hw{block(v.params.wq, h * dk, dk, C), block(v.params.wk, h * dk, dk, C), block(v.params.wv, h * dk, dk, C)};
+          attnlab::core::HeadWeights hw{block(v.params.wq, h * dk, dk, C), block(v.params.wk, h * dk, dk, C), block(v.params.wv, h * dk, dk, C)};
           hw.b_q = bias(v.params.bq, h * dk, dk);
           hw.b_k = bias(v.params.bk, h * dk, dk);
           hw.b_v = bias(v.params.bv, h * dk, dk);
@@ -274,10 +274,10 @@ TEST_CASE("a trained model's attention replays exactly through the attention cor
         }
         aw.w_o = block(v.params.wo, 0, C, C);
         aw.b_o = bias(v.params.bo, 0, C);
-        std::optional<attnlab::Mask> mask;
-        if (blk == Block::DecoderSelf) mask = attnlab::causal_mask(nq);
-        attnlab::AttentionTrace t;
-        const attnlab::Matrix out = attnlab::multi_head_attention(x, kv, aw, mask ? &*mask : nullptr, &t);
+        std::optional<attnlab::core::Mask> mask;
+        if (blk == Block::DecoderSelf) mask = attnlab::core::causal_mask(nq);
+        attnlab::core::AttentionTrace t;
+        const attnlab::core::Matrix out = attnlab::core::multi_head_attention(x, kv, aw, mask ? &*mask : nullptr, &t);
         for (int i = 0; i < nq; ++i) {
           for (int j = 0; j < C; ++j) CHECK(out(i, j) == doctest::Approx(v.output[(std::size_t(bi) * v.Tq + i) * C + j]).epsilon(1e-5));
           for (int h = 0; h < c.heads; ++h)

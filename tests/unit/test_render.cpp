@@ -14,7 +14,7 @@
 using namespace attnlab;
 
 TEST_CASE("labels on rows and columns, fixed precision, -inf spelled out") {
-  Matrix m = Matrix::from_shape({2, 2});
+  core::Matrix m = core::Matrix::from_shape({2, 2});
   m(0, 0) = 0.5f;
   m(0, 1) = -std::numeric_limits<float>::infinity();
   m(1, 0) = 1.0f / 3.0f;
@@ -30,7 +30,7 @@ TEST_CASE("labels on rows and columns, fixed precision, -inf spelled out") {
 }
 
 TEST_CASE("wide matrices get an ellipsis column unless --full") {
-  Matrix m = Matrix::from_shape({1, 40});
+  core::Matrix m = core::Matrix::from_shape({1, 40});
   for (std::size_t j = 0; j < 40; ++j) m(0, j) = static_cast<float>(j);
   render::PrintOptions po;
   po.max_width = 60;
@@ -53,7 +53,7 @@ TEST_CASE("wide matrices get an ellipsis column unless --full") {
 }
 
 TEST_CASE("no escape codes without colour, heatmap escapes with it") {
-  Matrix m = Matrix::from_shape({1, 2});
+  core::Matrix m = core::Matrix::from_shape({1, 2});
   m(0, 0) = 0.2f;
   m(0, 1) = 0.8f;
   render::PrintOptions po;
@@ -146,7 +146,7 @@ TEST_CASE("explorer page: self-contained, data round-trips, nothing in the data 
 
 TEST_CASE("heatmap_svg: one cell per entry, labels escaped, weights on a 0…1 scale, values in small maps") {
   using namespace attnlab::render;
-  attnlab::Matrix m = attnlab::Matrix::from_shape({2, 3});
+  attnlab::core::Matrix m = attnlab::core::Matrix::from_shape({2, 3});
   m(0, 0) = 0; m(0, 1) = 1; m(0, 2) = 0.5f;
   m(1, 0) = 0.25f; m(1, 1) = 0.25f; m(1, 2) = 0.5f;
   const std::string svg = heatmap_svg("t & <u>", m, {"r<1>", "r2"}, {"a", "b\"", "c"}, true);
@@ -160,7 +160,7 @@ TEST_CASE("heatmap_svg: one cell per entry, labels escaped, weights on a 0…1 s
   CHECK(svg.find("fill=\"#fde725\"><title>r&lt;1&gt; → b") != std::string::npos);  // 1 its last
   CHECK(svg.find(">0.50<") != std::string::npos);
   // Signed values: a diverging scale centred on 0 (white).
-  attnlab::Matrix s = attnlab::Matrix::from_shape({1, 3});
+  attnlab::core::Matrix s = attnlab::core::Matrix::from_shape({1, 3});
   s(0, 0) = -2; s(0, 1) = 0; s(0, 2) = 1;
   const std::string d = heatmap_svg("s", s, {"x"}, {"a", "b", "c"}, false);
   CHECK(d.find("fill=\"#f7f7f7\"><title>x → b") != std::string::npos);

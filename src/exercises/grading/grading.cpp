@@ -140,14 +140,14 @@ void report_mistake(const Mistake& m, const std::string& detail) {
   fail(text);
 }
 
-ex::Matrix to_ex(const Matrix& m) {
-  ex::Matrix out(rows(m), cols(m));
+ex::Matrix to_ex(const core::Matrix& m) {
+  ex::Matrix out(core::rows(m), core::cols(m));
   std::copy(m.data(), m.data() + m.size(), out.data.begin());
   return out;
 }
 
-Matrix to_core(const ex::Matrix& m) {
-  Matrix out = Matrix::from_shape({m.rows, m.cols});
+core::Matrix to_core(const ex::Matrix& m) {
+  core::Matrix out = core::Matrix::from_shape({m.rows, m.cols});
   std::copy(m.data.begin(), m.data.end(), out.data());
   return out;
 }

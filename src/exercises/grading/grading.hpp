@@ -48,8 +48,8 @@ void report_mistake(const Mistake& m, const std::string& detail = "");
 
 // ---- matrices -------------------------------------------------------------------------------------
 
-ex::Matrix to_ex(const Matrix& m);
-Matrix to_core(const ex::Matrix& m);
+ex::Matrix to_ex(const core::Matrix& m);
+core::Matrix to_core(const ex::Matrix& m);
 ex::Matrix from_rows(const std::vector<std::vector<float>>& rows);
 
 // Deterministic random matrices: entries uniform in [-scale, scale].

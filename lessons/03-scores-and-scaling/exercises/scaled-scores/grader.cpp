@@ -1,4 +1,4 @@
-// Grader: scaled scores. Reference: attnlab::scale_scores(attnlab::attention_scores(q, k), d_k).
+// Grader: scaled scores. Reference: attnlab::core::scale_scores(attnlab::core::attention_scores(q, k), d_k).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -33,7 +33,7 @@ void check_scores(const std::string& what, const ex::Matrix& q, const ex::Matrix
   const ex::Matrix got = ex::scaled_scores(q, k);
   if (!guard.verify("scaled_scores")) return;
   const ex::Matrix want =
-      to_ex(attnlab::scale_scores(attnlab::attention_scores(to_core(q), to_core(k)), q.cols));
+      to_ex(attnlab::core::scale_scores(attnlab::core::attention_scores(to_core(q), to_core(k)), q.cols));
   const double d = double(q.cols);
   std::vector<Candidate> wrong;
   auto add = [&](const Mistake& mk, bool transpose, double scale) {

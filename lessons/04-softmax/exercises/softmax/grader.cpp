@@ -1,4 +1,4 @@
-// Grader: stable softmax over each row. Reference: attnlab::softmax_rows (core/attention.hpp).
+// Grader: stable softmax over each row. Reference: attnlab::core::softmax_rows (core/attention.hpp).
 #include <doctest/doctest.h>
 
 #include <limits>
@@ -20,7 +20,7 @@ void check_softmax(const std::string& what, const ex::Matrix& s, bool large = fa
   guard.add("scores", s);
   const ex::Matrix got = ex::softmax_rows(s);
   if (!guard.verify("softmax_rows")) return;
-  const ex::Matrix want = to_ex(attnlab::softmax_rows(to_core(s)));
+  const ex::Matrix want = to_ex(attnlab::core::softmax_rows(to_core(s)));
   expect_match(what, got, want,
                {{&mistakes::softmax_wrong_axis, softmax_variant(s, Axis::Cols)},
                 {&mistakes::fully_masked_nan, softmax_variant(s, Axis::Rows, true)}},

@@ -1,4 +1,4 @@
-// Grader: scaled dot-product attention. Reference: attnlab::scaled_dot_product_attention.
+// Grader: scaled dot-product attention. Reference: attnlab::core::scaled_dot_product_attention.
 #include <doctest/doctest.h>
 
 #include "core/attention.hpp"
@@ -17,7 +17,7 @@ void check_attention(const std::string& what, const ex::Matrix& q, const ex::Mat
   guard.add("q", q).add("k", k).add("v", v);
   const ex::Matrix got = ex::attention(q, k, v);
   if (!guard.verify("attention")) return;
-  const ex::Matrix want = to_ex(attnlab::scaled_dot_product_attention(to_core(q), to_core(k), to_core(v)));
+  const ex::Matrix want = to_ex(attnlab::core::scaled_dot_product_attention(to_core(q), to_core(k), to_core(v)));
   std::vector<Candidate> wrong;
   auto add = [&](const Mistake& m, Variant var) {
     if (auto r = attention_variant(q, k, v, var)) wrong.push_back({&m, r->output});

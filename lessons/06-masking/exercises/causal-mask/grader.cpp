@@ -1,4 +1,4 @@
-// Grader: causal mask. Reference: attnlab::causal_mask + apply_mask + softmax_rows.
+// Grader: causal mask. Reference: attnlab::core::causal_mask + apply_mask + softmax_rows.
 #include <doctest/doctest.h>
 
 #include "core/attention.hpp"
@@ -29,9 +29,9 @@ ex::Matrix run(const ex::Matrix& s) {
 
 void check_causal(const std::string& what, const ex::Matrix& s, bool large = false) {
   const ex::Matrix got = run(s);
-  const attnlab::Matrix core = to_core(s);
+  const attnlab::core::Matrix core = to_core(s);
   const ex::Matrix want =
-      to_ex(attnlab::softmax_rows(attnlab::apply_mask(core, attnlab::causal_mask(s.rows, s.cols))));
+      to_ex(attnlab::core::softmax_rows(attnlab::core::apply_mask(core, attnlab::core::causal_mask(s.rows, s.cols))));
   const MaskBits right = causal_bits(s.rows, s.cols, 0);
   const MaskBits hides_diag = causal_bits(s.rows, s.cols, -1), leaks = causal_bits(s.rows, s.cols, 1);
   expect_match(what, got, want,

@@ -1,4 +1,4 @@
-// Grader: padding mask. Reference: attnlab::padding_masks + apply_mask + softmax_rows.
+// Grader: padding mask. Reference: attnlab::core::padding_masks + apply_mask + softmax_rows.
 #include <doctest/doctest.h>
 
 #include "core/attention.hpp"
@@ -29,8 +29,8 @@ ex::Matrix run(const ex::Matrix& s, std::size_t length) {
 
 void check_padding(const std::string& what, const ex::Matrix& s, std::size_t length) {
   const ex::Matrix got = run(s, length);
-  const auto masks = attnlab::padding_masks({length}, s.rows);
-  const ex::Matrix want = to_ex(attnlab::softmax_rows(attnlab::apply_mask(to_core(s), masks[0])));
+  const auto masks = attnlab::core::padding_masks({length}, s.rows);
+  const ex::Matrix want = to_ex(attnlab::core::softmax_rows(attnlab::core::apply_mask(to_core(s), masks[0])));
   const MaskBits right = padding_bits(s.rows, length, true), keys_only = padding_bits(s.rows, length, false);
   expect_match(what, got, want,
                {{&mistakes::fully_masked_nan, masked_softmax(s, right, MaskMode::BeforeSoftmaxNegInf, true)},

@@ -1,4 +1,4 @@
-// Grader: multi-head self-attention. Reference: attnlab::multi_head_attention_packed.
+// Grader: multi-head self-attention. Reference: attnlab::core::multi_head_attention_packed.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -32,7 +32,7 @@ void check_mha_of(const std::string& what, const ex::Matrix& x, const ex::Matrix
   guard.add("x", x).add("w_q", w_q).add("w_k", w_k).add("w_v", w_v).add("w_o", w_o);
   const ex::Matrix got = ex::multi_head_attention(x, w_q, w_k, w_v, w_o, h);
   if (!guard.verify("multi_head_attention")) return;
-  const ex::Matrix want = to_ex(attnlab::multi_head_attention_packed(
+  const ex::Matrix want = to_ex(attnlab::core::multi_head_attention_packed(
       to_core(x), to_core(x), to_core(w_q), to_core(w_k), to_core(w_v), to_core(w_o), h));
 
   std::vector<Candidate> wrong;

@@ -1,4 +1,4 @@
-// Grader: split_heads and merge_heads. Reference: attnlab::split_heads / attnlab::merge_heads.
+// Grader: split_heads and merge_heads. Reference: attnlab::core::split_heads / attnlab::core::merge_heads.
 #include <doctest/doctest.h>
 
 #include "core/attention.hpp"
@@ -17,7 +17,7 @@ void check_split(const std::string& what, const ex::Matrix& x, std::size_t h) {
   guard.add("x", x);
   const std::vector<ex::Matrix> got = ex::split_heads(x, h);
   if (!guard.verify("split_heads")) return;
-  const std::vector<attnlab::Matrix> want = attnlab::split_heads(to_core(x), h);
+  const std::vector<attnlab::core::Matrix> want = attnlab::core::split_heads(to_core(x), h);
   if (got.size() != h) {
     fail(what + ": split_heads returned " + std::to_string(got.size()) + " heads, expected h = " +
                std::to_string(h) + ".");
@@ -36,9 +36,9 @@ void check_merge(const std::string& what, const std::vector<ex::Matrix>& heads) 
   for (const auto& m : heads) guard.add("heads", m);
   const ex::Matrix got = ex::merge_heads(heads);
   if (!guard.verify("merge_heads")) return;
-  std::vector<attnlab::Matrix> core;
+  std::vector<attnlab::core::Matrix> core;
   for (const auto& m : heads) core.push_back(to_core(m));
-  const ex::Matrix want = to_ex(attnlab::merge_heads(core));
+  const ex::Matrix want = to_ex(attnlab::core::merge_heads(core));
   // The wrong ways: reversed order, or writing head i's column t to column i + t·h.
   ex::Matrix reversed(want.rows, want.cols), interleaved(want.rows, want.cols);
   const std::size_t h = heads.size(), d = heads[0].cols;

@@ -1,4 +1,4 @@
-// Grader: cross-attention. Reference: attnlab::multi_head_attention_packed(x, memory, ...).
+// Grader: cross-attention. Reference: attnlab::core::multi_head_attention_packed(x, memory, ...).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -33,7 +33,7 @@ void check_cross_of(const std::string& what, const ex::Matrix& x, const ex::Matr
   guard.add("x", x).add("memory", memory).add("w_q", w_q).add("w_k", w_k).add("w_v", w_v).add("w_o", w_o);
   const ex::Matrix got = ex::cross_attention(x, memory, w_q, w_k, w_v, w_o, h);
   if (!guard.verify("cross_attention")) return;
-  const ex::Matrix want = to_ex(attnlab::multi_head_attention_packed(
+  const ex::Matrix want = to_ex(attnlab::core::multi_head_attention_packed(
       to_core(x), to_core(memory), to_core(w_q), to_core(w_k), to_core(w_v), to_core(w_o), h));
   if (got.rows == m && m != n && got.data.size() == got.rows * got.cols) {
     fail(what + ": the result has m = " + std::to_string(m) + " rows (one per memory token). Rows follow " +

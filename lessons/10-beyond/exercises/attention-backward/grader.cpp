@@ -129,7 +129,7 @@ TEST_CASE("the grader's own reference agrees with finite differences") {
   const ex::Matrix q = rng.matrix(2, 3), k = rng.matrix(4, 3), v = rng.matrix(4, 2), dout = rng.matrix(2, 2);
   const Grads g = backward_variant(q, k, v, dout, {});
   auto loss = [&](const ex::Matrix& qq, const ex::Matrix& kk, const ex::Matrix& vv) {
-    const attnlab::Matrix o = attnlab::scaled_dot_product_attention(to_core(qq), to_core(kk), to_core(vv));
+    const attnlab::core::Matrix o = attnlab::core::scaled_dot_product_attention(to_core(qq), to_core(kk), to_core(vv));
     double l = 0;
     for (std::size_t i = 0; i < 2; ++i)
       for (std::size_t t = 0; t < 2; ++t) l += double(o(i, t)) * dout(i, t);

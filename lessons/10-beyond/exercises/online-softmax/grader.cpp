@@ -1,5 +1,5 @@
 // Grader: attention with an online softmax over key blocks. Reference:
-// attnlab::scaled_dot_product_attention; memory is checked by tracking the peak heap use during the call.
+// attnlab::core::scaled_dot_product_attention; memory is checked by tracking the peak heap use during the call.
 #include <doctest/doctest.h>
 
 #include <pthread.h>
@@ -27,7 +27,7 @@ ex::Matrix run(const ex::Matrix& q, const ex::Matrix& k, const ex::Matrix& v, st
 
 void check_online(const std::string& what, const ex::Matrix& q, const ex::Matrix& k, const ex::Matrix& v,
                   std::size_t block, bool large = false) {
-  const ex::Matrix want = to_ex(attnlab::scaled_dot_product_attention(to_core(q), to_core(k), to_core(v)));
+  const ex::Matrix want = to_ex(attnlab::core::scaled_dot_product_attention(to_core(q), to_core(k), to_core(v)));
   const ex::Matrix got = run(q, k, v, block);
   if (close(got, want)) return;
   // Right with one block but wrong with several: the running values were not rescaled.
@@ -97,7 +97,7 @@ TEST_CASE("memory: never the full n × m score matrix") {
   const std::size_t n = 256, m = 16384, d = 4, block = 64, limit = n * m * sizeof(float) / 4;
   const ex::Matrix q = rng.matrix(n, d), k = rng.matrix(m, d), v = rng.matrix(m, d);
   // The answer first, and the inputs checked after: nothing the call does to them can change it.
-  const ex::Matrix want = to_ex(attnlab::scaled_dot_product_attention(to_core(q), to_core(k), to_core(v)));
+  const ex::Matrix want = to_ex(attnlab::core::scaled_dot_product_attention(to_core(q), to_core(k), to_core(v)));
   InputGuard guard;
   guard.add("q", q).add("k", k).add("v", v);
   struct Call {
