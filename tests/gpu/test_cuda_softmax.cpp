@@ -25,8 +25,8 @@
 
 namespace {
 
-using attnlab::Mask;
-using attnlab::Matrix;
+using attnlab::core::Mask;
+using attnlab::core::Matrix;
 
 // Fresh inputs on every run, so repeated runs cover more cases; the seed is part of every failure
 // message, so a failing case can be replayed.
@@ -72,16 +72,16 @@ std::string describe(const std::vector<std::size_t>& v) {
 void expect_matches_cpu(const Matrix& scores, const Mask* mask) {
   std::vector<std::size_t> cpu_rows, gpu_rows;
   const Matrix cpu =
-      attnlab::softmax_rows(mask ? attnlab::apply_mask(scores, *mask) : scores, &cpu_rows);
+      attnlab::core::softmax_rows(mask ? attnlab::core::apply_mask(scores, *mask) : scores, &cpu_rows);
   const Matrix gpu =
-      attnlab::cuda_detail::softmax_rows(scores, mask, &gpu_rows, /*poison_output=*/true);
+      attnlab::cuda::detail::softmax_rows(scores, mask, &gpu_rows, /*poison_output=*/true);
 
-  REQUIRE(attnlab::rows(gpu) == attnlab::rows(cpu));
-  REQUIRE(attnlab::cols(gpu) == attnlab::cols(cpu));
+  REQUIRE(attnlab::core::rows(gpu) == attnlab::core::rows(cpu));
+  REQUIRE(attnlab::core::cols(gpu) == attnlab::core::cols(cpu));
   INFO("fully-masked rows: cpu " << describe(cpu_rows) << ", gpu " << describe(gpu_rows));
   CHECK(gpu_rows == cpu_rows);
 
-  const std::size_t n = attnlab::rows(cpu), m = attnlab::cols(cpu);
+  const std::size_t n = attnlab::core::rows(cpu), m = attnlab::core::cols(cpu);
   std::size_t nan_count = 0, hidden_nonzero = 0;
   double worst = 0.0;
   std::size_t worst_i = 0, worst_j = 0;
@@ -207,14 +207,14 @@ TEST_CASE("CUDA softmax rejects what the CPU rejects") {
 
   SUBCASE("a mask of the wrong shape") {
     const Mask mask = Mask::from_shape({4, 49});
-    CHECK_THROWS_AS(attnlab::cuda_softmax_rows(s, &mask, nullptr), attnlab::ShapeError);
+    CHECK_THROWS_AS(attnlab::cuda::cuda_softmax_rows(s, &mask, nullptr), attnlab::ShapeError);
   }
   SUBCASE("+inf or NaN among the visible scores") {
     s(2, 31) = std::numeric_limits<float>::infinity();
-    CHECK_THROWS_AS(attnlab::softmax_rows(s), attnlab::NumericError);
-    CHECK_THROWS_AS(attnlab::cuda_softmax_rows(s, nullptr, nullptr), attnlab::NumericError);
+    CHECK_THROWS_AS(attnlab::core::softmax_rows(s), attnlab::NumericError);
+    CHECK_THROWS_AS(attnlab::cuda::cuda_softmax_rows(s, nullptr, nullptr), attnlab::NumericError);
     s(2, 31) = std::numeric_limits<float>::quiet_NaN();
-    CHECK_THROWS_AS(attnlab::cuda_softmax_rows(s, nullptr, nullptr), attnlab::NumericError);
+    CHECK_THROWS_AS(attnlab::cuda::cuda_softmax_rows(s, nullptr, nullptr), attnlab::NumericError);
   }
 }
 
@@ -225,8 +225,8 @@ TEST_CASE("the public entry point gives the same bits as the poisoned test path"
   const Matrix s = random_scores(rng, 33, 1000, 3.0f, 0.0f);
   const Mask mask = random_mask(rng, 33, 1000, 0.5);
   std::vector<std::size_t> a_rows, b_rows;
-  const Matrix a = attnlab::cuda_softmax_rows(s, &mask, &a_rows);
-  const Matrix b = attnlab::cuda_detail::softmax_rows(s, &mask, &b_rows, /*poison_output=*/true);
+  const Matrix a = attnlab::cuda::cuda_softmax_rows(s, &mask, &a_rows);
+  const Matrix b = attnlab::cuda::detail::softmax_rows(s, &mask, &b_rows, /*poison_output=*/true);
   CHECK(a_rows == b_rows);
   const bool identical = (a == b);  // xtensor's == compares shape and every element
   CHECK(identical);

@@ -13,7 +13,7 @@
 #define ATTNLAB_LAUNCH(kernel, grid, block, smem, stream) kernel<<<(grid), (block), (smem), (stream)>>>
 #else
 #define ATTNLAB_LAUNCH(kernel, grid, block, smem, stream) \
-  ::attnlab::emu::make_launcher(kernel, #kernel, (grid), (block), (smem), (stream))
+  ::attnlab::cuda::emu::make_launcher(kernel, #kernel, (grid), (block), (smem), (stream))
 #endif
 
 namespace attnlab::cuda::detail {
@@ -25,7 +25,7 @@ __device__ __forceinline__ T* dynamic_shared() {
   extern __shared__ __align__(16) unsigned char attnlab_dynamic_smem[];
   return reinterpret_cast<T*>(attnlab_dynamic_smem);
 #else
-  return static_cast<T*>(::attnlab::emu::dynamic_shared_memory());
+  return static_cast<T*>(::attnlab::cuda::emu::dynamic_shared_memory());
 #endif
 }
 

@@ -28,7 +28,7 @@
 
 #include "util/error.hpp"
 
-namespace attnlab {
+namespace attnlab::cuda {
 namespace {
 
 // Turns a failed CUDA call into the library's RuntimeError, naming where it happened and what CUDA
@@ -41,13 +41,13 @@ void check_cuda(cudaError_t err, const char* call, const char* file, int line) {
 }
 
 }  // namespace
-}  // namespace attnlab
+}  // namespace attnlab::cuda
 
 // Wraps every CUDA runtime call. After a kernel launch use ATTNLAB_CUDA_CHECK(cudaGetLastError()):
 // launches return nothing, and a bad configuration is only reported through the last-error state.
-#define ATTNLAB_CUDA_CHECK(call) ::attnlab::check_cuda((call), #call, __FILE__, __LINE__)
+#define ATTNLAB_CUDA_CHECK(call) ::attnlab::cuda::check_cuda((call), #call, __FILE__, __LINE__)
 
-namespace attnlab {
+namespace attnlab::cuda {
 namespace {
 
 // Per-row outcome, written by the kernel and read back by the host. The host pre-fills the array
@@ -185,19 +185,19 @@ class DeviceBuffer {
 
 }  // namespace
 
-Matrix cuda_softmax_rows(const Matrix& scores, const Mask* mask,
+core::Matrix cuda_softmax_rows(const core::Matrix& scores, const core::Mask* mask,
                          std::vector<std::size_t>* fully_masked_rows) {
-  return cuda_detail::softmax_rows(scores, mask, fully_masked_rows, /*poison_output=*/false);
+  return detail::softmax_rows(scores, mask, fully_masked_rows, /*poison_output=*/false);
 }
 
-Matrix cuda_detail::softmax_rows(const Matrix& scores, const Mask* mask,
+core::Matrix detail::softmax_rows(const core::Matrix& scores, const core::Mask* mask,
                                  std::vector<std::size_t>* fully_masked_rows, bool poison_output) {
-  const std::size_t n = rows(scores), m = cols(scores);
-  if (mask && (rows(*mask) != n || cols(*mask) != m)) {
-    throw ShapeError("cuda_softmax_rows: mask is " + shape_str(*mask) + " but the scores are " +
-                     shape_str(scores));
+  const std::size_t n = core::rows(scores), m = core::cols(scores);
+  if (mask && (core::rows(*mask) != n || core::cols(*mask) != m)) {
+    throw ShapeError("cuda_softmax_rows: mask is " + core::shape_str(*mask) + " but the scores are " +
+                     core::shape_str(scores));
   }
-  Matrix out = Matrix::from_shape({n, m});
+  core::Matrix out = core::Matrix::from_shape({n, m});
   if (n == 0) return out;
   if (m == 0) {  // no keys at all: every row is fully masked, as on the CPU; nothing to launch
     if (fully_masked_rows)
@@ -261,4 +261,4 @@ Matrix cuda_detail::softmax_rows(const Matrix& scores, const Mask* mask,
   return out;
 }
 
-}  // namespace attnlab
+}  // namespace attnlab::cuda

@@ -21,7 +21,7 @@
 
 #include "core/matrix.hpp"
 
-namespace attnlab {
+namespace attnlab::cuda {
 
 // (Whether a device is there at all: cuda::cuda_device_available, backend/cuda/device.hpp.)
 
@@ -33,19 +33,19 @@ namespace attnlab {
 // yields all-zero weights, never NaN, and its index is appended to *fully_masked_rows (when given)
 // in increasing order. Throws ShapeError if the mask is not n × m, NumericError if a visible score
 // is +inf or NaN, RuntimeError if any CUDA call fails.
-Matrix cuda_softmax_rows(const Matrix& scores, const Mask* mask,
-                         std::vector<std::size_t>* fully_masked_rows);
+core::Matrix cuda_softmax_rows(const core::Matrix& scores, const core::Mask* mask,
+                               std::vector<std::size_t>* fully_masked_rows);
 
-namespace cuda_detail {
+namespace detail {
 
 // The implementation behind cuda_softmax_rows, with one extra switch for the tests. With
 // poison_output the device output buffer is filled with NaN (every bit set) before the kernel runs,
 // so an element the kernel forgets to write comes back as NaN instead of as whatever cudaMalloc
 // happened to hand out (often zeros, which would look like a correct hidden weight). Production
 // code calls cuda_softmax_rows, which skips that extra memset.
-Matrix softmax_rows(const Matrix& scores, const Mask* mask,
-                    std::vector<std::size_t>* fully_masked_rows, bool poison_output);
+core::Matrix softmax_rows(const core::Matrix& scores, const core::Mask* mask,
+                          std::vector<std::size_t>* fully_masked_rows, bool poison_output);
 
-}  // namespace cuda_detail
+}  // namespace detail
 
-}  // namespace attnlab
+}  // namespace attnlab::cuda

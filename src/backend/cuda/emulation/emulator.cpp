@@ -41,7 +41,7 @@ __attribute__((section("attnlab_emu_shared"), used)) static char attnlab_emu_sha
 extern "C" char __start_attnlab_emu_shared[];
 extern "C" char __stop_attnlab_emu_shared[];
 
-namespace attnlab::emu {
+namespace attnlab::cuda::emu {
 
 ThreadInfo* g_thread = nullptr;
 BlockInfo g_block;
@@ -726,10 +726,10 @@ cudaError_t launch(const char* name, const void* kernel_id, dim3 grid, dim3 bloc
   return cudaSuccess;
 }
 
-}  // namespace attnlab::emu
+}  // namespace attnlab::cuda::emu
 
 // ---- the runtime API ------------------------------------------------------------------------------
-using namespace attnlab::emu;
+using namespace attnlab::cuda::emu;
 
 namespace {
 cudaError_t sticky() { return g_sticky; }

@@ -84,7 +84,7 @@ enum cudaError {
 };
 typedef cudaError cudaError_t;
 
-namespace attnlab::emu {
+namespace attnlab::cuda::emu {
 
 // ---- the running thread, for the built-in variables ----------------------------------------------
 struct Fiber;
@@ -174,63 +174,63 @@ Launcher<P...> make_launcher(void (*kernel)(P...), const char* name, dim3 grid, 
   return Launcher<P...>{kernel, name, grid, block, smem, stream};
 }
 
-}  // namespace attnlab::emu
+}  // namespace attnlab::cuda::emu
 
 // ---- built-in variables --------------------------------------------------------------------------
-#define threadIdx (static_cast<const uint3&>(::attnlab::emu::current_thread().idx))
-#define blockIdx (static_cast<const uint3&>(::attnlab::emu::g_block.idx))
-#define blockDim (static_cast<const dim3&>(::attnlab::emu::g_block.dim))
-#define gridDim (static_cast<const dim3&>(::attnlab::emu::g_block.grid))
+#define threadIdx (static_cast<const uint3&>(::attnlab::cuda::emu::current_thread().idx))
+#define blockIdx (static_cast<const uint3&>(::attnlab::cuda::emu::g_block.idx))
+#define blockDim (static_cast<const dim3&>(::attnlab::cuda::emu::g_block.dim))
+#define gridDim (static_cast<const dim3&>(::attnlab::cuda::emu::g_block.grid))
 constexpr int warpSize = 32;
 
 // ---- barriers, warp intrinsics, atomics ----------------------------------------------------------
-inline void __syncthreads() { (void)::attnlab::emu::block_barrier(::attnlab::emu::BarrierOp::Plain, 0); }
-inline int __syncthreads_or(int p) { return ::attnlab::emu::block_barrier(::attnlab::emu::BarrierOp::Or, p); }
-inline int __syncthreads_and(int p) { return ::attnlab::emu::block_barrier(::attnlab::emu::BarrierOp::And, p); }
-inline int __syncthreads_count(int p) { return ::attnlab::emu::block_barrier(::attnlab::emu::BarrierOp::Count, p); }
-inline void __syncwarp(unsigned mask = 0xffffffffu) { ::attnlab::emu::warp_barrier(mask); }
+inline void __syncthreads() { (void)::attnlab::cuda::emu::block_barrier(::attnlab::cuda::emu::BarrierOp::Plain, 0); }
+inline int __syncthreads_or(int p) { return ::attnlab::cuda::emu::block_barrier(::attnlab::cuda::emu::BarrierOp::Or, p); }
+inline int __syncthreads_and(int p) { return ::attnlab::cuda::emu::block_barrier(::attnlab::cuda::emu::BarrierOp::And, p); }
+inline int __syncthreads_count(int p) { return ::attnlab::cuda::emu::block_barrier(::attnlab::cuda::emu::BarrierOp::Count, p); }
+inline void __syncwarp(unsigned mask = 0xffffffffu) { ::attnlab::cuda::emu::warp_barrier(mask); }
 
 // Source lanes follow the CUDA Programming Guide: lanes are grouped by `width`; a source outside the
 // caller's group (xor, down: a later group; up: an earlier one) gives the caller its own value.
 template <typename T>
 T __shfl_sync(unsigned mask, T var, int src, int width = warpSize) {
-  const int lane = ::attnlab::emu::lane_id(), base = lane & ~(width - 1);
-  return ::attnlab::emu::from_bits<T>(::attnlab::emu::warp_exchange("__shfl_sync", mask, ::attnlab::emu::to_bits(var),
+  const int lane = ::attnlab::cuda::emu::lane_id(), base = lane & ~(width - 1);
+  return ::attnlab::cuda::emu::from_bits<T>(::attnlab::cuda::emu::warp_exchange("__shfl_sync", mask, ::attnlab::cuda::emu::to_bits(var),
                                                                     base + (src & (width - 1))));
 }
 template <typename T>
 T __shfl_xor_sync(unsigned mask, T var, int lane_mask, int width = warpSize) {
-  const int lane = ::attnlab::emu::lane_id(), base = lane & ~(width - 1), src = lane ^ lane_mask;
-  return ::attnlab::emu::from_bits<T>(::attnlab::emu::warp_exchange(
-      "__shfl_xor_sync", mask, ::attnlab::emu::to_bits(var), src >= base + width ? lane : src));
+  const int lane = ::attnlab::cuda::emu::lane_id(), base = lane & ~(width - 1), src = lane ^ lane_mask;
+  return ::attnlab::cuda::emu::from_bits<T>(::attnlab::cuda::emu::warp_exchange(
+      "__shfl_xor_sync", mask, ::attnlab::cuda::emu::to_bits(var), src >= base + width ? lane : src));
 }
 template <typename T>
 T __shfl_down_sync(unsigned mask, T var, unsigned delta, int width = warpSize) {
-  const int lane = ::attnlab::emu::lane_id(), base = lane & ~(width - 1), src = lane + static_cast<int>(delta);
-  return ::attnlab::emu::from_bits<T>(::attnlab::emu::warp_exchange(
-      "__shfl_down_sync", mask, ::attnlab::emu::to_bits(var), src >= base + width ? lane : src));
+  const int lane = ::attnlab::cuda::emu::lane_id(), base = lane & ~(width - 1), src = lane + static_cast<int>(delta);
+  return ::attnlab::cuda::emu::from_bits<T>(::attnlab::cuda::emu::warp_exchange(
+      "__shfl_down_sync", mask, ::attnlab::cuda::emu::to_bits(var), src >= base + width ? lane : src));
 }
 template <typename T>
 T __shfl_up_sync(unsigned mask, T var, unsigned delta, int width = warpSize) {
-  const int lane = ::attnlab::emu::lane_id(), base = lane & ~(width - 1), src = lane - static_cast<int>(delta);
-  return ::attnlab::emu::from_bits<T>(
-      ::attnlab::emu::warp_exchange("__shfl_up_sync", mask, ::attnlab::emu::to_bits(var), src < base ? lane : src));
+  const int lane = ::attnlab::cuda::emu::lane_id(), base = lane & ~(width - 1), src = lane - static_cast<int>(delta);
+  return ::attnlab::cuda::emu::from_bits<T>(
+      ::attnlab::cuda::emu::warp_exchange("__shfl_up_sync", mask, ::attnlab::cuda::emu::to_bits(var), src < base ? lane : src));
 }
-inline unsigned __ballot_sync(unsigned mask, int p) { return ::attnlab::emu::warp_ballot("__ballot_sync", mask, p); }
-inline int __any_sync(unsigned mask, int p) { return ::attnlab::emu::warp_ballot("__any_sync", mask, p) != 0; }
+inline unsigned __ballot_sync(unsigned mask, int p) { return ::attnlab::cuda::emu::warp_ballot("__ballot_sync", mask, p); }
+inline int __any_sync(unsigned mask, int p) { return ::attnlab::cuda::emu::warp_ballot("__any_sync", mask, p) != 0; }
 inline int __all_sync(unsigned mask, int p) {
-  return (::attnlab::emu::warp_ballot("__all_sync", mask, p) & mask) == mask;
+  return (::attnlab::cuda::emu::warp_ballot("__all_sync", mask, p) & mask) == mask;
 }
 
 // Fibers switch only at synchronisation points, so a read-modify-write here is atomic.
 inline float atomicAdd(float* a, float v) {
-  ::attnlab::emu::note_float_atomic(a, std::fabs(*a), std::fabs(v), 1.0 / (1 << 23));
+  ::attnlab::cuda::emu::note_float_atomic(a, std::fabs(*a), std::fabs(v), 1.0 / (1 << 23));
   const float old = *a;
   *a = old + v;
   return old;
 }
 inline double atomicAdd(double* a, double v) {
-  ::attnlab::emu::note_float_atomic(a, std::fabs(*a), std::fabs(v), 0x1p-52);
+  ::attnlab::cuda::emu::note_float_atomic(a, std::fabs(*a), std::fabs(v), 0x1p-52);
   const double old = *a;
   *a = old + v;
   return old;
@@ -273,10 +273,10 @@ inline unsigned min(unsigned a, unsigned b) { return a < b ? a : b; }
 inline unsigned max(unsigned a, unsigned b) { return a < b ? b : a; }
 inline long long min(long long a, long long b) { return a < b ? a : b; }
 inline long long max(long long a, long long b) { return a < b ? b : a; }
-inline float __int_as_float(int i) { return ::attnlab::emu::from_bits<float>(static_cast<std::uint32_t>(i)); }
-inline int __float_as_int(float f) { return static_cast<int>(static_cast<std::uint32_t>(::attnlab::emu::to_bits(f))); }
-inline double __longlong_as_double(long long i) { return ::attnlab::emu::from_bits<double>(static_cast<std::uint64_t>(i)); }
-inline long long __double_as_longlong(double d) { return static_cast<long long>(::attnlab::emu::to_bits(d)); }
+inline float __int_as_float(int i) { return ::attnlab::cuda::emu::from_bits<float>(static_cast<std::uint32_t>(i)); }
+inline int __float_as_int(float f) { return static_cast<int>(static_cast<std::uint32_t>(::attnlab::cuda::emu::to_bits(f))); }
+inline double __longlong_as_double(long long i) { return ::attnlab::cuda::emu::from_bits<double>(static_cast<std::uint64_t>(i)); }
+inline long long __double_as_longlong(double d) { return static_cast<long long>(::attnlab::cuda::emu::to_bits(d)); }
 inline float __fdividef(float a, float b) { return a / b; }
 // A product rounded on its own, never fused into a following add (the volatile keeps the host
 // compiler from contracting it into an FMA, as __fmul_rn does nvcc).
