@@ -1144,7 +1144,6 @@ Example sense(Rng& rng) {
 
 // "I love you." "We know him." "She saw them." (Elle les a vus.)
 Example pronouns(Rng& rng) {
-  std::vector<std::string> combos;
   const NP subject = random_pronoun(rng);
   VP vp;
   vp.verb = pick(rng, pools().transitive);
