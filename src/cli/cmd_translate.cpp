@@ -144,6 +144,9 @@ void run_translate(const TranslateOptions& o) {
   if (!o.pictures.html.empty()) {
     std::vector<std::string> notes;
     if (cut) notes.push_back("The translation reached the length limit: it is probably wrong.");
+    if (!unseen.empty())
+      notes.push_back("Some words never occurred in the model's training sentences (" + std::to_string(unseen.size()) +
+                      "): the translation is a guess.");
     for (const auto& t : src_tokens)
       if (t == "<unk>") {
         notes.push_back("Some words are not in the model's vocabulary and were read as <unk>: the model cannot know what they mean.");

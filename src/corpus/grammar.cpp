@@ -207,7 +207,7 @@ std::vector<const T*> rows_named(const std::vector<T>& rows, std::initializer_li
 }
 
 const Pools& pools() {
-  static const Pools p = [] {
+  static const Pools built = [] {
     const LexiconTables& t = lexicon_tables();
     Pools p;
     for (const LexNoun& n : t.nouns) {
@@ -274,7 +274,7 @@ const Pools& pools() {
       throw InputError("data/lexicon: a word class the grammar needs has no rows");
     return p;
   }();
-  return p;
+  return built;
 }
 
 // ---- noun phrases ----------------------------------------------------------------------------------

@@ -120,6 +120,7 @@ LessonSentences read_sentences(const nlohmann::json& j, LessonSentences base) {
   str("prefix", base.prefix);
   str("next", base.next);
   if (j.contains("coreference")) base.coreference = j.at("coreference").get<std::vector<std::string>>();
+  if (j.contains("coreference_nouns")) base.coreference_nouns = j.at("coreference_nouns").get<std::vector<std::string>>();
   if (j.contains("word_sense")) base.word_sense = j.at("word_sense").get<std::vector<std::string>>();
   if (j.contains("word_sense_labels")) base.word_sense_labels = j.at("word_sense_labels").get<std::vector<std::string>>();
   if (j.contains("causal")) base.causal = j.at("causal").get<std::vector<std::string>>();

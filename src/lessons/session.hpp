@@ -46,6 +46,9 @@ struct LessonSentences {
   std::string second;                    // lesson 6: the second sentence of the batch
   std::vector<std::string> coreference;  // lesson 9: the pair
   std::string coreference_focus;         // lesson 9: the pronoun
+  // lesson 9: the two nouns the pronoun may name; the first sentence of the pair means the first
+  // noun ("… too tired": the animal), the second sentence the second ("… too wide": the street).
+  std::vector<std::string> coreference_nouns;
   std::vector<std::string> word_sense;   // lesson 9: sentences using one ambiguous word in two senses
   std::string word_sense_focus;          // lesson 9: that word
   std::vector<std::string> word_sense_labels;  // lesson 9: the sense in each sentence ("verb", "noun")

@@ -485,7 +485,7 @@ void show_coreference(LessonContext& c) {
   c.out.line(fmt::format("The row of \"{}\" (position {}) in each sentence, one column per sentence:", sents[0].tokens[f], f));
   c.out.line("");
   c.out.side_by_side(per_head_items);
-  for (const char* noun : {"animal", "street"}) {
+  for (const std::string& noun : c.text.coreference_nouns) {
     const std::size_t j = focus_index(sents[0].tokens, noun);
     if (sents[0].tokens[j] != noun) continue;
     c.out.line(fmt::format("  \"{}\" → \"{}\" (mean of the heads): {:.3f} in {}, {:.3f} in {}", sents[0].tokens[f], noun, avg(j, 0),

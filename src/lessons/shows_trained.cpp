@@ -637,17 +637,21 @@ void show_coreference_trained(LessonContext& c) {
   std::vector<TokenizedSentence> sents;
   for (const std::string& s : c.text.coreference) sents.push_back(c.encode(s, "coreference sentence"));
   const std::size_t f = focus_index(sents[0].tokens, c.text.coreference_focus);
-  const std::size_t animal = focus_index(sents[0].tokens, "animal"), street = focus_index(sents[0].tokens, "street");
+  if (c.text.coreference_nouns.size() != 2)
+    throw RuntimeError("data/sentences/lessons.json: lesson 9 needs \"coreference_nouns\", the two nouns the pronoun may name");
+  const std::string& noun0 = c.text.coreference_nouns[0];
+  const std::string& noun1 = c.text.coreference_nouns[1];
+  const std::size_t first = focus_index(sents[0].tokens, noun0), second = focus_index(sents[0].tokens, noun1);
   const std::string last0 = sents[0].tokens[sents[0].tokens.size() - 2], last1 = sents[1].tokens[sents[1].tokens.size() - 2];
   // Encoder self-attention from the pronoun to the two nouns, for every layer and head (rows), in
   // both sentences (columns).
   const std::size_t rows_n = static_cast<std::size_t>(cfg.encoder_layers) * H;
-  core::Matrix enc = core::Matrix::from_shape({rows_n, 4});  // (layer, head) × (animal, street in sentence 0, then 1)
+  core::Matrix enc = core::Matrix::from_shape({rows_n, 4});  // (layer, head) × (noun 0, noun 1 in sentence 0, then 1)
   std::vector<std::string> enc_rows;
   for (int l = 0; l < cfg.encoder_layers; ++l)
     for (std::size_t k = 0; k < H; ++k) enc_rows.push_back(fmt::format("L{}h{}", l, k));
   const std::vector<std::string> ends{"…" + last0, "…" + last1};
-  const std::vector<std::string> pair_rows{last0 + ":animal", last0 + ":street", last1 + ":animal", last1 + ":street"};
+  const std::vector<std::string> pair_rows{last0 + ":" + noun0, last0 + ":" + noun1, last1 + ":" + noun0, last1 + ":" + noun1};
   // Cross-attention while writing the pronoun: (layer, sentence) × source tokens, mean of the heads.
   std::vector<std::string> src_cols;
   for (std::size_t j = 0; j < sents[0].tokens.size(); ++j)
@@ -668,8 +672,8 @@ void show_coreference_trained(LessonContext& c) {
       const std::vector<float>& att = net.encoder_attention(l);
       for (std::size_t k = 0; k < H; ++k) {
         const std::size_t r = static_cast<std::size_t>(l) * H + k;
-        enc(r, 2 * s) = att[(k * m + f) * m + animal];
-        enc(r, 2 * s + 1) = att[(k * m + f) * m + street];
+        enc(r, 2 * s) = att[(k * m + f) * m + first];
+        enc(r, 2 * s + 1) = att[(k * m + f) * m + second];
       }
     }
     c.out.line(fmt::format("\"{}\"", sents[s].text));
@@ -708,21 +712,22 @@ void show_coreference_trained(LessonContext& c) {
   double best_gap = -1.0;
   std::size_t best = 0;
   for (std::size_t r = 0; r < rows_n; ++r) {
-    // How much more this head prefers the right noun: animal in the first sentence, street in the second.
+    // How much more this head prefers the right noun: noun 0 in the first sentence, noun 1 in the second.
     const double gap = (enc(r, 0) - enc(r, 1)) + (enc(r, 3) - enc(r, 2));
     if (gap > best_gap) {
       best_gap = gap;
       best = r;
     }
   }
-  c.out.line(fmt::format("Encoder head that best separates the nouns: {} (animal {:.3f} vs street {:.3f} in {}; animal {:.3f} vs street {:.3f} in {}).",
-                         enc_rows[best], enc(best, 0), enc(best, 1), ends[0], enc(best, 2), enc(best, 3), ends[1]));
+  c.out.line(fmt::format("Encoder head that best separates the nouns: {} ({} {:.3f} vs {} {:.3f} in {}; {} {:.3f} vs {} {:.3f} in {}).",
+                         enc_rows[best], noun0, enc(best, 0), noun1, enc(best, 1), ends[0], noun0, enc(best, 2), noun1,
+                         enc(best, 3), ends[1]));
   c.out.value("most_telling_head", enc_rows[best]);
   c.out.line("");
   MatrixItem x = weights_item("pronoun_cross_weights", "cross-attention while writing il/elle, mean of the heads (rows: layer, sentence)",
                               cross, cross_rows, src_cols);
   // What decides il/elle: the two nouns, the pronoun and the adjective ("tired/wide").
-  x.focus_cols = {"animal", "street", "it"};
+  x.focus_cols = {noun0, noun1, c.text.coreference_focus};
   for (const auto& l : src_cols)
     if (l.find('/') != std::string::npos) x.focus_cols.push_back(l);
   c.out.matrix(x);
