@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "corpus/lexicon.hpp"
 #include "corpus/tables.hpp"
 #include "text/tokenizer.hpp"
 #include "util/error.hpp"
@@ -59,12 +60,9 @@ const std::set<std::string>& aspirated_h() {
   return words;
 }
 
+// The templates' rule (lexicon.hpp: a vowel or h), less the aspirated h the tables know of.
 bool vowel_sound(const std::string& word) {
-  const std::string w = text::fold_case(word);
-  if (aspirated_h().count(w)) return false;
-  for (std::string_view v : {"a", "e", "i", "o", "u", "y", "h", "à", "â", "é", "è", "ê", "ë", "î", "ï", "ô", "û", "ù", "œ"})
-    if (w.rfind(v, 0) == 0) return true;
-  return false;
+  return !aspirated_h().count(text::fold_case(word)) && starts_with_vowel_sound(word);
 }
 
 // French text from words: contractions (à le → au, de les → des, de des → de), mon/ton/son for a
