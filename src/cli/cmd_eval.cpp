@@ -45,7 +45,9 @@ void run_eval(const EvalOptions& o) {
   tasks::LoadedModel m = tasks::load_model(o.model, open_backend(o.backend));
   if (m.run.raw.is_null()) throw InputError(o.model + ": the checkpoint does not record its corpus settings (meta.run_config); cannot rebuild its test split");
   tasks::RunConfig run = m.run;
-  const tasks::TaskData data = tasks::build_task_data(run, &m.vocab);
+  // A language model's score is set beside an n-gram baseline counted on the training split.
+  const bool needs_train = m.net->config().decoder_only;
+  const tasks::TaskData data = tasks::build_task_data(run, &m.vocab, needs_train ? tasks::Splits::All : tasks::Splits::TestOnly);
   if (data.test.empty())  // "0.00 % (0/0)" would read as a score
     throw InputError(o.model + ": corpus.test: expected at least 1 test sentence in the model's run config, got 0; "
                      "nothing to evaluate");

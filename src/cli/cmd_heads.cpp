@@ -107,7 +107,7 @@ void run_heads(const HeadsOptions& o) {
   std::optional<Ablation> one;
   if (!o.ablate.empty()) one = parse_ablation(o.ablate, lm);
   tasks::RunConfig run = m.run;
-  const tasks::TaskData d = tasks::build_task_data(run, &m.vocab);
+  const tasks::TaskData d = tasks::build_task_data(run, &m.vocab, tasks::Splits::TestOnly);
   if (d.test.empty()) throw InputError(o.model + ": its test split is empty; nothing to measure");
   const std::size_t n = std::min(o.sentences, d.test.size());
   const auto t0 = std::chrono::steady_clock::now();

@@ -162,7 +162,7 @@ const tasks::TaskData& test_split(LessonContext& c) {
   static std::unique_ptr<tasks::TaskData> data;
   if (!data) {
     tasks::RunConfig run = c.model->m.run;
-    data = std::make_unique<tasks::TaskData>(tasks::build_task_data(run, &c.model->vocab()));
+    data = std::make_unique<tasks::TaskData>(tasks::build_task_data(run, &c.model->vocab(), tasks::Splits::TestOnly));
   }
   return *data;
 }

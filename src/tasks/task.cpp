@@ -252,8 +252,9 @@ std::vector<model::Example> pack_windows(const text::Vocab& vocab, const std::ve
 
 }  // namespace
 
-TaskData build_task_data(RunConfig& run, const text::Vocab* given) {
+TaskData build_task_data(RunConfig& run, const text::Vocab* given, Splits splits) {
   TaskData d;
+  const bool all = splits == Splits::All;
   auto encode = [&](const std::string& s) { return d.vocab.encode(s); };
   if (run.english) {
     const std::string dir = resolve_data_path(run.english_dir);
@@ -264,8 +265,10 @@ TaskData build_task_data(RunConfig& run, const text::Vocab* given) {
     } else {
       d.vocab = text::Vocab::from_bpe(text::Bpe::train_on_texts(train, run.bpe_vocab));
     }
-    d.train = pack_windows(d.vocab, train, run.model.max_len);
-    d.valid = pack_windows(d.vocab, read_english_split(dir, "valid"), run.model.max_len);
+    if (all) {
+      d.train = pack_windows(d.vocab, train, run.model.max_len);
+      d.valid = pack_windows(d.vocab, read_english_split(dir, "valid"), run.model.max_len);
+    }
     d.lm_test_sentences = read_english_split(dir, "test");
     d.test = pack_windows(d.vocab, d.lm_test_sentences, run.model.max_len);
     d.lm_train_sentences = train;
@@ -275,8 +278,10 @@ TaskData build_task_data(RunConfig& run, const text::Vocab* given) {
   if (run.lm) {
     const corpus::LmCorpus c = corpus::generate_lm(run.lm_corpus);
     d.vocab = given ? *given : corpus::build_lm_vocab(c.train);
-    for (const auto& s : c.train) d.train.push_back({{}, encode(s)});
-    for (const auto& s : c.valid) d.valid.push_back({{}, encode(s)});
+    if (all) {
+      for (const auto& s : c.train) d.train.push_back({{}, encode(s)});
+      for (const auto& s : c.valid) d.valid.push_back({{}, encode(s)});
+    }
     for (const auto& s : c.test) d.test.push_back({{}, encode(s)});
     d.lm_test_sentences = c.test;
     d.lm_train_sentences = c.train;
@@ -300,11 +305,13 @@ TaskData build_task_data(RunConfig& run, const text::Vocab* given) {
     } else {
       d.vocab = corpus::build_vocab(c.train);
     }
-    for (const auto& e : c.train) d.train.push_back({encode(e.en), encode(e.fr)});
-    for (const auto& e : c.valid) d.valid.push_back({encode(e.en), encode(e.fr)});
+    if (all) {
+      for (const auto& e : c.train) d.train.push_back({encode(e.en), encode(e.fr)});
+      for (const auto& e : c.valid) d.valid.push_back({encode(e.en), encode(e.fr)});
+    }
     for (const auto& e : c.test) d.test.push_back({encode(e.en), encode(e.fr)});
     d.test_pairs = c.test;
-    if (run.bpe_vocab) {
+    if (run.bpe_vocab && all) {
       std::set<std::string> words;
       for (const auto& e : c.train)
         for (const auto& w : text::tokenize(e.en)) words.insert(text::fold_case(w));
