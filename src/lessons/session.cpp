@@ -107,24 +107,25 @@ bool shows(const LessonDoc& doc, std::string_view name) {
   });
 }
 
-LessonSentences read_sentences(const nlohmann::json& j, LessonSentences base) {
-  auto str = [&](const char* key, std::string& into) {
-    if (j.contains(key)) into = j.at(key).get<std::string>();
-  };
-  str("sentence", base.sentence);
-  str("target", base.target);
-  str("focus", base.focus);
-  str("second", base.second);
-  str("coreference_focus", base.coreference_focus);
-  str("word_sense_focus", base.word_sense_focus);
-  str("prefix", base.prefix);
-  str("next", base.next);
-  if (j.contains("coreference")) base.coreference = j.at("coreference").get<std::vector<std::string>>();
-  if (j.contains("coreference_nouns")) base.coreference_nouns = j.at("coreference_nouns").get<std::vector<std::string>>();
-  if (j.contains("word_sense")) base.word_sense = j.at("word_sense").get<std::vector<std::string>>();
-  if (j.contains("word_sense_labels")) base.word_sense_labels = j.at("word_sense_labels").get<std::vector<std::string>>();
-  if (j.contains("causal")) base.causal = j.at("causal").get<std::vector<std::string>>();
-  if (j.contains("padding")) base.padding = j.at("padding").get<std::vector<std::string>>();
+constexpr const char* kSentencesFile = "data/sentences/lessons.json";
+
+// One layer of lessons.json over `base`: "sentence" and "target" by name, every other key by the
+// type of its value (a string, or a list of strings), so a lesson's new datum needs no code here.
+LessonSentences read_sentences(const nlohmann::json& j, LessonSentences base, const std::string& where) {
+  if (!j.is_object()) throw RuntimeError(kSentencesFile + (": " + where) + ": expected an object, got " + std::string(j.type_name()));
+  for (const auto& [key, v] : j.items()) {
+    if (key.rfind('_', 0) == 0) continue;  // "_comment"
+    if (v.is_string()) {
+      const std::string text = v.get<std::string>();
+      if (key == "sentence") base.sentence = text;
+      else if (key == "target") base.target = text;
+      else base.words[key] = text;
+    } else if (v.is_array() && std::all_of(v.begin(), v.end(), [](const nlohmann::json& e) { return e.is_string(); })) {
+      base.lists[key] = v.get<std::vector<std::string>>();
+    } else {
+      throw RuntimeError(kSentencesFile + (": " + where) + "." + key + ": expected a string or a list of strings, got " + v.dump());
+    }
+  }
   return base;
 }
 
@@ -139,10 +140,10 @@ Session::Session(const LessonOptions& opts, bool tour) : opts_(opts), tour_(tour
   const auto file = root_ / "data" / "sentences" / "lessons.json";
   try {
     const nlohmann::json j = io::parse_json_bounded(io::read_text_file(file.string(), 1u << 20));
-    const LessonSentences base = read_sentences(j.at("default"), {});
+    const LessonSentences base = read_sentences(j.at("default"), {}, "default");
     defaults_["default"] = base;
-    defaults_["tour"] = read_sentences(j.at("tour"), base);
-    for (const auto& [k, v] : j.at("lessons").items()) defaults_[k] = read_sentences(v, base);
+    tour_sentences_ = read_sentences(j.at("tour"), {}, "tour");
+    for (const auto& [k, v] : j.at("lessons").items()) defaults_[k] = read_sentences(v, base, "lessons." + k);
     if (j.contains("trained"))
       for (const auto& [k, v] : j.at("trained").items()) trained_defaults_[k] = v;
   } catch (const nlohmann::json::exception& e) {
@@ -223,17 +224,30 @@ LessonSentences Session::sentences_for(int number) const {
   const std::string key = std::to_string(number);
   if (auto it = defaults_.find(key); it != defaults_.end()) s = it->second;
   if (model_)
-    if (auto it = trained_defaults_.find(key); it != trained_defaults_.end()) s = read_sentences(it->second, s);
-  if (tour_) {
-    const LessonSentences& t = defaults_.at("tour");
-    s.sentence = t.sentence;
-    s.target = t.target;
-    s.focus = t.focus;
+    if (auto it = trained_defaults_.find(key); it != trained_defaults_.end()) s = read_sentences(it->second, s, "trained." + key);
+  if (tour_) {  // the tour's one sentence, with what belongs to it (its target, its focus word)
+    const LessonSentences& t = tour_sentences_;
+    if (!t.sentence.empty()) s.sentence = t.sentence;
+    if (!t.target.empty()) s.target = t.target;
+    for (const auto& [k, v] : t.words) s.words[k] = v;
+    for (const auto& [k, v] : t.lists) s.lists[k] = v;
   }
   if (opts_.sentence) s.sentence = *opts_.sentence;
   if (opts_.target) s.target = *opts_.target;
   else if (opts_.sentence) s.target_is_translation = true;  // the default target was the default sentence's
   return s;
+}
+
+const std::string& LessonSentences::word(const std::string& key) const {
+  static const std::string none;
+  const auto it = words.find(key);
+  return it == words.end() ? none : it->second;
+}
+
+const std::vector<std::string>& LessonSentences::list(const std::string& key) const {
+  static const std::vector<std::string> none;
+  const auto it = lists.find(key);
+  return it == lists.end() ? none : it->second;
 }
 
 void run_show(const Show& show, LessonContext& c) {

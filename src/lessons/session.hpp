@@ -42,22 +42,17 @@ struct LessonOptions {
 // The sentences a lesson runs on by default (data/sentences/lessons.json).
 struct LessonSentences {
   std::string sentence, target;
-  std::string focus;                     // lesson 5: the word whose row is read as percentages
-  std::string second;                    // lesson 6: the second sentence of the batch
-  std::vector<std::string> coreference;  // lesson 9: the pair
-  std::string coreference_focus;         // lesson 9: the pronoun
-  // lesson 9: the two nouns the pronoun may name; the first sentence of the pair means the first
-  // noun ("… too tired": the animal), the second sentence the second ("… too wide": the street).
-  std::vector<std::string> coreference_nouns;
-  std::vector<std::string> word_sense;   // lesson 9: sentences using one ambiguous word in two senses
-  std::string word_sense_focus;          // lesson 9: that word
-  std::vector<std::string> word_sense_labels;  // lesson 9: the sense in each sentence ("verb", "noun")
-  std::vector<std::string> padding;      // lesson 6 with a trained model: the padded batch's sentences
-  std::vector<std::string> causal;       // lesson 6 with a trained model: the language model's sentences
-  std::string prefix, next;              // lesson 9 with a trained model: P(next | source, target prefix)
   // --sentence without --target: the lesson's own target belongs to its own sentence, so the target
   // is the trained model's translation of the learner's sentence (LessonContext::target).
   bool target_is_translation = false;
+  // Everything else the lesson's data gives (data/sentences/lessons.json), by key: a word or a
+  // sentence ("focus": "love") or a list of them ("coreference": [two sentences]). Each lesson's
+  // computations read their own keys; the session only merges the layers of defaults.
+  std::map<std::string, std::string> words;
+  std::map<std::string, std::vector<std::string>> lists;
+  // The value of `key`, or "" / an empty list when the lesson's data has none.
+  const std::string& word(const std::string& key) const;
+  const std::vector<std::string>& list(const std::string& key) const;
 };
 
 class Session;
@@ -147,7 +142,8 @@ class Session {
   std::filesystem::path root_;
   std::vector<LessonDoc> lessons_;
   text::Vocab vocab_;
-  std::map<std::string, LessonSentences> defaults_;  // "default", "tour", "1" .. "9"
+  std::map<std::string, LessonSentences> defaults_;  // "default", "1" .. "9"
+  LessonSentences tour_sentences_;                   // what `attnlab tour` sets in every lesson
   std::map<std::string, nlohmann::json> trained_defaults_;  // "1" .. "9": overrides with a trained model
   std::optional<io::Problem> weights_;
   std::optional<TrainedModel> model_;
