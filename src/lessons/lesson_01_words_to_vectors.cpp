@@ -9,6 +9,7 @@
 #include "core/attention.hpp"
 #include "lessons/model.hpp"
 #include "lessons/shows.hpp"
+#include "text/vocab.hpp"
 
 namespace attnlab::lessons {
 
@@ -62,11 +63,24 @@ void show_tokens(LessonContext& c) {
     for (const auto& w : c.src.unknown) words += (words.empty() ? "" : ", ") + w;
     c.out.line("  (<unk> stands for words outside the vocabulary: " + words + ")");
   }
-  c.out.line(fmt::format("Vocabulary: {} words ({}).", c.session.vocab().size(), c.session.vocab_name()));
+  const text::Vocab& vocab = c.session.vocab();
+  if (vocab.bpe()) {
+    c.out.line(fmt::format("Vocabulary: {} byte-level BPE pieces ({}).", vocab.size(), c.session.vocab_name()));
+    // A word the corpus never had, to show what the pieces are for.
+    const std::string rare = c.text.word("rare_word").empty() ? std::string("unbelievable") : c.text.word("rare_word");
+    const std::vector<std::string> pieces = vocab.labels_of(vocab.encode(rare));
+    std::string joined_pieces;
+    for (const auto& p : pieces) joined_pieces += (joined_pieces.empty() ? "" : " ") + p;
+    c.out.line(fmt::format("A rare word is split, never <unk> (## continues a word): {} → {}", rare, joined_pieces));
+    c.out.value("rare_word_pieces", pieces);
+  } else {
+    c.out.line(fmt::format("Vocabulary: {} words ({}).", vocab.size(), c.session.vocab_name()));
+  }
   c.out.value("tokens", c.src.tokens);
   c.out.value("ids", c.src.ids);
   c.out.value("unknown", c.src.unknown);
-  c.out.value("vocabulary_size", c.session.vocab().size());
+  c.out.value("vocabulary_size", vocab.size());
+  c.out.value("tokenizer", vocab.bpe() ? "byte-level BPE" : "words");
   c.out.line("");
 }
 

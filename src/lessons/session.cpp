@@ -24,6 +24,7 @@ namespace attnlab::lessons {
 TokenizedSentence LessonContext::encode(const std::string& sentence, const std::string& what) {
   TokenizedSentence t = lessons::encode(sentence, session.vocab(), what);
   session.warn_unknown(t.unknown, what, session.vocab_name());
+  if (what != "--target") session.warn_unseen(sentence, what);
   return t;
 }
 
@@ -263,6 +264,18 @@ void Session::warn_unknown(const std::vector<std::string>& words, const std::str
     std::cout.flush();
     std::fprintf(stderr, "attnlab: warning: %s: not in %s, read as <unk>: %s\n", what.c_str(), vocab_name.c_str(),
                  fresh.c_str());
+  }
+}
+
+void Session::warn_unseen(const std::string& sentence, const std::string& what) {
+  if (!model_) return;
+  std::string fresh;
+  for (const std::string& w : tasks::unseen_words(model_->m, sentence))
+    if (warned_.insert(w).second) fresh += (fresh.empty() ? "" : ", ") + ("\"" + w + "\"");
+  if (!fresh.empty()) {
+    std::cout.flush();
+    std::fprintf(stderr, "attnlab: warning: %s: outside what %s learned: %s never occurred in its training sentences; what it "
+                 "shows for them is a guess\n", what.c_str(), model_->label.c_str(), fresh.c_str());
   }
 }
 

@@ -133,6 +133,9 @@ class Session {
 
   // Prints "warning: ..." for words not seen before in this session; `vocab_name` names the vocabulary.
   void warn_unknown(const std::vector<std::string>& words, const std::string& what, const std::string& vocab_name);
+  // A BPE model reads every word, but one that never occurred whole in its training sentences is a
+  // guess: one warning per word, as `attnlab translate` gives (source-side sentences only).
+  void warn_unseen(const std::string& sentence, const std::string& what);
 
  private:
   LessonSentences sentences_for(int number) const;
