@@ -134,7 +134,7 @@ void run_heads(const HeadsOptions& o) {
   render::ProgressBar bar(static_cast<std::int64_t>(n), "probes");
   model::add_examples(*m.net, d.test, n, heads, [&](std::size_t i) {
     if (mean) model::add_last_forward(*m.net, means);
-    if (!lm && i < d.test_pairs.size()) tasks::add_relations(*m.net, d.test_pairs[i], d.test[i], rel);
+    if (!lm && i < d.test_pairs.size()) tasks::add_relations(*m.net, m.vocab, d.test_pairs[i], d.test[i], rel);
     bar.update(static_cast<std::int64_t>(i + 1), "");
   });
   bar.finish("");

@@ -80,15 +80,39 @@ void show_head_probes_trained(LessonContext& c) {
   c.out.line("");
 }
 
+// The relation probes of every encoder head on the first kProbeSentences test sentences, once: the
+// relations step shows them and the ablation step removes the head they single out.
+const tasks::Relations& relations(LessonContext& c) {
+  static std::unique_ptr<tasks::Relations> rel;
+  if (!rel) {
+    model::Transformer<float>& net = c.model->net();
+    const tasks::TaskData& d = test_split(c);
+    const std::size_t n = std::min(kProbeSentences, d.test.size());
+    std::vector<model::HeadScores> unused = model::self_attention_heads(net.config());
+    rel = std::make_unique<tasks::Relations>();
+    model::add_examples(net, d.test, n, unused, [&](std::size_t i) {
+      if (i < d.test_pairs.size()) tasks::add_relations(net, c.model->vocab(), d.test_pairs[i], d.test[i], *rel);
+    });
+  }
+  return *rel;
+}
+
+// The encoder head (layer-major index) that puts the most attention from an adjective on its noun:
+// the head the ablation step removes, because agreement is what gives "it" its gender.
+std::size_t strongest_agreement_head(LessonContext& c) {
+  const tasks::Relations& rel = relations(c);
+  const auto it = rel.enc.find("agreement");
+  std::size_t best = 0;
+  if (it == rel.enc.end()) return best;
+  for (std::size_t r = 1; r < it->second.size(); ++r)
+    if (it->second[r].mean_mass() > it->second[best].mean_mass()) best = r;
+  return best;
+}
+
 void show_head_relations_trained(LessonContext& c) {
   model::Transformer<float>& net = c.model->net();
-  const tasks::TaskData& d = test_split(c);
-  const std::size_t n = std::min(kProbeSentences, d.test.size());
-  std::vector<model::HeadScores> unused = model::self_attention_heads(net.config());
-  tasks::Relations rel;
-  model::add_examples(net, d.test, n, unused, [&](std::size_t i) {
-    if (i < d.test_pairs.size()) tasks::add_relations(net, d.test_pairs[i], d.test[i], rel);
-  });
+  const std::size_t n = std::min(kProbeSentences, test_split(c).test.size());
+  const tasks::Relations& rel = relations(c);
   const std::vector<std::pair<std::string, std::string>> cols = {
       {"subject", "verb→subj"}, {"coref", "it→noun"}, {"agreement", "adj→noun"}, {"sense", "sense→ctx"}};
   const std::size_t heads = static_cast<std::size_t>(net.config().encoder_layers * net.config().heads);
@@ -155,7 +179,8 @@ void show_head_ablation_trained(LessonContext& c) {
   std::vector<std::pair<std::string, std::pair<double, double>>> rows{{"none", score()}};
   std::vector<std::tuple<model::HeadBlock, int, int>> which;
   if (!cfg.decoder_only) {
-    which.emplace_back(model::HeadBlock::Encoder, cfg.encoder_layers - 1, std::min(2, cfg.heads - 1));
+    const auto agreement_head = static_cast<int>(strongest_agreement_head(c));
+    which.emplace_back(model::HeadBlock::Encoder, agreement_head / cfg.heads, agreement_head % cfg.heads);
     for (int h = 0; h < cfg.heads; ++h) which.emplace_back(model::HeadBlock::Cross, cfg.decoder_layers - 1, h);
   }
   for (const auto& [block, layer, head] : which) {

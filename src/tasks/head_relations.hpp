@@ -10,6 +10,7 @@
 
 #include "corpus/corpus.hpp"
 #include "model/probes.hpp"
+#include "text/vocab.hpp"
 
 namespace attnlab::tasks {
 
@@ -20,7 +21,11 @@ struct Relations {
 };
 
 // Adds one test example's relations from the model's last forward of it (teacher forced, batch of 1:
-// `ids` is the example the forward ran). Sentences whose tokens do not match `ids` are skipped.
-void add_relations(const model::Transformer<float>& net, const corpus::Example& ex, const model::Example& ids, Relations& r);
+// `ids` is the example the forward ran, in `vocab`'s ids). Words are found in `ids` through the
+// vocabulary: one id each for a word vocabulary, a first piece and its "##" continuations for a BPE
+// (a word's row is its first piece; the mass on a word sums all its pieces). Sentences whose words do
+// not match `ids` are skipped.
+void add_relations(const model::Transformer<float>& net, const text::Vocab& vocab, const corpus::Example& ex, const model::Example& ids,
+                   Relations& r);
 
 }  // namespace attnlab::tasks
