@@ -81,12 +81,11 @@ const TokenizedSentence& LessonContext::target() {
     // The model's own translation (beam 4, as `attnlab translate`), so the alignments and
     // probabilities shown belong to the learner's sentence, not to the lesson's default pair.
     const model::Hypothesis h = model::translate(model->net(), src.int_ids(), {4, 0.6, 0, false});
-    std::vector<std::string> words;
-    for (int id : h.tokens) words.push_back(model->vocab().word(static_cast<text::TokenId>(id)));
-    if (words.empty()) {
+    if (h.tokens.empty()) {
       throw InputError("--target: the model translates your --sentence as an empty sentence; give --target \"...\"");
     }
-    text.target = text::detokenize(words);
+    // As `attnlab translate` writes it: words joined for a word vocabulary, pieces decoded for a BPE.
+    text.target = model->vocab().decode(std::vector<text::TokenId>(h.tokens.begin(), h.tokens.end()));
     text.target_is_translation = false;
     out.line(fmt::format("Target: \"{}\", the model's own translation of your sentence (give --target to choose another).",
                          text.target));

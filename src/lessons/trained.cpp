@@ -53,7 +53,7 @@ std::string describe_model(const tasks::LoadedModel& m) {
       ev["exact_match"]["accuracy"].is_number()) {
     // The test split (sentences never seen in training), not validation token accuracy: a learner
     // reads "100 %" as "always right".
-    d += fmt::format("{}exact match {:.1f} % on", d.empty() ? "" : "; ", 100.0 * ev["exact_match"]["accuracy"].get<double>());
+    d += fmt::format("{}exact match {:.1f}% on", d.empty() ? "" : "; ", 100.0 * ev["exact_match"]["accuracy"].get<double>());
     if (ev["exact_match"].contains("total") && ev["exact_match"]["total"].is_number_integer())
       d += fmt::format(" {}", ev["exact_match"]["total"].get<long long>());
     d += " test sentences it never saw";
@@ -74,7 +74,7 @@ std::string describe_model(const tasks::LoadedModel& m) {
   if (log.is_object() && log.contains("valid") && log["valid"].is_array() && !log["valid"].empty()) {
     const auto& v = log["valid"].back();
     if (v.contains("token_accuracy") && v["token_accuracy"].is_number() && v.contains("step") && v["step"].is_number_integer())
-      d += fmt::format("{}validation token accuracy {:.1f} % at step {}", d.empty() ? "" : "; ",
+      d += fmt::format("{}validation token accuracy {:.1f}% at step {}", d.empty() ? "" : "; ",
                        100.0 * v["token_accuracy"].get<double>(), v["step"].get<long long>());
   }
   return d;

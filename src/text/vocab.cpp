@@ -177,6 +177,8 @@ std::string unknown_words_warning(const std::vector<std::string>& unknown_words)
 EncodedSentence encode_sentence(const Vocab& vocab, std::string_view sentence, std::size_t max_tokens, const std::string& what) {
   EncodedSentence out;
   if (vocab.bpe()) {  // sub-word tokens: every text has them, none is <unk>
+    // A byte-level BPE has pieces for spaces too, so "   " would encode: blank is checked as words.
+    if (tokenize(sentence).empty()) throw InputError(what + ": the sentence is empty; give at least one word");
     out.ids = vocab.encode(sentence);
     if (out.ids.empty()) throw InputError(what + ": the sentence is empty; give at least one word");
     if (out.ids.size() > max_tokens) {
