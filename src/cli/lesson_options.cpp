@@ -18,7 +18,7 @@ void add_lesson_options(CLI::App* sub, LessonFlags& f) {
                                    "Sentence to run on (at most 32 tokens; words and punctuation count). Default: the lesson's own");
   f.target_opt = sub->add_option("-t,--target", f.target, "Decoder-side sentence for cross-attention (lessons 8 and 9)");
   sub->add_option("-m,--model", f.model,
-                  "Trained model folder (or .ckpt file) to use. Default: data/models/translate-small when it exists");
+                  "Trained model folder (or .ckpt file) to use. Default: data/models/translate-wide when it exists");
   sub->add_flag("--random", f.random, "Seeded random weights instead of the trained model (as before training)");
   f.heads_opt = sub->add_option("--heads", f.heads,
                                 "Number of attention heads h (1 to 64; must divide --d-model). Implies random weights. Default: 2")

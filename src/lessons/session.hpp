@@ -33,7 +33,7 @@ struct LessonOptions {
   std::uint64_t seed = 42;
   std::string weights_file;  // empty = seeded random
   bool random = false;       // --random: seeded random weights even when a trained model exists
-  std::string model_dir;     // --model DIR; empty = data/models/translate-small when it exists
+  std::string model_dir;     // --model DIR; empty = data/models/translate-wide when it exists
   std::string format = "text";
   bool no_color = false, full = false, no_pause = false;
   int precision = 3;

@@ -112,7 +112,7 @@ std::vector<std::string> unseen_words(const LoadedModel& m, std::string_view sen
 LoadedModel load_model(const std::string& dir, backend::Ops<float>& backend = backend::cpu_backend<float>());
 
 // Default model folders shipped with attnlab.
-inline constexpr const char* kDefaultTranslateModel = "data/models/translate-small";
+inline constexpr const char* kDefaultTranslateModel = "data/models/translate-wide";
 inline constexpr const char* kDefaultLmModel = "data/models/lm-english";
 
 }  // namespace attnlab::tasks
