@@ -69,9 +69,7 @@ void show_tokens(LessonContext& c) {
     // A word the corpus never had, to show what the pieces are for.
     const std::string rare = c.text.word("rare_word").empty() ? std::string("unbelievable") : c.text.word("rare_word");
     const std::vector<std::string> pieces = vocab.labels_of(vocab.encode(rare));
-    std::string joined_pieces;
-    for (const auto& p : pieces) joined_pieces += (joined_pieces.empty() ? "" : " ") + p;
-    c.out.line(fmt::format("A rare word is split, never <unk> (## continues a word): {} → {}", rare, joined_pieces));
+    c.out.line(fmt::format("A rare word is split, never <unk> (## continues a word): {} → {}", rare, joined(pieces)));
     c.out.value("rare_word_pieces", pieces);
   } else {
     c.out.line(fmt::format("Vocabulary: {} words ({}).", vocab.size(), c.session.vocab_name()));

@@ -47,15 +47,21 @@ constexpr std::size_t kDemoDims[] = {4, 64, 512};
 
 constexpr std::size_t kDemoQueries = 256, kDemoKeys = 8;
 
+// q·kᵀ for kDemoQueries random queries and `keys` random keys of width d_k, entries ~ N(0, 1), drawn
+// from the seeded stream "lesson3.<what>.<d_k>" (so each demo and width has its own numbers).
+core::Matrix demo_scores(const LessonContext& c, const std::string& what, std::size_t d_k, std::size_t keys) {
+  Rng rng(c.seed, "lesson3." + what + "." + std::to_string(d_k));
+  const core::Matrix q = random_matrix(rng, kDemoQueries, d_k, 1.0f);
+  const core::Matrix k = random_matrix(rng, keys, d_k, 1.0f);
+  return core::attention_scores(q, k);
+}
+
 void show_variance_demo(LessonContext& c) {
   core::Matrix table = core::Matrix::from_shape({3, 2});
   std::vector<std::string> rl;
   for (std::size_t r = 0; r < 3; ++r) {
     const std::size_t d_k = kDemoDims[r];
-    Rng rng(c.seed, "lesson3.variance." + std::to_string(d_k));
-    const core::Matrix q = random_matrix(rng, kDemoQueries, d_k, 1.0f);
-    const core::Matrix k = random_matrix(rng, kDemoQueries, d_k, 1.0f);
-    const core::Matrix s = core::attention_scores(q, k);
+    const core::Matrix s = demo_scores(c, "variance", d_k, kDemoQueries);
     table(r, 0) = static_cast<float>(mean_var(s).second);
     table(r, 1) = static_cast<float>(mean_var(core::scale_scores(s, d_k)).second);
     rl.push_back(fmt::format("d_k = {}", d_k));
@@ -72,10 +78,7 @@ void show_saturation_demo(LessonContext& c) {
   std::vector<std::string> rl;
   for (std::size_t r = 0; r < 3; ++r) {
     const std::size_t d_k = kDemoDims[r];
-    Rng rng(c.seed, "lesson3.saturation." + std::to_string(d_k));
-    const core::Matrix q = random_matrix(rng, kDemoQueries, d_k, 1.0f);
-    const core::Matrix k = random_matrix(rng, kDemoKeys, d_k, 1.0f);
-    const core::Matrix s = core::attention_scores(q, k);  // kDemoQueries × kDemoKeys
+    const core::Matrix s = demo_scores(c, "saturation", d_k, kDemoKeys);  // kDemoQueries × kDemoKeys
     const core::Matrix w_raw = core::softmax_rows(s);
     const core::Matrix w_scaled = core::softmax_rows(core::scale_scores(s, d_k));
     double max_raw = 0.0, max_scaled = 0.0;

@@ -123,19 +123,18 @@ void show_head_relations_trained(LessonContext& c) {
                                                                     r % static_cast<std::size_t>(net.config().heads)));
   rows.push_back("uniform");
   double best_coref = 0;
-  std::string best_agreement;
-  double best_agreement_mass = 0;
   for (std::size_t k = 0; k < cols.size(); ++k) {
     const auto it = rel.enc.find(cols[k].first);
     if (it == rel.enc.end()) continue;
     for (std::size_t r = 0; r < heads; ++r) m(r, k) = static_cast<float>(it->second[r].mean_mass());
     m(heads, k) = static_cast<float>(it->second[0].mean_chance());
-    for (std::size_t r = 0; r < heads; ++r) {
-      const double mass = it->second[r].mean_mass();
-      if (cols[k].first == "coref") best_coref = std::max(best_coref, mass);
-      if (cols[k].first == "agreement" && mass > best_agreement_mass) best_agreement_mass = mass, best_agreement = rows[r];
-    }
+    if (cols[k].first == "coref")
+      for (std::size_t r = 0; r < heads; ++r) best_coref = std::max(best_coref, it->second[r].mean_mass());
   }
+  // The same head the ablation step removes.
+  const std::size_t agreement_head = strongest_agreement_head(c);
+  const std::string best_agreement = rows[agreement_head];
+  const double best_agreement_mass = rel.enc.count("agreement") ? rel.enc.at("agreement")[agreement_head].mean_mass() : 0.0;
   MatrixItem it = item("head_relations",
                        fmt::format("mass on the word it depends on, {} test sentences; last row: uniform", n), m,
                        rows, labels);

@@ -255,10 +255,15 @@ void run_show(const Show& show, LessonContext& c) {
   if (form) form(c);
 }
 
-void Session::warn_unknown(const std::vector<std::string>& words, const std::string& what, const std::string& vocab_name) {
+std::string Session::not_yet_warned(const std::vector<std::string>& words) {
   std::string fresh;
   for (const std::string& w : words)
     if (warned_.insert(w).second) fresh += (fresh.empty() ? "" : ", ") + ("\"" + w + "\"");
+  return fresh;
+}
+
+void Session::warn_unknown(const std::vector<std::string>& words, const std::string& what, const std::string& vocab_name) {
+  const std::string fresh = not_yet_warned(words);
   if (!fresh.empty()) {
     std::cout.flush();
     std::fprintf(stderr, "attnlab: warning: %s: not in %s, read as <unk>: %s\n", what.c_str(), vocab_name.c_str(),
@@ -268,9 +273,7 @@ void Session::warn_unknown(const std::vector<std::string>& words, const std::str
 
 void Session::warn_unseen(const std::string& sentence, const std::string& what) {
   if (!model_) return;
-  std::string fresh;
-  for (const std::string& w : tasks::unseen_words(model_->m, sentence))
-    if (warned_.insert(w).second) fresh += (fresh.empty() ? "" : ", ") + ("\"" + w + "\"");
+  const std::string fresh = not_yet_warned(tasks::unseen_words(model_->m, sentence));
   if (!fresh.empty()) {
     std::cout.flush();
     std::fprintf(stderr, "attnlab: warning: %s: outside what %s learned: %s never occurred in its training sentences; what it "

@@ -154,6 +154,9 @@ class Session {
   bool lm_tried_ = false;
   std::string random_reason_;  // why a trained model is not used (shown in the weights line)
   std::set<std::string> warned_;
+  // `words` not warned about before, quoted and joined with ", " ("" when none), and now marked warned:
+  // each word gets one warning per session, whether it was unknown or unseen.
+  std::string not_yet_warned(const std::vector<std::string>& words);
 };
 
 // True when the lesson should wait for a key after each step: text output, no --no-pause, and both
