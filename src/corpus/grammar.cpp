@@ -308,10 +308,11 @@ struct NP {
 
 struct VP {
   const LexVerb* verb = nullptr;  // nullptr: the copula with `predicate`
-  const LexAdjective* predicate = nullptr;
+  const LexAdjective* predicate = nullptr;  // with no verb and no predicate: `adjunct` is ("is near the river")
   std::string intens_en, intens_fr;  // "too" / "trop"
   Tense tense = Tense::Present;
   bool negated = false;
+  bool contracted = true;  // a negation as "isn't", "didn't" (else "is not", "did not")
   const LexAdverb* adverb = nullptr;
   std::shared_ptr<NP> object;  // a noun phrase or a pronoun (person >= 0, det Pronoun)
   std::string particle_en, prep_fr;  // a prepositional verb: "starts with" → "commence par"
@@ -461,9 +462,17 @@ std::string be_en(int person, bool past) {
   if (past) return person == 0 || person == 2 ? "was" : "were";
   return person == 0 ? "am" : person == 2 ? "is" : "are";
 }
-std::string be_not_en(int person, bool past) {
-  if (person == 0 && !past) return "am not";
-  return be_en(person, past) + "n't";
+// "isn't" or "is not" ("am not" either way: English has no contraction of it).
+Words be_not_en(int person, bool past, bool contracted) {
+  if (!contracted || (person == 0 && !past)) return {be_en(person, past), "not"};
+  return {be_en(person, past) + "n't"};
+}
+
+// Negates `vp` with probability `percent`. A third of the negations are written out in full ("is not",
+// "did not"): learners type both, and a model that read only "isn't" drops the "not" of "is not".
+void maybe_negate(Rng& rng, VP& vp, unsigned percent) {
+  vp.negated = chance(rng, percent);
+  if (vp.negated) vp.contracted = !chance(rng, 33);
 }
 
 bool progressive(Tense t) { return t == Tense::PastProgressive || t == Tense::PresentProgressive; }
@@ -488,17 +497,22 @@ Words en_vp(const VP& vp, const NP& subject, bool question) {
   };
   if (!vp.verb) {  // copula
     const bool past = vp.tense != Tense::Present;
-    if (!question) w.push_back(vp.negated ? be_not_en(p, past) : be_en(p, past));
+    if (!question) {
+      if (vp.negated) append(w, be_not_en(p, past, vp.contracted));
+      else w.push_back(be_en(p, past));
+    }
     add_adv();
     if (!vp.intens_en.empty()) w.push_back(vp.intens_en);
-    w.push_back(vp.predicate->en);
+    if (vp.predicate) w.push_back(vp.predicate->en);
+    else en_complements(vp, w);
     return w;
   }
   const LexVerb& v = *vp.verb;
   switch (vp.tense) {
     case Tense::Present:
       if (question) w.push_back(v.en);
-      else if (vp.negated) append(w, {p == 2 ? "doesn't" : "don't", v.en});
+      else if (vp.negated && vp.contracted) append(w, {p == 2 ? "doesn't" : "don't", v.en});
+      else if (vp.negated) append(w, {p == 2 ? "does" : "do", "not", v.en});
       else {
         add_adv();
         w.push_back(p == 2 ? v.en_3sg : v.en);
@@ -506,7 +520,7 @@ Words en_vp(const VP& vp, const NP& subject, bool question) {
       break;
     case Tense::Past:
       if (question) w.push_back(v.en);
-      else if (vp.negated) append(w, {"didn't", v.en});
+      else if (vp.negated) append(w, vp.contracted ? Words{"didn't", v.en} : Words{"did", "not", v.en});
       else {
         add_adv();
         w.push_back(v.en_past);
@@ -515,7 +529,10 @@ Words en_vp(const VP& vp, const NP& subject, bool question) {
     case Tense::PastProgressive:
     case Tense::PresentProgressive: {
       const bool past = vp.tense == Tense::PastProgressive;
-      if (!question) w.push_back(vp.negated ? be_not_en(p, past) : be_en(p, past));
+      if (!question) {
+        if (vp.negated) append(w, be_not_en(p, past, vp.contracted));
+        else w.push_back(be_en(p, past));
+      }
       add_adv();
       w.push_back(v.en_ing);
       break;
@@ -537,7 +554,12 @@ Words fr_vp(const VP& vp, const NP& subject, std::optional<std::pair<Gender, boo
     if (vp.negated) w.push_back("pas");
     if (vp.adverb) w.push_back(vp.adverb->fr);
     if (!vp.intens_fr.empty()) w.push_back(vp.intens_fr);
-    w.push_back(vp.predicate->fr[form_index(subject.gender, subject.plural)]);
+    if (vp.predicate) {
+      w.push_back(vp.predicate->fr[form_index(subject.gender, subject.plural)]);
+    } else {
+      w.push_back(vp.adjunct->fr);
+      append(w, fr_np(*vp.adjunct->np));
+    }
     return w;
   }
   // "was chasing" is an ongoing pursuit (poursuivre); "chased" a chase (chasser).
@@ -754,7 +776,7 @@ VP verb_phrase(Rng& rng, int kind, bool allow_pronoun_object, std::vector<std::s
   const Pools& P = pools();
   VP vp;
   vp.tense = pick_tense(rng);
-  vp.negated = chance(rng, 20);
+  maybe_negate(rng, vp, 20);
   if (!vp.negated) vp.adverb = maybe_adverb(rng, 15);
   const std::string subj = subject.noun ? subject.noun->en : subject.det == Det::Name ? "name" : "pronoun";
   if (kind == 1) {
@@ -837,7 +859,7 @@ Example starts_with(Rng& rng) {
   vp.particle_en = "with";
   vp.prep_fr = "par";
   vp.tense = chance(rng, 60) ? Tense::Present : Tense::Past;
-  vp.negated = chance(rng, 10);
+  maybe_negate(rng, vp, 10);
   vp.object = std::make_shared<NP>(noun_np(pick_noun(rng, {&P.abstracts, &P.things}), false));
   const std::size_t r = uniform_below(rng, 10);
   vp.object->det = r < 4 ? Det::Number : r < 7 ? Det::A : r < 9 ? Det::The : Det::Poss;
@@ -885,7 +907,7 @@ VP copula(Rng& rng, const LexAdjective* pred) {
   VP vp;
   vp.predicate = pred;
   vp.tense = chance(rng, 50) ? Tense::Present : Tense::Past;
-  vp.negated = chance(rng, 15);
+  maybe_negate(rng, vp, 20);
   if (!vp.negated && chance(rng, 15)) {
     static const std::vector<std::pair<const char*, const char*>> advs{
         {"finally", "enfin"}, {"always", "toujours"}, {"often", "souvent"}, {"sometimes", "parfois"}, {"really", "vraiment"}};
@@ -901,7 +923,44 @@ VP copula(Rng& rng, const LexAdjective* pred) {
   return vp;
 }
 
+// Where something is: "The cat is near the river." → "Le chat est près de la rivière."
+std::shared_ptr<PP> location_pp(Rng& rng) {
+  static const std::vector<Prep> where{{"under", "sous", true},  {"on", "sur", true},          {"in", "dans", true},
+                                       {"near", "près de", true}, {"behind", "derrière", true}, {"in front of", "devant", true},
+                                       {"next to", "à côté de", true}};
+  auto pp = std::make_shared<PP>();
+  const Prep& p = where[uniform_below(rng, where.size())];
+  pp->en = p.en;
+  pp->fr = p.fr;
+  pp->np = thing_np(rng, true);
+  if (pp->np->det != Det::A && pp->np->det != Det::Poss) pp->np->det = Det::The;
+  return pp;
+}
+
+// "The cat is (not) near the river.", "The keys were under the table."
+Example located(Rng& rng) {
+  NP subject = chance(rng, 60) ? agent(rng) : *thing_np(rng, false, Det::The, 20);
+  if (subject.det == Det::Every || subject.det == Det::AllThe || subject.det == Det::Generic) subject.det = Det::The;
+  VP vp;
+  vp.tense = chance(rng, 55) ? Tense::Present : Tense::Past;
+  maybe_negate(rng, vp, 30);
+  if (!vp.negated && chance(rng, 10)) vp.adverb = lexicon_tables().adverb("still");
+  if (vp.adverb && vp.adverb->fr != "toujours") vp.adverb = nullptr;
+  vp.adjunct = location_pp(rng);
+  Words en = en_np(subject), fr = fr_np(subject);
+  append(en, en_vp(vp, subject));
+  en.push_back(".");
+  append(fr, fr_vp(vp, subject, std::nullopt));
+  fr.push_back(".");
+  std::vector<std::string> combos{key("loc", subject.noun ? subject.noun->en : subject.det == Det::Name ? "name" : "pronoun",
+                                      vp.adjunct->np->noun->en)};
+  add_adjective_keys(subject, combos);
+  add_adjective_keys(*vp.adjunct->np, combos);
+  return finish(en, fr, "copula", combos);
+}
+
 Example copular(Rng& rng) {
+  if (chance(rng, 30)) return located(rng);
   const Pools& P = pools();
   NP subject;
   const LexAdjective* pred = nullptr;
@@ -948,7 +1007,7 @@ Example relative(Rng& rng) {
     rel->subject = std::make_shared<NP>(chance(rng, 60) ? random_pronoun(rng) : agent(rng, false));
     rel->vp.verb = pick(rng, P.transitive);
     rel->vp.tense = pick_tense(rng);
-    rel->vp.negated = chance(rng, 10);
+    maybe_negate(rng, rel->vp, 10);
     combos.push_back(key("vo", rel->vp.verb->en, subject.noun->en));
   } else {
     rel->vp = verb_phrase(rng, uniform_below(rng, 100) < 70 ? 0 : 2, false, combos, subject);
@@ -959,11 +1018,19 @@ Example relative(Rng& rng) {
   if (chance(rng, 50)) {
     main = copula(rng, subject.noun->kind == NounKind::Thing ? pick(rng, chance(rng, 50) ? P.before : P.after)
                                                               : pick(rng, P.animate));
-    combos.push_back(key("adj", subject.noun->en, main.predicate->en));
+    if (chance(rng, 20)) {  // "The cat that I adopted is under the table."
+      main.predicate = nullptr;
+      main.intens_en.clear();
+      main.intens_fr.clear();
+      main.adjunct = location_pp(rng);
+      combos.push_back(key("loc", subject.noun->en, main.adjunct->np->noun->en));
+    } else {
+      combos.push_back(key("adj", subject.noun->en, main.predicate->en));
+    }
   } else {
     main.verb = pick(rng, P.intransitive);
     main.tense = pick_tense(rng);
-    main.negated = chance(rng, 10);
+    maybe_negate(rng, main, 10);
     if (!main.negated) main.adverb = maybe_adverb(rng, 15);
     combos.push_back(key("sv", subject.noun->en, main.verb->en));
   }
@@ -1013,7 +1080,7 @@ Example coreference(Rng& rng) {
   VP vp;
   vp.verb = verb;
   vp.tense = chance(rng, 80) ? Tense::Past : Tense::PastProgressive;
-  vp.negated = vp.tense == Tense::Past && chance(rng, 60);
+  if (vp.tense == Tense::Past) maybe_negate(rng, vp, 60);
   vp.object = obj;
   Words en = en_np(a), fr = fr_np(a);
   append(en, en_vp(vp, a));
@@ -1026,7 +1093,9 @@ Example coreference(Rng& rng) {
   Example e = finish(en, fr, "coref", {key("adj", ref.noun->en, pred->en), key("vo", verb->en, obj->noun->en)});
   e.focus_en = it_en;
   e.focus_fr = il;
-  e.context_en = {lower(ref.plural ? ref.noun->en_plural : ref.noun->en)};
+  // A compound's head word ("apple pie" → pie): context words are single words of the sentence.
+  const std::string& ref_en = ref.plural ? ref.noun->en_plural : ref.noun->en;
+  e.context_en = {lower(ref_en.substr(ref_en.rfind(' ') + 1))};
   e.verb_en = lower(vp.negated ? verb->en : vp.tense == Tense::Past ? verb->en_past : verb->en_ing);
   e.subject_en = lower(a.plural ? a.noun->en_plural : a.noun->en);
   return e;
@@ -1046,7 +1115,7 @@ Example sense(Rng& rng) {
     vp.verb = lexicon_tables().verb(verbs[uniform_below(rng, verbs.size())]);
     if (!vp.verb || !vp.verb->transitive) vp.verb = lexicon_tables().verb("unveil");
     vp.tense = chance(rng, 50) ? Tense::Past : Tense::Present;
-    vp.negated = chance(rng, 10);
+    maybe_negate(rng, vp, 10);
     auto obj = std::make_shared<NP>(noun_np(pick(rng, P.gadgets), chance(rng, 30)));
     obj->det = chance(rng, 60) ? Det::A : Det::The;
     if (obj->plural && obj->det == Det::A && chance(rng, 50)) obj->det = Det::Some;  // "sells computers"
@@ -1117,7 +1186,7 @@ Example sense(Rng& rng) {
   VP vp;
   vp.verb = P.chase;
   vp.tense = chance(rng, 50) ? Tense::Past : chance(rng, 70) ? Tense::PastProgressive : Tense::PresentProgressive;
-  vp.negated = chance(rng, 15);
+  maybe_negate(rng, vp, 15);
   if (!vp.negated) vp.adverb = maybe_adverb(rng, 25);
   vp.object = std::make_shared<NP>(noun_np(pick_noun(rng, {&P.animals, &P.persons}), chance(rng, 40)));
   pick_det(rng, *vp.object, Det::Some);
@@ -1135,8 +1204,12 @@ Example sense(Rng& rng) {
   e.focus_fr = vp.tense == Tense::Past ? v.participle[0]
                : vp.tense == Tense::PastProgressive ? v.imperfect[p]
                                                     : v.present[p];
-  if (pursue) e.context_en = {vp.negated ? lower(be_not_en(p, vp.tense == Tense::PastProgressive).substr(0, 4))
-                                           : be_en(p, vp.tense == Tense::PastProgressive)};
+  // The auxiliary's first word as the tokenizer splits it ("wasn't" → wasn 't; "was not" → was not).
+  if (pursue) {
+    std::string aux = be_not_en(p, vp.tense == Tense::PastProgressive, vp.negated && vp.contracted).front();
+    if (vp.negated && vp.contracted) aux = aux.substr(0, aux.size() - 2);
+    e.context_en = {lower(aux)};
+  }
   return e;
 }
 
@@ -1146,7 +1219,7 @@ Example pronouns(Rng& rng) {
   VP vp;
   vp.verb = pick(rng, pools().transitive);
   vp.tense = pick_tense(rng);
-  vp.negated = chance(rng, 20);
+  maybe_negate(rng, vp, 20);
   NP o = random_pronoun(rng);
   // Not "I love me" or "we know us" (French would need a reflexive).
   const auto speaker = [](int p) { return p == 0 || p == 3; };

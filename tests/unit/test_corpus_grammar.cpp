@@ -168,6 +168,36 @@ TEST_CASE("wide corpus: relative clauses, participle agreement and tenses as Fre
   CHECK(questions > 300);
 }
 
+TEST_CASE("wide corpus: negations written out and contracted, and where things are") {
+  // Learners type "is not" as often as "isn't": a model that read only contractions drops the "not".
+  const Corpus& c = wide_corpus();
+  std::size_t full = 0, contracted = 0, located = 0, located_negated = 0;
+  for (const auto& e : c.train) {
+    const auto en = words(e.en);
+    const bool has_not = std::count(en.begin(), en.end(), "not") > 0;
+    const bool has_nt = e.en.find("n't") != std::string::npos;
+    if (has_not) ++full;
+    if (has_nt) ++contracted;
+    if (has_not || has_nt) CHECK_MESSAGE((e.fr.find(" pas") != std::string::npos), (e.en + " → " + e.fr));
+    // "The cat is near the river." → "Le chat est près de la rivière."
+    static const std::vector<std::pair<std::string, std::string>> preps{
+        {" near ", " près d"}, {" under ", " sous "}, {" behind ", " derrière "}, {" next to ", " à côté d"}, {" in front of ", " devant "}};
+    for (const auto& [prep_en, prep_fr] : preps)
+      for (const char* be : {" is", " are", " was", " were", " am"})
+        if (e.category == "copula" && e.en.find(be + prep_en) != std::string::npos) {
+          ++located;
+          CHECK_MESSAGE(e.fr.find(prep_fr) != std::string::npos, (e.en + " → " + e.fr));
+        }
+    if (e.category == "copula" && has_not && e.fr.find(" pas ") != std::string::npos &&
+        (e.en.find(" not near ") != std::string::npos || e.en.find(" not under ") != std::string::npos))
+      ++located_negated;
+  }
+  CHECK(full > 300);
+  CHECK(contracted > 2 * full / 3);
+  CHECK(located > 200);
+  CHECK(located_negated > 10);
+}
+
 TEST_CASE("lexicon tables: read with every column, and the words the explainers' sentences need") {
   const LexiconTables& t = lexicon_tables();
   CHECK(t.nouns.size() + t.verbs.size() + t.adjectives.size() + t.adverbs.size() >= 3000);
