@@ -8,7 +8,7 @@
 #   same models in PyTorch on the device (bench/compare_torch.py --backend cuda), and last
 #   compute-sanitizer's memcheck, racecheck, synccheck and initcheck on the test programs.
 # It goes on past a failing step and exits 1 at the end if any step failed or ran out of time.
-# OUTDIR gets three files (the device tool brings back at most 8):
+# OUTDIR gets three files, and wide/ from the wide group (the device tool brings back at most 8):
 #   summary.json  GPU, driver, CUDA, tool versions, and every step's status, rc, seconds and reason
 #                 (rewritten after each step, so a run cut short still leaves one)
 #   gpu.log       every step's output in order, under a header per step (long logs cut in the middle)
@@ -24,8 +24,8 @@
 #   ATTNLAB_GPU_SANITIZER_TIMEOUT_S  cap on one sanitizer run (default 150)
 #   ATTNLAB_GPU_SANITIZER_ARGS       doctest arguments for the kernel tests under the sanitizers,
 #                          e.g. '--test-case=*attention*' (default: every test case)
-#   ATTNLAB_GPU_ONLY       the step groups to run after the build, of: tests train bench sanitize
-#                          (default all four; e.g. "train" for a short second call)
+#   ATTNLAB_GPU_ONLY       the step groups to run after the build, of: tests train wide bench sanitize
+#                          (default all five; e.g. "train" for a short second call)
 #   ATTNLAB_GPU_ARCH       CMAKE_CUDA_ARCHITECTURES (default: the device's compute capability, e.g.
 #                          90 for H100/H200; 90 when there is no device)
 #   ATTNLAB_GPU_UNPACKER   dpkg-deb, ar+tar or python3 (default: the first the machine has)
@@ -462,6 +462,44 @@ else
     fi
   else
     skip eval_cuda "train_cuda wrote no model.ckpt"
+  fi
+fi
+
+# ---- 5b. translate-wide (the lessons' default model) trained on the GPU ----------------------
+# Its whole run (data/configs/translate-wide.json) on --backend cuda, then `attnlab eval` of it on the
+# host's CPU cores (the decoding is launch-bound on the device, see docs/cuda.md). OUTDIR/wide/ gets
+# what data/models/translate-wide ships: model.ckpt in parts under the device tool's 16 MB per file
+# (join them with `cat model.ckpt.part-* > model.ckpt`; SHA256SUMS checks the whole), train-log.json
+# and eval.json.
+wide_out() {  # wide_out RUN_DIR: copy the run's shippable files into $out/wide
+  local d=$out/wide
+  rm -rf "$d" && mkdir -p "$d" || return 1
+  split -b 15000000 -d -a 1 "$1/model.ckpt" "$d/model.ckpt.part-" || return 1
+  cp "$1/train-log.json" "$d/" || return 1
+  [ -f "$1/eval.json" ] && cp "$1/eval.json" "$d/"
+  (cd "$1" && sha256sum model.ckpt) >"$d/SHA256SUMS"
+  ls -l "$d"
+}
+eval_wide() {  # eval_wide RUN_DIR: eval.json beside the model, as data/models/translate-wide has it
+  "$attnlab" eval --model "$1" --backend cpu -f json >"$1/eval.json.tmp" && mv "$1/eval.json.tmp" "$1/eval.json" &&
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(json.dumps({k: v for k, v in d.items() if not isinstance(v, list)}, indent=1)[:3000])' "$1/eval.json"
+}
+export attnlab
+export -f wide_out eval_wide
+if ! wanted wide; then
+  skip train_wide_cuda "$not_wanted"
+elif [ -z "$attnlab" ]; then
+  skip train_wide_cuda "no attnlab program (the build failed)"
+elif [ -n "$gpu_reason" ]; then
+  skip train_wide_cuda "$gpu_reason"
+else
+  rm -rf "$build/run-wide"
+  run train_wide_cuda 420 "$attnlab" train --config translate-wide --backend cuda --out "$build/run-wide" -f json
+  if [ -f "$build/run-wide/model.ckpt" ]; then
+    run eval_wide_cpu 240 eval_wide "$build/run-wide"
+    run wide_out 30 wide_out "$build/run-wide"
+  else
+    skip eval_wide_cpu "train_wide_cuda wrote no model.ckpt"
   fi
 fi
 

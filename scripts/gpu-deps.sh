@@ -111,7 +111,8 @@ printf '%s' "$manifest" >"$dest/SHA256SUMS"
 
 # 3. Size: everything that travels with a run must stay within 64 MiB.
 bytes=$(du -sb "$dest" | cut -f1)
-tree=$(git ls-files -co --exclude-standard -z | du --files0-from=- -cb 2>/dev/null | tail -1 | cut -f1)
+# (a tracked file deleted from the work tree does not travel: du skips it and still prints the total)
+tree=$(git ls-files -co --exclude-standard -z | { du --files0-from=- -cb 2>/dev/null || true; } | tail -1 | cut -f1)
 awk -v d="$dest" -v n="${#wanted[@]}" -v b="$bytes" -v t="$tree" 'BEGIN {
   printf "gpu-deps: %s holds %d packages, %.1f MiB; with the working tree that travels (%.1f MiB): %.1f MiB of 64\n",
          d, n, b / 1048576, t / 1048576, (b + t) / 1048576 }'
