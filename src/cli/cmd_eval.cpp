@@ -137,22 +137,7 @@ void run_eval(const EvalOptions& o) {
     ++exact_by_cat[ex.category].total;
     const std::string got = m.vocab.decode(std::vector<text::TokenId>(h.tokens.begin(), h.tokens.end()));
     if (!ex.focus_fr.empty()) {
-      // The focus word occurs as often in the translation as in the reference. A word vocabulary
-      // compares ids; a BPE, whose pieces are not words, compares the words of the two texts.
-      bool fok = false;
-      if (!m.vocab.bpe()) {
-        const int fid = m.vocab.id(ex.focus_fr);
-        const auto count = [&](const std::vector<int>& v) { return std::count(v.begin(), v.end(), fid); };
-        fok = count(ref) > 0 && count(h.tokens) == count(ref);
-      } else {
-        const std::string focus_word = text::fold_case(ex.focus_fr);
-        const auto count = [&](const std::string& sentence) {
-          std::size_t k = 0;
-          for (const auto& w : text::tokenize(sentence)) k += text::fold_case(w) == focus_word;
-          return k;
-        };
-        fok = count(ex.fr) > 0 && count(got) == count(ex.fr);
-      }
+      const bool fok = tasks::focus_word_right(m.vocab, ex, ref, h.tokens);
       focus.right += fok;
       ++focus.total;
       focus_by_cat[ex.category].right += fok;

@@ -83,9 +83,7 @@ nlohmann::json score(model::Transformer<float>& net, const tasks::TaskData& d, c
     exact += h.tokens == ref;
     const corpus::Example& ex = d.test_pairs[i];
     if (ex.focus_fr.empty() || (ex.category != "coref" && ex.category != "sense")) continue;
-    const int fid = vocab.id(ex.focus_fr);
-    const auto count = [&](const std::vector<int>& v) { return std::count(v.begin(), v.end(), fid); };
-    const bool ok = count(ref) > 0 && count(h.tokens) == count(ref);
+    const bool ok = tasks::focus_word_right(vocab, ex, ref, h.tokens);
     if (ex.category == "coref") coref += ok, ++coref_n;
     else sense += ok, ++sense_n;
   }

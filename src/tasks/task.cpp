@@ -374,6 +374,23 @@ LoadedModel load_model(const std::string& dir_in, backend::Ops<float>& backend) 
   return lm;
 }
 
+bool focus_word_right(const text::Vocab& vocab, const corpus::Example& ex, const std::vector<int>& reference,
+                      const std::vector<int>& translation) {
+  if (!vocab.bpe()) {
+    const int fid = vocab.id(ex.focus_fr);
+    const auto count = [&](const std::vector<int>& v) { return std::count(v.begin(), v.end(), fid); };
+    return count(reference) > 0 && count(translation) == count(reference);
+  }
+  const std::string focus_word = text::fold_case(ex.focus_fr);
+  const auto count = [&](const std::vector<int>& ids) {
+    std::size_t k = 0;
+    for (const auto& w : text::tokenize(vocab.decode(std::vector<text::TokenId>(ids.begin(), ids.end()))))
+      k += text::fold_case(w) == focus_word;
+    return k;
+  };
+  return count(reference) > 0 && count(translation) == count(reference);
+}
+
 std::vector<std::string> unseen_words(const LoadedModel& m, std::string_view sentence) {
   std::vector<std::string> out;
   if (m.known_source_words.empty()) return out;

@@ -106,6 +106,13 @@ struct LoadedModel {
 // words are <unk>, which encode_sentence reports).
 std::vector<std::string> unseen_words(const LoadedModel& m, std::string_view sentence);
 
+// Whether a translation got an example's focus word (il/elle, banque/rive, …) right: the word occurs
+// as often in the translation as in the reference, and at least once. A word vocabulary compares
+// ids; a BPE, whose pieces are not words, compares the words of the two decoded texts (the focus
+// word is often several pieces: "entraîne", "poursuivait").
+bool focus_word_right(const text::Vocab& vocab, const corpus::Example& ex, const std::vector<int>& reference,
+                      const std::vector<int>& translation);
+
 // Loads DIR/model.ckpt ("DIR" may also be a .ckpt file). Relative paths that do not exist are looked
 // up under the attnlab folder (so "data/models/translate-small" works from anywhere).
 // The model is placed on `backend` (the CPU unless given).
