@@ -1,6 +1,7 @@
 // attnlab translate "TEXT" [--model DIR] [--beam K] [--show-attention] [--html FILE] [--svg FILE --layer L --head H]
 // English → French with a trained encoder–decoder; optionally the cross-attention of every layer
 // and head: which source word each generated word looked at.
+#include <cctype>
 #include <iostream>
 #include <memory>
 
@@ -15,6 +16,7 @@
 #include "render/html_page.hpp"
 #include "model/decode.hpp"
 #include "tasks/task.hpp"
+#include "text/tokenizer.hpp"
 
 namespace attnlab::cli {
 
@@ -88,6 +90,19 @@ void run_translate(const TranslateOptions& o) {
   // Cut by the length limit (decoding then allows only <eos>): the model was still writing.
   const int limit = model::translation_limit(*m.net, static_cast<int>(src.size()), d);
   const bool cut = !h.finished || static_cast<int>(h.tokens.size()) >= limit;
+  // A word written three or more times in a row is a decoding loop ("très très très …"), which a model
+  // falls into on a word it read only in another role ("kind" the noun, typed as an adjective): French
+  // never repeats a word so. The longest such run, or none.
+  std::string loop_word;
+  std::size_t loop_count = 0;
+  {
+    const std::vector<std::string> words = text::tokenize(translation);
+    for (std::size_t i = 0, run = 1; i < words.size(); ++i, ++run) {
+      if (i == 0 || words[i] != words[i - 1]) run = 1;
+      const bool is_word = words[i].size() > 1 || std::isalpha(static_cast<unsigned char>(words[i][0]));
+      if (is_word && run >= 3 && run > loop_count) loop_word = words[i], loop_count = run;
+    }
+  }
   std::vector<std::string> wrote;  // "attnlab: wrote FILE" lines: after the translation, or on stderr beside JSON
 
   // Every attention of the translation: the model re-reads the source and its own output (teacher
@@ -125,6 +140,7 @@ void run_translate(const TranslateOptions& o) {
   if (read_as != o.text) j["read_as"] = read_as;  // the sentence with the full stop the model needs
   if (!m.known_source_words.empty()) j["unseen_words"] = unseen;
   j["reached_length_limit"] = cut;
+  j["repeated_word"] = loop_count ? nlohmann::json{{"word", loop_word}, {"times", loop_count}} : nlohmann::json(nullptr);
   if (json) {
     nlohmann::json layers = nlohmann::json::array();
     for (int l = 0; l < L; ++l) {
@@ -144,6 +160,8 @@ void run_translate(const TranslateOptions& o) {
   if (!o.pictures.html.empty()) {
     std::vector<std::string> notes;
     if (cut) notes.push_back("The translation reached the length limit: it is probably wrong.");
+    if (loop_count)
+      notes.push_back(fmt::format("The translation repeats \"{}\" {} times in a row, a loop: it is probably wrong.", loop_word, loop_count));
     if (!unseen.empty())
       notes.push_back("Some words never occurred in the model's training sentences (" + std::to_string(unseen.size()) +
                       "): the translation is a guess.");
@@ -173,6 +191,10 @@ void run_translate(const TranslateOptions& o) {
     std::cerr << fmt::format("attnlab: warning: the translation reached the length limit ({} tokens for a {}-token sentence); "
                              "it is probably wrong\n",
                              limit, src.size());
+  if (loop_count)
+    std::cerr << fmt::format("attnlab: warning: the translation repeats \"{}\" {} times in a row, a loop the model falls into "
+                             "outside what it learned; it is probably wrong\n",
+                             render::fit_width(render::visible_controls(loop_word), 30), loop_count);
   for (const auto& w : wrote) std::cout << w << '\n';
   if (!o.show_attention) return;
   for (int l = 0; l < L; ++l)
