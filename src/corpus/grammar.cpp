@@ -74,9 +74,11 @@ std::string join_french(const Words& items) {
   for (std::size_t i = 0; i < w.size(); ++i) {
     if (i + 1 < w.size()) {
       const std::string &a = w[i], &b = w[i + 1];
-      const char* merged = a == "à" && b == "le"    ? "au"
+      // "le" before a vowel sound elides instead: de l'outil, à l'hôtel (not du outil, au hôtel).
+      const bool le = b == "le" && !(i + 2 < w.size() && vowel_sound(w[i + 2]));
+      const char* merged = a == "à" && le           ? "au"
                            : a == "à" && b == "les" ? "aux"
-                           : a == "de" && b == "le" ? "du"
+                           : a == "de" && le        ? "du"
                            : a == "de" && b == "les" ? "des"
                            : a == "de" && b == "des" ? "de"
                                                      : nullptr;
@@ -134,14 +136,14 @@ const std::set<std::string, std::less<>> kSkipNouns{
     "trailer", "replacement", "terror", "rider", "speaker", "fellow", "counsel", "official", "mate", "general",
     "guerrilla", "relative", "executive", "bride", "scholar", "player", "dealer", "farmer", "master", "slave",
     "work", "need", "figure", "record", "subject", "total", "existence", "stock", "element", "addition", "means",
-    "objective", "portion", "solution", "agent", "anode", "platform", "key", "suit", "coat", "court", "staff", "shot",
+    "objective", "portion", "solution", "agent", "anode", "platform", "suit", "coat", "court", "staff", "shot",
     "bit", "base", "block", "load", "cover", "copy", "stand", "breath", "flesh", "tissue", "section", "panel",
     "material", "institution", "structure", "facility", "protection", "preparation", "particle", "switch",
     "headquarters", "machinery", "cell", "artery", "clothes", "hair", "bank", "state", "point", "side", "end",
     "position", "right", "source", "direction", "range", "front", "top", "scene", "union", "goal", "department",
     "bottom", "spot", "hell", "site", "post", "presence", "seat", "trend", "quarter", "medium", "origin", "safety",
     "core", "setting", "plot", "tip", "minimum", "inside", "outside", "extreme", "reservation", "crest", "interior",
-    "realm", "tract", "orbit", "green", "female", "male", "human", "mankind", "giant", "queen", "wing", "feather",
+    "realm", "tract", "orbit", "green", "female", "male", "human", "mankind", "giant", "wing", "feather",
     "tail", "livestock", "cattle", "bat", "fly", "oyster", "egg", "insect", "builder", "god", "devil", "angel",
     "stockholder", "taxpayer", "voter", "legislator", "linguist", "deputy", "delegate", "commissioner", "counsel",
     "substitute", "investor", "operator", "consumer", "representative", "spokesman", "successor", "carrier",
@@ -158,7 +160,7 @@ const std::set<std::string, std::less<>> kSkipVerbs{
     "claim", "argue", "remember", "need", "run", "play", "face", "matter", "state", "charge", "suppose", "wonder",
     "pass", "report", "concern", "mark", "note", "form", "cover", "serve", "raise"};
 const std::set<std::string, std::less<>> kSkipAdjectives{
-    "smart", "fortunate", "right", "left", "present", "past", "top", "upper", "mere", "prime", "plain", "grand",
+    "fortunate", "right", "left", "present", "past", "top", "upper", "mere", "prime", "plain", "grand",
     "just", "fair", "close", "near", "far", "light", "own", "certain", "particular", "whole", "entire", "main",
     "principal", "maximum", "minimum", "additional", "likely", "able", "unable", "sure", "aware", "sorry", "glad",
     "alive", "ill", "possible", "general", "local", "public", "social", "political", "economic", "national",
@@ -177,7 +179,10 @@ const std::set<std::string, std::less<>> kSkipAdjectives{
 constexpr int kMaxRank = 2000;
 constexpr int kMaxAbstractRank = 1000;
 const std::set<std::string, std::less<>> kAlwaysNouns{"puppy", "mouse", "journey", "table", "street", "animal", "phone",
-                                                      "pie", "apple pie", "apple", "step", "cat", "dog"};
+                                                      "pie", "apple pie", "apple", "step", "cat", "dog", "king", "queen"};
+// Adjectives of everyday sentences ranked below kMaxRank in Brown, or added by the lexicon review.
+const std::set<std::string, std::less<>> kAlwaysAdjectives{"wooden", "delicious", "tired", "ugly", "cheap", "kind",
+                                                           "angry", "afraid", "sleepy", "clever", "wet", "smart"};
 
 struct Pools {
   std::vector<const LexNoun*> persons, animals, places, things, foods, gadgets, abstracts;
@@ -246,11 +251,12 @@ const Pools& pools() {
       p.intransitive.push_back(v);
     for (const LexAdjective& a : t.adjectives) {
       if (!a.sense.empty() || kSkipAdjectives.count(a.en) || a.en.find(' ') != std::string::npos) continue;
-      if (a.rank > kMaxRank && a.en != "wooden" && a.en != "delicious" && a.en != "tired") continue;
+      if (a.rank > kMaxRank && !kAlwaysAdjectives.count(a.en)) continue;
       (a.before ? p.before : p.after).push_back(&a);
     }
     p.animate = rows_named(t.adjectives, {"tired", "sick", "sad", "nervous", "anxious", "proud", "lonely", "curious",
-                                          "weak", "happy", "hungry", "angry", "scared", "afraid", "sleepy", "brave"});
+                                          "weak", "happy", "hungry", "angry", "scared", "afraid", "sleepy", "brave",
+                                          "kind", "clever", "smart", "wet"});
     p.place_props = rows_named(t.adjectives, {"narrow", "wide", "deep", "dark", "empty", "dirty", "crowded", "busy",
                                               "steep", "quiet", "noisy"});
     p.thing_props = rows_named(t.adjectives, {"heavy", "expensive", "dirty", "fragile", "big", "large"});
@@ -743,6 +749,17 @@ std::shared_ptr<NP> thing_np(Rng& rng, bool places, Det bare = Det::The, unsigne
   auto np = std::make_shared<NP>(noun_np(n, chance(rng, 25)));
   pick_det(rng, *np, bare);
   pick_adjectives(rng, *np, adj_percent);
+  // "the door of the house" → "la porte de la maison" (de le → du, de les → des in join_french).
+  if (chance(rng, 6)) {
+    auto of = std::make_shared<PP>();
+    of->en = "of";
+    of->fr = "de";
+    of->np = std::make_shared<NP>(noun_np(pick_noun(rng, {&P.places, &P.things, &P.persons}), chance(rng, 20)));
+    const std::size_t r = uniform_below(rng, 10);
+    of->np->det = r < 7 ? Det::The : r < 9 ? Det::Poss : Det::A;
+    of->np->poss = static_cast<int>(uniform_below(rng, 6));
+    np->pp = of;
+  }
   return np;
 }
 

@@ -44,6 +44,10 @@ TEST_CASE("french_text: contractions, elision, possessives before a vowel, aspir
   CHECK(french_text({"je", "parle", "à", "les", "enfants", "."}) == "Je parle aux enfants.");
   CHECK(french_text({"il", "vient", "de", "le", "jardin", "."}) == "Il vient du jardin.");
   CHECK(french_text({"il", "est", "près de", "les", "arbres", "."}) == "Il est près des arbres.");
+  // Before a vowel sound "le" elides and does not contract (the corpus once wrote "près du outil").
+  CHECK(french_text({"il", "est", "près de", "le", "outil", "."}) == "Il est près de l'outil.");
+  CHECK(french_text({"je", "vais", "à", "le", "hôtel", "."}) == "Je vais à l'hôtel.");
+  CHECK(french_text({"la", "porte", "de", "le", "ingénieur"}) == "La porte de l'ingénieur");
   CHECK(french_text({"il", "est", "près de", "des", "arbres", "."}) == "Il est près d'arbres.");
   CHECK(french_text({"je", "=le", "aime", "."}) == "Je l'aime.");
   CHECK(french_text({"je", "te", "aime", "."}) == "Je t'aime.");
@@ -59,6 +63,7 @@ TEST_CASE("french_text: contractions, elision, possessives before a vowel, aspir
   REQUIRE(hero != nullptr);
   CHECK_FALSE(hero->elides);
   CHECK(french_text({"le", hero->fr}) == "Le " + hero->fr);
+  CHECK(french_text({"la", "maison", "de", "le", hero->fr}) == "La maison du " + hero->fr);
 }
 
 TEST_CASE("wide corpus: the same options give the same corpus") {
@@ -138,6 +143,7 @@ TEST_CASE("wide corpus: the French never breaks elision or contraction") {
         const bool accented = b.rfind("é", 0) == 0 || b.rfind("à", 0) == 0 || b.rfind("â", 0) == 0 || b.rfind("ê", 0) == 0 ||
                               b.rfind("î", 0) == 0 || b.rfind("ô", 0) == 0 || b.rfind("è", 0) == 0;
         CHECK_MESSAGE(!(elide.count(a) && (vowel || accented)), e.fr);
+        CHECK_MESSAGE(!((a == "du" || a == "au") && (vowel || accented)), e.fr);  // de l'outil, not du outil
       }
       CHECK_MESSAGE(e.en.find("  ") == std::string::npos, e.en);
       CHECK_MESSAGE(e.fr.find("  ") == std::string::npos, e.fr);
