@@ -29,6 +29,7 @@ struct EvalOptions {
   int beam = 4;
   std::size_t limit = 0;
   int show_errors = 5;
+  bool allow_loops = false;
   std::string format = "text";
   std::string backend = "cpu";
 };
@@ -125,6 +126,7 @@ void run_eval(const EvalOptions& o) {
   std::vector<nlohmann::json> errors;
   model::DecodeOptions d;
   d.beam = o.beam;
+  d.block_loops = !o.allow_loops;
   render::ProgressBar bar(static_cast<std::int64_t>(n), "eval");
   for (std::size_t i = 0; i < n; ++i) {
     const corpus::Example& ex = data.test_pairs[i];
@@ -152,6 +154,7 @@ void run_eval(const EvalOptions& o) {
   bar.finish("");
   j["test_sentences"] = n;
   j["beam"] = o.beam;
+  j["loops_blocked"] = !o.allow_loops;
   j["exact_match"] = exact.json();
   j["coreference_il_elle"] = focus_by_cat["coref"].json();
   j["word_sense"] = focus_by_cat["sense"].json();
@@ -207,6 +210,7 @@ void setup_eval(CLI::App& app) {
   sub->add_option("--beam", opts->beam, "Beam size (1 = greedy)")->check(whole_number(1, 64))->capture_default_str();
   sub->add_option("--limit", opts->limit, "Only the first N test sentences (0 = all)")->check(whole_number(0, 1000000000));
   sub->add_option("--show-errors", opts->show_errors, "How many wrong translations to print")->check(whole_number(0, 100000))->capture_default_str();
+  sub->add_flag("--allow-loops", opts->allow_loops, "Let decoding write a loop (a token thrice in a row, a phrase twice back to back), which it blocks by default");
   add_backend_option(*sub, opts->backend);
   sub->add_option("-f,--format", opts->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   sub->callback([opts] { run_eval(*opts); });

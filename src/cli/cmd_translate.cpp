@@ -1,8 +1,8 @@
 // attnlab translate "TEXT" [--model DIR] [--beam K] [--show-attention] [--html FILE] [--svg FILE --layer L --head H]
 // English → French with a trained encoder–decoder; optionally the cross-attention of every layer
 // and head: which source word each generated word looked at.
-#include <cctype>
 #include <iostream>
+#include <map>
 #include <memory>
 
 #include <fmt/format.h>
@@ -26,6 +26,7 @@ struct TranslateOptions {
   int beam = 4;
   double length_penalty = 0.6;
   bool show_attention = false;
+  bool allow_loops = false;
   std::string format = "text";
   ViewOptions view;
   std::string backend = "cpu";
@@ -73,6 +74,7 @@ void run_translate(const TranslateOptions& o) {
   model::DecodeOptions d;
   d.beam = o.beam;
   d.length_penalty = o.length_penalty;
+  d.block_loops = !o.allow_loops;
   d.record_attention = o.show_attention || o.format == "json" || !o.pictures.svg.empty();
   const model::ModelConfig& c = m.net->config();
   if (o.layer >= c.decoder_layers)
@@ -90,17 +92,27 @@ void run_translate(const TranslateOptions& o) {
   // Cut by the length limit (decoding then allows only <eos>): the model was still writing.
   const int limit = model::translation_limit(*m.net, static_cast<int>(src.size()), d);
   const bool cut = !h.finished || static_cast<int>(h.tokens.size()) >= limit;
-  // A word written three or more times in a row is a decoding loop ("très très très …"), which a model
-  // falls into on a word it read only in another role ("kind" the noun, typed as an adjective): French
-  // never repeats a word so. The longest such run, or none.
-  std::string loop_word;
-  std::size_t loop_count = 0;
+  // A loop in the words written: a word three times in a row ("très très très") or a phrase twice back
+  // to back ("par un pas par un pas"), the rule decoding enforces on tokens (model::loop_closing_tokens)
+  // applied to words. Decoding blocks loops unless --allow-loops; a model falls into one on a word it
+  // read only in another role, or on a structure it never read. The first loop, or none.
+  std::string loop_phrase;
   {
     const std::vector<std::string> words = text::tokenize(translation);
-    for (std::size_t i = 0, run = 1; i < words.size(); ++i, ++run) {
-      if (i == 0 || words[i] != words[i - 1]) run = 1;
-      const bool is_word = words[i].size() > 1 || std::isalpha(static_cast<unsigned char>(words[i][0]));
-      if (is_word && run >= 3 && run > loop_count) loop_word = words[i], loop_count = run;
+    std::map<std::string, int> ids;
+    std::vector<int> y;
+    for (const auto& w : words) y.push_back(ids.emplace(w, static_cast<int>(ids.size())).first->second);
+    for (std::size_t n = 2; n < y.size() && loop_phrase.empty(); ++n) {
+      const std::vector<int> prefix(y.begin(), y.begin() + static_cast<std::ptrdiff_t>(n));
+      const std::vector<int> closing = model::loop_closing_tokens(prefix);
+      if (std::find(closing.begin(), closing.end(), y[n]) == closing.end()) continue;
+      std::size_t block = 1;  // a word thrice, else the shortest block that repeats
+      if (!(y[n] == y[n - 1] && y[n] == y[n - 2]))
+        for (block = 2; 2 * block <= n + 1; ++block)
+          if (std::equal(y.begin() + static_cast<std::ptrdiff_t>(n + 1 - 2 * block), y.begin() + static_cast<std::ptrdiff_t>(n + 1 - block),
+                         y.begin() + static_cast<std::ptrdiff_t>(n + 1 - block)))
+            break;
+      for (std::size_t i = n + 1 - block; i <= n; ++i) loop_phrase += (loop_phrase.empty() ? "" : " ") + words[i];
     }
   }
   std::vector<std::string> wrote;  // "attnlab: wrote FILE" lines: after the translation, or on stderr beside JSON
@@ -136,11 +148,11 @@ void run_translate(const TranslateOptions& o) {
   }
   nlohmann::json j = {{"source", o.text}, {"source_tokens", src_tokens}, {"translation", translation},
                       {"tokens", out_tokens}, {"logprob", h.logprob}, {"score", h.score}, {"finished", h.finished},
-                      {"beam", o.beam}, {"model", model_json(m)}};
+                      {"beam", o.beam}, {"loops_blocked", !o.allow_loops}, {"model", model_json(m)}};
   if (read_as != o.text) j["read_as"] = read_as;  // the sentence with the full stop the model needs
   if (!m.known_source_words.empty()) j["unseen_words"] = unseen;
   j["reached_length_limit"] = cut;
-  j["repeated_word"] = loop_count ? nlohmann::json{{"word", loop_word}, {"times", loop_count}} : nlohmann::json(nullptr);
+  j["loop"] = loop_phrase.empty() ? nlohmann::json(nullptr) : nlohmann::json(loop_phrase);
   if (json) {
     nlohmann::json layers = nlohmann::json::array();
     for (int l = 0; l < L; ++l) {
@@ -160,8 +172,8 @@ void run_translate(const TranslateOptions& o) {
   if (!o.pictures.html.empty()) {
     std::vector<std::string> notes;
     if (cut) notes.push_back("The translation reached the length limit: it is probably wrong.");
-    if (loop_count)
-      notes.push_back(fmt::format("The translation repeats \"{}\" {} times in a row, a loop: it is probably wrong.", loop_word, loop_count));
+    if (!loop_phrase.empty())
+      notes.push_back(fmt::format("The translation repeats \"{}\", a loop: it is probably wrong.", loop_phrase));
     if (!unseen.empty())
       notes.push_back("Some words never occurred in the model's training sentences (" + std::to_string(unseen.size()) +
                       "): the translation is a guess.");
@@ -191,10 +203,10 @@ void run_translate(const TranslateOptions& o) {
     std::cerr << fmt::format("attnlab: warning: the translation reached the length limit ({} tokens for a {}-token sentence); "
                              "it is probably wrong\n",
                              limit, src.size());
-  if (loop_count)
-    std::cerr << fmt::format("attnlab: warning: the translation repeats \"{}\" {} times in a row, a loop the model falls into "
-                             "outside what it learned; it is probably wrong\n",
-                             render::fit_width(render::visible_controls(loop_word), 30), loop_count);
+  if (!loop_phrase.empty())
+    std::cerr << fmt::format("attnlab: warning: the translation repeats \"{}\", a loop the model falls into outside what "
+                             "it learned; it is probably wrong\n",
+                             render::fit_width(render::visible_controls(loop_phrase), 40));
   for (const auto& w : wrote) std::cout << w << '\n';
   if (!o.show_attention) return;
   for (int l = 0; l < L; ++l)
@@ -218,6 +230,7 @@ void setup_translate(CLI::App& app) {
   sub->add_option("--beam", opts->beam, "Beam size (1 = greedy)")->check(whole_number(1, 64))->capture_default_str();
   sub->add_option("--length-penalty", opts->length_penalty, "α of the length penalty ((5+|Y|)/6)^α")->check(real_number(0.0, 5.0))->capture_default_str();
   sub->add_flag("--show-attention", opts->show_attention, "Print the cross-attention heatmap of each layer and head");
+  sub->add_flag("--allow-loops", opts->allow_loops, "Let decoding write a loop (a token thrice in a row, a phrase twice back to back), which it blocks by default");
   add_backend_option(*sub, opts->backend);
   sub->add_option("-f,--format", opts->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   sub->add_flag("--no-color", opts->view.no_color, "Plain text without colour");

@@ -38,6 +38,19 @@ double length_penalty(int length, double alpha) {
   return alpha == 0.0 ? 1.0 : std::pow((5.0 + length) / 6.0, alpha);
 }
 
+std::vector<int> loop_closing_tokens(const std::vector<int>& y) {
+  std::vector<int> out;
+  const std::size_t n = y.size();
+  if (n >= 2 && y[n - 1] == y[n - 2]) out.push_back(y[n - 1]);  // x x → not x
+  // A block of L ≥ 2 tokens then its first L − 1 again: appending the block's last token repeats it.
+  for (std::size_t L = 2; 2 * L <= n + 1; ++L) {
+    if (std::equal(y.begin() + static_cast<std::ptrdiff_t>(n + 1 - 2 * L), y.begin() + static_cast<std::ptrdiff_t>(n - L),
+                   y.begin() + static_cast<std::ptrdiff_t>(n + 1 - L)))
+      out.push_back(y[n - L]);
+  }
+  return out;
+}
+
 int translation_limit(const Transformer<float>& model, int source_length, const DecodeOptions& opt) {
   const int cap = model.config().max_len - 1;
   return std::min(cap, opt.max_len > 0 ? opt.max_len : 2 * source_length + 10);
@@ -70,8 +83,10 @@ Hypothesis beam_search(Transformer<float>& model, const std::vector<int>& src, c
     for (int b = 0; b < K; ++b) {
       if (!alive[b]) continue;
       const auto lps = log_softmax_row(logits.data() + static_cast<std::size_t>(b) * V, V);
+      const std::vector<int> banned = opt.block_loops ? loop_closing_tokens(beams[b].tokens) : std::vector<int>{};
       for (int v = 0; v < V; ++v) {
         if (v == kPad || v == kBos) continue;
+        if (std::find(banned.begin(), banned.end(), v) != banned.end()) continue;
         if (t == max_new && v != kEos) continue;  // out of room: only <eos> is allowed now
         cands.push_back({beams[b].logprob + lps[v], b, v});
       }

@@ -24,8 +24,15 @@ struct DecodeOptions {
   // 2·|source| + 10 (a translation is rarely even 1.5 times as long), and never past the model's
   // max_len − 1, so a model that repeats a word stops early instead of filling its whole length.
   int max_len = 0;
+  // Never write a loop: a token a third time in a row, or a block of two or more tokens twice back to
+  // back ("par un pas par un pas"). French never does either ("nous nous" is two, and allowed), so the
+  // search loses nothing it should write; false shows the model's own choices.
+  bool block_loops = true;
   bool record_attention = false;
 };
+
+// The tokens that would close a loop after `tokens` (see DecodeOptions::block_loops).
+std::vector<int> loop_closing_tokens(const std::vector<int>& tokens);
 
 // Encoder–decoder: translates `src` (token ids). Returns the best-scoring finished hypothesis the
 // search found. A beam (K > 1) keeps going until no live hypothesis can still beat the best finished

@@ -89,7 +89,7 @@ TEST_CASE("beam search with a beam as wide as the hypothesis space finds the exh
       m.init_params(seed);
       const std::vector<int> src{4, 5, 6};
       const Best oracle = exhaustive(m, src, 3, alpha);
-      const Hypothesis h = translate(m, src, {128, alpha, 0, false});
+      const Hypothesis h = translate(m, src, {.beam = 128, .length_penalty = alpha, .block_loops = false});
       CHECK(h.finished);
       CHECK(h.tokens == oracle.tokens);
       // The beam scores K rows in one batch, the oracle one row at a time: float rounding differs.
@@ -97,15 +97,47 @@ TEST_CASE("beam search with a beam as wide as the hypothesis space finds the exh
       // The reported log-probability is the sequence's own.
       CHECK(h.logprob == doctest::Approx(sequence_logprob(m, src, h.tokens)).epsilon(1e-6));
       // Narrower beams: never worse than greedy, never better than the optimum.
-      const Hypothesis g = translate(m, src, {1, alpha, 0, false});
+      const Hypothesis g = translate(m, src, {.beam = 1, .length_penalty = alpha, .block_loops = false});
       for (int k = 2; k <= 8; ++k) {
         CAPTURE(k);
-        const Hypothesis b = translate(m, src, {k, alpha, 0, false});
+        const Hypothesis b = translate(m, src, {.beam = k, .length_penalty = alpha, .block_loops = false});
         CHECK(b.score >= g.score - 1e-5 * std::fabs(g.score));
         CHECK(b.score <= oracle.score + 1e-5 * std::fabs(oracle.score));
       }
     }
   }
+}
+
+TEST_CASE("loops: the tokens that would close one, and no translation that writes one") {
+  using V = std::vector<int>;
+  CHECK(loop_closing_tokens({}).empty());
+  CHECK(loop_closing_tokens({5}).empty());
+  CHECK(loop_closing_tokens({5, 5}) == V{5});                 // a third 5 in a row
+  CHECK(loop_closing_tokens({4, 5}).empty());                 // "nous nous" (two) is French
+  CHECK(loop_closing_tokens({7, 8, 9, 7, 8}) == V{9});        // 7 8 9 7 8 [9]
+  CHECK(loop_closing_tokens({8, 7, 8}) == V{7});              // 8 7 8 [7] repeats "8 7"
+  CHECK(loop_closing_tokens({1, 2, 3, 4, 1, 2, 3}) == V{4});
+  CHECK(loop_closing_tokens({1, 2, 3, 4, 2, 3}) == V{4});     // 2 3 4 2 3 [4]
+  CHECK(loop_closing_tokens({1, 2, 3, 4, 5, 2, 3}).empty());  // "2 3" again, but not back to back
+  // Random tiny models loop readily; with block_loops (the default) no translation holds a loop.
+  int looped_without = 0;
+  for (std::uint64_t seed = 1; seed <= 12; ++seed) {
+    Transformer<float> m(tiny_model(7, 24));
+    m.init_params(seed);
+    for (int k : {1, 4}) {
+      const auto has_loop = [](const std::vector<int>& y) {
+        for (std::size_t n = 0; n < y.size(); ++n) {
+          const std::vector<int> prefix(y.begin(), y.begin() + static_cast<std::ptrdiff_t>(n));
+          const auto c = loop_closing_tokens(prefix);
+          if (std::find(c.begin(), c.end(), y[n]) != c.end()) return true;
+        }
+        return false;
+      };
+      CHECK_FALSE(has_loop(translate(m, {4, 5, 6}, {.beam = k}).tokens));
+      looped_without += has_loop(translate(m, {4, 5, 6}, {.beam = k, .block_loops = false}).tokens);
+    }
+  }
+  CHECK(looped_without > 0);  // the check above is not vacuous
 }
 
 TEST_CASE("the shipped translation model: beam search never scores below greedy on the test split") {
@@ -125,17 +157,17 @@ TEST_CASE("the shipped translation model: beam search never scores below greedy 
     std::vector<int> src;
     for (auto id : lm.vocab.encode_tokens(text::tokenize("The cat sees the small dog."), &unknown)) src.push_back(static_cast<int>(id));
     REQUIRE(unknown.empty());
-    const Hypothesis g = translate(*lm.net, src, {1, 0.6, 0, false});
+    const Hypothesis g = translate(*lm.net, src, {.beam = 1, .length_penalty = 0.6, .block_loops = false});
     for (int k = 2; k <= 8; ++k) {
       CAPTURE(k);
-      CHECK(translate(*lm.net, src, {k, 0.6, 0, false}).score >= g.score - 1e-5 * std::fabs(g.score));
+      CHECK(translate(*lm.net, src, {.beam = k, .length_penalty = 0.6, .block_loops = false}).score >= g.score - 1e-5 * std::fabs(g.score));
     }
   }
   const std::size_t n = std::min<std::size_t>(data.test.size(), 150);
   int worse = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    const Hypothesis g = translate(*lm.net, data.test[i].src, {1, 0.6, 0, false});
-    const Hypothesis b = translate(*lm.net, data.test[i].src, {4, 0.6, 0, false});
+    const Hypothesis g = translate(*lm.net, data.test[i].src, {.beam = 1, .length_penalty = 0.6, .block_loops = false});
+    const Hypothesis b = translate(*lm.net, data.test[i].src, {.beam = 4, .length_penalty = 0.6, .block_loops = false});
     // Beam rows are scored in one batch of 4, greedy's alone: the same sequence may differ in its
     // last float bits, which is not "worse".
     worse += b.score < g.score - 1e-5 * std::fabs(g.score);
