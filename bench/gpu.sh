@@ -455,7 +455,7 @@ else
   if [ -f "$build/run-cuda/model.ckpt" ]; then
     run eval_cuda 120 "$attnlab" eval --model "$build/run-cuda" --backend cuda -f json
     run eval_cuda_model_on_cpu 120 "$attnlab" eval --model "$build/run-cuda" --backend cpu -f json
-    run eval_cpu_shipped 120 "$attnlab" eval -f json
+    run eval_cpu_shipped 120 "$attnlab" eval --model "$root/data/models/translate-small" -f json
     rm -rf "$build/run-cuda-again"
     if run train_cuda_again 600 "$attnlab" train --config translate-small --backend cuda --out "$build/run-cuda-again" -f json; then
       run train_cuda_repeats 30 same_run "$build/run-cuda" "$build/run-cuda-again"

@@ -325,13 +325,14 @@ TEST_CASE("the shipped models load and keep their measured accuracy") {
   // added, said on stderr; the translation is the same either way (it used to loop: "Je t'aime aime aime …").
   check_final_punctuation(ts, {"I love you", "The boy trains the puppy", "The animal didn't cross the street because it was too wide"});
   CHECK(run({"translate", "I love you", "--model", ts}).out == "Je t'aime.\n");
-  // A sentence that makes the model repeat itself stops at 2·|source| + 10 tokens, with a warning.
-  const Result loop = run({"translate", "you you you you you.", "--model", ts, "--beam", "1", "--format", "json"});
+  // A sentence that makes the model repeat itself stops at 2·|source| + 10 tokens, with a warning (with
+  // loops let through: blocked, as by default, the model writes a short wrong sentence instead).
+  const Result loop = run({"translate", "you you you you you.", "--model", ts, "--beam", "1", "--allow-loops", "--format", "json"});
   REQUIRE(loop.code == 0);
   const auto lj = nlohmann::json::parse(loop.out);
   CHECK(lj["tokens"].size() == 22);
   CHECK(lj["reached_length_limit"] == true);
-  CHECK(contains(run({"translate", "you you you you you.", "--model", ts, "--beam", "1"}).err,
+  CHECK(contains(run({"translate", "you you you you you.", "--model", ts, "--beam", "1", "--allow-loops"}).err,
                  "reached the length limit (22 tokens for a 6-token sentence)"));
   r = run({"generate", "Every effort moves", "--model", lm, "--format", "json"});
   REQUIRE(r.code == 0);
@@ -381,7 +382,7 @@ TEST_CASE("the shipped models load and keep their measured accuracy") {
 // The default translation model, data/models/translate-wide (docs/models.md): greedy exact match on
 // the first 300 sentences of its held-out test split, measured when it was shipped; the test allows
 // 2 points for another BLAS kernel.
-constexpr double kWideExact300 = 0.9433;  // 283 of 300
+constexpr double kWideExact300 = 0.9567;  // 287 of 300
 
 TEST_CASE("the shipped wide translation model: its test floor, the explainers' sentences, punctuation, names and unseen words") {
   const std::string tw = std::string(ATTNLAB_SOURCE_DIR) + "/data/models/translate-wide";
@@ -395,9 +396,13 @@ TEST_CASE("the shipped wide translation model: its test floor, the explainers' s
   CHECK(j["coreference_il_elle"]["accuracy"].get<double>() >= 0.97);
   CHECK(j["word_sense"]["total"].get<int>() > 20);
   CHECK(j["word_sense"]["accuracy"].get<double>() >= 0.97);
-  // The explainers' ten sentences, which no split holds, each exactly right.
-  CHECK(j["source_sentences"]["score"]["correct"] == 10);
-  for (const auto& e : j["source_sentences"]["sentences"]) {
+  // The explainers' ten sentences, which no split holds, each exactly right with the default decoding
+  // (beam 4, loops blocked; greedy writes "Ton voyage commence par un pas par un.", docs/models.md).
+  r = run({"eval", "--model", tw, "--limit", "1", "--format", "json"});
+  REQUIRE(r.code == 0);
+  const auto explainers = nlohmann::json::parse(r.out)["source_sentences"];
+  CHECK(explainers["score"]["correct"] == 10);
+  for (const auto& e : explainers["sentences"]) {
     INFO(e["en"].get<std::string>() << " → " << e["got"].get<std::string>());
     CHECK(e["correct"] == true);
   }
@@ -415,6 +420,20 @@ TEST_CASE("the shipped wide translation model: its test floor, the explainers' s
   r = run({"translate", "The cat sleeps.", "--model", tw, "--format", "json"});
   CHECK(r.err.empty());
   CHECK(nlohmann::json::parse(r.out)["unseen_words"].empty());
+  CHECK(nlohmann::json::parse(r.out)["loop"].is_null());
+  // The forms the grammar gained for learners' sentences: a written-out negation and where things are.
+  CHECK(run({"translate", "The cat is not tired.", "--model", tw}).out == "Le chat n'est pas fatigué.\n");
+  CHECK(run({"translate", "The children are not in the garden.", "--model", tw}).out == "Les enfants ne sont pas dans le jardin.\n");
+  CHECK(run({"translate", "The book was under the bed.", "--model", tw}).out == "Le livre était sous le lit.\n");
+  CHECK(run({"translate", "The girl is very kind.", "--model", tw}).out == "La fille est très gentille.\n");
+  // Left to itself this model loops on one explainer's sentence; decoding blocks the loop, and with
+  // --allow-loops translate names it (measured on the shipped model, docs/models.md).
+  r = run({"translate", "Your journey starts with one step.", "--model", tw, "--allow-loops", "--format", "json"});
+  REQUIRE(r.code == 0);
+  CHECK(nlohmann::json::parse(r.out)["loop"] == "par un pas");
+  r = run({"translate", "Your journey starts with one step.", "--model", tw, "--allow-loops"});
+  CHECK(r.out == "Ton voyage commence par un pas par un pas.\n");
+  CHECK(contains(r.err, "repeats \"par un pas\", a loop"));
   // Relation probes find their words among BPE pieces ("n" + "'" is "n'"): coreference sentences count,
   // and an adjective → noun head stands well above chance.
   r = run({"heads", "--model", tw, "-n", "200", "--format", "json"});
@@ -427,6 +446,13 @@ TEST_CASE("the shipped wide translation model: its test floor, the explainers' s
     best_agreement = std::max(best_agreement, e["agreement"]["mass"].get<double>() - e["agreement"]["chance"].get<double>());
   }
   CHECK(best_agreement > 0.2);
+  // Ablation scores the focus words by their words, not by one BPE id each: "entraîne" and
+  // "poursuivait" are several pieces, and an id comparison scored word sense 0 % for every head.
+  r = run({"heads", "--model", tw, "-n", "100", "--ablate", "enc.0.0", "--format", "json"});
+  REQUIRE(r.code == 0);
+  const auto ab = nlohmann::json::parse(r.out)["ablation"];
+  CHECK(ab["baseline"]["word_sense"].get<double>() >= 0.9);
+  CHECK(ab["baseline"]["il_elle"].get<double>() >= 0.9);
 }
 
 TEST_CASE("the shipped English language model: perplexity well below the bigram's, and any sentence without <unk>") {
