@@ -395,7 +395,7 @@ TEST_CASE("lesson 6 reads any English sentence with the English language model: 
   CHECK(j["lessons"][0]["status"].get<std::string>().find("lm-english") != std::string::npos);
 }
 
-TEST_CASE("lesson 10 measures the trained model's heads and removes some: the last cross-attention matters most") {
+TEST_CASE("lesson 10 measures the trained model's heads and removes some: no last-layer cross-attention head is indispensable") {
   const Result r = run({"lesson", "10", "--format", "json", "--no-pause"});
   REQUIRE(r.rc == 0);
   const auto j = nlohmann::json::parse(r.out);
@@ -410,15 +410,17 @@ TEST_CASE("lesson 10 measures the trained model's heads and removes some: the la
   REQUIRE(probes.is_object());
   REQUIRE(ablation.is_object());
   REQUIRE(relations.is_object());
-  // Relations: 12 encoder heads and the uniform row; no head links "it" to its noun much above chance,
-  // and enc.1.2 is the adjective → noun head (docs/models.md, lesson 10's text).
+  // Relations: 12 encoder heads and the uniform row; one head gives the noun "it" refers to well above
+  // chance (lesson 9 shows it finds the subject), and enc.1.1 is the adjective → noun head
+  // (docs/models.md, the texts of lessons 9 and 10).
   CHECK(relations["matrices"][0]["rows"] == 13);
-  CHECK(relations["values"]["coref_best_mass"].get<double>() < relations["values"]["coref_chance"].get<double>() + 0.05);
-  CHECK(relations["values"]["agreement_best_head"] == "enc.1.2");
+  CHECK(relations["values"]["coref_best_mass"].get<double>() > relations["values"]["coref_chance"].get<double>() + 0.1);
+  CHECK(relations["values"]["agreement_best_head"] == "enc.1.1");
   CHECK(probes["matrices"][0]["rows"] == 24);
-  // One cross-attention head matters far more than the rest: without it, exact match drops by over 5 points.
+  // No single head of the ablated ones is indispensable: the most one costs is under 5 points of exact
+  // match ("a few sentences in a hundred", lesson 10's text).
   CHECK(ablation["values"]["exact_match_all_heads"].get<double>() > 0.9);
-  CHECK(ablation["values"]["exact_match_worst_ablation"].get<double>() < ablation["values"]["exact_match_all_heads"].get<double>() - 0.05);
+  CHECK(ablation["values"]["exact_match_worst_ablation"].get<double>() > ablation["values"]["exact_match_all_heads"].get<double>() - 0.05);
 }
 
 TEST_CASE("lesson 7's parameter table counts biases in every row or in none (the base row too)") {
