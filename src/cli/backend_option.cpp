@@ -13,6 +13,18 @@ void add_backend_option(CLI::App& sub, std::string& name) {
       ->capture_default_str();
 }
 
+void add_precision_option(CLI::App& sub, std::string& name) {
+  sub.add_option("--precision", name,
+                 "Matrix products in fp32, or tf32 on a GPU's tensor cores (float32 accumulation; weights, attention "
+                 "and the optimizer stay fp32)")
+      ->check(CLI::IsMember({"fp32", "tf32"}))
+      ->capture_default_str();
+}
+
+void apply_precision(backend::Ops<float>& be, const std::string& name) {
+  be.set_matmul_precision(backend::parse_precision(name));
+}
+
 backend::Ops<float>& open_backend(const std::string& name) {
   backend::Ops<float>& be = backend::backend_named(name);
   if (be.name() != "cpu" && be.name() != "cuda") {

@@ -29,6 +29,7 @@ struct BenchCliOptions {
   int block_q = defaults.block_q, block_k = defaults.block_k;
   bool json = false, no_models = false, quiet = false;
   std::string backend = "cpu";
+  std::string precision = "fp32";
 };
 
 namespace {
@@ -144,7 +145,8 @@ void print_text(const nlohmann::ordered_json& j) {
   const double ceiling = j["sgemm_ceiling_gflops"].get<double>();
   std::cout << fmt::format("  ceiling (best of the above): {:.1f} GFLOP/s\n\n", ceiling);
   if (j.contains("device_gemm")) {
-    std::cout << fmt::format("(a') the device's ceiling: {} gemm, fp32\n", j["models"][0].value("backend", std::string("device")));
+    std::cout << fmt::format("(a') the device's ceiling: {} gemm, {}\n", j["models"][0].value("backend", std::string("device")),
+                             j.value("precision", std::string("fp32")));
     for (const auto& g : j["device_gemm"])
       std::cout << fmt::format("  {:>8.1f} GFLOP/s  {:>9.3f} ms  {}\n", g["gflops"].get<double>(), g["seconds"].get<double>() * 1e3,
                                g["shape"].get<std::string>());
@@ -216,11 +218,14 @@ void print_text(const nlohmann::ordered_json& j) {
 void run_bench_cmd(const BenchCliOptions& o) {
   bench::BenchOptions b = to_bench_options(o);
   backend::Ops<float>& be = open_backend(o.backend);
+  apply_precision(be, o.precision);  // exit 2 on the CPU for tf32, before any measurement
   b.backend = &be;
   auto progress = [&](const std::string& s) {
     if (!o.quiet) std::cerr << "bench: " << s << '\n';
   };
   nlohmann::ordered_json report = bench::run_bench(b, progress);
+  // The models' and the device ceiling's matrix products (the CPU's sgemm (a) is always fp32).
+  report["precision"] = o.precision;
   // No GPU speed is ever reported from this binary's CUDA build when it is the emulator.
   const backend::CudaReport cuda = backend::cuda_report();
   if (!cuda.compiled) {
@@ -267,6 +272,7 @@ void setup_bench(CLI::App& app) {
   sub->add_option("--block-k", o->block_k, "Keys per tile of the tiled attention")->check(whole_number(1, 4096))->capture_default_str();
   sub->add_flag("--no-models", o->no_models, "Skip the model measurements (ceiling and attention only)");
   add_backend_option(*sub, o->backend);
+  add_precision_option(*sub, o->precision);
   sub->add_flag("--json", o->json, "Print the report as JSON");
   sub->add_flag("-q,--quiet", o->quiet, "No progress lines on stderr");
   sub->callback([o] { run_bench_cmd(*o); });

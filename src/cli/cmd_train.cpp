@@ -40,6 +40,7 @@ struct TrainOptions {
   bool allow_config_change = false;
   std::string format = "text";
   std::string backend = "cpu";
+  std::string precision = "fp32";
 };
 
 namespace {
@@ -80,6 +81,7 @@ void run_train(const TrainOptions& o) {
     run.raw["train"]["steps"] = o.steps;
   }
   backend::Ops<float>& be = open_backend(o.backend);  // before anything is written: exit 2 if unavailable
+  apply_precision(be, o.precision);                   // likewise: the CPU has no TF32
   const std::string out = o.out.empty() ? "runs/" + run.name : o.out;
   const std::string state_path = (fs::path(out) / "train-state.ckpt").string();
   const std::string model_path = (fs::path(out) / "model.ckpt").string();
@@ -145,7 +147,7 @@ void run_train(const TrainOptions& o) {
                            run.lm ? "decoder-only" : "encoder–decoder", model::parameter_count(run.model), data.vocab.size(),
                            data.vocab.bpe() ? " (byte-level BPE)" : "", data.train.size(), data.valid.size(),
                            run.english ? fmt::format("windows of {} tokens", run.model.max_len) : "sentences");
-  if (be.name() != "cpu") std::cerr << fmt::format("  backend: {}\n", be.name());
+  if (be.name() != "cpu") std::cerr << fmt::format("  backend: {}; matrix products in {}\n", be.name(), o.precision);
   std::cerr << fmt::format("  BLAS: {} kernel, {} threads; output: {}{}\n", blas.corename, blas.threads, out,
                            o.resume ? fmt::format(" (resuming at step {})", trainer.step()) : "");
 
@@ -219,7 +221,7 @@ void run_train(const TrainOptions& o) {
   bar.finish(fmt::format("(step {}, loss {:.4f}, {:.0f} tokens/s)", reached, last_loss, tokens_per_s));
   if (o.format == "json") {
     nlohmann::json j = {{"out", out}, {"steps", reached}, {"final_loss", last_loss}, {"tokens_per_s", tokens_per_s},
-                        {"backend", be.name()}, {"valid", log["valid"].empty() ? nlohmann::json() : log["valid"].back()}};
+                        {"backend", be.name()}, {"precision", o.precision}, {"valid", log["valid"].empty() ? nlohmann::json() : log["valid"].back()}};
     std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   } else {
     std::cout << fmt::format("trained {} steps; model in {}/model.ckpt (evaluate it with: attnlab eval --model {})\n", reached, out, out);
@@ -240,6 +242,7 @@ void setup_train(CLI::App& app) {
                 "train.steps may always grow)")
       ->needs(resume);
   add_backend_option(*sub, opts->backend);
+  add_precision_option(*sub, opts->precision);
   sub->add_option("-f,--format", opts->format, "Summary format on stdout")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   sub->callback([opts] { run_train(*opts); });
 }

@@ -893,6 +893,56 @@ TEST_CASE("the embedding backward repeats bit for bit (no float atomics)") {
   }
 }
 
+TEST_CASE("matrix products in TF32: refused by the CPU, within the TF32 bound on CUDA, and back to fp32") {
+  // The CPU has no tensor cores: it says so (exit 2 on the command line) and stays in fp32.
+  Ops<float>& cpu = reference<float>();
+  CHECK_THROWS_AS(cpu.set_matmul_precision(attnlab::backend::MatmulPrecision::Tf32), attnlab::InputError);
+  CHECK(cpu.matmul_precision() == attnlab::backend::MatmulPrecision::Fp32);
+  CHECK_THROWS_AS((void)attnlab::backend::parse_precision("bf16"), attnlab::InputError);
+  if (!options().cuda || !cuda_slot()) return;
+  Ops<float>& be = *cuda_slot();
+  // A linear layer forward and backward, and a plain gemm, with K = 512: TF32 rounds each input to
+  // 11 significant bits (relative error ≤ 2^-11 each), so a product's error is bounded by about
+  // 2·2^-11·Σ|a||b|; with random signs the normwise error is far below that, and far above fp32's 1e-6.
+  const int N = 64, IC = 512, OC = 96;
+  std::mt19937 rng(11);
+  const auto inp = random_floats(rng, static_cast<std::size_t>(N) * IC), w = random_floats(rng, static_cast<std::size_t>(IC) * OC),
+             bias = random_floats(rng, OC), dout = random_floats(rng, static_cast<std::size_t>(N) * OC);
+  auto run = [&](Ops<float>& b) {
+    Buffer<float> x(b, inp.size()), W(b, w.size()), bb(b, bias.size()), y(b, static_cast<std::size_t>(N) * OC),
+        dy(b, dout.size()), dx(b, inp.size()), dW(b, w.size()), g(b, static_cast<std::size_t>(N) * N);
+    x.upload(inp), W.upload(w), bb.upload(bias), dy.upload(dout);
+    b.zero(dx.data(), inp.size() * sizeof(float));
+    b.zero(dW.data(), w.size() * sizeof(float));
+    b.linear_forward(y.data(), x.data(), W.data(), bb.data(), N, IC, OC);
+    b.linear_backward(dx.data(), dW.data(), nullptr, dy.data(), x.data(), W.data(), N, IC, OC);
+    b.gemm(false, true, N, N, IC, 1.0f, x.data(), IC, x.data(), IC, 0.0f, g.data(), N);  // inp · inpᵀ
+    return std::vector<std::vector<float>>{y.download(), dx.download(), dW.download(), g.download()};
+  };
+  const auto want = run(cpu);
+  auto normwise = [](const std::vector<float>& got, const std::vector<float>& ref) {
+    double num = 0, den = 0;
+    for (std::size_t i = 0; i < ref.size(); ++i) {
+      num += (double(got[i]) - ref[i]) * (double(got[i]) - ref[i]);
+      den += double(ref[i]) * ref[i];
+    }
+    return std::sqrt(num / den);
+  };
+  be.set_matmul_precision(attnlab::backend::MatmulPrecision::Tf32);
+  CHECK(be.matmul_precision() == attnlab::backend::MatmulPrecision::Tf32);
+  const auto tf32 = run(be);
+  be.set_matmul_precision(attnlab::backend::MatmulPrecision::Fp32);
+  const auto fp32 = run(be);
+  const char* names[] = {"linear forward", "linear backward dinp", "linear backward dw", "gemm"};
+  for (int i = 0; i < 4; ++i) {
+    const double e_tf32 = normwise(tf32[i], want[i]), e_fp32 = normwise(fp32[i], want[i]);
+    MESSAGE(std::string(names[i]) << ": normwise error against the CPU, tf32 " << e_tf32 << ", fp32 " << e_fp32);
+    CHECK(e_tf32 < 2e-3);   // the TF32 bound (2^-11 per input), with room for the summation order
+    CHECK(e_tf32 > 1e-5);   // TF32 really engaged: fp32 stays near 1e-7
+    CHECK(e_fp32 < 1e-5);   // and set back, fp32 is fp32 again
+  }
+}
+
 TEST_CASE("memory: upload, copy within the backend, zero, download") {
   for (Ops<float>* be : backends_under_test<float>(false)) {
     INFO("backend: " << be->name());

@@ -168,6 +168,38 @@ double relative(double a, double b) { return std::fabs(a - b) / std::fabs(b); }
 
 }  // namespace
 
+TEST_CASE("one training step with TF32 matrix products: loss within 1e-3, gradient within 1e-2 of fp32 cpu's") {
+  // TF32 keeps 11 significant bits of each product's inputs: the loss, a mean over many tokens,
+  // moves in its 4th digit at most, and the whole gradient stays within a percent (normwise).
+  if (g_gate != 0) return;
+  ModelConfig c;
+  c.vocab_size = 29;
+  c.d_model = 32;
+  c.heads = 2;
+  c.d_ff = 64;
+  c.encoder_layers = 2;
+  c.decoder_layers = 2;
+  c.max_len = 8;
+  c.pre_norm = true;
+  c.dropout = 0.0f;
+  Transformer<float> on_cpu(c, cpu()), on_gpu(c, gpu());
+  on_cpu.init_params(13);
+  on_gpu.params.upload(on_cpu.params.download());
+  const Batch b = padded_batch(c);
+  gpu().set_matmul_precision(backend::MatmulPrecision::Tf32);
+  const float l1 = on_cpu.forward(b, 0.0f, true, nullptr);
+  const float l2 = on_gpu.forward(b, 0.0f, true, nullptr);
+  on_cpu.backward();
+  on_gpu.backward();
+  const std::vector<float> g1 = on_cpu.grads.download(), g2 = on_gpu.grads.download();
+  gpu().set_matmul_precision(backend::MatmulPrecision::Fp32);
+  const double e = normwise(g2, g1, 0, g1.size());
+  MESSAGE("TF32: loss " << l1 << " (cpu, fp32) vs " << l2 << " (cuda, tf32); whole gradient normwise " << e);
+  CHECK(std::fabs(l2 - l1) <= 1e-3 * std::fabs(l1));
+  CHECK(e <= 1e-2);
+  CHECK(e > 1e-6);  // TF32 engaged: fp32 agrees to about 1e-7
+}
+
 TEST_CASE("50 steps of tiny-test: the cuda loss curve follows the cpu's within rounding's reach") {
   if (g_gate != 0) return;
   namespace fs = std::filesystem;

@@ -92,7 +92,13 @@ class CudaBackend final : public Ops<float> {
   // ---- ops ----
   void gemm(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb,
             float beta, float* c, int ldc) override {
-    cuda::gemm(blas_, cuda::Math::Fp32, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    cuda::gemm(blas_, math_, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  }
+  void set_matmul_precision(MatmulPrecision p) override {
+    math_ = p == MatmulPrecision::Tf32 ? cuda::Math::Tf32 : cuda::Math::Fp32;
+  }
+  MatmulPrecision matmul_precision() const override {
+    return math_ == cuda::Math::Tf32 ? MatmulPrecision::Tf32 : MatmulPrecision::Fp32;
   }
 
   void embedding_forward(float* out, const int* tokens, const float* wte, const float* pe, int B, int Tn, int C,
@@ -128,11 +134,11 @@ class CudaBackend final : public Ops<float> {
 
   void linear_forward(float* out, const float* inp, const float* w, const float* bias, int N, int IC,
                       int OC) override {
-    cuda::linear_forward(blas_, out, inp, w, bias, N, IC, OC);
+    cuda::linear_forward(blas_, out, inp, w, bias, N, IC, OC, math_);
   }
   void linear_backward(float* dinp, float* dw, float* dbias, const float* dout, const float* inp, const float* w,
                        int N, int IC, int OC) override {
-    cuda::linear_backward(blas_, dinp, dw, dbias, dout, inp, w, N, IC, OC);
+    cuda::linear_backward(blas_, dinp, dw, dbias, dout, inp, w, N, IC, OC, math_);
   }
 
   void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* gamma,
@@ -215,6 +221,7 @@ class CudaBackend final : public Ops<float> {
 
   OwnedStream stream_;  // first: destroyed last
   cuda::Blas blas_;
+  cuda::Math math_ = cuda::Math::Fp32;  // set_matmul_precision
   Scratch<double> partials_, row_loss_;
   Scratch<int> groups_;
   std::vector<int> host_tokens_, host_groups_;

@@ -39,7 +39,7 @@ void check_shape(const char* what, int N, int IC, int OC) {
 }  // namespace
 
 void linear_forward(Blas& blas, float* out, const float* inp, const float* w, const float* bias, int N, int IC,
-                    int OC) {
+                    int OC, Math math) {
   check_shape("cuda::linear_forward", N, IC, OC);
   const std::size_t n = static_cast<std::size_t>(N) * OC;
   if (n == 0) return;
@@ -47,14 +47,14 @@ void linear_forward(Blas& blas, float* out, const float* inp, const float* w, co
     ATTNLAB_LAUNCH(bias_rows_kernel, detail::grid_for(n, kThreads), kThreads, 0, blas.stream())(out, bias, n, OC);
     CUDA_CHECK_LAUNCH();
   }
-  gemm(blas, Math::Fp32, false, false, N, OC, IC, 1.0f, inp, std::max(1, IC), w, OC, bias ? 1.0f : 0.0f, out, OC);
+  gemm(blas, math, false, false, N, OC, IC, 1.0f, inp, std::max(1, IC), w, OC, bias ? 1.0f : 0.0f, out, OC);
 }
 
 void linear_backward(Blas& blas, float* dinp, float* dw, float* dbias, const float* dout, const float* inp,
-                     const float* w, int N, int IC, int OC) {
+                     const float* w, int N, int IC, int OC, Math math) {
   check_shape("cuda::linear_backward", N, IC, OC);
-  if (dinp && IC > 0) gemm(blas, Math::Fp32, false, true, N, IC, OC, 1.0f, dout, OC, w, OC, 1.0f, dinp, IC);
-  if (dw && IC > 0) gemm(blas, Math::Fp32, true, false, IC, OC, N, 1.0f, inp, IC, dout, OC, 1.0f, dw, OC);
+  if (dinp && IC > 0) gemm(blas, math, false, true, N, IC, OC, 1.0f, dout, OC, w, OC, 1.0f, dinp, IC);
+  if (dw && IC > 0) gemm(blas, math, true, false, IC, OC, N, 1.0f, inp, IC, dout, OC, 1.0f, dw, OC);
   if (dbias && N > 0) {
     const unsigned threads = 128, blocks = static_cast<unsigned>((OC + threads - 1) / threads);
     ATTNLAB_LAUNCH(column_sums_kernel, blocks, threads, 0, blas.stream())(dbias, dout, N, OC);

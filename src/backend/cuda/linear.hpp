@@ -1,6 +1,6 @@
 #pragma once
 // A linear layer on the GPU, mirroring cpu::linear_forward / linear_backward (backend/cpu/ops.hpp):
-// the products through cuBLAS (matmul.hpp, float32 compute), the bias and its gradient in two small
+// the products through cuBLAS (matmul.hpp; float32 compute, or TF32 when `math` says so), the bias and its gradient in two small
 // kernels.
 //
 // Shape legend (llm.c style): N rows (B·T tokens), IC input channels, OC output channels.
@@ -14,12 +14,12 @@ namespace attnlab::cuda {
 // out (written) = inp · w + bias; bias may be null. With a bias, each row of out is first set to
 // the bias, then the gemm adds inp · w to it (beta = 1), as the CPU does.
 void linear_forward(Blas& blas, float* out, const float* inp, const float* w, const float* bias, int N, int IC,
-                    int OC);
+                    int OC, Math math = Math::Fp32);
 
 // dinp += dout · wᵀ;  dw += inpᵀ · dout;  dbias += column sums of dout. Null gradients are skipped.
 // dbias: one thread per column adds the rows in order (the CPU's order; no atomics), so it repeats
 // bit for bit.
 void linear_backward(Blas& blas, float* dinp, float* dw, float* dbias, const float* dout, const float* inp,
-                     const float* w, int N, int IC, int OC);
+                     const float* w, int N, int IC, int OC, Math math = Math::Fp32);
 
 }  // namespace attnlab::cuda
