@@ -25,10 +25,12 @@ PyTorch on a slow one (or the reverse); rounds taken close together and alternat
 --backend cuda compares the two on the GPU instead: `attnlab bench --backend cuda` against PyTorch's
 models on "cuda", both in float32 without TF32 (attnlab's gemm computes in fp32; PyTorch's
 allow_tf32 is switched off for matrix products and cuDNN), every timed call followed by a
-synchronize. The OpenBLAS settings above then matter for neither side.
+synchronize. The OpenBLAS settings above then matter for neither side. --precision tf32 (GPU only)
+lets both sides' matrix products use TF32 tensor cores: `attnlab bench --precision tf32` and PyTorch's
+allow_tf32 switched on; everything else stays float32 on both.
 
   /usr/bin/python3 bench/compare_torch.py --attnlab build/attnlab [--config NAME | --d-model ...]
-         [--batch B] [--seq T] [--threads K] [--repeats R] [--rounds N] [--backend cpu|cuda] [--json]
+         [--batch B] [--seq T] [--threads K] [--repeats R] [--rounds N] [--backend cpu|cuda] [--precision fp32|tf32] [--json]
 """
 import argparse
 import json
@@ -56,13 +58,18 @@ def parse_args():
                    help="repeat the comparison N times, alternating which side goes first; report median ratios")
     p.add_argument("--backend", choices=["cpu", "cuda"], default="cpu",
                    help="where both run the models: the CPU, or the GPU (attnlab --backend cuda, torch on 'cuda')")
+    p.add_argument("--precision", choices=["fp32", "tf32"], default="fp32",
+                   help="matrix products on both sides: fp32, or tf32 on the GPU's tensor cores (--backend cuda)")
     p.add_argument("--json", action="store_true", help="print one JSON document")
-    return p.parse_args()
+    a = p.parse_args()
+    if a.precision == "tf32" and a.backend != "cuda":
+        p.error("--precision tf32 needs --backend cuda: the CPU computes matrix products in float32 only")
+    return a
 
 
 def run_attnlab(a):
     cmd = [a.attnlab, "bench", "--json", "--quiet", "--attention-max", "0", "--batch", str(a.batch), "--seq", str(a.seq),
-           "--threads", str(a.threads), "--repeats", str(a.repeats), "--backend", a.backend]
+           "--threads", str(a.threads), "--repeats", str(a.repeats), "--backend", a.backend, "--precision", a.precision]
     for flag, val in (("--config", a.config), ("--d-model", a.d_model), ("--heads", a.heads), ("--layers", a.layers),
                       ("--d-ff", a.d_ff), ("--vocab", a.vocab)):
         if val is not None:
@@ -108,8 +115,9 @@ def main():
     dev = torch.device(a.backend)
     sync = torch.cuda.synchronize if a.backend == "cuda" else (lambda: None)
     if a.backend == "cuda":
-        torch.backends.cuda.matmul.allow_tf32 = False  # fp32 products, as attnlab's cuBLAS calls
-        torch.backends.cudnn.allow_tf32 = False
+        tf32 = a.precision == "tf32"  # fp32 products by default, as attnlab's cuBLAS calls
+        torch.backends.cuda.matmul.allow_tf32 = tf32
+        torch.backends.cudnn.allow_tf32 = tf32
     try:  # the OpenBLAS that torch loaded (Debian's torch calls BLAS through libblas.so.3 -> OpenBLAS)
         ob = ctypes.CDLL("libopenblas.so.0")
         ob.openblas_get_corename.restype = ctypes.c_char_p
@@ -242,6 +250,7 @@ def main():
         "config": c,
         "threads": a.threads,
         "backend": a.backend,
+        "precision": a.precision,
         "device": torch.cuda.get_device_name(0) if a.backend == "cuda" else None,
         "attnlab_blas": report["blas"],
         "torch": {"version": torch.__version__, "openblas_kernel": torch_kernel, "openblas_threads": torch_blas_threads,

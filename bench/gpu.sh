@@ -516,6 +516,8 @@ elif [ -n "$gpu_reason" ]; then
 else
   # The models on the GPU; the CPU's attention sweep is skipped (it measures nothing of the device).
   run bench_cuda 240 "$attnlab" bench --backend cuda --attention-max 0
+  # The same with TF32 tensor-core matrix products (the ceiling gemm too).
+  run bench_cuda_tf32 240 "$attnlab" bench --backend cuda --precision tf32 --attention-max 0
 fi
 # The same models in PyTorch on the same GPU (float32, TF32 off on both sides), 3 alternating rounds.
 torch_python=""
@@ -535,6 +537,8 @@ elif [ -z "$torch_python" ]; then
   skip compare_torch_cuda "no python3 with a CUDA-enabled torch on this machine"
 else
   run compare_torch_cuda 200 "$torch_python" "$root/bench/compare_torch.py" --attnlab "$attnlab" --backend cuda --rounds 3
+  run compare_torch_cuda_tf32 200 "$torch_python" "$root/bench/compare_torch.py" --attnlab "$attnlab" --backend cuda \
+    --precision tf32 --rounds 3
 fi
 
 # ---- 7. compute-sanitizer (last: what a run cut short by the budget can best do without) -----
