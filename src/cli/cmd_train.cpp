@@ -116,6 +116,7 @@ void run_train(const TrainOptions& o) {
                      {"run_config", run.raw},
                      {"config_file", o.config},
                      {"trained_steps", step},
+                     {"matmul_precision", o.precision},
                      {"attnlab_version", ATTNLAB_VERSION}};
     if (!data.known_source_words.empty()) j["known_source_words"] = data.known_source_words;
     return j;
@@ -127,15 +128,22 @@ void run_train(const TrainOptions& o) {
     // the two agree from here on.
     const nlohmann::json saved = trainer.restore(state_path);
     if (saved.is_object() && saved.contains("run_config")) config_changes = tasks::resume_changes(saved["run_config"], run);
+    // The matrix products' precision is the command line's, not the config's; a run saved before it
+    // was recorded computed in fp32.
+    const std::string saved_precision =
+        saved.is_object() && saved.contains("matmul_precision") && saved["matmul_precision"].is_string()
+            ? saved["matmul_precision"].get<std::string>()
+            : "fp32";
+    if (saved_precision != o.precision) config_changes.push_back({"--precision", saved_precision, o.precision});
     if (!config_changes.empty() && !o.allow_config_change) {
       const tasks::ConfigChange& c = config_changes.front();
       std::string others;
       for (std::size_t i = 1; i < config_changes.size(); ++i) others += (i > 1 ? ", " : "") + config_changes[i].field;
-      throw InputError(fmt::format("--resume: {} is {} in {}, but the run in {} was trained with {}{}; resuming would finish "
+      throw InputError(fmt::format("--resume: {} is {} {}, but the run in {} was trained with {}{}; resuming would finish "
                                    "it as a different run. Put the value back, or pass --allow-config-change to resume "
                                    "with the new value anyway (the change is recorded in train-log.json)",
-                                   c.field, c.given, o.config, out, c.saved,
-                                   others.empty() ? "" : fmt::format(" (also changed: {})", others)));
+                                   c.field, c.given, c.field == "--precision" ? "on the command line" : "in " + o.config, out,
+                                   c.saved, others.empty() ? "" : fmt::format(" (also changed: {})", others)));
     }
     for (const auto& c : config_changes)
       std::cerr << fmt::format("attnlab: warning: --allow-config-change: {} changes from {} to {} at step {}\n", c.field, c.saved,

@@ -539,6 +539,30 @@ TEST_CASE("--backend cuda: the same translation where CUDA runs, else exit 2 say
   }
 }
 
+TEST_CASE("--precision tf32: trains where CUDA runs, and a resume in another precision is refused; exit 2 elsewhere") {
+  const Result doctor = run({"doctor", "--format", "json"});
+  REQUIRE(doctor.code == 0);
+  const fs::path dir = temp_dir() / "tf32-run";
+  fs::remove_all(dir);
+  Result r = run({"train", "--config", kConfig, "--out", dir.string(), "--steps", "2", "--backend", "cuda", "--precision", "tf32",
+                  "--format", "json"});
+  INFO(r.err);
+  if (!nlohmann::json::parse(doctor.out)["cuda"]["usable"].get<bool>()) {
+    CHECK(r.code == 2);
+    CHECK_FALSE(fs::exists(dir / "model.ckpt"));
+    return;
+  }
+  REQUIRE(r.code == 0);
+  CHECK(nlohmann::json::parse(r.out)["precision"] == "tf32");
+  // The precision is part of the run: resuming in fp32 would finish it as a different run.
+  r = run({"train", "--config", kConfig, "--out", dir.string(), "--steps", "3", "--backend", "cuda", "--resume"});
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "--precision is fp32 on the command line"));
+  CHECK(contains(r.err, "trained with tf32"));
+  r = run({"train", "--config", kConfig, "--out", dir.string(), "--steps", "3", "--backend", "cuda", "--resume", "--precision", "tf32"});
+  CHECK(r.code == 0);
+}
+
 TEST_CASE("--html and --svg: one self-contained page from the --format json document, one SVG heatmap; bad places exit 2") {
   const fs::path dir = temp_dir() / "straight";
   if (!fs::exists(dir / "model.ckpt")) REQUIRE(run({"train", "--config", kConfig, "--out", dir.string(), "--steps", "24"}).code == 0);
