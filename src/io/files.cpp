@@ -208,16 +208,27 @@ FolderReplacement::FolderReplacement(const std::string& path, const std::set<std
     return true;
   };
   // And only those holding the marker file this command puts in each folder it sets aside (a user's
-  // own copy of an earlier output named like one, ".data.new-v2try1", was removed: the fifth pass).
+  // own copy of an earlier output named like one, ".data.new-v2try1", was removed: the fifth pass),
+  // beside our files and write_file_atomic's half-written ".FILE.tmp-XXXXXX" of them (a SIGKILL while
+  // one was written left the folder for good: kill_corpus under ASan). An empty one holds nothing to
+  // lose (a kill between mkdtemp and the marker).
+  auto half_written = [&](const std::string& n) {
+    const std::size_t t = n.rfind(".tmp-");
+    if (n.size() < 2 || n[0] != '.' || t == std::string::npos || t < 2 || n.size() != t + 5 + 6) return false;
+    for (std::size_t i = t + 5; i < n.size(); ++i)
+      if (!std::isalnum(static_cast<unsigned char>(n[i]))) return false;
+    return replaceable.count(n.substr(1, t - 1)) > 0;
+  };
   auto only_ours = [&](const fs::path& dir) {
     std::error_code lec;
-    bool marked = false;
+    bool marked = false, empty = true;
     for (const auto& f : fs::directory_iterator(dir, lec)) {
+      empty = false;
       const std::string n = f.path().filename().string();
       if (n == kStagingMarker) marked = true;
-      else if (!replaceable.count(n)) return false;
+      else if (!replaceable.count(n) && !half_written(n)) return false;
     }
-    return marked && !lec;
+    return (marked || empty) && !lec;
   };
   for (const auto& e : fs::directory_iterator(parent, ec)) {
     const std::string n = e.path().filename().string();

@@ -415,6 +415,15 @@ TEST_CASE("corpus --out leaves the user's own folders beside DIR alone, and remo
   fs::create_directories(parent / ".data.new-Xy12Zq");  // what a killed run leaves: its own files and its marker
   std::ofstream(parent / ".data.new-Xy12Zq" / "train.tsv") << "partial\n";
   std::ofstream(parent / ".data.new-Xy12Zq" / ".attnlab-set-aside") << "";
+  // Killed while write_file_atomic wrote one of its files: the half-written temporary beside the marker.
+  fs::create_directories(parent / ".data.new-Ab34Cd");
+  std::ofstream(parent / ".data.new-Ab34Cd" / ".train.tsv.tmp-Q1w2E3") << "half";
+  std::ofstream(parent / ".data.new-Ab34Cd" / ".attnlab-set-aside") << "";
+  fs::create_directories(parent / ".data.new-Ef56Gh");  // killed between mkdtemp and the marker: empty
+  // A temporary-like name of a file that is not ours keeps its folder.
+  fs::create_directories(parent / ".data.new-Ij78Kl");
+  std::ofstream(parent / ".data.new-Ij78Kl" / ".notes.txt.tmp-Q1w2E3") << "mine\n";
+  std::ofstream(parent / ".data.new-Ij78Kl" / ".attnlab-set-aside") << "";
   const Result r = run({"corpus", "--out", (parent / "data").string(), "--train", "50", "--valid", "5", "--test", "5"});
   INFO(r.err);
   REQUIRE(r.code == 0);
@@ -423,6 +432,9 @@ TEST_CASE("corpus --out leaves the user's own folders beside DIR alone, and remo
   CHECK(slurp(parent / ".data.old-abc123" / "draft.txt") == "mine\n");
   CHECK(slurp(parent / ".data.new-v2try1" / "train.tsv") == "my copy\n");
   CHECK_FALSE(fs::exists(parent / ".data.new-Xy12Zq"));
+  CHECK_FALSE(fs::exists(parent / ".data.new-Ab34Cd"));
+  CHECK_FALSE(fs::exists(parent / ".data.new-Ef56Gh"));
+  CHECK(slurp(parent / ".data.new-Ij78Kl" / ".notes.txt.tmp-Q1w2E3") == "mine\n");
   CHECK_FALSE(fs::exists(parent / "data" / ".attnlab-set-aside"));
 }
 
