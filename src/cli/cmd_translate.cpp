@@ -93,7 +93,7 @@ void run_translate(const TranslateOptions& o) {
   const int limit = model::translation_limit(*m.net, static_cast<int>(src.size()), d);
   const bool cut = !h.finished || static_cast<int>(h.tokens.size()) >= limit;
   // A loop in the words written: a word three times in a row ("très très très") or a phrase twice back
-  // to back ("par un pas par un pas"), the rule decoding enforces on tokens (model::loop_closing_tokens)
+  // to back ("par un pas par un pas"), the rule decoding enforces on tokens (model::loop_closed_by)
   // applied to words. Decoding blocks loops unless --allow-loops; a model falls into one on a word it
   // read only in another role, or on a structure it never read. The first loop, or none.
   std::string loop_phrase;
@@ -103,16 +103,8 @@ void run_translate(const TranslateOptions& o) {
     std::vector<int> y;
     for (const auto& w : words) y.push_back(ids.emplace(w, static_cast<int>(ids.size())).first->second);
     for (std::size_t n = 2; n < y.size() && loop_phrase.empty(); ++n) {
-      const std::vector<int> prefix(y.begin(), y.begin() + static_cast<std::ptrdiff_t>(n));
-      const std::vector<int> closing = model::loop_closing_tokens(prefix);
-      if (std::find(closing.begin(), closing.end(), y[n]) == closing.end()) continue;
-      std::size_t block = 1;  // a word thrice, else the shortest block that repeats
-      if (!(y[n] == y[n - 1] && y[n] == y[n - 2]))
-        for (block = 2; 2 * block <= n + 1; ++block)
-          if (std::equal(y.begin() + static_cast<std::ptrdiff_t>(n + 1 - 2 * block), y.begin() + static_cast<std::ptrdiff_t>(n + 1 - block),
-                         y.begin() + static_cast<std::ptrdiff_t>(n + 1 - block)))
-            break;
-      for (std::size_t i = n + 1 - block; i <= n; ++i) loop_phrase += (loop_phrase.empty() ? "" : " ") + words[i];
+      const std::size_t block = model::loop_closed_by(std::vector<int>(y.begin(), y.begin() + static_cast<std::ptrdiff_t>(n)), y[n]);
+      for (std::size_t i = n + 1 - block; block && i <= n; ++i) loop_phrase += (loop_phrase.empty() ? "" : " ") + words[i];
     }
   }
   std::vector<std::string> wrote;  // "attnlab: wrote FILE" lines: after the translation, or on stderr beside JSON

@@ -38,17 +38,33 @@ double length_penalty(int length, double alpha) {
   return alpha == 0.0 ? 1.0 : std::pow((5.0 + length) / 6.0, alpha);
 }
 
+namespace {
+
+// Whether y ends with a block of L tokens followed by its first L − 1 again, so that appending the
+// block's last token, y[n − L], would write the block twice back to back (2L − 1 ≤ n).
+bool block_half_repeated(const std::vector<int>& y, std::size_t L) {
+  const std::size_t n = y.size();
+  return std::equal(y.begin() + static_cast<std::ptrdiff_t>(n + 1 - 2 * L), y.begin() + static_cast<std::ptrdiff_t>(n - L),
+                    y.begin() + static_cast<std::ptrdiff_t>(n + 1 - L));
+}
+
+}  // namespace
+
 std::vector<int> loop_closing_tokens(const std::vector<int>& y) {
   std::vector<int> out;
   const std::size_t n = y.size();
   if (n >= 2 && y[n - 1] == y[n - 2]) out.push_back(y[n - 1]);  // x x → not x
-  // A block of L ≥ 2 tokens then its first L − 1 again: appending the block's last token repeats it.
-  for (std::size_t L = 2; 2 * L <= n + 1; ++L) {
-    if (std::equal(y.begin() + static_cast<std::ptrdiff_t>(n + 1 - 2 * L), y.begin() + static_cast<std::ptrdiff_t>(n - L),
-                   y.begin() + static_cast<std::ptrdiff_t>(n + 1 - L)))
-      out.push_back(y[n - L]);
-  }
+  for (std::size_t L = 2; 2 * L <= n + 1; ++L)
+    if (block_half_repeated(y, L)) out.push_back(y[n - L]);
   return out;
+}
+
+std::size_t loop_closed_by(const std::vector<int>& y, int next) {
+  const std::size_t n = y.size();
+  if (n >= 2 && y[n - 1] == next && y[n - 2] == next) return 1;
+  for (std::size_t L = 2; 2 * L <= n + 1; ++L)
+    if (y[n - L] == next && block_half_repeated(y, L)) return L;
+  return 0;
 }
 
 int translation_limit(const Transformer<float>& model, int source_length, const DecodeOptions& opt) {

@@ -33,6 +33,9 @@ struct DecodeOptions {
 
 // The tokens that would close a loop after `tokens` (see DecodeOptions::block_loops).
 std::vector<int> loop_closing_tokens(const std::vector<int>& tokens);
+// The loop that appending `next` to `tokens` would close: 1 when it is a third in a row, L ≥ 2 for
+// the shortest block of L written twice back to back, 0 when none.
+std::size_t loop_closed_by(const std::vector<int>& tokens, int next);
 
 // Encoder–decoder: translates `src` (token ids). Returns the best-scoring finished hypothesis the
 // search found. A beam (K > 1) keeps going until no live hypothesis can still beat the best finished

@@ -119,6 +119,13 @@ TEST_CASE("loops: the tokens that would close one, and no translation that write
   CHECK(loop_closing_tokens({1, 2, 3, 4, 1, 2, 3}) == V{4});
   CHECK(loop_closing_tokens({1, 2, 3, 4, 2, 3}) == V{4});     // 2 3 4 2 3 [4]
   CHECK(loop_closing_tokens({1, 2, 3, 4, 5, 2, 3}).empty());  // "2 3" again, but not back to back
+  // The same rule asked of one next token, with the length of the loop it closes.
+  CHECK(loop_closed_by({5, 5}, 5) == 1);
+  CHECK(loop_closed_by({4, 5}, 5) == 0);
+  CHECK(loop_closed_by({7, 8, 9, 7, 8}, 9) == 3);
+  CHECK(loop_closed_by({7, 8, 9, 7, 8}, 7) == 0);
+  CHECK(loop_closed_by({8, 7, 8}, 7) == 2);
+  CHECK(loop_closed_by({1, 2, 3, 4, 5, 2, 3}, 4) == 0);
   // Random tiny models loop readily; with block_loops (the default) no translation holds a loop.
   int looped_without = 0;
   for (std::uint64_t seed = 1; seed <= 12; ++seed) {
