@@ -170,26 +170,32 @@ struct AdamStep {
 
 // How matrix products (gemm, linear_forward, linear_backward) compute. Fp32: float32 throughout.
 // Tf32: tensor cores round each input to TF32 (10 mantissa bits, about 3 decimal digits) and
-// accumulate in float32, several times faster on a GPU. Attention, softmax, normalisation, the loss
-// and the optimizer stay float32 either way, and so do the stored weights.
-enum class MatmulPrecision { Fp32, Tf32 };
-inline const char* precision_name(MatmulPrecision p) { return p == MatmulPrecision::Tf32 ? "tf32" : "fp32"; }
-// "fp32" or "tf32"; InputError naming the value otherwise.
+// accumulate in float32. Bf16: tensor cores round each input to bfloat16 (7 mantissa bits, about 2
+// decimal digits) and accumulate in float32: twice TF32's rate on Ampere and Hopper. Either way
+// attention, softmax, normalisation, the loss and the optimizer stay float32, and so do the stored
+// weights and every activation between ops (the products' inputs are rounded as they are read).
+enum class MatmulPrecision { Fp32, Tf32, Bf16 };
+inline const char* precision_name(MatmulPrecision p) {
+  return p == MatmulPrecision::Tf32 ? "tf32" : p == MatmulPrecision::Bf16 ? "bf16" : "fp32";
+}
+// "fp32", "tf32" or "bf16"; InputError naming the value otherwise.
 inline MatmulPrecision parse_precision(const std::string& name) {
   if (name == "fp32") return MatmulPrecision::Fp32;
   if (name == "tf32") return MatmulPrecision::Tf32;
-  throw InputError("--precision: expected fp32 or tf32, got \"" + name + "\"");
+  if (name == "bf16") return MatmulPrecision::Bf16;
+  throw InputError("--precision: expected fp32, tf32 or bf16, got \"" + name + "\"");
 }
 
 template <typename T>
 class Ops : public Memory {
  public:
   // The precision of the matrix products from now on (Fp32 until set). A backend without tensor
-  // cores has only Fp32 and refuses Tf32 with InputError.
+  // cores has only Fp32 and refuses the others with InputError.
   virtual void set_matmul_precision(MatmulPrecision p) {
     if (p != MatmulPrecision::Fp32)
       throw InputError("--precision " + std::string(precision_name(p)) + ": the " + name() +
-                       " backend computes matrix products in float32 only; TF32 needs --backend cuda");
+                       " backend computes matrix products in float32 only; " + precision_name(p) +
+                       " needs --backend cuda");
   }
   virtual MatmulPrecision matmul_precision() const { return MatmulPrecision::Fp32; }
 

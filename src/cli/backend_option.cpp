@@ -15,9 +15,9 @@ void add_backend_option(CLI::App& sub, std::string& name) {
 
 void add_precision_option(CLI::App& sub, std::string& name) {
   sub.add_option("--precision", name,
-                 "Matrix products in fp32, or tf32 on a GPU's tensor cores (float32 accumulation; weights, attention "
-                 "and the optimizer stay fp32)")
-      ->check(CLI::IsMember({"fp32", "tf32"}))
+                 "Matrix products in fp32, or tf32 or bf16 on a GPU's tensor cores (inputs rounded, float32 "
+                 "accumulation; weights, activations, attention and the optimizer stay fp32)")
+      ->check(CLI::IsMember({"fp32", "tf32", "bf16"}))
       ->capture_default_str();
 }
 

@@ -81,7 +81,7 @@ void run_train(const TrainOptions& o) {
     run.raw["train"]["steps"] = o.steps;
   }
   backend::Ops<float>& be = open_backend(o.backend);  // before anything is written: exit 2 if unavailable
-  apply_precision(be, o.precision);                   // likewise: the CPU has no TF32
+  apply_precision(be, o.precision);                   // likewise: the CPU has no TF32 or bf16
   const std::string out = o.out.empty() ? "runs/" + run.name : o.out;
   const std::string state_path = (fs::path(out) / "train-state.ckpt").string();
   const std::string model_path = (fs::path(out) / "model.ckpt").string();

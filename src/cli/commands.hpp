@@ -52,9 +52,9 @@ void add_backend_option(CLI::App& sub, std::string& name);
 // The backend named by --backend (backend/registry.hpp: exit 2 when it cannot be had). When it is the
 // CUDA emulator, says so on stderr: its speed is a CPU's running every GPU thread in turn.
 backend::Ops<float>& open_backend(const std::string& name);
-// --precision fp32|tf32 (train, bench): how the backend's matrix products compute.
+// --precision fp32|tf32|bf16 (train, bench): how the backend's matrix products compute.
 void add_precision_option(CLI::App& sub, std::string& name);
-// Sets the precision on `be`; exit 2 (InputError) when the backend has no TF32 (the CPU).
+// Sets the precision on `be`; exit 2 (InputError) when the backend has no tensor cores (the CPU).
 void apply_precision(backend::Ops<float>& be, const std::string& name);
 
 }  // namespace attnlab::cli

@@ -893,17 +893,24 @@ TEST_CASE("the embedding backward repeats bit for bit (no float atomics)") {
   }
 }
 
-TEST_CASE("matrix products in TF32: refused by the CPU, within the TF32 bound on CUDA, and back to fp32") {
+TEST_CASE("matrix products in TF32 and bf16: refused by the CPU, within their bounds on CUDA, and back to fp32") {
+  using attnlab::backend::MatmulPrecision;
   // The CPU has no tensor cores: it says so (exit 2 on the command line) and stays in fp32.
   Ops<float>& cpu = reference<float>();
-  CHECK_THROWS_AS(cpu.set_matmul_precision(attnlab::backend::MatmulPrecision::Tf32), attnlab::InputError);
-  CHECK(cpu.matmul_precision() == attnlab::backend::MatmulPrecision::Fp32);
-  CHECK_THROWS_AS((void)attnlab::backend::parse_precision("bf16"), attnlab::InputError);
+  for (MatmulPrecision p : {MatmulPrecision::Tf32, MatmulPrecision::Bf16}) {
+    CHECK_THROWS_AS(cpu.set_matmul_precision(p), attnlab::InputError);
+    CHECK(cpu.matmul_precision() == MatmulPrecision::Fp32);
+    CHECK(attnlab::backend::parse_precision(attnlab::backend::precision_name(p)) == p);
+  }
+  CHECK_THROWS_AS((void)attnlab::backend::parse_precision("fp16"), attnlab::InputError);
   if (!options().cuda || !cuda_slot()) return;
   Ops<float>& be = *cuda_slot();
   // A linear layer forward and backward, and a plain gemm, with K = 512: TF32 rounds each input to
   // 11 significant bits (relative error ≤ 2^-11 each), so a product's error is bounded by about
-  // 2·2^-11·Σ|a||b|; with random signs the normwise error is far below that, and far above fp32's 1e-6.
+  // 2·2^-11·Σ|a||b|; with random signs the normwise error is far below that (about 3e-4), and far
+  // above fp32's 1e-7. bf16 keeps 8 bits (≤ 2^-9 each): about 2.3e-3 rounding to nearest, 6e-3
+  // truncating (NumPy, these sizes; less on inp·inpᵀ, whose diagonal sums squares), so its bound is
+  // 1e-2, and it must be well above TF32's error on the same op.
   const int N = 64, IC = 512, OC = 96;
   std::mt19937 rng(11);
   const auto inp = random_floats(rng, static_cast<std::size_t>(N) * IC), w = random_floats(rng, static_cast<std::size_t>(IC) * OC),
@@ -928,18 +935,62 @@ TEST_CASE("matrix products in TF32: refused by the CPU, within the TF32 bound on
     }
     return std::sqrt(num / den);
   };
-  be.set_matmul_precision(attnlab::backend::MatmulPrecision::Tf32);
-  CHECK(be.matmul_precision() == attnlab::backend::MatmulPrecision::Tf32);
+  be.set_matmul_precision(MatmulPrecision::Tf32);
+  CHECK(be.matmul_precision() == MatmulPrecision::Tf32);
   const auto tf32 = run(be);
-  be.set_matmul_precision(attnlab::backend::MatmulPrecision::Fp32);
+  be.set_matmul_precision(MatmulPrecision::Bf16);
+  CHECK(be.matmul_precision() == MatmulPrecision::Bf16);
+  const auto bf16 = run(be);
+  be.set_matmul_precision(MatmulPrecision::Fp32);
   const auto fp32 = run(be);
   const char* names[] = {"linear forward", "linear backward dinp", "linear backward dw", "gemm"};
   for (int i = 0; i < 4; ++i) {
-    const double e_tf32 = normwise(tf32[i], want[i]), e_fp32 = normwise(fp32[i], want[i]);
-    MESSAGE(std::string(names[i]) << ": normwise error against the CPU, tf32 " << e_tf32 << ", fp32 " << e_fp32);
+    const double e_tf32 = normwise(tf32[i], want[i]), e_bf16 = normwise(bf16[i], want[i]),
+                 e_fp32 = normwise(fp32[i], want[i]);
+    MESSAGE(std::string(names[i]) << ": normwise error against the CPU, tf32 " << e_tf32 << ", bf16 " << e_bf16
+                                  << ", fp32 " << e_fp32);
     CHECK(e_tf32 < 2e-3);   // the TF32 bound (2^-11 per input), with room for the summation order
     CHECK(e_tf32 > 1e-5);   // TF32 really engaged: fp32 stays near 1e-7
+    CHECK(e_bf16 < 1e-2);   // the bf16 bound (2^-9 per input)
+    CHECK(e_bf16 > 3 * e_tf32);  // bf16 really engaged, not TF32: 3 fewer bits, about 8× the error
     CHECK(e_fp32 < 1e-5);   // and set back, fp32 is fp32 again
+  }
+
+  // Attention's two products follow the precision too: in bf16 the forward runs on tensor cores
+  // (head widths that are multiples of 16), within 1e-2 of the CPU and clearly not float32; a head
+  // width of 8 keeps the float32 kernel; TF32 has no attention kernel of its own (float32).
+  auto attention = [&](Ops<float>& b, int C, int H) {
+    const int B = 2, T = 40;
+    std::mt19937 arng(5);
+    const std::size_t n = static_cast<std::size_t>(B) * T * C;
+    const auto hq = random_floats(arng, n), hk = random_floats(arng, n), hv = random_floats(arng, n);
+    Buffer<float> q(b, n), k(b, n), v(b, n), o(b, n), l(b, static_cast<std::size_t>(B) * H * T);
+    q.upload(hq), k.upload(hk), v.upload(hv);
+    attnlab::backend::AttentionShape sh;
+    sh.B = B, sh.Tq = T, sh.Tk = T, sh.C = C, sh.H = H, sh.causal = true;
+    b.attention_forward(o.data(), l.data(), q.data(), k.data(), v.data(), sh);
+    return o.download();
+  };
+  for (const auto [C, H] : {std::pair{128, 2}, std::pair{16, 2}}) {
+    const int d = C / H;
+    INFO("attention, head width " << d);
+    const auto ref = attention(cpu, C, H);
+    be.set_matmul_precision(MatmulPrecision::Bf16);
+    const double e_bf16 = normwise(attention(be, C, H), ref);
+    be.set_matmul_precision(MatmulPrecision::Tf32);
+    const double e_tf32 = normwise(attention(be, C, H), ref);
+    be.set_matmul_precision(MatmulPrecision::Fp32);
+    const double e_fp32 = normwise(attention(be, C, H), ref);
+    MESSAGE("attention forward, d = " << d << ": normwise error against the CPU, bf16 " << e_bf16 << ", tf32 " << e_tf32
+                                      << ", fp32 " << e_fp32);
+    CHECK(e_fp32 < 1e-5);
+    CHECK(e_tf32 < 1e-5);
+    if (d % 16 == 0) {
+      CHECK(e_bf16 < 1e-2);
+      CHECK(e_bf16 > 1e-4);
+    } else {
+      CHECK(e_bf16 < 1e-5);
+    }
   }
 }
 

@@ -539,7 +539,7 @@ TEST_CASE("--backend cuda: the same translation where CUDA runs, else exit 2 say
   }
 }
 
-TEST_CASE("--precision tf32: trains where CUDA runs, and a resume in another precision is refused; exit 2 elsewhere") {
+TEST_CASE("--precision tf32 and bf16: train where CUDA runs, and a resume in another precision is refused; exit 2 elsewhere") {
   const Result doctor = run({"doctor", "--format", "json"});
   REQUIRE(doctor.code == 0);
   const fs::path dir = temp_dir() / "tf32-run";
@@ -561,6 +561,16 @@ TEST_CASE("--precision tf32: trains where CUDA runs, and a resume in another pre
   CHECK(contains(r.err, "trained with tf32"));
   r = run({"train", "--config", kConfig, "--out", dir.string(), "--steps", "3", "--backend", "cuda", "--resume", "--precision", "tf32"});
   CHECK(r.code == 0);
+  // bf16 trains too, and its precision is recorded (a resume in tf32 is refused the same way).
+  const fs::path bdir = temp_dir() / "bf16-run";
+  fs::remove_all(bdir);
+  r = run({"train", "--config", kConfig, "--out", bdir.string(), "--steps", "2", "--backend", "cuda", "--precision", "bf16",
+           "--format", "json"});
+  REQUIRE(r.code == 0);
+  CHECK(nlohmann::json::parse(r.out)["precision"] == "bf16");
+  r = run({"train", "--config", kConfig, "--out", bdir.string(), "--steps", "3", "--backend", "cuda", "--resume", "--precision", "tf32"});
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "trained with bf16"));
 }
 
 TEST_CASE("--html and --svg: one self-contained page from the --format json document, one SVG heatmap; bad places exit 2") {

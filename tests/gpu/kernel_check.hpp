@@ -18,6 +18,7 @@ namespace attnlab::gputest {
 
 inline constexpr double kFp32Tol = 1e-5;  // float32 kernels against the float32 CPU op
 inline constexpr double kTf32Tol = 1e-3;  // TF32 tensor-core products (10-bit mantissa inputs)
+inline constexpr double kBf16Tol = 1e-2;  // bf16 tensor-core products (7-bit mantissa inputs)
 
 // What DeviceArray::poison() leaves in a float: every bit set, a NaN.
 inline float poison_value() {
@@ -109,6 +110,17 @@ inline void round_to_tf32(std::vector<float>& v) {
     std::uint32_t bits;
     std::memcpy(&bits, &x, sizeof bits);
     bits &= 0xFFFFE000u;
+    std::memcpy(&x, &bits, sizeof x);
+  }
+}
+
+// Truncates each float to bfloat16 (its top 16 bits, 7 mantissa bits), so the rounding before a bf16
+// product leaves it unchanged whatever the GPU's rounding mode.
+inline void round_to_bf16(std::vector<float>& v) {
+  for (float& x : v) {
+    std::uint32_t bits;
+    std::memcpy(&bits, &x, sizeof bits);
+    bits &= 0xFFFF0000u;
     std::memcpy(&x, &bits, sizeof x);
   }
 }

@@ -1,7 +1,8 @@
 // The CUDA emulator earns its keep: copies of the backend's kernels with known bugs planted in them
 // (a removed __syncthreads, a wrong shuffle partner, an off-by-one bound on device and on shared
 // memory, a swapped cuBLAS transpose flag, a shuffle waiting for an exited lane, a host pointer as a
-// kernel argument, launch limits) must each be caught, and the unmodified copies must pass, so the
+// kernel argument, launch limits, a tensor-core tile loaded or read back without its __syncwarp, or
+// misaligned) must each be caught, and the unmodified copies must pass, so the
 // catching is not a false alarm. Also the intrinsics' semantics against what the CUDA Programming
 // Guide specifies. Built only in the emulation build (-DATTNLAB_CUDA=EMULATE), compiled like the .cu
 // files (the emulator's headers, AddressSanitizer with the shared-memory section).
@@ -22,7 +23,9 @@
 
 #include "backend/cuda/launch.cuh"
 #include "cublas_v2.h"
+#include "cuda_bf16.h"
 #include "cuda_runtime.h"
+#include "mma.h"
 
 namespace {
 
@@ -253,7 +256,82 @@ bool gemm_right(bool ta, bool tb, int m, int n, int k) {
   return right;
 }
 
+// ---- a tensor-core product (wmma, as attention.cu's bf16 forward uses it), right and wrong -----------
+// One warp: the lanes stage A and B (16 × 16, bf16) in shared memory, share by share; the tensor cores
+// multiply them into C in shared memory; each lane then copies one row of C (16 values, most of them
+// stored by other lanes) to out. Planted bugs: no __syncwarp between staging and the loads, or between
+// the store and the copy. kOffset shifts A's pointer by one element (2 bytes): not 256-bit aligned.
+template <bool kSyncBeforeLoad, bool kSyncAfterStore, int kOffset = 0>
+__global__ void wmma_kernel(float* out, const float* a, const float* b) {
+  namespace wmma = nvcuda::wmma;
+  __shared__ __nv_bfloat16 As[16 * 16 + 16], Bs[16 * 16];
+  __shared__ float Cs[16 * 16];
+  const int lane = threadIdx.x;
+  for (int e = lane; e < 256; e += 32) {
+    As[kOffset + e] = __float2bfloat16_rn(a[e]);
+    Bs[e] = __float2bfloat16_rn(b[e]);
+  }
+  if (kSyncBeforeLoad) __syncwarp();
+  wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major> fa;
+  wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::row_major> fb;
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> fc;
+  wmma::fill_fragment(fc, 0.0f);
+  wmma::load_matrix_sync(fa, As + kOffset, 16);
+  wmma::load_matrix_sync(fb, Bs, 16);
+  wmma::mma_sync(fc, fa, fb, fc);
+  wmma::store_matrix_sync(Cs, fc, 16, wmma::mem_row_major);
+  if (kSyncAfterStore) __syncwarp();
+  if (lane < 16)
+    for (int c = 0; c < 16; ++c) out[lane * 16 + c] = Cs[lane * 16 + c];
+}
+
+template <bool kSyncBeforeLoad, bool kSyncAfterStore, int kOffset = 0>
+std::pair<Outcome, bool> run_wmma() {
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> small(-4, 4);  // products and sums exact in bf16 and float
+  std::vector<float> a(256), b(256);
+  for (float& x : a) x = static_cast<float>(small(rng));
+  for (float& x : b) x = static_cast<float>(small(rng));
+  float* da = dev(a);
+  float* db = dev(b);
+  float* dout = dev(std::vector<float>(256, 0.0f));
+  ATTNLAB_LAUNCH((wmma_kernel<kSyncBeforeLoad, kSyncAfterStore, kOffset>), 1, 32, 0, nullptr)(dout, da, db);
+  const Outcome o = outcome();
+  bool right = false;
+  if (o.err == cudaSuccess) {  // a failed launch's cudaDeviceReset (outcome()) freed everything
+    const auto got = host(dout, 256);
+    right = true;
+    for (int i = 0; i < 16; ++i)
+      for (int j = 0; j < 16; ++j) {
+        float want = 0.0f;
+        for (int k = 0; k < 16; ++k) want += a[i * 16 + k] * b[k * 16 + j];
+        right = right && got[i * 16 + j] == want;
+      }
+    cudaFree(da);
+    cudaFree(db);
+    cudaFree(dout);
+  }
+  return {o, right};
+}
+
 }  // namespace
+
+TEST_CASE("wmma: the right use passes with the exact product; a missing __syncwarp either side, or a misaligned tile, is caught") {
+  const auto [ok, right] = run_wmma<true, true>();
+  CHECK_MESSAGE(ok.err == cudaSuccess, ok.detail);
+  CHECK(right);
+  const auto [early_load, r1] = run_wmma<false, true>();
+  CHECK(early_load.err == cudaErrorLaunchFailure);
+  CHECK(early_load.detail.find("hold different tiles") != std::string::npos);
+  MESSAGE("no __syncwarp before the loads: " << early_load.detail);
+  const auto [early_read, r2] = run_wmma<true, false>();
+  CHECK(early_read.err == cudaErrorLaunchFailure);
+  CHECK(early_read.detail.find("depends on the thread schedule") != std::string::npos);
+  MESSAGE("no __syncwarp after the store: " << early_read.detail);
+  const auto [misaligned, r3] = run_wmma<true, true, 1>();
+  CHECK(misaligned.err == cudaErrorLaunchFailure);
+  CHECK(misaligned.detail.find("256-bit aligned") != std::string::npos);
+}
 
 TEST_CASE("the unmodified copies pass: no false alarms") {
   const auto [o, right] = run_row_sum<true, true>();

@@ -14,6 +14,8 @@
 //   dQ         one block per (batch, head, tile of 8 queries), like the forward: dq_i += Σ_j ds_ij·k_j.
 //   weights    one warp per query row, lane j computing exp(s_ij − lse_i) for keys j, j + 32, …
 //              straight from global memory (a lessons-only op: no tiles).
+//   forward, bf16 tensor cores (attention_forward_bf16): FlashAttention-2's loop with Q·Kᵀ and P·V
+//              as wmma tiles; see its own comment below.
 //
 // Rows are found through a Layout (the resolved backend::AttentionShape): row r of batch b of q starts
 // at q + b·qb + r·ldq, and so on for k, v and out; the gradients share the strides of their inputs.
@@ -23,7 +25,11 @@
 #include "backend/cuda/attention.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <string>
+
+#include <cuda_bf16.h>
+#include <mma.h>
 
 #include "backend/cuda/check.hpp"
 #include "backend/cuda/launch.cuh"
@@ -369,6 +375,157 @@ __global__ void __launch_bounds__(kThreads)
     arow[j] = j < limit ? expf(dot(qrow, k + g.k + j * L.ldk, g.d) * scale - lse_i) : 0.0f;
 }
 
+// ---- forward on tensor cores (bf16) -----------------------------------------------------------------
+// FlashAttention-2's loop with both products on tensor cores (wmma 16 × 16 × 16, bf16 inputs, float
+// accumulators). A block of 4 warps owns 64 queries of one (batch, head), 16 per warp; keys and
+// values come 64 at a time, rounded to bf16 as they are staged in shared memory. Per key tile, warp w:
+//   S_w (16 × 64, float) = Q_w · K_tileᵀ            tensor cores, stored to the warp's S in shared memory
+//   online softmax on S_w in float, lanes 2r and 2r+1 owning row r (32 columns each): m' = max(m, s),
+//   P = e^(s − m') rounded to bf16 into the warp's P, l ← l·e^(m − m') + Σ P (the float values), and
+//   the row of O in shared memory scaled by e^(m − m')
+//   O_w (16 × d, float) += P · V_tile               tensor cores, O loaded from and stored back to shared
+// O stays in shared memory (not registers) because a wmma accumulator's element-to-lane mapping is
+// unspecified, so its rows cannot be rescaled in place. m, l, lse and O are float32 throughout; only
+// the products' inputs (Q, K, V, P) are bf16. Head width d: a multiple of 16, at most 128.
+namespace tc {
+constexpr int kEdge = 16;                            // the wmma tile edge
+constexpr int kRowsPerWarp = kEdge;
+constexpr int kRows = kWarps * kRowsPerWarp;         // 64 queries per block
+constexpr int kTileKeys = 64;                        // keys per tile
+constexpr int kSld = kTileKeys + 4;                  // S row stride, floats (a multiple of 4: 16 bytes)
+constexpr int kPld = kTileKeys + 8;                  // P row stride, bf16 (a multiple of 8: 16 bytes)
+constexpr int kAlign = 128;                          // the shared base is rounded up to this
+
+// Byte offsets of the shared arrays for head width d. Every fragment pointer the kernel forms is
+// then 32-byte aligned (wmma's requirement): row blocks of 16 rows and column blocks of 16 elements.
+struct Smem {
+  int ldh, ldo;                        // row strides: Q/K/V tiles (bf16), O (float)
+  std::size_t q, k, v, s, p, o, bytes;  // bytes: the total, alignment slack included
+};
+__host__ __device__ inline Smem smem_for(int d) {
+  Smem m;
+  m.ldh = d + 8;
+  m.ldo = d + 4;
+  m.q = 0;
+  m.k = m.q + static_cast<std::size_t>(kRows) * m.ldh * 2;
+  m.v = m.k + static_cast<std::size_t>(kTileKeys) * m.ldh * 2;
+  m.s = m.v + static_cast<std::size_t>(kTileKeys) * m.ldh * 2;
+  m.p = m.s + static_cast<std::size_t>(kWarps) * kRowsPerWarp * kSld * 4;
+  m.o = m.p + static_cast<std::size_t>(kWarps) * kRowsPerWarp * kPld * 2;
+  m.bytes = m.o + static_cast<std::size_t>(kWarps) * kRowsPerWarp * m.ldo * 4 + kAlign;
+  return m;
+}
+}  // namespace tc
+
+__global__ void __launch_bounds__(kThreads)
+    attention_forward_bf16_kernel(float* __restrict__ out, float* __restrict__ lse, const float* __restrict__ q,
+                                  const float* __restrict__ k, const float* __restrict__ v,
+                                  const int* __restrict__ key_len, bool causal, Layout L, int qblocks, float scale) {
+  namespace wmma = nvcuda::wmma;
+  using FragA = wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major>;
+  using FragAcc = wmma::fragment<wmma::accumulator, 16, 16, 16, float>;
+  const int Tq = L.Tq, Tk = L.Tk;
+  const int bh = blockIdx.x / qblocks, i0 = (blockIdx.x % qblocks) * tc::kRows;
+  const Head g = head_of(bh, key_len, L);
+  const int d = g.d, rows = min(tc::kRows, Tq - i0), dt = d / tc::kEdge;
+  const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
+  const tc::Smem sm = tc::smem_for(d);
+  unsigned char* base = detail::dynamic_shared<unsigned char>();
+  base += (tc::kAlign - reinterpret_cast<std::uintptr_t>(base) % tc::kAlign) % tc::kAlign;
+  __nv_bfloat16* Qs = reinterpret_cast<__nv_bfloat16*>(base + sm.q);
+  __nv_bfloat16* Ks = reinterpret_cast<__nv_bfloat16*>(base + sm.k);
+  __nv_bfloat16* Vs = reinterpret_cast<__nv_bfloat16*>(base + sm.v);
+  float* Sw = reinterpret_cast<float*>(base + sm.s) + warp * tc::kRowsPerWarp * tc::kSld;
+  __nv_bfloat16* Pw = reinterpret_cast<__nv_bfloat16*>(base + sm.p) + warp * tc::kRowsPerWarp * tc::kPld;
+  float* Ow = reinterpret_cast<float*>(base + sm.o) + warp * tc::kRowsPerWarp * sm.ldo;
+
+  for (int e = threadIdx.x; e < tc::kRows * d; e += blockDim.x) {
+    const int r = e / d, c = e % d;
+    Qs[r * sm.ldh + c] = __float2bfloat16_rn(r < rows ? q[g.q + (i0 + r) * L.ldq + c] : 0.0f);
+  }
+  for (int e = lane; e < tc::kRowsPerWarp * d; e += kWarpSize) Ow[(e / d) * sm.ldo + e % d] = 0.0f;
+  // This lane's query row and half of the columns (of S and P: 32 keys; of O: d/2 columns).
+  const int rl = lane / 2, half = lane % 2;
+  const int i = i0 + warp * tc::kRowsPerWarp + rl;
+  const int limit = i < Tq ? visible_limit(i, g.valid, causal) : 0;
+  const int o0 = half * (d / 2), o1 = o0 + d / 2;
+  float m = -INFINITY, l = 0.0f;
+
+  // Keys beyond `valid`, and (causal) beyond the block's last query, are hidden from every row.
+  const int kend = causal ? min(g.valid, min(Tk, i0 + rows)) : g.valid;
+  for (int j0 = 0; j0 < kend; j0 += tc::kTileKeys) {
+    const int cols = min(tc::kTileKeys, kend - j0);
+    const int ktiles = (cols + tc::kEdge - 1) / tc::kEdge;  // the 16-key blocks holding any key
+    __syncthreads();  // the previous K/V tile is consumed (the first time: Qs and Ow are written)
+    for (int e = threadIdx.x; e < tc::kTileKeys * d; e += blockDim.x) {
+      const int j = e / d, c = e % d;
+      const bool in = j < cols;
+      Ks[j * sm.ldh + c] = __float2bfloat16_rn(in ? k[g.k + (j0 + j) * L.ldk + c] : 0.0f);
+      Vs[j * sm.ldh + c] = __float2bfloat16_rn(in ? v[g.v + (j0 + j) * L.ldv + c] : 0.0f);
+    }
+    __syncthreads();
+
+    // S_w = Q_w · K_tileᵀ: K's rows, read column-major, are Kᵀ's columns.
+    for (int jt = 0; jt < ktiles; ++jt) {
+      FragAcc acc;
+      wmma::fill_fragment(acc, 0.0f);
+      for (int kk = 0; kk < dt; ++kk) {
+        FragA a;
+        wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::col_major> b;
+        wmma::load_matrix_sync(a, Qs + warp * tc::kRowsPerWarp * sm.ldh + kk * tc::kEdge, sm.ldh);
+        wmma::load_matrix_sync(b, Ks + jt * tc::kEdge * sm.ldh + kk * tc::kEdge, sm.ldh);
+        wmma::mma_sync(acc, a, b, acc);
+      }
+      wmma::store_matrix_sync(Sw + jt * tc::kEdge, acc, tc::kSld, wmma::mem_row_major);
+    }
+    __syncwarp();  // S_w complete before the lanes read its rows
+
+    const int vis = min(cols, limit - j0);  // the row's visible keys in this tile (≤ 0: none)
+    const float* srow = Sw + rl * tc::kSld;
+    float mx = -INFINITY;
+    for (int c = half * 32; c < half * 32 + 32; ++c)
+      if (c < vis) mx = fmaxf(mx, srow[c] * scale);
+    mx = fmaxf(m, fmaxf(mx, __shfl_xor_sync(kFullMask, mx, 1)));
+    const float corr = m == -INFINITY ? 0.0f : expf(m - mx);  // O and l are still 0 while m = −inf
+    float sum = 0.0f;
+    __nv_bfloat16* prow = Pw + rl * tc::kPld;
+    for (int c = half * 32; c < half * 32 + 32; ++c) {
+      const float p = c < vis ? expf(srow[c] * scale - mx) : 0.0f;
+      sum += p;
+      prow[c] = __float2bfloat16_rn(p);
+    }
+    l = l * corr + sum + __shfl_xor_sync(kFullMask, sum, 1);
+    m = mx;
+    float* orow = Ow + rl * sm.ldo;
+    for (int c = o0; c < o1; ++c) orow[c] *= corr;
+    __syncwarp();  // P_w and the rescaled O_w complete before the tensor cores read them
+
+    // O_w += P_w · V_tile, one 16-column block of O at a time.
+    for (int ct = 0; ct < dt; ++ct) {
+      FragAcc acc;
+      wmma::load_matrix_sync(acc, Ow + ct * tc::kEdge, sm.ldo, wmma::mem_row_major);
+      for (int kt = 0; kt < ktiles; ++kt) {
+        FragA a;
+        wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::row_major> b;
+        wmma::load_matrix_sync(a, Pw + kt * tc::kEdge, tc::kPld);
+        wmma::load_matrix_sync(b, Vs + kt * tc::kEdge * sm.ldh + ct * tc::kEdge, sm.ldh);
+        wmma::mma_sync(acc, a, b, acc);
+      }
+      wmma::store_matrix_sync(Ow + ct * tc::kEdge, acc, sm.ldo, wmma::mem_row_major);
+    }
+    __syncwarp();  // O_w stored before the next tile's rescale (or the final read)
+  }
+
+  if (i < Tq) {
+    const bool any = l > 0.0f;  // false for a row with no visible key: zeros and lse = −inf
+    const float inv = any ? 1.0f / l : 0.0f;
+    const float* orow = Ow + rl * sm.ldo;
+    float* dst = out + g.o + static_cast<long long>(i) * L.ldo;
+    for (int c = o0; c < o1; ++c) dst[c] = any ? orow[c] * inv : 0.0f;
+    if (half == 0) lse[static_cast<std::size_t>(bh) * Tq + i] = any ? m + logf(l) : -INFINITY;
+  }
+}
+
 // The resolved strides as the kernels take them; throws ShapeError for sizes the kernels cannot take.
 Layout check_shape(const char* what, const backend::AttentionShape& shape) {
   const backend::AttentionShape s = shape.resolved();
@@ -404,6 +561,23 @@ void attention_forward(float* out, float* lse, const float* q, const float* k, c
   const int qblocks = (s.Tq + kFwdRows - 1) / kFwdRows;
   ATTNLAB_LAUNCH(attention_forward_kernel, grid_of("cuda::attention_forward", s.B, s.H, qblocks), kThreads, 0,
                  stream)(out, lse, q, k, v, s.key_len, s.causal, L, qblocks, score_scale(s.C, s.H));
+  CUDA_CHECK_LAUNCH();
+}
+
+void attention_forward_bf16(float* out, float* lse, const float* q, const float* k, const float* v,
+                            const backend::AttentionShape& s, Stream stream) {
+  const Layout L = check_shape("cuda::attention_forward_bf16", s);
+  const int d = s.C / s.H;
+  if (d % tc::kEdge != 0)
+    throw ShapeError("cuda::attention_forward_bf16: head width d = " + std::to_string(d) +
+                     " is not a multiple of 16 (the tensor cores' tile); use attention_forward (float32)");
+  if (s.B == 0 || s.Tq == 0) return;
+  const int qblocks = (s.Tq + tc::kRows - 1) / tc::kRows;
+  const std::size_t bytes = tc::smem_for(d).bytes;  // 70 KB at d = 64, 110 KB at d = 128: above the default 48 KB
+  CUDA_CHECK(cudaFuncSetAttribute(attention_forward_bf16_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  static_cast<int>(bytes)));
+  ATTNLAB_LAUNCH(attention_forward_bf16_kernel, grid_of("cuda::attention_forward_bf16", s.B, s.H, qblocks), kThreads,
+                 bytes, stream)(out, lse, q, k, v, s.key_len, s.causal, L, qblocks, score_scale(s.C, s.H));
   CUDA_CHECK_LAUNCH();
 }
 

@@ -95,10 +95,12 @@ class CudaBackend final : public Ops<float> {
     cuda::gemm(blas_, math_, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   }
   void set_matmul_precision(MatmulPrecision p) override {
-    math_ = p == MatmulPrecision::Tf32 ? cuda::Math::Tf32 : cuda::Math::Fp32;
+    math_ = p == MatmulPrecision::Tf32 ? cuda::Math::Tf32 : p == MatmulPrecision::Bf16 ? cuda::Math::Bf16 : cuda::Math::Fp32;
   }
   MatmulPrecision matmul_precision() const override {
-    return math_ == cuda::Math::Tf32 ? MatmulPrecision::Tf32 : MatmulPrecision::Fp32;
+    return math_ == cuda::Math::Tf32   ? MatmulPrecision::Tf32
+           : math_ == cuda::Math::Bf16 ? MatmulPrecision::Bf16
+                                       : MatmulPrecision::Fp32;
   }
 
   void embedding_forward(float* out, const int* tokens, const float* wte, const float* pe, int B, int Tn, int C,
@@ -173,7 +175,12 @@ class CudaBackend final : public Ops<float> {
 
   void attention_forward(float* out, float* lse, const float* q, const float* k, const float* v,
                          const AttentionShape& sh) override {
-    cuda::attention_forward(out, lse, q, k, v, sh, s());
+    // bf16: the two products of attention on tensor cores too, where the head width allows (a
+    // multiple of 16); the backward stays float32 (it recomputes the weights from this lse).
+    if (math_ == cuda::Math::Bf16 && sh.H > 0 && sh.C % sh.H == 0 && (sh.C / sh.H) % 16 == 0)
+      cuda::attention_forward_bf16(out, lse, q, k, v, sh, s());
+    else
+      cuda::attention_forward(out, lse, q, k, v, sh, s());
   }
   void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* out, const float* lse,
                           const float* q, const float* k, const float* v, const AttentionShape& sh) override {

@@ -1,8 +1,8 @@
 #pragma once
 // The CUDA backend: backend::Ops<float> (backend/backend.hpp) on one device. Memory is cudaMalloc'd;
 // every op runs on one stream owned by the backend, with one cuBLAS handle bound to it (float32
-// compute: the CPU backend is its reference to 1e-5, tests/gpu/test_backend_ops.cpp; or TF32 matrix
-// products after set_matmul_precision(Tf32), held to a TF32 bound there). In the emulation
+// compute: the CPU backend is its reference to 1e-5, tests/backend/test_backend_ops.cpp; or TF32 or
+// bf16 matrix products after set_matmul_precision(Tf32 or Bf16), each held to its bound there). In the emulation
 // build (-DATTNLAB_CUDA=EMULATE) the same code runs its kernels on the CPU emulator and name() says so.
 //
 // Ops return when their work is queued, except those that hand a value to the host (sum_squares,

@@ -1,6 +1,6 @@
 #pragma once
 // A linear layer on the GPU, mirroring cpu::linear_forward / linear_backward (backend/cpu/ops.hpp):
-// the products through cuBLAS (matmul.hpp; float32 compute, or TF32 when `math` says so), the bias
+// the products through cuBLAS (matmul.hpp; float32 compute, or TF32 or bf16 inputs when `math` says so), the bias
 // and its gradient in two small kernels.
 //
 // Shape legend (llm.c style): N rows (B·T tokens), IC input channels, OC output channels.

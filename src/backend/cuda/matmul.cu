@@ -97,7 +97,12 @@ const CublasApi& cublas() {
 #endif
 
 cublasComputeType_t compute_type(Math math) {
-  return math == Math::Tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  switch (math) {
+    case Math::Tf32: return CUBLAS_COMPUTE_32F_FAST_TF32;
+    case Math::Bf16: return CUBLAS_COMPUTE_32F_FAST_16BF;
+    case Math::Fp32: break;
+  }
+  return CUBLAS_COMPUTE_32F;
 }
 
 void check_gemm(const char* what, bool ta, bool tb, int m, int n, int k, int lda, int ldb, int ldc, int batch) {

@@ -12,14 +12,17 @@
 //
 // Math: Fp32 computes in float32 (CUBLAS_COMPUTE_32F); Tf32 lets tensor cores round the inputs to
 // TF32 (10-bit mantissa, about 3 decimal digits; CUBLAS_COMPUTE_32F_FAST_TF32) and accumulate in
-// float32: several times faster on Ampere/Hopper, relative error ~1e-3 instead of ~1e-6.
+// float32: several times faster on Ampere/Hopper, relative error ~1e-3 instead of ~1e-6. Bf16 rounds
+// the float32 inputs to bfloat16 (7-bit mantissa; CUBLAS_COMPUTE_32F_FAST_16BF) and accumulates in
+// float32: twice TF32's tensor-core rate, relative error ~1e-2. The buffers stay float32 either way:
+// cuBLAS converts as it reads them.
 #include "backend/cuda/device.hpp"
 
 struct cublasContext;  // cuBLAS's handle type: cublasHandle_t is cublasContext*
 
 namespace attnlab::cuda {
 
-enum class Math { Fp32, Tf32 };
+enum class Math { Fp32, Tf32, Bf16 };
 
 // A cuBLAS handle bound to a stream. Creating one is slow (it allocates); keep one per stream.
 class Blas {

@@ -2,7 +2,8 @@
 // cuBLAS as the emulation build provides it: the calls the backend makes, executed by column-major
 // cblas_sgemm with the arguments passed through unchanged (so the backend's row-major mapping is
 // really exercised), after the checks cuBLAS makes. TF32 compute rounds A and B to 10 mantissa bits
-// first (round to nearest, ties away from zero, as the tensor cores' conversion does).
+// first (round to nearest, ties away from zero, as the tensor cores' conversion does); bf16 compute
+// (CUBLAS_COMPUTE_32F_FAST_16BF) to 7 (round to nearest, ties to even).
 #include "cuda_runtime.h"
 
 struct cublasContext;

@@ -231,12 +231,21 @@ void leave_for_good(Fiber& f) {
   die("a finished fiber was resumed");
 }
 
+// kernel_error()'s exception (below): it unwinds the kernel's frames, so the strings they built
+// for the message are freed (thread_error's jump out of the fiber would leak them).
+struct KernelError {
+  std::string what;
+};
+
 void fiber_entry() {
   Fiber& f = *S.current;
   asan_finish(nullptr, &S.sched_stack_lo, &S.sched_stack_size);
   try {
     (*S.body)();
     f.state = State::Done;
+  } catch (const KernelError& e) {
+    if (S.error.empty()) S.error = e.what;
+    f.state = State::Failed;
   } catch (const std::exception& e) {
     S.error = std::string("thread threw an exception: ") + e.what();
     f.state = State::Failed;
@@ -619,6 +628,11 @@ void note_float_atomic(const void* addr, double old_abs, double add_abs, double 
   w.abs_sum += add_abs;
   w.eps = eps;
   w.bytes = eps < 1e-10 ? 8 : 4;
+}
+
+void kernel_error(const std::string& what) {
+  Fiber& f = running("a kernel error");
+  throw KernelError{what + ": " + thread_name(f)};
 }
 
 void* dynamic_shared_memory() {
@@ -1007,6 +1021,26 @@ float to_tf32(float x) {
   return x;
 }
 
+// bfloat16: the top 16 bits of a float (8 exponent bits, 7 explicit mantissa bits), rounded to
+// nearest with ties to even (as __float2bfloat16_rn; cuBLAS does not document the rounding of its
+// FAST_16BF down-conversion, and the tests' bounds hold for truncation too). NaN stays NaN (the
+// rounding carry must not turn a NaN's low payload into infinity), infinities pass unchanged.
+float to_bf16(float x) {
+  std::uint32_t b;
+  std::memcpy(&b, &x, 4);
+  if ((b & 0x7f800000u) == 0x7f800000u) {
+    if (b & 0x007fffffu) b |= 0x00400000u;  // quiet NaN, keeping the sign
+    b &= 0xffff0000u;
+  } else {
+    b = (b + 0x7fffu + ((b >> 16) & 1u)) & 0xffff0000u;
+  }
+  std::memcpy(&x, &b, 4);
+  return x;
+}
+
+// How a product's float32 inputs are rounded before the float32 accumulation.
+enum class Rounding { None, Tf32, Bf16 };
+
 // Elements a column-major rows × cols operand with leading dimension ld spans.
 std::size_t span(int rows, int cols, int ld) {
   if (rows == 0 || cols == 0) return 0;
@@ -1020,7 +1054,7 @@ cublasStatus_t illegal(const std::string& what) {
 
 cublasStatus_t gemm_batched(const char* call, cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
                             int k, const float* alpha, const float* A, int lda, long long sa, const float* B, int ldb,
-                            long long sb, const float* beta, float* C, int ldc, long long sc, int batch, bool tf32) {
+                            long long sb, const float* beta, float* C, int ldc, long long sc, int batch, Rounding rounding) {
   std::lock_guard lock(g_mutex);
   if (!valid(h)) return CUBLAS_STATUS_NOT_INITIALIZED;
   if (g_sticky) return CUBLAS_STATUS_EXECUTION_FAILED;
@@ -1047,11 +1081,12 @@ cublasStatus_t gemm_batched(const char* call, cublasHandle_t h, cublasOperation_
     if (find_alloc(c, nc * 4) == g_allocs.end())
       return illegal(std::string(call) + ": C of batch " + std::to_string(i) + " (" + std::to_string(nc) +
                      " floats from " + hex(c) + ") is not inside one device allocation");
-    if (tf32 && k) {
+    if (rounding != Rounding::None && k) {
       ra.assign(a, a + na);
       rb.assign(b, b + nb);
-      for (float& x : ra) x = to_tf32(x);
-      for (float& x : rb) x = to_tf32(x);
+      float (*round)(float) = rounding == Rounding::Tf32 ? &to_tf32 : &to_bf16;
+      for (float& x : ra) x = round(x);
+      for (float& x : rb) x = round(x);
       a = ra.data();
       b = rb.data();
     }
@@ -1062,14 +1097,18 @@ cublasStatus_t gemm_batched(const char* call, cublasHandle_t h, cublasOperation_
   return CUBLAS_STATUS_SUCCESS;
 }
 
-// The emulator does float32 operands with float32 or TF32 compute only.
+// The emulator does float32 operands with float32, TF32 or bf16 compute only.
 bool float32_only(cudaDataType_t at, cudaDataType_t bt, cudaDataType_t ct, cublasComputeType_t compute) {
   return at == CUDA_R_32F && bt == CUDA_R_32F && ct == CUDA_R_32F &&
-         (compute == CUBLAS_COMPUTE_32F || compute == CUBLAS_COMPUTE_32F_FAST_TF32);
+         (compute == CUBLAS_COMPUTE_32F || compute == CUBLAS_COMPUTE_32F_FAST_TF32 ||
+          compute == CUBLAS_COMPUTE_32F_FAST_16BF);
 }
 
-bool tf32_for(cublasHandle_t h, cublasComputeType_t ct) {
-  return ct == CUBLAS_COMPUTE_32F_FAST_TF32 || (ct == CUBLAS_COMPUTE_32F && h && h->math == CUBLAS_TF32_TENSOR_OP_MATH);
+Rounding rounding_for(cublasHandle_t h, cublasComputeType_t ct) {
+  if (ct == CUBLAS_COMPUTE_32F_FAST_16BF) return Rounding::Bf16;
+  if (ct == CUBLAS_COMPUTE_32F_FAST_TF32 || (ct == CUBLAS_COMPUTE_32F && h && h->math == CUBLAS_TF32_TENSOR_OP_MATH))
+    return Rounding::Tf32;
+  return Rounding::None;
 }
 }  // namespace
 
@@ -1127,7 +1166,7 @@ cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperat
   if (!float32_only(at, bt, ct, compute)) return CUBLAS_STATUS_NOT_SUPPORTED;
   return gemm_batched("cublasGemmEx", h, ta, tb, m, n, k, static_cast<const float*>(alpha), static_cast<const float*>(A),
                       lda, 0, static_cast<const float*>(B), ldb, 0, static_cast<const float*>(beta), static_cast<float*>(C),
-                      ldc, 0, 1, tf32_for(h, compute));
+                      ldc, 0, 1, rounding_for(h, compute));
 }
 
 cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
@@ -1138,12 +1177,12 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta
   if (!float32_only(at, bt, ct, compute)) return CUBLAS_STATUS_NOT_SUPPORTED;
   return gemm_batched("cublasGemmStridedBatchedEx", h, ta, tb, m, n, k, static_cast<const float*>(alpha),
                       static_cast<const float*>(A), lda, sa, static_cast<const float*>(B), ldb, sb,
-                      static_cast<const float*>(beta), static_cast<float*>(C), ldc, sc, batch, tf32_for(h, compute));
+                      static_cast<const float*>(beta), static_cast<float*>(C), ldc, sc, batch, rounding_for(h, compute));
 }
 
 cublasStatus_t cublasSgemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
                            const float* alpha, const float* A, int lda, const float* B, int ldb, const float* beta,
                            float* C, int ldc) {
   return gemm_batched("cublasSgemm", h, ta, tb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1,
-                      h && h->math == CUBLAS_TF32_TENSOR_OP_MATH);
+                      h && h->math == CUBLAS_TF32_TENSOR_OP_MATH ? Rounding::Tf32 : Rounding::None);
 }

@@ -111,6 +111,9 @@ std::uint64_t warp_exchange(const char* what, unsigned mask, std::uint64_t value
 // Ballot over the lanes of `mask`: bit l set when lane l's predicate is non-zero.
 unsigned warp_ballot(const char* what, unsigned mask, int predicate);
 int lane_id();
+// Ends the running kernel thread with `what` (a misuse the hardware would fault on); the launch
+// fails with it, as with any other error inside a kernel.
+[[noreturn]] void kernel_error(const std::string& what);
 // A floating-point atomicAdd at addr (|old|, |value|, the type's epsilon): the word's final value
 // depends on the order of the additions, within (additions)·eps·Σ|terms| of any other order.
 void note_float_atomic(const void* addr, double old_abs, double add_abs, double eps);
