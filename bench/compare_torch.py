@@ -27,12 +27,28 @@ models on "cuda", both in float32 without TF32 (attnlab's gemm computes in fp32;
 allow_tf32 is switched off for matrix products and cuDNN), every timed call followed by a
 synchronize. The OpenBLAS settings above then matter for neither side. --precision tf32 (GPU only)
 lets both sides' matrix products use TF32 tensor cores: `attnlab bench --precision tf32` and PyTorch's
-allow_tf32 switched on; everything else stays float32 on both.
+allow_tf32 switched on; everything else stays float32 on both. --precision bf16 (GPU only) is not the
+same arithmetic on both sides, because PyTorch on CUDA has no mode that rounds float32 buffers to bf16
+inside its products: attnlab rounds the products' inputs to bf16 and keeps every buffer in float32
+(`attnlab bench --precision bf16`), while PyTorch runs its usual bf16 mixed precision, the forward and
+loss under torch.autocast("cuda", bfloat16): bf16 products and bf16 activations between them, float32
+weights. That is "PyTorch eager at bf16" as people train with it, and it moves half the bytes.
+
+--attention-max N (GPU only) also compares attention alone: attnlab's device sweep (`attnlab bench
+--device-attention-max N`: one sequence, 16 heads of d_k = 64, no mask, n = 512 … N) against
+torch.nn.functional.scaled_dot_product_attention on the same shapes, forward and forward + backward.
+In fp32 and tf32 both sides run float32 attention. In bf16, attnlab's forward runs Q·Kᵀ and P·V on
+tensor cores (bf16 inputs, float32 accumulation and softmax; its backward stays float32) and PyTorch's
+SDPA runs in bf16 (its flash kernel): the forward ratio is the full-size-runs issue's target (≥ 0.7
+of SDPA at n = 4096); the backward ratio is float32 against bf16.
 
   /usr/bin/python3 bench/compare_torch.py --attnlab build/attnlab [--config NAME | --d-model ...]
-         [--batch B] [--seq T] [--threads K] [--repeats R] [--rounds N] [--backend cpu|cuda] [--precision fp32|tf32] [--json]
+         [--batch B] [--seq T] [--threads K] [--repeats R] [--rounds N] [--backend cpu|cuda] [--precision fp32|tf32|bf16]
+         [--attention-max N] [--json]
+
 """
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -58,18 +74,25 @@ def parse_args():
                    help="repeat the comparison N times, alternating which side goes first; report median ratios")
     p.add_argument("--backend", choices=["cpu", "cuda"], default="cpu",
                    help="where both run the models: the CPU, or the GPU (attnlab --backend cuda, torch on 'cuda')")
-    p.add_argument("--precision", choices=["fp32", "tf32"], default="fp32",
-                   help="matrix products on both sides: fp32, or tf32 on the GPU's tensor cores (--backend cuda)")
+    p.add_argument("--precision", choices=["fp32", "tf32", "bf16"], default="fp32",
+                   help="matrix products on both sides: fp32, or tf32 or bf16 on the GPU's tensor cores "
+                        "(--backend cuda; bf16: PyTorch under autocast, see above)")
+    p.add_argument("--attention-max", type=int, default=0,
+                   help="also compare attention alone against PyTorch's SDPA, n = 512 ... N (--backend cuda; 0 = no)")
     p.add_argument("--json", action="store_true", help="print one JSON document")
     a = p.parse_args()
-    if a.precision == "tf32" and a.backend != "cuda":
-        p.error("--precision tf32 needs --backend cuda: the CPU computes matrix products in float32 only")
+    if a.precision != "fp32" and a.backend != "cuda":
+        p.error(f"--precision {a.precision} needs --backend cuda: the CPU computes matrix products in float32 only")
+    if a.attention_max and a.backend != "cuda":
+        p.error("--attention-max compares the GPU's attention: it needs --backend cuda")
     return a
 
 
 def run_attnlab(a):
     cmd = [a.attnlab, "bench", "--json", "--quiet", "--attention-max", "0", "--batch", str(a.batch), "--seq", str(a.seq),
            "--threads", str(a.threads), "--repeats", str(a.repeats), "--backend", a.backend, "--precision", a.precision]
+    if a.backend == "cuda":
+        cmd += ["--device-attention-max", str(a.attention_max)]
     for flag, val in (("--config", a.config), ("--d-model", a.d_model), ("--heads", a.heads), ("--layers", a.layers),
                       ("--d-ff", a.d_ff), ("--vocab", a.vocab)):
         if val is not None:
@@ -182,8 +205,10 @@ def main():
         params = sum(p.numel() for p in model.parameters())
 
         def loss_fn():
-            logits = model(src, tgt_in)
-            return F.cross_entropy(logits.reshape(-1, V), tgt_out.reshape(-1), label_smoothing=0.1)
+            # (a disabled torch.autocast("cuda") still asks CUDA about bf16, which a CPU-only torch cannot answer)
+            with torch.autocast("cuda", dtype=torch.bfloat16) if a.precision == "bf16" else contextlib.nullcontext():
+                logits = model(src, tgt_in)
+                return F.cross_entropy(logits.reshape(-1, V), tgt_out.reshape(-1), label_smoothing=0.1)
 
         def step():
             opt.zero_grad(set_to_none=True)
@@ -196,13 +221,37 @@ def main():
 
     torch_models = {md["model"]: build(md) for md in report["models"]}
 
-    def time_torch():
-        t = {}
+    def time_torch(rep):
+        t = {"sdpa": time_sdpa(rep)}
         for name, (_, loss_fn, step) in torch_models.items():
             print(f"torch {name}: forward", file=sys.stderr, flush=True)
             fwd = median_seconds(a.repeats, loss_fn, sync)
             print(f"torch {name}: training step", file=sys.stderr, flush=True)
             t[name] = (fwd, median_seconds(a.repeats, step, sync))
+        return t
+
+    def time_sdpa(rep):
+        """SDPA at the shapes of attnlab's device sweep: (1, H, n, d_k), no mask, forward and forward + backward."""
+        if "device_attention" not in rep:
+            return {}
+        da = rep["device_attention"]
+        H, dk = da["heads"], da["d_k"]
+        dtype = torch.bfloat16 if a.precision == "bf16" else torch.float32
+        t = {}
+        for row in da["rows"]:
+            n = row["n"]
+            gen = torch.Generator(device=dev).manual_seed(n)
+            q, k, v = (torch.randn(1, H, n, dk, device=dev, generator=gen, dtype=dtype).requires_grad_() for _ in range(3))
+            dout = torch.randn(1, H, n, dk, device=dev, generator=gen, dtype=dtype)
+            print(f"torch SDPA: n = {n}", file=sys.stderr, flush=True)
+            fwd = median_seconds(a.repeats, lambda: F.scaled_dot_product_attention(q, k, v), sync)
+
+            def fwd_bwd():
+                q.grad = k.grad = v.grad = None
+                F.scaled_dot_product_attention(q, k, v).backward(dout)
+            both = median_seconds(a.repeats, fwd_bwd, sync)
+            t[n] = (fwd, max(both - fwd, 1e-9))
+            del q, k, v, dout
         return t
 
     def one_round(rep, t):
@@ -217,18 +266,26 @@ def main():
                 "step_tokens_per_s": {"attnlab": md["train_step"]["tokens_per_s"], "torch": tokens / stp,
                                       "ratio": md["train_step"]["tokens_per_s"] / (tokens / stp)},
             })
+        sdpa = t.get("sdpa", {})
+        if sdpa:
+            r["attention"] = []
+            for row in rep["device_attention"]["rows"]:
+                f, b = sdpa[row["n"]]
+                r["attention"].append({"n": row["n"],
+                                       "forward_s": {"attnlab": row["forward_s"], "torch_sdpa": f, "ratio": f / row["forward_s"]},
+                                       "backward_s": {"attnlab": row["backward_s"], "torch_sdpa": b, "ratio": b / row["backward_s"]}})
         return r
 
     # Round 0: attnlab ran first (above, before torch was imported); later rounds alternate.
-    rounds = [one_round(report, time_torch())]
+    rounds = [one_round(report, time_torch(report))]
     for i in range(1, max(1, a.rounds)):
         print(f"round {i + 1} of {a.rounds}", file=sys.stderr, flush=True)
         if i % 2:
-            t = time_torch()
+            t = time_torch(report)
             _, rep = run_attnlab(a)
         else:
             _, rep = run_attnlab(a)
-            t = time_torch()
+            t = time_torch(rep)
         rounds.append(one_round(rep, t))
 
     def median(xs):
@@ -244,6 +301,14 @@ def main():
             entry[key] = {side: median([x[side] for x in per]) for side in ("attnlab", "torch", "ratio")}
             entry[key]["ratio_range"] = [min(x["ratio"] for x in per), max(x["ratio"] for x in per)]
         results.append(entry)
+    attention = []
+    for k, row in enumerate(rounds[0].get("attention", [])):
+        entry = {"n": row["n"]}
+        for key in ("forward_s", "backward_s"):
+            per = [r["attention"][k][key] for r in rounds]
+            entry[key] = {side: median([x[side] for x in per]) for side in ("attnlab", "torch_sdpa", "ratio")}
+            entry[key]["ratio_range"] = [min(x["ratio"] for x in per), max(x["ratio"] for x in per)]
+        attention.append(entry)
 
     out = {
         "attnlab_command": " ".join(cmd),
@@ -251,6 +316,8 @@ def main():
         "threads": a.threads,
         "backend": a.backend,
         "precision": a.precision,
+        "torch_precision": {"fp32": "float32, allow_tf32 off", "tf32": "float32, allow_tf32 on",
+                            "bf16": "torch.autocast(cuda, bfloat16): bf16 products and activations, fp32 weights"}[a.precision],
         "device": torch.cuda.get_device_name(0) if a.backend == "cuda" else None,
         "attnlab_blas": report["blas"],
         "torch": {"version": torch.__version__, "openblas_kernel": torch_kernel, "openblas_threads": torch_blas_threads,
@@ -265,13 +332,24 @@ def main():
         "load_average": [report["machine"]["load_average_at_start"], report["machine"]["load_average_at_end"]],
         "models": results,
     }
+    if attention:
+        da = report["device_attention"]
+        out["attention"] = {
+            "what": f"one sequence, {da['heads']} heads of d_k = {da['d_k']}, no mask; attnlab's fused kernels "
+                    f"({da.get('precision', 'float32')}) against "
+                    f"torch.nn.functional.scaled_dot_product_attention in "
+                    f"{'bfloat16' if a.precision == 'bf16' else 'float32'}; ratio = torch seconds / attnlab seconds "
+                    f"(above 1: attnlab faster); backward = forward + backward minus forward for torch",
+            "rows": attention}
     if a.json:
         print(json.dumps(out, indent=2))
         return
     print(f"attnlab vs PyTorch {torch.__version__}: {c['name']}, d_model {C}, {H} heads, d_ff {Fd}, {L} layers, "
           f"vocab {V}, batch {B} x {T} tokens, {a.threads} thread(s)")
     if a.backend == "cuda":
-        print(f"  both on the GPU: {out['device']} (float32, TF32 off on both sides)")
+        sides = {"fp32": "float32, TF32 off on both sides", "tf32": "TF32 matrix products on both sides",
+                 "bf16": "attnlab: bf16 products on float32 buffers; torch: autocast bf16"}[a.precision]
+        print(f"  both on the GPU: {out['device']} ({sides})")
     print(f"  attnlab: OpenBLAS kernel {report['blas']['kernel']} ({report['blas']['threads']} threads)")
     print(f"  torch:   OpenBLAS kernel {torch_kernel} ({torch_blas_threads} BLAS threads, "
           f"{torch.get_num_threads()} torch threads); OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE')}")
@@ -288,6 +366,13 @@ def main():
             lo, hi = x["ratio_range"]
             print(f"  {r['model'] + ' ' + label:<30} {x['attnlab']:>10.0f} {x['torch']:>14.0f} {x['ratio']:>7.2f}x"
                   f"  {lo:>5.2f}-{hi:.2f}x")
+    if attention:
+        print(f"  attention alone: {out['attention']['what']}")
+        print(f"  {'n':>7} {'attnlab fwd':>12} {'SDPA fwd':>10} {'ratio':>7}   {'attnlab bwd':>12} {'SDPA bwd':>10} {'ratio':>7}")
+        for r in attention:
+            f, b = r["forward_s"], r["backward_s"]
+            print(f"  {r['n']:>7} {f['attnlab'] * 1e3:>10.3f}ms {f['torch_sdpa'] * 1e3:>8.3f}ms {f['ratio']:>6.2f}x"
+                  f"   {b['attnlab'] * 1e3:>10.3f}ms {b['torch_sdpa'] * 1e3:>8.3f}ms {b['ratio']:>6.2f}x")
 
 
 if __name__ == "__main__":

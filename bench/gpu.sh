@@ -518,7 +518,9 @@ else
   # The models on the GPU; the CPU's attention sweep is skipped (it measures nothing of the device).
   run bench_cuda 240 "$attnlab" bench --backend cuda --attention-max 0
   # The same with TF32 tensor-core matrix products (the ceiling gemm too).
-  run bench_cuda_tf32 240 "$attnlab" bench --backend cuda --precision tf32 --attention-max 0
+  run bench_cuda_tf32 240 "$attnlab" bench --backend cuda --precision tf32 --attention-max 0 --device-attention-max 0
+  # And bf16 tensor-core products (inputs rounded to bf16, buffers float32).
+  run bench_cuda_bf16 240 "$attnlab" bench --backend cuda --precision bf16 --attention-max 0 --device-attention-max 0
 fi
 # The same models in PyTorch on the same GPU (float32, TF32 off on both sides), 3 alternating rounds.
 torch_python=""
@@ -537,9 +539,14 @@ elif [ -n "$gpu_reason" ]; then
 elif [ -z "$torch_python" ]; then
   skip compare_torch_cuda "no python3 with a CUDA-enabled torch on this machine"
 else
-  run compare_torch_cuda 200 "$torch_python" "$root/bench/compare_torch.py" --attnlab "$attnlab" --backend cuda --rounds 3
+  # fp32 and bf16 also race attention alone against PyTorch's SDPA (n = 512 ... 8192, 16 heads, d_k 64).
+  run compare_torch_cuda 200 "$torch_python" "$root/bench/compare_torch.py" --attnlab "$attnlab" --backend cuda --rounds 3 \
+    --attention-max 8192
   run compare_torch_cuda_tf32 200 "$torch_python" "$root/bench/compare_torch.py" --attnlab "$attnlab" --backend cuda \
     --precision tf32 --rounds 3
+  # bf16: PyTorch under autocast (bf16 activations too), attnlab with bf16 products on fp32 buffers.
+  run compare_torch_cuda_bf16 200 "$torch_python" "$root/bench/compare_torch.py" --attnlab "$attnlab" --backend cuda \
+    --precision bf16 --rounds 3 --attention-max 8192
 fi
 
 # ---- 7. compute-sanitizer (last: what a run cut short by the budget can best do without) -----

@@ -280,6 +280,68 @@ nlohmann::ordered_json measure_attention(const BenchOptions& o, const std::funct
   return j;
 }
 
+// The device's fused attention (backend attention_forward / attention_backward) on one sequence of
+// n tokens, H heads of d_k: time, rate, and the memory it needs beyond its inputs and outputs (the
+// log-sum-exp, H·n floats), against the H·n·n floats the weights alone would take if formed.
+nlohmann::ordered_json measure_device_attention(backend::Ops<float>& be, const BenchOptions& o,
+                                                const std::function<void(const std::string&)>& say) {
+  const int H = o.device_attention_heads, C = H * o.attention_dk;
+  nlohmann::ordered_json j;
+  j["backend"] = be.name();
+  j["heads"] = H;
+  j["d_k"] = o.attention_dk;
+  const bool tensor_cores = be.matmul_precision() == backend::MatmulPrecision::Bf16 && o.attention_dk % 16 == 0;
+  j["precision"] = tensor_cores ? "forward bf16 (tensor cores), backward float32" : "float32";
+  j["what"] = std::string("the backend's fused self-attention on one sequence (no mask), ") +
+              (tensor_cores ? "forward with Q·Kᵀ and P·V on bf16 tensor cores, backward float32" : "float32") +
+              ": forward, and backward from a random upstream gradient (dQ, dK, dV); the weights are never stored";
+  j["flop_counting"] = "forward 4·n²·C (Q·Kᵀ and P·V); backward 2.5 × forward (the FlashAttention papers' count: "
+                       "the scores recomputed, then dV, dP, dQ, dK)";
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  std::vector<int> ns;
+  if (o.device_attention_max >= 512)
+    for (int n = 512; n <= o.device_attention_max; n *= 2) ns.push_back(n);
+  else if (o.device_attention_max > 0)
+    ns.push_back(o.device_attention_max);
+  for (int n : ns) {
+    say(fmt::format("{} attention alone: n = {}", be.name(), n));
+    const std::size_t nc = static_cast<std::size_t>(n) * C;
+    backend::Buffer<float> q(be), k(be), v(be), out(be), dout(be), dq(be), dk(be), dv(be), lse(be);
+    q.upload(random_floats(nc, 11));
+    k.upload(random_floats(nc, 12));
+    v.upload(random_floats(nc, 13));
+    dout.upload(random_floats(nc, 14));
+    out.assign_zero(nc);
+    dq.assign_zero(nc);
+    dk.assign_zero(nc);
+    dv.assign_zero(nc);
+    lse.assign_zero(static_cast<std::size_t>(H) * n);
+    backend::AttentionShape sh;
+    sh.B = 1, sh.Tq = n, sh.Tk = n, sh.C = C, sh.H = H;
+    const double f = median_seconds(o.repeats, [&] {
+      be.attention_forward(out.data(), lse.data(), q.data(), k.data(), v.data(), sh);
+      be.synchronize();
+    });
+    // The gradients accumulate, so repeated calls only grow them: harmless for timing.
+    const double b = median_seconds(o.repeats, [&] {
+      be.attention_backward(dq.data(), dk.data(), dv.data(), dout.data(), out.data(), lse.data(), q.data(), k.data(),
+                            v.data(), sh);
+      be.synchronize();
+    });
+    const double flops = 4.0 * n * static_cast<double>(n) * C;
+    rows.push_back({{"n", n},
+                    {"forward_s", f},
+                    {"backward_s", b},
+                    {"forward_tflops", flops / f / 1e12},
+                    {"backward_tflops", 2.5 * flops / b / 1e12},
+                    {"input_output_bytes", 8 * nc * sizeof(float)},
+                    {"extra_bytes", static_cast<std::size_t>(H) * n * sizeof(float)},
+                    {"weights_bytes_if_formed", static_cast<double>(H) * n * n * sizeof(float)}});
+  }
+  j["rows"] = rows;
+  return j;
+}
+
 }  // namespace
 
 nlohmann::ordered_json run_bench(const BenchOptions& o, const std::function<void(const std::string&)>& progress) {
@@ -369,6 +431,8 @@ nlohmann::ordered_json run_bench(const BenchOptions& o, const std::function<void
 
   // (c) attention alone
   if (o.attention_max >= 64) j["attention"] = measure_attention(o, say);
+  // (c') the device's attention
+  if (device && o.device_attention_max > 0) j["device_attention"] = measure_device_attention(*device, o, say);
   j["machine"]["load_average_at_end"] = load_average();
   return j;
 }

@@ -32,6 +32,11 @@ struct BenchOptions {
   int attention_max = 4096;     // attention alone for n = 64, 128, … up to this (0 = skip)
   int attention_heads = 1, attention_dk = 64;
   int block_q = 64, block_k = 256;  // tile sizes of the tiled attention
+  // The device's own attention kernels (backend->attention_forward/backward, when the backend is not
+  // the CPU): n = 512, 1024, … up to this (a smaller value: that n alone; 0 = skip), one sequence of
+  // device_attention_heads heads of d_k = attention_dk, no mask.
+  int device_attention_max = 16384;
+  int device_attention_heads = 16;
   bool models = true;           // measure the models (off: ceiling and attention only)
   // Where the models run (null: the CPU). The sgemm ceiling and the attention sweep are always the
   // CPU's; against another backend the models' "fraction_of_ceiling" is not computed.

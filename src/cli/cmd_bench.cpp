@@ -1,16 +1,20 @@
 // attnlab bench [--config NAME | --d-model D --heads H --layers N --d-ff F --vocab V] [--batch B] [--seq T]
-//               [--threads K] [--json]
+//               [--threads K] [--backend cpu|cuda] [--precision fp32|tf32|bf16] [--device-attention-max N] [--json]
 // Measures how fast this machine runs the model: the sgemm ceiling, forward and training-step tokens/s
-// against it, attention alone (plain and tiled) over sequence lengths, and where a step's time goes.
+// against it, attention alone (plain and tiled) over sequence lengths, and where a step's time goes;
+// on a GPU also the device's gemm ceiling, the fraction of the GPU's datasheet peak, and the device's
+// own attention alone.
 // The measuring lives in src/bench/bench.cpp; this file parses options and prints the report.
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "bench/bench.hpp"
+#include "bench/peaks.hpp"
 #include "backend/registry.hpp"
 #include "cli/commands.hpp"
 #include "cli/config_lookup.hpp"
@@ -27,6 +31,7 @@ struct BenchCliOptions {
   bench::BenchOptions defaults;  // batch, seq, repeats, attention_max, tiles: one set of defaults
   int batch = defaults.batch, seq = defaults.seq, repeats = defaults.repeats, attention_max = defaults.attention_max;
   int block_q = defaults.block_q, block_k = defaults.block_k;
+  int device_attention_max = defaults.device_attention_max;
   bool json = false, no_models = false, quiet = false;
   std::string backend = "cpu";
   std::string precision = "fp32";
@@ -100,6 +105,7 @@ bench::BenchOptions to_bench_options(const BenchCliOptions& o) {
   b.threads = o.threads;
   b.repeats = o.repeats;
   b.attention_max = o.attention_max;
+  b.device_attention_max = o.device_attention_max;
   b.block_q = o.block_q;
   b.block_k = o.block_k;
   b.models = !o.no_models;
@@ -150,25 +156,36 @@ void print_text(const nlohmann::ordered_json& j) {
     for (const auto& g : j["device_gemm"])
       std::cout << fmt::format("  {:>8.1f} GFLOP/s  {:>9.3f} ms  {}\n", g["gflops"].get<double>(), g["seconds"].get<double>() * 1e3,
                                g["shape"].get<std::string>());
-    std::cout << fmt::format("  ceiling (best of the above): {:.1f} GFLOP/s; the models' \"of ceil.\" is against it\n\n",
+    std::cout << fmt::format("  ceiling (best of the above): {:.1f} GFLOP/s; the models' \"of ceil.\" is against it\n",
                              j["device_gemm_ceiling_gflops"].get<double>());
+    const auto& g = j.contains("gpu") ? j["gpu"] : nlohmann::ordered_json();
+    if (g.contains("peak_tflops") && g["peak_tflops"].is_number())
+      std::cout << fmt::format("  peak: {:.1f} TFLOP/s ({}); the ceiling is {:.0f}% of it, the models' \"of peak\" is against it\n",
+                               g["peak_tflops"].get<double>(), g["peak_source"].get<std::string>(),
+                               100.0 * g["ceiling_fraction_of_peak"].get<double>());
+    else if (g.contains("peak_source"))
+      std::cout << fmt::format("  peak: {}\n", g["peak_source"].get<std::string>());
+    std::cout << '\n';
   }
 
   if (j.contains("models")) {
     const std::string on = j["models"][0].value("backend", "cpu");
     std::cout << fmt::format("(b) the model on random tokens (tokens = source + target tokens per step), backend {}\n", on);
-    std::cout << fmt::format("  {:<22} {:>10} {:>12} {:>10} {:>10} {:>9}\n", "", "ms", "tokens/s", "GFLOP", "GFLOP/s",
-                             "of ceil.");
+    const bool peak = j["models"][0]["forward"].contains("fraction_of_peak");
+    std::cout << fmt::format("  {:<22} {:>10} {:>12} {:>10} {:>10} {:>9}{}\n", "", "ms", "tokens/s", "GFLOP", "GFLOP/s",
+                             "of ceil.", peak ? fmt::format(" {:>8}", "of peak") : "");
     for (const auto& md : j["models"]) {
       for (const char* what : {"forward", "train_step"}) {
         const auto& p = md[what];
         // Against the ceiling of the processor the model ran on: (a) for the CPU, (a') for a device.
         const std::string of_ceiling =
             p.contains("fraction_of_ceiling") ? fmt::format("{:>8.0f}%", 100.0 * p["fraction_of_ceiling"].get<double>()) : "      n/a";
-        std::cout << fmt::format("  {:<22} {:>10.1f} {:>12.0f} {:>10.1f} {:>10.1f} {}\n",
+        const std::string of_peak =
+            p.contains("fraction_of_peak") ? fmt::format(" {:>7.1f}%", 100.0 * p["fraction_of_peak"].get<double>()) : "";
+        std::cout << fmt::format("  {:<22} {:>10.1f} {:>12.0f} {:>10.1f} {:>10.1f} {}{}\n",
                                  md["model"].get<std::string>() + (std::string(what) == "forward" ? " fwd" : " step"),
                                  p["seconds"].get<double>() * 1e3, p["tokens_per_s"].get<double>(), p["gflop"].get<double>(),
-                                 p["gflops"].get<double>(), of_ceiling);
+                                 p["gflops"].get<double>(), of_ceiling, of_peak);
       }
     }
     std::cout << fmt::format("  FLOPs: {}\n\n", j["flop_counting"].get<std::string>());
@@ -212,13 +229,46 @@ void print_text(const nlohmann::ordered_json& j) {
     }
     std::cout << fmt::format("  memory: {}\n", a["extra_memory"].get<std::string>());
   }
+  if (j.contains("device_attention")) {
+    const auto& a = j["device_attention"];
+    std::cout << fmt::format("(c') attention alone on {}: {} heads, d_k = {}; {}\n", a["backend"].get<std::string>(),
+                             a["heads"].get<int>(), a["d_k"].get<int>(), a["what"].get<std::string>());
+    std::cout << fmt::format("  {:>6}  {:>10} {:>8} {:>10} {:>8}  {:>11} {:>11} {:>14}\n", "n", "forward", "TFLOP/s",
+                             "backward", "TFLOP/s", "in + out", "extra", "weights if formed");
+    for (const auto& r : a["rows"])
+      std::cout << fmt::format("  {:>6}  {:>8.3f}ms {:>8.2f} {:>8.3f}ms {:>8.2f}  {:>11} {:>11} {:>14}\n", r["n"].get<int>(),
+                               r["forward_s"].get<double>() * 1e3, r["forward_tflops"].get<double>(),
+                               r["backward_s"].get<double>() * 1e3, r["backward_tflops"].get<double>(),
+                               human_bytes(r["input_output_bytes"].get<double>()), human_bytes(r["extra_bytes"].get<double>()),
+                               human_bytes(r["weights_bytes_if_formed"].get<double>()));
+    std::cout << fmt::format("  FLOPs: {}\n", a["flop_counting"].get<std::string>());
+  }
   std::cout << fmt::format("  load average at the end: {}\n", m["load_average_at_end"].dump());
+}
+
+// The datasheet peak of the GPU for the run's precision (bench/peaks.hpp), and each model point's
+// fraction of it: the model FLOPs utilisation. A part not in the table gets "peak_tflops": null.
+void add_peak(nlohmann::ordered_json& report, const std::string& device, const std::string& precision) {
+  auto& g = report["gpu"];
+  const std::optional<bench::Peak> peak = bench::datasheet_peak(device, precision);
+  if (!peak) {
+    g["peak_tflops"] = nullptr;
+    g["peak_source"] = "not in attnlab's datasheet table (src/bench/peaks.cpp): no fraction of peak";
+    return;
+  }
+  g["peak_tflops"] = peak->tflops;
+  g["peak_source"] = fmt::format("NVIDIA datasheet, {} {}, dense", peak->part, precision);
+  if (report.contains("device_gemm_ceiling_gflops"))
+    g["ceiling_fraction_of_peak"] = report["device_gemm_ceiling_gflops"].get<double>() / 1e3 / peak->tflops;
+  if (!report.contains("models")) return;
+  for (auto& md : report["models"])
+    for (const char* what : {"forward", "train_step"}) md[what]["fraction_of_peak"] = md[what]["gflops"].get<double>() / 1e3 / peak->tflops;
 }
 
 void run_bench_cmd(const BenchCliOptions& o) {
   bench::BenchOptions b = to_bench_options(o);
   backend::Ops<float>& be = open_backend(o.backend);
-  apply_precision(be, o.precision);  // exit 2 on the CPU for tf32, before any measurement
+  apply_precision(be, o.precision);  // exit 2 on the CPU for tf32/bf16, before any measurement
   b.backend = &be;
   auto progress = [&](const std::string& s) {
     if (!o.quiet) std::cerr << "bench: " << s << '\n';
@@ -234,10 +284,14 @@ void run_bench_cmd(const BenchCliOptions& o) {
     report["gpu"] = {{"measured", false},
                      {"why", "CUDA is emulated on the CPU in this build (-DATTNLAB_CUDA=EMULATE), for testing only: no GPU "
                              "speed can be measured"}};
-  } else if (be.name() == "cuda" && o.no_models) {
-    report["gpu"] = {{"measured", false}, {"why", "--no-models: the GPU runs only the models"}};
+  } else if (be.name() == "cuda" && o.no_models && o.device_attention_max == 0) {
+    report["gpu"] = {{"measured", false}, {"why", "--no-models and --device-attention-max 0: nothing ran on the GPU"}};
   } else if (be.name() == "cuda") {
-    report["gpu"] = {{"measured", true}, {"device", cuda.device}, {"what", "the models (b) against the device's own gemm ceiling (a'); (a) and the attention sweep (c) are the CPU's"}};
+    report["gpu"] = {{"measured", true}, {"device", cuda.device},
+                     {"what", std::string(o.no_models ? "" : "the models (b) against the device's own gemm ceiling (a'); ") +
+                                  (o.device_attention_max > 0 ? "the device's attention (c'); " : "") +
+                                  "(a) and the attention sweep (c) are the CPU's"}};
+    add_peak(report, cuda.device, o.precision);
   } else {
     report["gpu"] = {{"measured", false}, {"why", "--backend cpu (give --backend cuda to run the models on the GPU)"}};
   }
@@ -268,6 +322,9 @@ void setup_bench(CLI::App& app) {
       ->check(whole_number(1, 1000))->capture_default_str();
   sub->add_option("--attention-max", o->attention_max, "Longest n of the attention sweep (0 = skip it)")
       ->check(whole_number(0, 1 << 16))->capture_default_str();
+  sub->add_option("--device-attention-max", o->device_attention_max,
+                  "Longest n of the device's attention sweep, n = 512, 1024, ... (--backend cuda; 0 = skip it)")
+      ->check(whole_number(0, 1 << 17))->capture_default_str();
   sub->add_option("--block-q", o->block_q, "Query rows per tile of the tiled attention")->check(whole_number(1, 4096))->capture_default_str();
   sub->add_option("--block-k", o->block_k, "Keys per tile of the tiled attention")->check(whole_number(1, 4096))->capture_default_str();
   sub->add_flag("--no-models", o->no_models, "Skip the model measurements (ceiling and attention only)");

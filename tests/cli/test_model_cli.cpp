@@ -573,6 +573,40 @@ TEST_CASE("--precision tf32 and bf16: train where CUDA runs, and a resume in ano
   CHECK(contains(r.err, "trained with bf16"));
 }
 
+TEST_CASE("bench --backend cuda: the device's attention sweep (c') and the models, with no GPU speed claimed from the emulator") {
+  const Result doctor = run({"doctor", "--format", "json"});
+  REQUIRE(doctor.code == 0);
+  const auto cuda = nlohmann::json::parse(doctor.out)["cuda"];
+  Result r = run({"bench", "--backend", "cuda", "--precision", "bf16", "--d-model", "32", "--heads", "2", "--layers", "1",
+                  "--d-ff", "64", "--vocab", "100", "--batch", "2", "--seq", "16", "--repeats", "1", "--attention-max", "0",
+                  "--device-attention-max", "48", "--json", "--quiet"});
+  INFO(r.err);
+  if (!cuda["usable"].get<bool>()) {
+    CHECK(r.code == 2);
+    return;
+  }
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["precision"] == "bf16");
+  REQUIRE(j["models"].size() == 2);
+  for (const auto& m : j["models"]) CHECK(m["train_step"]["tokens_per_s"].get<double>() > 0.0);
+  // Below 512 the sweep is the one n asked for: 2 heads of d_k 64 would be C = 128; here 16 heads.
+  REQUIRE(j["device_attention"]["rows"].size() == 1);
+  const auto& row = j["device_attention"]["rows"][0];
+  CHECK(row["n"] == 48);
+  CHECK(row["forward_tflops"].get<double>() > 0.0);
+  CHECK(row["backward_tflops"].get<double>() > 0.0);
+  CHECK(row["extra_bytes"].get<double>() == 4.0 * 16 * 48);  // the log-sum-exp only
+  CHECK(row["weights_bytes_if_formed"].get<double>() == 4.0 * 16 * 48 * 48);
+  if (cuda["emulated"].get<bool>()) {
+    CHECK(j["gpu"]["measured"] == false);  // no GPU speed from the emulator, and so no fraction of a peak
+    CHECK_FALSE(j["gpu"].contains("peak_tflops"));
+  } else {
+    CHECK(j["gpu"]["measured"] == true);
+    CHECK(j["gpu"].contains("peak_tflops"));  // null for a part not in the table
+  }
+}
+
 TEST_CASE("--html and --svg: one self-contained page from the --format json document, one SVG heatmap; bad places exit 2") {
   const fs::path dir = temp_dir() / "straight";
   if (!fs::exists(dir / "model.ckpt")) REQUIRE(run({"train", "--config", kConfig, "--out", dir.string(), "--steps", "24"}).code == 0);
