@@ -8,7 +8,7 @@
 #   same models in PyTorch on the device (bench/compare_torch.py --backend cuda), and last
 #   compute-sanitizer's memcheck, racecheck, synccheck and initcheck on the test programs.
 # It goes on past a failing step and exits 1 at the end if any step failed or ran out of time.
-# OUTDIR gets three files, and wide/ from the wide group (the device tool brings back at most 8):
+# OUTDIR gets three files, and wide/ or base/ from those groups (the device tool brings back at most 8):
 #   summary.json  GPU, driver, CUDA, tool versions, and every step's status, rc, seconds and reason
 #                 (rewritten after each step, so a run cut short still leaves one)
 #   gpu.log       every step's output in order, under a header per step (long logs cut in the middle)
@@ -24,9 +24,12 @@
 #   ATTNLAB_GPU_SANITIZER_TIMEOUT_S  cap on one sanitizer run (default 150)
 #   ATTNLAB_GPU_SANITIZER_ARGS       doctest arguments for the kernel tests under the sanitizers,
 #                          e.g. '--test-case=*attention*' (default: every test case)
-#   ATTNLAB_GPU_ONLY       the step groups to run after the build, of: tests train wide bench sanitize
-#                          (default all but wide, which runs only when named: it takes about 4.5 min;
-#                          e.g. "train" for a short second call)
+#   ATTNLAB_GPU_ONLY       the step groups to run after the build, of: tests train wide base bench sanitize
+#                          (default all but wide and base, which run only when named: wide takes about
+#                          4.5 min, base ATTNLAB_GPU_BASE_S of training plus about 2 min; e.g. "train"
+#                          for a short second call)
+#   ATTNLAB_GPU_BASE_S     the base group's training time, seconds (default 330: with the build, the corpus
+#                          and the evals it fits the 540 s budget)
 #   ATTNLAB_GPU_ARCH       CMAKE_CUDA_ARCHITECTURES (default: the device's compute capability, e.g.
 #                          90 for H100/H200; 90 when there is no device)
 #   ATTNLAB_GPU_UNPACKER   dpkg-deb, ar+tar or python3 (default: the first the machine has)
@@ -502,6 +505,46 @@ else
     run eval_wide_cpu 240 eval_wide "$build/run-wide" && cp "$build/run-wide/eval.json" "$out/wide/"
   else
     skip eval_wide_cpu "train_wide_cuda wrote no model.ckpt"
+  fi
+fi
+
+# ---- 5c. Transformer-base on the lab's corpus, for a fixed time -----------------------------
+# data/configs/transformer-base-lab.json (the paper's base shape on translate-wide's corpus and BPE)
+# trained on --backend cuda in bf16 for ATTNLAB_GPU_BASE_S seconds (--time-limit: it stops at a step
+# boundary with a checkpoint that --resume continues), then evaluated on the device on the first 1,000
+# test sentences, and loaded on the host's CPU to translate a sentence and score 100 (the checkpoint
+# must load on the CPU). OUTDIR/base/ gets train-log.json (the loss curve), train.json, eval.json and
+# the CPU's eval-cpu.json; the 187 MB model.ckpt stays on the machine (the tool brings back 16 MB files).
+base_eval() {  # base_eval RUN_DIR BACKEND LIMIT FILE
+  "$attnlab" eval --model "$1" --backend "$2" --limit "$3" -f json >"$out/base/$4.tmp" && mv "$out/base/$4.tmp" "$out/base/$4" &&
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(json.dumps({k: v for k, v in d.items() if not isinstance(v, list)}, indent=1)[:3000])' "$out/base/$4"
+}
+base_train() {  # base_train RUN_DIR: the summary JSON to $out/base/train.json, the log beside it
+  "$attnlab" train --config transformer-base-lab --backend cuda --precision bf16 --time-limit "$base_s" --out "$1" -f json \
+    >"$out/base/train.json"
+  local rc=$?
+  cat "$out/base/train.json"
+  [ -f "$1/train-log.json" ] && cp "$1/train-log.json" "$out/base/"
+  return $rc
+}
+base_s=${ATTNLAB_GPU_BASE_S:-330}
+export base_s
+export -f base_eval base_train
+if ! case " ${ATTNLAB_GPU_ONLY:-} " in *" base "*) true;; *) false;; esac; then
+  skip train_base_cuda "runs only when ATTNLAB_GPU_ONLY names it (about ${base_s} s of training, 8 min in all)"
+elif [ -z "$attnlab" ]; then
+  skip train_base_cuda "no attnlab program (the build failed)"
+elif [ -n "$gpu_reason" ]; then
+  skip train_base_cuda "$gpu_reason"
+else
+  rm -rf "$build/run-base" "$out/base" && mkdir -p "$out/base"
+  run train_base_cuda $((base_s + 90)) base_train "$build/run-base"
+  if [ -f "$build/run-base/model.ckpt" ]; then
+    run eval_base_cuda 120 base_eval "$build/run-base" cuda 1000 eval.json
+    run base_on_cpu 30 "$attnlab" translate "The boy trains the puppy." --model "$build/run-base" --backend cpu
+    run eval_base_cpu 120 base_eval "$build/run-base" cpu 100 eval-cpu.json
+  else
+    skip eval_base_cuda "train_base_cuda wrote no model.ckpt"
   fi
 fi
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 #include <csignal>
@@ -36,6 +37,7 @@ struct TrainOptions {
   std::string config;
   std::string out;
   int steps = 0;
+  double time_limit = 0;  // seconds of training; 0 = none
   bool resume = false;
   bool allow_config_change = false;
   std::string format = "text";
@@ -67,6 +69,16 @@ void remove_stale_temporaries(const std::string& out) {
     for (const char* prefix : {".model.ckpt.tmp-", ".train-state.ckpt.tmp-", ".train-log.json.tmp-"})
       if (name.rfind(prefix, 0) == 0) std::filesystem::remove(e.path(), ec);
   }
+}
+
+// The command that continues this run: the same config, folder, steps, backend and precision (a
+// resume in another precision is refused, and without --steps it would aim at the config's count).
+std::string resume_command(const TrainOptions& o, const std::string& out) {
+  std::string c = fmt::format("attnlab train --config {} --out {}", o.config, out);
+  if (o.steps > 0) c += fmt::format(" --steps {}", o.steps);
+  if (o.backend != "cpu") c += " --backend " + o.backend;
+  if (o.precision != "fp32") c += " --precision " + o.precision;
+  return c + " --resume";
 }
 
 void run_train(const TrainOptions& o) {
@@ -205,6 +217,12 @@ void run_train(const TrainOptions& o) {
   };
   render::ProgressBar bar(run.train.steps, "train");
   double tokens_per_s = 0, last_loss = 0;
+  // One stop flag for the trainer: set after a step when a signal has arrived or --time-limit has
+  // passed (measured from the first step), so either stops at that step's boundary.
+  std::atomic<bool> stop{StopOnSignals::requested()};  // a signal during the set-up: no step at all
+  bool out_of_time = false;
+  const auto started = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
   const std::int64_t reached = trainer.run(
       data.train, data.valid, 0,
       [&](const model::StepInfo& s) {
@@ -217,20 +235,33 @@ void run_train(const TrainOptions& o) {
                                   s.valid.loss, 100 * s.valid.token_accuracy));
         }
         bar.update(s.step, fmt::format("loss {:.3f} {:.0f} tok/s", s.loss, s.tokens_per_s));
+        if (o.time_limit > 0 && elapsed() >= o.time_limit) out_of_time = true;
+        if (out_of_time || StopOnSignals::requested()) stop = true;
       },
       [&](std::int64_t step) { save_checkpoint(step); },
-      StopOnSignals::flag());
+      &stop);
   if (StopOnSignals::requested() && reached < run.train.steps) {
     save_checkpoint(reached);  // a second Ctrl-C meanwhile only sets the flag again: the save completes
     bar.message("");
-    throw Interrupted(fmt::format("interrupted at step {} of {}; checkpoint saved in {}.\nContinue with: attnlab train --config {} --out {} --resume",
-                                  reached, run.train.steps, out, o.config, out));
+    throw Interrupted(fmt::format("interrupted at step {} of {}; checkpoint saved in {}.\nContinue with: {}", reached,
+                                  run.train.steps, out, resume_command(o, out)));
   }
-  bar.finish(fmt::format("(step {}, loss {:.4f}, {:.0f} tokens/s)", reached, last_loss, tokens_per_s));
+  // --time-limit: a planned stop, not an error. The checkpoint is saved as at an interruption, so the
+  // run can go on with --resume; exit 0.
+  const bool stopped_early = out_of_time && reached < run.train.steps;
+  if (stopped_early) save_checkpoint(reached);
+  const double seconds = elapsed();
+  bar.finish(fmt::format("(step {}, loss {:.4f}, {:.0f} tokens/s{})", reached, last_loss, tokens_per_s,
+                         stopped_early ? fmt::format("; --time-limit {:g} s reached", o.time_limit) : ""));
   if (o.format == "json") {
-    nlohmann::json j = {{"out", out}, {"steps", reached}, {"final_loss", last_loss}, {"tokens_per_s", tokens_per_s},
+    nlohmann::json j = {{"out", out}, {"steps", reached}, {"steps_planned", run.train.steps}, {"final_loss", last_loss},
+                        {"tokens_per_s", tokens_per_s}, {"seconds", seconds}, {"stopped_by_time_limit", stopped_early},
                         {"backend", be.name()}, {"precision", o.precision}, {"valid", log["valid"].empty() ? nlohmann::json() : log["valid"].back()}};
     std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+  } else if (stopped_early) {
+    std::cout << fmt::format("trained {} of {} steps in {:.0f} s (--time-limit {:g} s); model in {}/model.ckpt (evaluate it with: "
+                             "attnlab eval --model {}); continue with: {}\n",
+                             reached, run.train.steps, seconds, o.time_limit, out, out, resume_command(o, out));
   } else {
     std::cout << fmt::format("trained {} steps; model in {}/model.ckpt (evaluate it with: attnlab eval --model {})\n", reached, out, out);
   }
@@ -243,6 +274,9 @@ void setup_train(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("train", "Train a transformer on the generated corpus (resumable; Ctrl-C saves and stops)");
   sub->add_option("-c,--config", opts->config, "Run config: a name from data/configs (translate-small, lm-small, …) or a file")->required();
   sub->add_option("--steps", opts->steps, "Train for this many steps instead of the config's train.steps")->check(whole_number(1, 1000000000));
+  sub->add_option("--time-limit", opts->time_limit,
+                  "Stop after this many seconds of training, at a step boundary, saving a checkpoint that --resume continues")
+      ->check(real_number(0.001, 1e9));
   sub->add_option("-o,--out", opts->out, "Output folder for model.ckpt, train-state.ckpt, train-log.json (default runs/NAME)");
   CLI::Option* resume = sub->add_flag("--resume", opts->resume, "Continue the run saved in --out, bit-exactly");
   sub->add_flag("--allow-config-change", opts->allow_config_change,

@@ -132,6 +132,23 @@ TEST_CASE("train, resume, and the uninterrupted run agree bit for bit") {
   CHECK(losses(a) == losses(b));
   CHECK(losses(a).size() == 24);
 
+  // --time-limit stops at a step boundary with a checkpoint (exit 0), and --resume finishes the same run.
+  const fs::path c = temp_dir() / "timed";
+  r = run({"train", "--config", kConfig, "--out", c.string(), "--steps", "24", "--time-limit", "0.001", "--format", "json"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const auto timed = nlohmann::json::parse(r.out);
+  CHECK(timed["stopped_by_time_limit"] == true);
+  CHECK(timed["steps"].get<int>() >= 1);
+  CHECK(timed["steps"].get<int>() < 24);
+  CHECK(timed["steps_planned"] == 24);
+  CHECK(losses(c).size() == timed["steps"].get<std::size_t>());
+  r = run({"train", "--config", kConfig, "--out", c.string(), "--steps", "24", "--resume", "--time-limit", "3600", "--format", "json"});
+  REQUIRE(r.code == 0);
+  CHECK(nlohmann::json::parse(r.out)["stopped_by_time_limit"] == false);
+  CHECK(attnlab::model::load_checkpoint((c / "model.ckpt").string()).params == ca.params);
+  CHECK(losses(c) == losses(a));
+
   // An existing run is never overwritten without --resume.
   r = run({"train", "--config", kConfig, "--out", a.string()});
   CHECK(r.code == 2);
