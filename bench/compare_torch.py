@@ -37,10 +37,10 @@ weights. That is "PyTorch eager at bf16" as people train with it, and it moves h
 --attention-max N (GPU only) also compares attention alone: attnlab's device sweep (`attnlab bench
 --device-attention-max N`: one sequence, 16 heads of d_k = 64, no mask, n = 512 … N) against
 torch.nn.functional.scaled_dot_product_attention on the same shapes, forward and forward + backward.
-In fp32 and tf32 both sides run float32 attention. In bf16, attnlab's forward runs Q·Kᵀ and P·V on
-tensor cores (bf16 inputs, float32 accumulation and softmax; its backward stays float32) and PyTorch's
-SDPA runs in bf16 (its flash kernel): the forward ratio is the full-size-runs issue's target (≥ 0.7
-of SDPA at n = 4096); the backward ratio is float32 against bf16.
+In fp32 and tf32 both sides run float32 attention. In bf16, attnlab runs attention's products on
+tensor cores (bf16 inputs, float32 accumulation and softmax, forward and backward at d_k = 64) and
+PyTorch's SDPA runs in bf16 (its flash kernel): the forward ratio is the full-size-runs issue's target
+(≥ 0.7 of SDPA at n = 4096).
 
   /usr/bin/python3 bench/compare_torch.py --attnlab build/attnlab [--config NAME | --d-model ...]
          [--batch B] [--seq T] [--threads K] [--repeats R] [--rounds N] [--backend cpu|cuda] [--precision fp32|tf32|bf16]

@@ -562,8 +562,9 @@ else
   run bench_cuda 240 "$attnlab" bench --backend cuda --attention-max 0
   # The same with TF32 tensor-core matrix products (the ceiling gemm too).
   run bench_cuda_tf32 240 "$attnlab" bench --backend cuda --precision tf32 --attention-max 0 --device-attention-max 0
-  # And bf16 tensor-core products (inputs rounded to bf16, buffers float32).
-  run bench_cuda_bf16 240 "$attnlab" bench --backend cuda --precision bf16 --attention-max 0 --device-attention-max 0
+  # And bf16 tensor-core products (inputs rounded to bf16, buffers float32), with the attention sweep:
+  # in bf16 attention runs on the tensor cores too.
+  run bench_cuda_bf16 240 "$attnlab" bench --backend cuda --precision bf16 --attention-max 0
   # The larger shapes in bf16: Transformer-big (16 × 128 tokens) and GPT-2 small at its 1,024 positions
   # (8 × 1,024 tokens), each model point against the GPU's bf16 peak.
   run bench_cuda_bf16_big 240 "$attnlab" bench --backend cuda --precision bf16 --config transformer-big \

@@ -290,10 +290,14 @@ nlohmann::ordered_json measure_device_attention(backend::Ops<float>& be, const B
   j["backend"] = be.name();
   j["heads"] = H;
   j["d_k"] = o.attention_dk;
-  const bool tensor_cores = be.matmul_precision() == backend::MatmulPrecision::Bf16 && o.attention_dk % 16 == 0;
-  j["precision"] = tensor_cores ? "forward bf16 (tensor cores), backward float32" : "float32";
+  // The CUDA backend's choice (cuda_backend.cu): bf16 tensor cores for head widths that are multiples
+  // of 16, the backward up to 64.
+  const bool bf16 = be.matmul_precision() == backend::MatmulPrecision::Bf16 && o.attention_dk % 16 == 0;
+  const bool bf16_backward = bf16 && o.attention_dk <= 64;
+  j["precision"] = !bf16 ? "float32" : bf16_backward ? "bf16 tensor cores" : "forward bf16 tensor cores, backward float32";
   j["what"] = std::string("the backend's fused self-attention on one sequence (no mask), ") +
-              (tensor_cores ? "forward with Q·Kᵀ and P·V on bf16 tensor cores, backward float32" : "float32") +
+              (!bf16 ? "float32" : bf16_backward ? "its products on bf16 tensor cores (float32 softmax and accumulation)"
+                                               : "the forward's products on bf16 tensor cores, the backward float32") +
               ": forward, and backward from a random upstream gradient (dQ, dK, dV); the weights are never stored";
   j["flop_counting"] = "forward 4·n²·C (Q·Kᵀ and P·V); backward 2.5 × forward (the FlashAttention papers' count: "
                        "the scores recomputed, then dV, dP, dQ, dK)";

@@ -464,6 +464,92 @@ TEST_CASE("bf16 tensor-core attention forward: within 1e-2 of the float32 CPU op
   }
 }
 
+TEST_CASE("bf16 tensor-core attention backward: dQ, dK, dV within their bound of the float32 CPU op" *
+          doctest::test_suite("gpu")) {
+  // The five products take bf16 inputs (Q, K, V, dout, and the recomputed P and dS): each gradient
+  // moves by about 1e-2 of its scale, more than the forward, since dS = P ⊙ (dP − D) subtracts
+  // nearly equal terms. Bound 3e-2, and above 1e-4 (the float32 kernels: 1e-6). The gradients start
+  // from the same random values on both sides (they accumulate), and out and lse come from the
+  // float32 forward, so the backward alone is measured; then once more after the bf16 forward.
+  std::mt19937 rng(fresh_seed());
+  INFO("seed " << fresh_seed());
+  struct Case {
+    const char* what;
+    int B, Tq, Tk, C, H;
+    bool causal;
+    std::vector<int> key_len;
+    bool fused;
+  };
+  const Case cases[] = {
+      {"self, causal, d 64, T = 70", 2, 70, 70, 128, 2, true, {}, false},
+      {"cross, d 64, padding", 2, 37, 130, 128, 2, false, {130, 5}, false},
+      {"d 16, one query, a fully masked batch", 3, 1, 65, 16, 1, false, {0, 1, 65}, false},
+      {"fused Q/K/V (ld = 3C), causal, d 16", 2, 64, 64, 64, 4, true, {}, true},
+      {"one tile exactly, d 32", 1, 64, 64, 96, 3, false, {}, false},
+  };
+  for (const Case& c : cases) {
+    INFO(std::string(c.what));
+    attnlab::backend::AttentionShape sh = cu::packed_attention(nullptr, c.causal, c.B, c.Tq, c.Tk, c.C, c.H);
+    const int w = c.fused ? 3 * c.C : c.C;  // row width of the q/k/v (and gradient) buffers
+    if (c.fused) sh.ldq = sh.ldk = sh.ldv = w;
+    const std::size_t nq = static_cast<std::size_t>(c.B) * c.Tq * w, nk = static_cast<std::size_t>(c.B) * c.Tk * w,
+                      nout = static_cast<std::size_t>(c.B) * c.Tq * c.C, nlse = static_cast<std::size_t>(c.B) * c.H * c.Tq;
+    const auto q = random_floats(rng, nq), k = c.fused ? q : random_floats(rng, nk), v = c.fused ? q : random_floats(rng, nk);
+    const auto dout = random_floats(rng, nout);
+    const auto gq0 = random_floats(rng, nq), gk0 = c.fused ? gq0 : random_floats(rng, nk), gv0 = c.fused ? gq0 : random_floats(rng, nk);
+    const std::size_t ko = c.fused ? c.C : 0, vo = c.fused ? 2 * c.C : 0;  // column offsets in a fused buffer
+    // The CPU: dq, dk, dv += the gradients (host key_len).
+    attnlab::backend::AttentionShape hs = sh;
+    hs.key_len = c.key_len.empty() ? nullptr : c.key_len.data();
+    std::vector<float> wq = gq0, wk = gk0, wv = gv0, scratch(cpu::attention_lse_scratch<float>(c.Tq, c.Tk));
+    if (c.fused) {  // one buffer: the three gradients land in their own columns
+      cpu::attention_backward_lse<float>(wq.data(), wq.data() + ko, wq.data() + vo, scratch.data(), dout.data(), q.data(),
+                                         q.data() + ko, q.data() + vo, hs);
+      wk = wv = wq;
+    } else {
+      cpu::attention_backward_lse<float>(wq.data(), wk.data(), wv.data(), scratch.data(), dout.data(), q.data(), k.data(),
+                                         v.data(), hs);
+    }
+    auto dkl = up(c.key_len.empty() ? std::vector<int>{0} : c.key_len);
+    sh.key_len = c.key_len.empty() ? nullptr : dkl.get();
+    auto gq = up(q), gk = up(k), gv = up(v), gdout = up(dout);
+    const float* dqp = gq.get();
+    const float* dkp = c.fused ? gq.get() + ko : gk.get();
+    const float* dvp = c.fused ? gq.get() + vo : gv.get();
+    for (bool bf16_forward : {false, true}) {
+      INFO("forward in " << (bf16_forward ? "bf16" : "float32"));
+      auto gout = poisoned(nout), glse = poisoned(nlse);
+      if (bf16_forward)
+        cu::attention_forward_bf16(gout.get(), glse.get(), dqp, dkp, dvp, sh);
+      else
+        cu::attention_forward(gout.get(), glse.get(), dqp, dkp, dvp, sh);
+      auto ggq = up(gq0), ggk = up(gk0), ggv = up(gv0);
+      float* gdq = ggq.get();
+      float* gdk = c.fused ? ggq.get() + ko : ggk.get();
+      float* gdv = c.fused ? ggq.get() + vo : ggv.get();
+      cu::attention_backward_bf16(gdq, gdk, gdv, gdout.get(), gout.get(), glse.get(), dqp, dkp, dvp, sh);
+      const auto rq = ggq.download(), rk = c.fused ? rq : ggk.download(), rv = c.fused ? rq : ggv.download();
+      // The gradients alone (what was added), measured against the CPU's additions.
+      auto added = [](const std::vector<float>& after, const std::vector<float>& before) {
+        std::vector<double> a(after.size());
+        for (std::size_t e = 0; e < a.size(); ++e) a[e] = double(after[e]) - before[e];
+        return a;
+      };
+      const auto want_q = added(wq, gq0), want_k = added(wk, gk0), want_v = added(wv, gv0);
+      const auto got_q = added(rq, gq0), got_k = added(rk, gk0), got_v = added(rv, gv0);
+      const double eq = compare(got_q, want_q, 1e-3).rel, ek = compare(got_k, want_k, 1e-3).rel,
+                   ev = compare(got_v, want_v, 1e-3).rel;
+      MESSAGE(std::string(c.what) << std::string(bf16_forward ? ", after the bf16 forward" : "") << ": dq " << eq << ", dk " << ek
+                                  << ", dv " << ev);
+      CHECK(compare(got_q, want_q, 1e-3).nan == 0);
+      CHECK(eq < 3e-2);
+      CHECK(ek < 3e-2);
+      CHECK(ev < 3e-2);
+      if (!bf16_forward) CHECK(std::max({eq, ek, ev}) > 1e-4);
+    }
+  }
+}
+
 int main(int argc, char** argv) {
   bool cpu_only = false;
   std::vector<char*> args;

@@ -51,6 +51,14 @@ void attention_backward(float* dq, float* dk, float* dv, const float* dout, cons
                         const float* q, const float* k, const float* v, const backend::AttentionShape& s,
                         Stream stream = nullptr);
 
+// The same on tensor cores: S, dP and the three gradient products with bf16 inputs (Q, K, V, dout, P
+// and dS rounded) and float32 accumulation; lse, D and the softmax arithmetic float32. Errors against
+// attention_backward about 1e-2 relative. Head width d: a multiple of 16, at most 64 (ShapeError
+// otherwise); the same refusal of a batch stride of 0.
+void attention_backward_bf16(float* dq, float* dk, float* dv, const float* dout, const float* out, const float* lse,
+                             const float* q, const float* k, const float* v, const backend::AttentionShape& s,
+                             Stream stream = nullptr);
+
 // att (written, B × H × Tq × Tk) = exp(s_ij − lse_i) where key j is visible to query i, else 0: the
 // weights the forward used, recomputed from q, k and its lse (for the lessons; training never stores
 // them). One warp per query row.

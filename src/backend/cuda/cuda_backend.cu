@@ -176,7 +176,7 @@ class CudaBackend final : public Ops<float> {
   void attention_forward(float* out, float* lse, const float* q, const float* k, const float* v,
                          const AttentionShape& sh) override {
     // bf16: the two products of attention on tensor cores too, where the head width allows (a
-    // multiple of 16); the backward stays float32 (it recomputes the weights from this lse).
+    // multiple of 16).
     if (math_ == cuda::Math::Bf16 && sh.H > 0 && sh.C % sh.H == 0 && (sh.C / sh.H) % 16 == 0)
       cuda::attention_forward_bf16(out, lse, q, k, v, sh, s());
     else
@@ -184,7 +184,12 @@ class CudaBackend final : public Ops<float> {
   }
   void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* out, const float* lse,
                           const float* q, const float* k, const float* v, const AttentionShape& sh) override {
-    cuda::attention_backward(dq, dk, dv, dout, out, lse, q, k, v, sh, s());
+    // bf16: tensor cores for the backward's five products too, where the head width allows (a
+    // multiple of 16 up to 64: the kernels' shared memory).
+    if (math_ == cuda::Math::Bf16 && sh.H > 0 && sh.C % sh.H == 0 && (sh.C / sh.H) % 16 == 0 && sh.C / sh.H <= 64)
+      cuda::attention_backward_bf16(dq, dk, dv, dout, out, lse, q, k, v, sh, s());
+    else
+      cuda::attention_backward(dq, dk, dv, dout, out, lse, q, k, v, sh, s());
   }
   void attention_weights(float* att, const float* lse, const float* q, const float* k,
                          const AttentionShape& sh) override {

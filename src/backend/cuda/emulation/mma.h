@@ -14,6 +14,9 @@
 //     old tile in every lane), then each lane writes only its share (elements lane, lane + 32, …):
 //     a lane that reads the stored tile without a __syncwarp() after the store reads elements other
 //     lanes have not written yet, and the emulator's two schedules disagree.
+// Not caught: a missing __syncwarp() between lanes' reads of shared memory and a store that overwrites
+// it (the store's wait orders them here, which a GPU does not promise), nor between writes and a load
+// when a store of another tile comes between them.
 // Pointers must be 256-bit aligned and ldm a multiple of 16 bytes, as the hardware requires; a
 // violation is a kernel error naming the call. Products are exact in float (bf16 × bf16 fits),
 // summed in float in k order; the tensor cores' summation order differs, within float rounding.
