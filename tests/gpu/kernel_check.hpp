@@ -99,31 +99,27 @@ inline std::vector<int> random_ints(std::mt19937& rng, std::size_t n, int lo, in
   return v;
 }
 
+// Truncates each value to a narrower float: keeps the bits of `mask` (sign, exponent and the top
+// mantissa bits) and clears the rest.
+inline void keep_bits(std::vector<float>& v, std::uint32_t mask) {
+  for (float& x : v) {
+    std::uint32_t bits;
+    std::memcpy(&bits, &x, sizeof bits);
+    bits &= mask;
+    std::memcpy(&x, &bits, sizeof x);
+  }
+}
+
 // Rounds each value to TF32 (float32 with the low 13 of its 23 mantissa bits cleared: 10 bits left),
 // by truncation. Inputs made this way pass through the TF32 tensor cores unchanged whether the library
 // rounds or truncates to TF32, so a TF32 product of them differs from the exact one only by float32
 // accumulation: the test can then check the wiring (transposes, leading dimensions, strides) at TF32's
 // 1e-3 tolerance without depending on how cuBLAS converts. (On arbitrary inputs TF32's conversion alone
 // costs a normwise error of about 5e-4 when rounding and 1.1e-3 when truncating; see docs/cuda.md.)
-inline void round_to_tf32(std::vector<float>& v) {
-  for (float& x : v) {
-    std::uint32_t bits;
-    std::memcpy(&bits, &x, sizeof bits);
-    bits &= 0xFFFFE000u;
-    std::memcpy(&x, &bits, sizeof x);
-  }
-}
+inline void round_to_tf32(std::vector<float>& v) { keep_bits(v, 0xFFFFE000u); }
 
-// Truncates each float to bfloat16 (its top 16 bits, 7 mantissa bits), so the rounding before a bf16
-// product leaves it unchanged whatever the GPU's rounding mode.
-inline void round_to_bf16(std::vector<float>& v) {
-  for (float& x : v) {
-    std::uint32_t bits;
-    std::memcpy(&bits, &x, sizeof bits);
-    bits &= 0xFFFF0000u;
-    std::memcpy(&x, &bits, sizeof x);
-  }
-}
+// The same for bfloat16 (the top 16 bits: 7 mantissa bits), for the bf16 products' wiring.
+inline void round_to_bf16(std::vector<float>& v) { keep_bits(v, 0xFFFF0000u); }
 
 // GELU, tanh form, in double: the reference for the GPU kernels.
 inline double gelu_ref(double x) {
