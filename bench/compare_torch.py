@@ -34,6 +34,10 @@ inside its products: attnlab rounds the products' inputs to bf16 and keeps every
 loss under torch.autocast("cuda", bfloat16): bf16 products and bf16 activations between them, float32
 weights. That is "PyTorch eager at bf16" as people train with it, and it moves half the bytes.
 
+--compile runs PyTorch's models through torch.compile (its default inductor backend) instead of eager,
+where that works on the machine; the compiling happens in untimed first calls, and a model whose
+compilation fails is measured eager, with the reason in the report ("torch_compile").
+
 --attention-max N (GPU only) also compares attention alone: attnlab's device sweep (`attnlab bench
 --device-attention-max N`: one sequence, 16 heads of d_k = 64, no mask, n = 512 … N) against
 torch.nn.functional.scaled_dot_product_attention on the same shapes, forward and forward + backward.
@@ -44,7 +48,7 @@ PyTorch's SDPA runs in bf16 (its flash kernel): the forward ratio is the full-si
 
   /usr/bin/python3 bench/compare_torch.py --attnlab build/attnlab [--config NAME | --d-model ...]
          [--batch B] [--seq T] [--threads K] [--repeats R] [--rounds N] [--backend cpu|cuda] [--precision fp32|tf32|bf16]
-         [--attention-max N] [--json]
+         [--attention-max N] [--compile] [--json]
 
 """
 import argparse
@@ -77,6 +81,9 @@ def parse_args():
     p.add_argument("--precision", choices=["fp32", "tf32", "bf16"], default="fp32",
                    help="matrix products on both sides: fp32, or tf32 or bf16 on the GPU's tensor cores "
                         "(--backend cuda; bf16: PyTorch under autocast, see above)")
+    p.add_argument("--compile", action="store_true",
+                   help="run PyTorch's models through torch.compile where it works on this machine (else eager, "
+                        "saying why)")
     p.add_argument("--attention-max", type=int, default=0,
                    help="also compare attention alone against PyTorch's SDPA, n = 512 ... N (--backend cuda; 0 = no)")
     p.add_argument("--json", action="store_true", help="print one JSON document")
@@ -197,17 +204,20 @@ def main():
     tgt_in = torch.randint(4, V, (B, T), generator=g).to(dev)
     tgt_out = torch.randint(4, V, (B, T), generator=g).to(dev)
 
-    def build(md):
+    compile_status = {}  # model -> "compiled", or why torch.compile could not be used (then eager)
+
+    def build(md, compiled):
         decoder_only = md["model"] == "decoder-only"
         torch.manual_seed(1)
         model = Model(decoder_only).to(dev).train()
+        run = torch.compile(model) if compiled else model
         opt = torch.optim.Adam(model.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-9)
         params = sum(p.numel() for p in model.parameters())
 
         def loss_fn():
             # (a disabled torch.autocast("cuda") still asks CUDA about bf16, which a CPU-only torch cannot answer)
             with torch.autocast("cuda", dtype=torch.bfloat16) if a.precision == "bf16" else contextlib.nullcontext():
-                logits = model(src, tgt_in)
+                logits = run(src, tgt_in)
                 return F.cross_entropy(logits.reshape(-1, V), tgt_out.reshape(-1), label_smoothing=0.1)
 
         def step():
@@ -219,7 +229,26 @@ def main():
 
         return params, loss_fn, step
 
-    torch_models = {md["model"]: build(md) for md in report["models"]}
+    def build_timed(md):
+        """torch.compile where it works on this machine (--compile), else eager; compiling happens at the
+        first calls, so they are made here, outside the timings."""
+        if not a.compile:
+            return build(md, False)
+        try:
+            built = build(md, True)
+            print(f"torch {md['model']}: compiling (forward, then the training step)", file=sys.stderr, flush=True)
+            built[1]()
+            built[2]()
+            sync()
+            compile_status[md["model"]] = "compiled"
+            return built
+        except Exception as e:  # noqa: BLE001 -- any failure of the compiler stack means: measure eager
+            why = (str(e).strip().splitlines() or [type(e).__name__])[0][:300]
+            compile_status[md["model"]] = f"torch.compile failed ({type(e).__name__}: {why}); eager"
+            print(f"torch {md['model']}: {compile_status[md['model']]}", file=sys.stderr, flush=True)
+            return build(md, False)
+
+    torch_models = {md["model"]: build_timed(md) for md in report["models"]}
 
     def time_torch(rep):
         t = {"sdpa": time_sdpa(rep)}
@@ -316,6 +345,8 @@ def main():
         "threads": a.threads,
         "backend": a.backend,
         "precision": a.precision,
+        "torch_mode": "torch.compile" if a.compile else "eager",
+        "torch_compile": compile_status or None,
         "torch_precision": {"fp32": "float32, allow_tf32 off", "tf32": "float32, allow_tf32 on",
                             "bf16": "torch.autocast(cuda, bfloat16): bf16 products and activations, fp32 weights"}[a.precision],
         "device": torch.cuda.get_device_name(0) if a.backend == "cuda" else None,
@@ -350,6 +381,9 @@ def main():
         sides = {"fp32": "float32, TF32 off on both sides", "tf32": "TF32 matrix products on both sides",
                  "bf16": "attnlab: bf16 products on float32 buffers; torch: autocast bf16"}[a.precision]
         print(f"  both on the GPU: {out['device']} ({sides})")
+    if a.compile:
+        for name, status in compile_status.items():
+            print(f"  torch {name}: {status}")
     print(f"  attnlab: OpenBLAS kernel {report['blas']['kernel']} ({report['blas']['threads']} threads)")
     print(f"  torch:   OpenBLAS kernel {torch_kernel} ({torch_blas_threads} BLAS threads, "
           f"{torch.get_num_threads()} torch threads); OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE')}")
