@@ -48,7 +48,7 @@ PyTorch's SDPA runs in bf16 (its flash kernel): the forward ratio is the full-si
 
   /usr/bin/python3 bench/compare_torch.py --attnlab build/attnlab [--config NAME | --d-model ...]
          [--batch B] [--seq T] [--threads K] [--repeats R] [--rounds N] [--backend cpu|cuda] [--precision fp32|tf32|bf16]
-         [--attention-max N] [--compile] [--json]
+         [--attention-max N] [--compile] [--json] [--json-out FILE]
 
 """
 import argparse
@@ -87,6 +87,7 @@ def parse_args():
     p.add_argument("--attention-max", type=int, default=0,
                    help="also compare attention alone against PyTorch's SDPA, n = 512 ... N (--backend cuda; 0 = no)")
     p.add_argument("--json", action="store_true", help="print one JSON document")
+    p.add_argument("--json-out", help="also write the JSON document to this file (the text report still prints)")
     a = p.parse_args()
     if a.precision != "fp32" and a.backend != "cuda":
         p.error(f"--precision {a.precision} needs --backend cuda: the CPU computes matrix products in float32 only")
@@ -372,6 +373,11 @@ def main():
                     f"{'bfloat16' if a.precision == 'bf16' else 'float32'}; ratio = torch seconds / attnlab seconds "
                     f"(above 1: attnlab faster); backward = forward + backward minus forward for torch",
             "rows": attention}
+    if a.json_out:
+        tmp = a.json_out + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(out, f, indent=2)
+        os.replace(tmp, a.json_out)
     if a.json:
         print(json.dumps(out, indent=2))
         return

@@ -568,31 +568,33 @@ else
       break
     fi
   done
+  # Every report's JSON goes to logs/NAME.json too (in logs.tar.gz): the raw numbers for bench/results/.
   compare() {  # compare NAME ARGS...: bench/compare_torch.py --backend cuda, 3 alternating rounds
     local name=$1; shift
     if [ -z "$torch_python" ]; then
       skip "$name" "no python3 with a CUDA-enabled torch on this machine"
     else
-      run "$name" 240 "$torch_python" "$root/bench/compare_torch.py" --attnlab "$attnlab" --backend cuda --rounds 3 "$@"
+      run "$name" 240 "$torch_python" "$root/bench/compare_torch.py" --attnlab "$attnlab" --backend cuda --rounds 3 \
+        --json-out "$logs/$name.json" "$@"
     fi
   }
   # bf16: matrix products and attention on the tensor cores (buffers float32); PyTorch under autocast
   # (bf16 activations too); attention alone raced against SDPA, n = 512 ... 8192, 16 heads of d_k 64.
-  run bench_cuda_bf16 240 "$attnlab" bench --backend cuda --precision bf16 --attention-max 0
+  run bench_cuda_bf16 240 "$attnlab" bench --json-out "$logs/bench_cuda_bf16.json" --backend cuda --precision bf16 --attention-max 0
   compare compare_torch_cuda_bf16 --precision bf16 --attention-max 8192
   # fp32 (no tensor cores on either side), the same.
-  run bench_cuda 240 "$attnlab" bench --backend cuda --attention-max 0
+  run bench_cuda 240 "$attnlab" bench --json-out "$logs/bench_cuda.json" --backend cuda --attention-max 0
   compare compare_torch_cuda --attention-max 8192
   # The larger shapes in bf16: GPT-2 small at its 1,024 positions (8 × 1,024 tokens) and Transformer-big
   # (16 × 128), each model point against the GPU's bf16 peak.
-  run bench_cuda_bf16_gpt2 240 "$attnlab" bench --backend cuda --precision bf16 --config gpt2-small --batch 8 \
+  run bench_cuda_bf16_gpt2 240 "$attnlab" bench --json-out "$logs/bench_cuda_bf16_gpt2.json" --backend cuda --precision bf16 --config gpt2-small --batch 8 \
     --seq 1024 --attention-max 0 --device-attention-max 0
-  run bench_cuda_bf16_big 240 "$attnlab" bench --backend cuda --precision bf16 --config transformer-big \
+  run bench_cuda_bf16_big 240 "$attnlab" bench --json-out "$logs/bench_cuda_bf16_big.json" --backend cuda --precision bf16 --config transformer-big \
     --attention-max 0 --device-attention-max 0
   # PyTorch compiled (torch.compile where it works there, else eager and why), bf16.
   compare compare_torch_cuda_bf16_compile --precision bf16 --compile
   # TF32 last: the same models with TF32 products on both sides.
-  run bench_cuda_tf32 240 "$attnlab" bench --backend cuda --precision tf32 --attention-max 0 --device-attention-max 0
+  run bench_cuda_tf32 240 "$attnlab" bench --json-out "$logs/bench_cuda_tf32.json" --backend cuda --precision tf32 --attention-max 0 --device-attention-max 0
   compare compare_torch_cuda_tf32 --precision tf32
 fi
 

@@ -19,6 +19,7 @@
 #include "cli/commands.hpp"
 #include "cli/config_lookup.hpp"
 #include "cli/validators.hpp"
+#include "io/files.hpp"
 #include "tasks/task.hpp"
 #include "util/error.hpp"
 #include "util/paths.hpp"
@@ -33,6 +34,7 @@ struct BenchCliOptions {
   int block_q = defaults.block_q, block_k = defaults.block_k;
   int device_attention_max = defaults.device_attention_max;
   bool json = false, no_models = false, quiet = false;
+  std::string json_out;  // also write the JSON report to this file
   std::string backend = "cpu";
   std::string precision = "fp32";
 };
@@ -266,6 +268,15 @@ void add_peak(nlohmann::ordered_json& report, const std::string& device, const s
 }
 
 void run_bench_cmd(const BenchCliOptions& o) {
+  // A bad --json-out is said before minutes of measuring, not after.
+  if (!o.json_out.empty()) {
+    namespace fs = std::filesystem;
+    const fs::path parent = fs::path(o.json_out).parent_path();
+    std::error_code ec;
+    if (fs::is_directory(o.json_out, ec)) throw InputError("--json-out " + o.json_out + ": is a folder; name a file");
+    if (!parent.empty() && !fs::is_directory(parent, ec))
+      throw InputError("--json-out " + o.json_out + ": no folder " + parent.string() + " to write it in");
+  }
   bench::BenchOptions b = to_bench_options(o);
   backend::Ops<float>& be = open_backend(o.backend);
   apply_precision(be, o.precision);  // exit 2 on the CPU for tf32/bf16, before any measurement
@@ -295,6 +306,7 @@ void run_bench_cmd(const BenchCliOptions& o) {
   } else {
     report["gpu"] = {{"measured", false}, {"why", "--backend cpu (give --backend cuda to run the models on the GPU)"}};
   }
+  if (!o.json_out.empty()) io::write_file_atomic(o.json_out, report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   if (o.json) {
     std::cout << report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   } else {
@@ -331,6 +343,7 @@ void setup_bench(CLI::App& app) {
   add_backend_option(*sub, o->backend);
   add_precision_option(*sub, o->precision);
   sub->add_flag("--json", o->json, "Print the report as JSON");
+  sub->add_option("--json-out", o->json_out, "Also write the JSON report to this file (the text report still prints)");
   sub->add_flag("-q,--quiet", o->quiet, "No progress lines on stderr");
   sub->callback([o] { run_bench_cmd(*o); });
 }

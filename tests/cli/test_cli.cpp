@@ -488,11 +488,18 @@ TEST_CASE("corpus: bad flag values exit with code 2 and say why") {
 // A seconds-long smoke of `attnlab bench` on a tiny model: it runs, its JSON parses and holds every
 // part of the report. The real measurements are not tests (docs/performance.md).
 TEST_CASE("bench smoke: a tiny config runs and its JSON parses") {
+  const std::string copy = (std::filesystem::temp_directory_path() / ("attnlab-bench-" + std::to_string(::getpid()) + ".json")).string();
   const Result r = run({"bench", "--d-model", "32", "--heads", "2", "--layers", "1", "--d-ff", "64", "--vocab", "100",
-                        "--batch", "2", "--seq", "16", "--repeats", "1", "--attention-max", "256", "--json", "--quiet"});
+                        "--batch", "2", "--seq", "16", "--repeats", "1", "--attention-max", "256", "--json", "--quiet",
+                        "--json-out", copy});
   INFO(r.err);
   REQUIRE(r.code == 0);
   const nlohmann::json j = nlohmann::json::parse(r.out);
+  // --json-out writes the same report to a file.
+  std::ifstream copied(copy);
+  REQUIRE(copied.good());
+  CHECK(nlohmann::json::parse(copied) == j);
+  std::filesystem::remove(copy);
   CHECK(j["format"] == "attnlab-bench");
   CHECK(!j["blas"]["kernel"].get<std::string>().empty());
   CHECK(j["sgemm_ceiling_gflops"].get<double>() > 0.0);
