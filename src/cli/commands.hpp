@@ -55,6 +55,7 @@ backend::Ops<float>& open_backend(const std::string& name);
 // --precision fp32|tf32|bf16 (train, bench): how the backend's matrix products compute.
 void add_precision_option(CLI::App& sub, std::string& name);
 // Sets the precision on `be`; exit 2 (InputError) when the backend has no tensor cores (the CPU).
+// On a real GPU, bf16 also prints a note while its kernels have not been tested on one.
 void apply_precision(backend::Ops<float>& be, const std::string& name);
 
 }  // namespace attnlab::cli
