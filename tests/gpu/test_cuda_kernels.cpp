@@ -106,37 +106,30 @@ TEST_CASE("the poison value is a NaN and compare() catches it" * doctest::test_s
   CHECK(compare(std::vector<float>{0.0f}, std::vector<float>{nan}).nan == 1);
 }
 
-TEST_CASE("round_to_bf16 keeps 7 mantissa bits and is idempotent" * doctest::test_suite("cpu")) {
-  std::vector<float> v = {1.0f, 1.0f + 1.0f / 128, 1.0f + 1.0f / 256, -3.14159265f, 1e-30f, 0.0f};
-  round_to_bf16(v);
-  CHECK(v[0] == 1.0f);
-  CHECK(v[1] == 1.0f + 1.0f / 128);  // the 7th mantissa bit survives
-  CHECK(v[2] == 1.0f);               // the 8th does not
-  CHECK(std::fabs(v[3] + 3.14159265f) < 3.15f / 128);
-  const std::vector<float> once = v;
-  round_to_bf16(v);
-  CHECK(v == once);
-  for (float x : v) {
-    std::uint32_t bits;
-    std::memcpy(&bits, &x, sizeof bits);
-    CHECK((bits & 0xFFFFu) == 0u);
-  }
-}
-
-TEST_CASE("round_to_tf32 keeps 10 mantissa bits and is idempotent" * doctest::test_suite("cpu")) {
-  std::vector<float> v = {1.0f, 1.0f + 1.0f / 1024, 1.0f + 1.0f / 2048, -3.14159265f, 1e-30f, 0.0f};
-  round_to_tf32(v);
-  CHECK(v[0] == 1.0f);
-  CHECK(v[1] == 1.0f + 1.0f / 1024);  // the 10th mantissa bit survives
-  CHECK(v[2] == 1.0f);                // the 11th does not
-  CHECK(std::fabs(v[3] + 3.14159265f) < 3.15f / 1024);
-  const std::vector<float> once = v;
-  round_to_tf32(v);
-  CHECK(v == once);
-  for (float x : v) {
-    std::uint32_t bits;
-    std::memcpy(&bits, &x, sizeof bits);
-    CHECK((bits & 0x1FFFu) == 0u);
+TEST_CASE("round_to_tf32 and round_to_bf16 keep 10 and 7 mantissa bits and are idempotent" * doctest::test_suite("cpu")) {
+  struct Format {
+    const char* name;
+    void (*round)(std::vector<float>&);
+    int bits;  // explicit mantissa bits kept
+  };
+  for (const Format& f : {Format{"tf32", round_to_tf32, 10}, Format{"bf16", round_to_bf16, 7}}) {
+    INFO(std::string(f.name));
+    const float ulp = std::ldexp(1.0f, -f.bits);  // the last kept bit of a number in [1, 2)
+    std::vector<float> v = {1.0f, 1.0f + ulp, 1.0f + ulp / 2, -3.14159265f, 1e-30f, 0.0f};
+    f.round(v);
+    CHECK(v[0] == 1.0f);
+    CHECK(v[1] == 1.0f + ulp);  // the last kept bit survives
+    CHECK(v[2] == 1.0f);        // the next one does not
+    CHECK(std::fabs(v[3] + 3.14159265f) < 3.15f * ulp);
+    const std::vector<float> once = v;
+    f.round(v);
+    CHECK(v == once);
+    const std::uint32_t dropped = (1u << (23 - f.bits)) - 1u;
+    for (float x : v) {
+      std::uint32_t b;
+      std::memcpy(&b, &x, sizeof b);
+      CHECK((b & dropped) == 0u);
+    }
   }
 }
 
