@@ -373,6 +373,17 @@ TEST_CASE("TF32 and bf16 on arbitrary float32 inputs: each within its own error,
   CHECK(e_bf16 > 3 * e_tf32);
 }
 
+namespace {
+// One shape of the bf16 attention tests: B batches of Tq queries over Tk keys, C channels in H heads.
+struct AttentionCase {
+  const char* what;
+  int B, Tq, Tk, C, H;
+  bool causal;
+  std::vector<int> key_len;  // empty: all visible
+  bool fused;                // Q, K, V as column blocks of one B·T × 3C buffer (self-attention only)
+};
+}  // namespace
+
 TEST_CASE("bf16 tensor-core attention forward: within 1e-2 of the float32 CPU op, masks and strides included" *
           doctest::test_suite("gpu")) {
   // Q, K, V rounded to bf16 (2^-9 relative each) and the weights P rounded before P·V: the output moves
@@ -381,21 +392,14 @@ TEST_CASE("bf16 tensor-core attention forward: within 1e-2 of the float32 CPU op
   // the tensor-core path is the one measured.
   std::mt19937 rng(fresh_seed());
   INFO("seed " << fresh_seed());
-  struct Case {
-    const char* what;
-    int B, Tq, Tk, C, H;
-    bool causal;
-    std::vector<int> key_len;  // empty: all visible
-    bool fused;                // Q, K, V as column blocks of one B·T × 3C buffer (self-attention only)
-  };
-  const Case cases[] = {
+  const AttentionCase cases[] = {
       {"self, causal, d 64, T not a multiple of the tiles", 2, 70, 70, 128, 2, true, {}, false},
       {"cross, d 128, padding", 2, 37, 130, 128, 1, false, {130, 5}, false},
       {"d 16, one query, a fully masked batch", 3, 1, 65, 16, 1, false, {0, 1, 65}, false},
       {"fused Q/K/V (ld = 3C), causal, d 16", 2, 64, 64, 64, 4, true, {}, true},
       {"one tile exactly, d 32", 1, 64, 64, 96, 3, false, {}, false},
   };
-  for (const Case& c : cases) {
+  for (const AttentionCase& c : cases) {
     INFO(std::string(c.what));
     attnlab::backend::AttentionShape sh = cu::packed_attention(nullptr, c.causal, c.B, c.Tq, c.Tk, c.C, c.H);
     std::vector<float> q, k, v;
@@ -444,26 +448,19 @@ TEST_CASE("bf16 tensor-core attention backward: dQ, dK, dV within their bound of
   // moves by up to about 1e-2 of its scale, more than the forward, since dS = P ⊙ (dP − D) subtracts
   // nearly equal terms. Over 25 runs of fresh seeds under the emulator the worst was 1.6e-2 (one
   // query, d 16); the seed is fresh every run, so the bound is 5e-2, and the error must be above 1e-4
-  // (the float32 kernels: 1e-6). The gradients start
-  // from the same random values on both sides (they accumulate), and out and lse come from the
-  // float32 forward, so the backward alone is measured; then once more after the bf16 forward.
+  // (the float32 kernels: 1e-6). The gradients start from the same random values on both sides
+  // (they accumulate), and out and lse come from the float32 forward, so the backward alone is
+  // measured; then once more after the bf16 forward.
   std::mt19937 rng(fresh_seed());
   INFO("seed " << fresh_seed());
-  struct Case {
-    const char* what;
-    int B, Tq, Tk, C, H;
-    bool causal;
-    std::vector<int> key_len;
-    bool fused;
-  };
-  const Case cases[] = {
+  const AttentionCase cases[] = {
       {"self, causal, d 64, T = 70", 2, 70, 70, 128, 2, true, {}, false},
       {"cross, d 64, padding", 2, 37, 130, 128, 2, false, {130, 5}, false},
       {"d 16, one query, a fully masked batch", 3, 1, 65, 16, 1, false, {0, 1, 65}, false},
       {"fused Q/K/V (ld = 3C), causal, d 16", 2, 64, 64, 64, 4, true, {}, true},
       {"one tile exactly, d 32", 1, 64, 64, 96, 3, false, {}, false},
   };
-  for (const Case& c : cases) {
+  for (const AttentionCase& c : cases) {
     INFO(std::string(c.what));
     attnlab::backend::AttentionShape sh = cu::packed_attention(nullptr, c.causal, c.B, c.Tq, c.Tk, c.C, c.H);
     const int w = c.fused ? 3 * c.C : c.C;  // row width of the q/k/v (and gradient) buffers

@@ -166,6 +166,23 @@ Run train_tiny(backend::Ops<float>& be, int steps, const std::string& out, doubl
 
 double relative(double a, double b) { return std::fabs(a - b) / std::fabs(b); }
 
+// A fresh folder for one test's checkpoints, under the system's temporary folder.
+std::filesystem::path scratch_dir(const std::string& tag) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("attnlab-model-backends-" + tag + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+// The GPU backend's matrix products in `p` for this scope, fp32 again after it (a failed REQUIRE
+// included), so no later test inherits the precision.
+struct GpuPrecision {
+  explicit GpuPrecision(backend::MatmulPrecision p) { gpu().set_matmul_precision(p); }
+  ~GpuPrecision() { gpu().set_matmul_precision(backend::MatmulPrecision::Fp32); }
+  GpuPrecision(const GpuPrecision&) = delete;
+  GpuPrecision& operator=(const GpuPrecision&) = delete;
+};
+
 }  // namespace
 
 namespace {
@@ -174,7 +191,7 @@ struct StepVsCpu {
   double grad_error;  // normwise, the whole gradient
 };
 // One forward and backward of the same small model on the CPU (fp32) and on the GPU backend with
-// its matrix products in `p`; the GPU is set back to fp32 after.
+// its matrix products in `p` (fp32 again on return).
 StepVsCpu one_step_in(backend::MatmulPrecision p) {
   ModelConfig c;
   c.vocab_size = 29;
@@ -190,13 +207,12 @@ StepVsCpu one_step_in(backend::MatmulPrecision p) {
   on_cpu.init_params(13);
   on_gpu.params.upload(on_cpu.params.download());
   const Batch b = padded_batch(c);
-  gpu().set_matmul_precision(p);
+  const GpuPrecision in_p(p);
   const float l1 = on_cpu.forward(b, 0.0f, true, nullptr);
   const float l2 = on_gpu.forward(b, 0.0f, true, nullptr);
   on_cpu.backward();
   on_gpu.backward();
   const std::vector<float> g1 = on_cpu.grads.download(), g2 = on_gpu.grads.download();
-  gpu().set_matmul_precision(backend::MatmulPrecision::Fp32);
   const double e = normwise(g2, g1, 0, g1.size());
   MESSAGE(std::string(backend::precision_name(p)) << ": loss " << l1 << " (cpu, fp32) vs " << l2 << " (cuda); whole gradient normwise " << e);
   return {l1, l2, e};
@@ -232,8 +248,7 @@ TEST_CASE("one training step with bf16 matrix products: loss within 1e-2, gradie
 TEST_CASE("50 steps of tiny-test: the cuda loss curve follows the cpu's within rounding's reach") {
   if (g_gate != 0) return;
   namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("attnlab-model-backends-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  const fs::path dir = scratch_dir("");
   const int steps = 50;
   const Run a = train_tiny(cpu(), steps, (dir / "cpu.ckpt").string());
   const Run p = train_tiny(cpu(), steps, (dir / "cpu-perturbed.ckpt").string(), 0, true);
@@ -274,13 +289,13 @@ TEST_CASE("training in bf16: the loss curve stays within 0.2 % of fp32's and fal
   // wrong rounding, a kernel reading bf16 as float) would be off by far more, or not learn at all.
   if (g_gate != 0) return;
   namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("attnlab-model-backends-bf16-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  const fs::path dir = scratch_dir("bf16-");
   const int steps = 30;
   const Run a = train_tiny(cpu(), steps, (dir / "cpu.ckpt").string(), 0.1);
-  gpu().set_matmul_precision(backend::MatmulPrecision::Bf16);
-  const Run b = train_tiny(gpu(), steps, (dir / "cuda-bf16.ckpt").string(), 0.1);
-  gpu().set_matmul_precision(backend::MatmulPrecision::Fp32);
+  const Run b = [&] {
+    const GpuPrecision bf16(backend::MatmulPrecision::Bf16);
+    return train_tiny(gpu(), steps, (dir / "cuda-bf16.ckpt").string(), 0.1);
+  }();
   REQUIRE(b.losses.size() == a.losses.size());
   double worst = 0;
   for (std::size_t i = 0; i < a.losses.size(); ++i) worst = std::max(worst, relative(b.losses[i], a.losses[i]));
@@ -296,8 +311,7 @@ TEST_CASE("training in bf16: the loss curve stays within 0.2 % of fp32's and fal
 TEST_CASE("trained on cuda: translates as trained on cpu; its checkpoint decodes the same on both backends") {
   if (g_gate != 0) return;
   namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("attnlab-model-backends-t-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  const fs::path dir = scratch_dir("t-");
   // tiny-test at a tenth of its learning rate: a stable run, so training on either backend reaches the
   // same model up to rounding and the decodings can be compared token for token.
   const int steps = 30;
