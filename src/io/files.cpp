@@ -151,6 +151,17 @@ namespace {
 // The file FolderReplacement puts in the folders it sets aside (staging, replaced): what a later run
 // may remove as a leftover of its own.
 constexpr const char* kStagingMarker = ".attnlab-set-aside";
+
+// Removes a folder this command set aside, its marker last: a kill part-way then leaves a folder that
+// still carries the marker, which the next run knows as its own and removes (remove_all alone may
+// take the marker first and leave files that no run will claim: kill_corpus, seed 24856169).
+void remove_set_aside(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.path().filename() != kStagingMarker) fs::remove_all(e.path(), ec);
+  fs::remove_all(dir, ec);
+}
 void mark(const std::string& dir) {
   const int fd = ::open((dir + "/" + kStagingMarker).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd >= 0) ::close(fd);
@@ -287,17 +298,13 @@ void FolderReplacement::commit() {
   }
   fsync_folder(parent);
   if (!staging_.empty()) {  // the replaced folder
-    std::error_code ec;
-    fs::remove_all(staging_, ec);
+    remove_set_aside(staging_);
     staging_.clear();
   }
 }
 
 FolderReplacement::~FolderReplacement() {
-  if (!staging_.empty()) {
-    std::error_code ec;
-    std::filesystem::remove_all(staging_, ec);
-  }
+  if (!staging_.empty()) remove_set_aside(staging_);
   if (lock_fd_ >= 0) ::close(lock_fd_);
 }
 
