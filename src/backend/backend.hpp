@@ -186,9 +186,30 @@ inline MatmulPrecision parse_precision(const std::string& name) {
   throw InputError("--precision: expected fp32, tf32 or bf16, got \"" + name + "\"");
 }
 
+// One row of a backend's own per-op timing (start_op_timing / stop_op_timing below): an op of this
+// interface (or a Memory call: "zero", "copy", "upload", "download"), its calls, the time it ran on
+// the backend's clock, and the matrix-product FLOPs it did, counted as bench/bench.hpp counts them
+// (0 for ops without products).
+struct OpTime {
+  std::string op;
+  std::int64_t calls = 0;
+  double seconds = 0.0;
+  double flops = 0.0;
+};
+
 template <typename T>
 class Ops : public Memory {
  public:
+  // Per-op time on the backend's own clock, for `attnlab bench`'s breakdown where ops run
+  // asynchronously (a GPU: host timers would time launches, not kernels). start_op_timing() clears
+  // and starts recording; from then every op's time is taken around it on the backend (CUDA events
+  // on its stream; an op called inside another, like the download inside cross_entropy_forward,
+  // counts for the outer one); stop_op_timing() waits for the backend and returns the totals, one
+  // row per op called, in the order first called. A backend without such a clock (the CPU's, which
+  // has its own profiler in backend/cpu/profile.hpp) returns false and an empty list.
+  virtual bool start_op_timing() { return false; }
+  virtual std::vector<OpTime> stop_op_timing() { return {}; }
+
   // The precision of the matrix products from now on (Fp32 until set). A backend without tensor
   // cores has only Fp32 and refuses the others with InputError.
   virtual void set_matmul_precision(MatmulPrecision p) {

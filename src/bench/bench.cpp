@@ -189,10 +189,46 @@ nlohmann::ordered_json measure_model(const std::string& label, const model::Mode
     }
     return nlohmann::ordered_json{{"profiled_steps", profiled}, {"seconds_per_step", wall / profiled}, {"ops", rows}};
   };
-  // The per-op timers are the CPU backend's (backend/cpu/profile.hpp): on another backend they would
-  // time kernel launches, not kernels.
-  const nlohmann::ordered_json step_breakdown = cpu ? profile(train_step) : nlohmann::ordered_json();
-  const nlohmann::ordered_json forward_breakdown = cpu ? profile(forward) : nlohmann::ordered_json();
+  // On a device the host's timers would time kernel launches, not kernels: the backend times each op
+  // on its own clock instead (CUDA events on its stream, backend::Ops::start_op_timing). The time no
+  // op covers is the device waiting: for the host to launch the next op, or for a download.
+  const bool emulated = on.name().find("emulated") != std::string::npos;
+  auto device_profile = [&](const std::function<void()>& fn) -> nlohmann::ordered_json {
+    const auto t0 = Clock::now();
+    if (!be.start_op_timing()) return nlohmann::ordered_json();
+    for (int i = 0; i < profiled; ++i) fn();
+    std::vector<backend::OpTime> ops = be.stop_op_timing();
+    const double wall = seconds_since(t0);
+    // Largest first; under the emulator (no device time) in the order first called.
+    std::stable_sort(ops.begin(), ops.end(), [](const backend::OpTime& a, const backend::OpTime& b) { return a.seconds > b.seconds; });
+    double busy = 0.0;
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+    for (const auto& t : ops) {
+      busy += t.seconds;
+      nlohmann::ordered_json r = {{"op", t.op},
+                                  {"seconds_per_step", t.seconds / profiled},
+                                  {"share", t.seconds / wall},
+                                  {"calls_per_step", static_cast<double>(t.calls) / profiled},
+                                  {"gflop_per_step", t.flops / profiled / 1e9}};
+      if (t.flops > 0 && t.seconds > 0) r["gflops"] = t.flops / t.seconds / 1e9;
+      rows.push_back(r);
+    }
+    nlohmann::ordered_json j{{"clock", emulated ? "none (emulated: calls and FLOPs only)" : "device (CUDA events per op)"},
+                             {"profiled_steps", profiled},
+                             {"seconds_per_step", wall / profiled}};
+    if (!emulated) {
+      j["device_busy_share"] = busy / wall;
+      rows.push_back({{"op", "device idle (between ops)"},
+                      {"seconds_per_step", std::max(0.0, wall - busy) / profiled},
+                      {"share", std::max(0.0, wall - busy) / wall},
+                      {"calls_per_step", 0}});
+    }
+    j["ops"] = rows;
+    return j;
+  };
+  // The CPU's per-op timers are its own (backend/cpu/profile.hpp): exclusive wall time per category.
+  const nlohmann::ordered_json step_breakdown = cpu ? profile(train_step) : device_profile(train_step);
+  const nlohmann::ordered_json forward_breakdown = cpu ? profile(forward) : device_profile(forward);
 
   nlohmann::ordered_json j;
   j["model"] = label;

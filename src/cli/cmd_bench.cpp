@@ -191,23 +191,36 @@ void print_text(const nlohmann::ordered_json& j) {
       }
     }
     std::cout << fmt::format("  FLOPs: {}\n\n", j["flop_counting"].get<std::string>());
-    std::cout << "(d) where the time goes (exclusive wall time per category, separately profiled runs)\n";
+    const bool on_device = !j["models"].empty() && j["models"][0]["breakdown"].contains("clock");
+    std::cout << (on_device ? "(d) where the time goes (device time per op from CUDA events, separately profiled runs)\n"
+                            : "(d) where the time goes (exclusive wall time per category, separately profiled runs)\n");
     for (const auto& md : j["models"]) {
       for (const char* what : {"breakdown", "forward_breakdown"}) {
         const auto& bd = md[what];
         if (bd.is_null()) {
-          std::cout << fmt::format("  {}: not measured (the per-op timers are the CPU backend's)\n", md["model"].get<std::string>());
+          std::cout << fmt::format("  {}: not measured (this backend has no per-op clock)\n", md["model"].get<std::string>());
           break;
         }
         const bool fwd = std::string(what) == "forward_breakdown";
-        std::cout << fmt::format("  {} {} ({:.1f} ms per profiled {})\n", md["model"].get<std::string>(),
+        std::cout << fmt::format("  {} {} ({:.1f} ms per profiled {}{})\n", md["model"].get<std::string>(),
                                  fwd ? "forward" : "training step", bd["seconds_per_step"].get<double>() * 1e3,
-                                 fwd ? "forward" : "step");
+                                 fwd ? "forward" : "step",
+                                 bd.contains("clock") ? "; " + bd["clock"].get<std::string>() : std::string());
         for (const auto& r : bd["ops"]) {
-          if (fwd && r["calls_per_step"].get<std::int64_t>() == 0 && r["op"].get<std::string>().rfind("optimizer", 0) == 0)
+          if (fwd && r["calls_per_step"].get<double>() == 0 && r["op"].get<std::string>().rfind("optimizer", 0) == 0)
             continue;  // a forward pass has no optimizer
-          std::cout << fmt::format("    {:>5.1f}%  {:>9.1f} ms  {}\n", 100.0 * r["share"].get<double>(),
-                                   r["seconds_per_step"].get<double>() * 1e3, r["op"].get<std::string>());
+          // On a device: calls per step, and the rate of the ops that multiply matrices.
+          std::string extra;
+          if (bd.contains("clock") && r["calls_per_step"].get<double>() > 0) {
+            extra = fmt::format("  ×{:g}", r["calls_per_step"].get<double>());
+            if (r.contains("gflops")) extra += fmt::format(", {:.1f} TFLOP/s", r["gflops"].get<double>() / 1e3);
+            else if (r.value("gflop_per_step", 0.0) > 0) extra += fmt::format(", {:.3g} GFLOP", r["gflop_per_step"].get<double>());
+          }
+          if (bd.value("clock", std::string()).rfind("none", 0) == 0)  // emulated: no time to show
+            std::cout << fmt::format("    {:>6}  {:>12}  {}{}\n", "—", "—", r["op"].get<std::string>(), extra);
+          else
+            std::cout << fmt::format("    {:>5.1f}%  {:>9.3f} ms  {}{}\n", 100.0 * r["share"].get<double>(),
+                                     r["seconds_per_step"].get<double>() * 1e3, r["op"].get<std::string>(), extra);
         }
       }
     }

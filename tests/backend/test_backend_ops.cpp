@@ -982,7 +982,7 @@ TEST_CASE("matrix products in TF32 and bf16: refused by the CPU, within their bo
     for (std::size_t i = 0; i < ref.size(); ++i) e.push_back(normwise(got[i], ref[i]));
     return e;
   };
-  for (const auto [C, H] : {std::pair{128, 2}, std::pair{16, 2}, std::pair{256, 2}}) {
+  for (const auto& [C, H] : {std::pair{128, 2}, std::pair{16, 2}, std::pair{256, 2}}) {
     const int d = C / H;
     INFO("attention, head width " << d);
     const auto ref = attention(cpu, C, H);

@@ -606,7 +606,37 @@ TEST_CASE("bench --backend cuda: the device's attention sweep (c') and the model
   const auto j = nlohmann::json::parse(r.out);
   CHECK(j["precision"] == "bf16");
   REQUIRE(j["models"].size() == 2);
-  for (const auto& m : j["models"]) CHECK(m["train_step"]["tokens_per_s"].get<double>() > 0.0);
+  for (const auto& m : j["models"]) {
+    INFO(m["model"].get<std::string>());
+    CHECK(m["train_step"]["tokens_per_s"].get<double>() > 0.0);
+    // (d) per op on the device's clock. The products' FLOPs of the ops add up to the report's count:
+    // the forward exactly; the step is 3 × the forward plus half the attention forward's, since the
+    // attention backward is counted as its five products (2.5 × the forward), the report's as 2 ×.
+    auto sum = [&](const char* which, const std::string& only = "") {
+      double f = 0;
+      for (const auto& op : m[which]["ops"])
+        if (only.empty() || op["op"] == only) f += op.value("gflop_per_step", 0.0);
+      return f;
+    };
+    const double fwd = m["forward"]["gflop"].get<double>();
+    CHECK(sum("forward_breakdown") == doctest::Approx(fwd).epsilon(1e-9));
+    CHECK(sum("breakdown") == doctest::Approx(3 * fwd + 0.5 * sum("forward_breakdown", "attention_forward")).epsilon(1e-9));
+    CHECK(sum("breakdown", "linear_backward") == doctest::Approx(2 * sum("breakdown", "linear_forward")).epsilon(1e-9));
+    double calls = 0, share = 0;
+    for (const auto& op : m["breakdown"]["ops"]) {
+      if (op["op"] == "adamw_step") CHECK(op["calls_per_step"].get<double>() == 1.0);
+      calls += op["calls_per_step"].get<double>();
+      share += op["share"].get<double>();
+    }
+    CHECK(calls > 20);
+    if (cuda["emulated"].get<bool>()) {
+      CHECK(m["breakdown"]["clock"].get<std::string>().rfind("none", 0) == 0);  // no device time from the emulator
+      CHECK(share == 0.0);
+    } else {
+      CHECK(m["breakdown"]["device_busy_share"].get<double>() > 0.0);
+      CHECK(share == doctest::Approx(1.0).epsilon(0.01));  // the ops and the device's idle time
+    }
+  }
   // Below 512 the sweep is the one n asked for: 2 heads of d_k 64 would be C = 128; here 16 heads.
   REQUIRE(j["device_attention"]["rows"].size() == 1);
   const auto& row = j["device_attention"]["rows"][0];

@@ -219,6 +219,70 @@ StepVsCpu one_step_in(backend::MatmulPrecision p) {
 }
 }  // namespace
 
+TEST_CASE("op timing (bench's breakdown): one row per op called, ops inside ops counted once, nothing after stop") {
+  if (g_gate != 0) return;
+  CHECK_FALSE(cpu().start_op_timing());  // the CPU has its own profiler (backend/cpu/profile.hpp)
+  CHECK(cpu().stop_op_timing().empty());
+  ModelConfig c;
+  c.vocab_size = 29;
+  c.d_model = 16;
+  c.heads = 2;
+  c.d_ff = 24;
+  c.encoder_layers = 1;
+  c.decoder_layers = 1;
+  c.max_len = 8;
+  Transformer<float> net(c, gpu());
+  net.init_params(3);
+  const Batch b = padded_batch(c);
+  backend::Ops<float>& be = gpu();
+  auto find = [](const std::vector<backend::OpTime>& rows, const std::string& op) -> const backend::OpTime* {
+    for (const auto& r : rows)
+      if (r.op == op) return &r;
+    return nullptr;
+  };
+  std::uint64_t rng = 5;
+  (void)net.forward(b, 0.0f, true, &rng);  // untimed: nothing is recorded before start
+  REQUIRE(be.start_op_timing());
+  (void)net.forward(b, 0.0f, true, &rng);
+  (void)net.forward(b, 0.0f, true, &rng);
+  const std::vector<backend::OpTime> rows = be.stop_op_timing();
+  // Each op once per row; linear layers per forward: the encoder's Q, K, V, output and 2 feed-forward
+  // (6), the decoder's self Q, K, V, output, cross Q, K, V, output and 2 feed-forward (10).
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    for (std::size_t k = i + 1; k < rows.size(); ++k) CHECK(rows[i].op != rows[k].op);
+  const backend::OpTime* lin = find(rows, "linear_forward");
+  REQUIRE(lin != nullptr);
+  CHECK(lin->calls == 2 * 16);
+  CHECK(lin->flops > 0.0);
+  const backend::OpTime* ce = find(rows, "cross_entropy_forward");
+  REQUIRE(ce != nullptr);
+  CHECK(ce->calls == 2);
+  // cross_entropy_forward downloads its row losses: counted in its own time, not as a download.
+  CHECK(find(rows, "download") == nullptr);
+  const backend::OpTime* att = find(rows, "attention_forward");
+  REQUIRE(att != nullptr);
+  CHECK(att->calls == 2 * 3);  // encoder self, decoder self and cross, per forward
+  // FLOPs: 4 · B · Tq · Tk · C per call (Q·Kᵀ and weights·V over the full rectangle).
+  const double self_enc = 4.0 * b.B * b.S * b.S * c.d_model, self_dec = 4.0 * b.B * b.T * b.T * c.d_model,
+               cross = 4.0 * b.B * b.T * b.S * c.d_model;
+  CHECK(att->flops == doctest::Approx(2 * (self_enc + self_dec + cross)));
+  for (const auto& r : rows) {
+    INFO(r.op);
+    CHECK(r.seconds >= 0.0);
+    if (backend::backend_named("cuda").name() == "cuda") CHECK(r.seconds > 0.0);  // a real device stamps every op
+  }
+  // Stopped: ops are no longer counted, and a new start begins from zero.
+  (void)net.forward(b, 0.0f, true, &rng);
+  CHECK(be.stop_op_timing().empty());
+  REQUIRE(be.start_op_timing());
+  backend::Buffer<float> x(be, 10);
+  x.zero();
+  const std::vector<backend::OpTime> one = be.stop_op_timing();
+  REQUIRE(one.size() == 1);
+  CHECK(one[0].op == "zero");
+  CHECK(one[0].calls == 1);
+}
+
 TEST_CASE("one training step with TF32 matrix products: loss within 1e-3, gradient within 1e-2 of fp32 cpu's") {
   // TF32 keeps 11 significant bits of each product's inputs: the loss, a mean over many tokens,
   // moves in its 4th digit at most, and the whole gradient stays within a percent (normwise).

@@ -16,6 +16,7 @@
 #include "backend/cuda/layernorm.hpp"
 #include "backend/cuda/linear.hpp"
 #include "backend/cuda/matmul.hpp"
+#include "backend/cuda/op_timer.hpp"
 
 namespace attnlab::backend {
 
@@ -55,7 +56,7 @@ class Scratch {
 
 class CudaBackend final : public Ops<float> {
  public:
-  CudaBackend() : blas_(stream_.get()) {}
+  CudaBackend() : blas_(stream_.get()), timer_(stream_.get()) {}
   ~CudaBackend() override {
     try {
       synchronize();  // nothing queued may outlive the scratch buffers
@@ -72,19 +73,26 @@ class CudaBackend final : public Ops<float> {
   // Both wait for the stream, so the copy sees every op issued before and the host buffer is free
   // (or filled) when they return.
   void upload(void* dst, const void* src, std::size_t bytes) override {
+    cuda::TimedOp t(timer_, "upload");
     if (!bytes) return;
     CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s()));
     CUDA_CHECK(cudaStreamSynchronize(s()));
   }
   void download(void* dst, const void* src, std::size_t bytes) override {
+    cuda::TimedOp t(timer_, "download");
     if (!bytes) return;
     CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s()));
     CUDA_CHECK(cudaStreamSynchronize(s()));
   }
   void copy(void* dst, const void* src, std::size_t bytes) override {
-    if (bytes && dst != src) CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s()));
+    if (!bytes || dst == src) return;
+    cuda::TimedOp t(timer_, "copy");
+    CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s()));
   }
-  void zero(void* p, std::size_t bytes) override { cuda::device_memset(p, 0, bytes, s()); }
+  void zero(void* p, std::size_t bytes) override {
+    cuda::TimedOp t(timer_, "zero");
+    cuda::device_memset(p, 0, bytes, s());
+  }
   // The whole device (cuBLAS and the copies run on the backend's stream too); a kernel's failure
   // surfaces here as CUDA reports it, a sticky error.
   void synchronize() override { cuda::device_synchronize(); }
@@ -92,11 +100,18 @@ class CudaBackend final : public Ops<float> {
   // ---- ops ----
   void gemm(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb,
             float beta, float* c, int ldc) override {
+    cuda::TimedOp t(timer_, "gemm", 2.0 * m * n * k);
     cuda::gemm(blas_, math_, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   }
   void set_matmul_precision(MatmulPrecision p) override {
     math_ = p == MatmulPrecision::Tf32 ? cuda::Math::Tf32 : p == MatmulPrecision::Bf16 ? cuda::Math::Bf16 : cuda::Math::Fp32;
   }
+  bool start_op_timing() override {
+    timer_.start();
+    return true;
+  }
+  std::vector<OpTime> stop_op_timing() override { return timer_.stop(); }
+
   MatmulPrecision matmul_precision() const override {
     return math_ == cuda::Math::Tf32   ? MatmulPrecision::Tf32
            : math_ == cuda::Math::Bf16 ? MatmulPrecision::Bf16
@@ -105,12 +120,14 @@ class CudaBackend final : public Ops<float> {
 
   void embedding_forward(float* out, const int* tokens, const float* wte, const float* pe, int B, int Tn, int C,
                          float scale) override {
+    cuda::TimedOp t(timer_, "embedding_forward");
     // The interface does not pass V, so token ids are not checked against it (negative ones still
     // give NaN rows); the CPU does not check them either.
     cuda::embedding_forward(out, tokens, wte, pe, B, Tn, C, INT_MAX, scale, s());
   }
   void embedding_backward(float* dwte, const float* dout, const int* tokens, int B, int Tn, int C, int V,
                           float scale) override {
+    cuda::TimedOp t(timer_, "embedding_backward");
     if (B < 0 || Tn < 0 || C < 1 || V < 1)
       throw ShapeError("cuda embedding_backward: B = " + std::to_string(B) + ", T = " + std::to_string(Tn) +
                        ", C = " + std::to_string(C) + ", V = " + std::to_string(V));
@@ -136,45 +153,64 @@ class CudaBackend final : public Ops<float> {
 
   void linear_forward(float* out, const float* inp, const float* w, const float* bias, int N, int IC,
                       int OC) override {
+    cuda::TimedOp t(timer_, "linear_forward", 2.0 * N * IC * OC);
     cuda::linear_forward(blas_, out, inp, w, bias, N, IC, OC, math_);
   }
   void linear_backward(float* dinp, float* dw, float* dbias, const float* dout, const float* inp, const float* w,
                        int N, int IC, int OC) override {
+    cuda::TimedOp t(timer_, "linear_backward", 2.0 * N * IC * OC * ((dinp ? 1 : 0) + (dw ? 1 : 0)));
     cuda::linear_backward(blas_, dinp, dw, dbias, dout, inp, w, N, IC, OC, math_);
   }
 
   void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* gamma,
                          const float* beta, int N, int C, float eps) override {
+    cuda::TimedOp t(timer_, "layernorm_forward");
     cuda::layernorm_forward(out, mean, rstd, inp, gamma, beta, N, C, eps, s());
   }
   void layernorm_backward(float* dinp, float* dgamma, float* dbeta, const float* dout, const float* inp,
                           const float* gamma, const float* mean, const float* rstd, int N, int C) override {
+    cuda::TimedOp t(timer_, "layernorm_backward");
     cuda::layernorm_backward(dinp, dgamma, dbeta, dout, inp, gamma, mean, rstd, N, C, s());
   }
 
-  void relu_forward(float* out, const float* inp, std::size_t n) override { cuda::relu_forward(out, inp, n, s()); }
+  void relu_forward(float* out, const float* inp, std::size_t n) override {
+    cuda::TimedOp t(timer_, "relu_forward");
+    cuda::relu_forward(out, inp, n, s());
+  }
   void relu_backward(float* dinp, const float* dout, const float* x, std::size_t n) override {
+    cuda::TimedOp t(timer_, "relu_backward");
     cuda::relu_backward(dinp, dout, x, n, s());
   }
   void add_forward(float* out, const float* a, const float* b, std::size_t n) override {
+    cuda::TimedOp t(timer_, "add_forward");
     cuda::add_forward(out, a, b, n, s());
   }
-  void accumulate(float* dst, const float* src, std::size_t n) override { cuda::accumulate(dst, src, n, s()); }
-  void scale(float* x, std::size_t n, float f) override { cuda::scale(x, n, f, s()); }
+  void accumulate(float* dst, const float* src, std::size_t n) override {
+    cuda::TimedOp t(timer_, "accumulate");
+    cuda::accumulate(dst, src, n, s());
+  }
+  void scale(float* x, std::size_t n, float f) override {
+    cuda::TimedOp t(timer_, "scale");
+    cuda::scale(x, n, f, s());
+  }
   double sum_squares(const float* x, std::size_t n) override {
+    cuda::TimedOp t(timer_, "sum_squares");
     return cuda::sum_squares(partials_.get(cuda::kSumSquaresBlocks), x, n, s());
   }
 
   void dropout_forward(float* out, float* mask, const float* inp, std::size_t n, float p,
                        std::uint64_t seed) override {
+    cuda::TimedOp t(timer_, "dropout_forward");
     cuda::dropout_forward(out, mask, inp, n, p, seed, s());
   }
   void dropout_backward(float* dinp, const float* dout, const float* mask, std::size_t n) override {
+    cuda::TimedOp t(timer_, "dropout_backward");
     cuda::dropout_backward(dinp, dout, mask, n, s());
   }
 
   void attention_forward(float* out, float* lse, const float* q, const float* k, const float* v,
                          const AttentionShape& sh) override {
+    cuda::TimedOp t(timer_, "attention_forward", 4.0 * sh.B * sh.Tq * sh.Tk * sh.C);
     // bf16: the two products of attention on tensor cores too, where the head width allows (a
     // multiple of 16).
     if (math_ == cuda::Math::Bf16 && sh.H > 0 && sh.C % sh.H == 0 && (sh.C / sh.H) % 16 == 0)
@@ -184,6 +220,7 @@ class CudaBackend final : public Ops<float> {
   }
   void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* out, const float* lse,
                           const float* q, const float* k, const float* v, const AttentionShape& sh) override {
+    cuda::TimedOp t(timer_, "attention_backward", 10.0 * sh.B * sh.Tq * sh.Tk * sh.C);
     // bf16: tensor cores for the backward's five products too, where the head width allows (a
     // multiple of 16 up to 64: the kernels' shared memory).
     if (math_ == cuda::Math::Bf16 && sh.H > 0 && sh.C % sh.H == 0 && (sh.C / sh.H) % 16 == 0 && sh.C / sh.H <= 64)
@@ -193,11 +230,13 @@ class CudaBackend final : public Ops<float> {
   }
   void attention_weights(float* att, const float* lse, const float* q, const float* k,
                          const AttentionShape& sh) override {
+    cuda::TimedOp t(timer_, "attention_weights", 2.0 * sh.B * sh.Tq * sh.Tk * sh.C);
     cuda::attention_weights(att, lse, q, k, sh, s());
   }
 
   float cross_entropy_forward(float* lse, const float* logits, const int* targets, int N, int V, float smoothing,
                               int ignore_index, int* count) override {
+    cuda::TimedOp t(timer_, "cross_entropy_forward");
     if (N < 0 || V < 1)
       throw ShapeError("cuda cross_entropy_forward: N = " + std::to_string(N) + ", V = " + std::to_string(V));
     const std::size_t n = static_cast<std::size_t>(N);
@@ -212,14 +251,17 @@ class CudaBackend final : public Ops<float> {
   }
   void cross_entropy_backward(float* dlogits, const float* logits, const float* lse, const int* targets, int N, int V,
                               float smoothing, int ignore_index, int count, float dloss) override {
+    cuda::TimedOp t(timer_, "cross_entropy_backward");
     cuda::cross_entropy_backward(dlogits, logits, lse, targets, N, V, smoothing, ignore_index, count, dloss, s());
   }
   void softmax_from_lse(float* probs, const float* logits, const float* lse, int N, int V) override {
+    cuda::TimedOp t(timer_, "softmax_from_lse");
     cuda::softmax_from_lse(probs, logits, lse, N, V, s());
   }
 
   void adamw_step(float* params, const float* grads, float* m, float* v, const std::uint8_t* decay_mask,
                   std::size_t n, const AdamStep& h) override {
+    cuda::TimedOp t(timer_, "adamw_step");
     cuda::AdamWParams p;
     p.beta1 = h.beta1;
     p.beta2 = h.beta2;
@@ -233,6 +275,7 @@ class CudaBackend final : public Ops<float> {
 
   OwnedStream stream_;  // first: destroyed last
   cuda::Blas blas_;
+  cuda::OpTimer timer_;  // start_op_timing
   cuda::Math math_ = cuda::Math::Fp32;  // set_matmul_precision
   Scratch<double> partials_, row_loss_;
   Scratch<int> groups_;

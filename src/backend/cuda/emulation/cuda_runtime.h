@@ -62,7 +62,8 @@ cudaError_t cudaEventCreate(cudaEvent_t* e);
 cudaError_t cudaEventDestroy(cudaEvent_t e);
 cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s = nullptr);
 cudaError_t cudaEventSynchronize(cudaEvent_t e);
-// Emulated time is not GPU time: always 0 ms, so nothing can report an emulated speed.
+// Emulated time is not GPU time: always 0 ms, so nothing can report an emulated speed (an event never
+// recorded gives cudaErrorInvalidResourceHandle, as on CUDA).
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end);
 cudaError_t cudaFuncSetAttribute(const void* kernel, cudaFuncAttribute attr, int value);
 template <typename... P>

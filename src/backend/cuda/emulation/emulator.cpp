@@ -510,7 +510,7 @@ bool run_block(const std::vector<int>& order) {
 // ---- launches -------------------------------------------------------------------------------------
 std::unordered_map<const void*, int> g_max_dynamic_smem;  // per kernel, from cudaFuncSetAttribute
 std::set<CUstream_st*> g_streams;
-std::set<CUevent_st*> g_events;
+std::map<CUevent_st*, bool> g_events;  // whether each has been recorded
 constexpr std::size_t kDefaultDynamicSmem = 48 * 1024, kMaxDynamicSmemOptin = 232448;  // sm_90
 
 int schedules() {
@@ -962,7 +962,7 @@ cudaError_t cudaEventCreate(cudaEvent_t* e) {
   std::lock_guard lock(g_mutex);
   if (!e) return cudaErrorInvalidValue;
   *e = reinterpret_cast<cudaEvent_t>(new char);
-  g_events.insert(*e);
+  g_events[*e] = false;
   return sticky();
 }
 cudaError_t cudaEventDestroy(cudaEvent_t e) {
@@ -973,7 +973,10 @@ cudaError_t cudaEventDestroy(cudaEvent_t e) {
 }
 cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t) {
   std::lock_guard lock(g_mutex);
-  return g_events.count(e) ? sticky() : fail(cudaErrorInvalidResourceHandle, "cudaEventRecord: unknown event", false);
+  const auto it = g_events.find(e);
+  if (it == g_events.end()) return fail(cudaErrorInvalidResourceHandle, "cudaEventRecord: unknown event", false);
+  it->second = true;
+  return sticky();
 }
 cudaError_t cudaEventSynchronize(cudaEvent_t e) {
   std::lock_guard lock(g_mutex);
@@ -982,6 +985,8 @@ cudaError_t cudaEventSynchronize(cudaEvent_t e) {
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t a, cudaEvent_t b) {
   std::lock_guard lock(g_mutex);
   if (!ms || !g_events.count(a) || !g_events.count(b)) return cudaErrorInvalidValue;
+  // As CUDA: an event never recorded has no time.
+  if (!g_events[a] || !g_events[b]) return cudaErrorInvalidResourceHandle;
   *ms = 0.0f;
   return sticky();
 }

@@ -1,0 +1,74 @@
+#pragma once
+// Device time per op, for CudaBackend's start_op_timing / stop_op_timing (backend/backend.hpp) and so
+// for `attnlab bench`'s breakdown on a GPU.
+//
+// Why events and not a host clock: a launch returns before its kernel runs, so a host timer around an
+// op measures the launch (microseconds), not the work. Instead each op is bracketed by two CUDA events
+// recorded on the backend's stream; the GPU stamps them as the stream reaches them, so the interval
+// is the device time of everything the op enqueued (its kernels, cuBLAS's, its copies). Nothing is
+// read back until stop(): recording an event does not wait. Ops run one after another on the one
+// stream, so the intervals do not overlap, and what they do not cover (the device waiting for the
+// host to launch the next op, or for a download) is the wall time minus their sum.
+//
+// Under the emulator the events exist and must be recorded before use, but elapse as 0 ms: emulated
+// kernels run on the CPU, and no emulated run may report a device time. Calls and FLOPs still count.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "backend/backend.hpp"
+#include "backend/cuda/device.hpp"
+
+struct CUevent_st;  // cudaEvent_t is CUevent_st*
+
+namespace attnlab::cuda {
+
+class OpTimer {
+ public:
+  explicit OpTimer(Stream stream) : stream_(stream) {}
+  ~OpTimer();
+  OpTimer(const OpTimer&) = delete;
+  OpTimer& operator=(const OpTimer&) = delete;
+
+  // Clears the totals and starts recording.
+  void start();
+  bool on() const { return on_; }
+  // Brackets one op; nested calls (an op that calls another through the backend) count for the
+  // outermost only. open() returns whether it recorded, and then close() must follow.
+  bool open(const char* op, double flops);
+  void close() noexcept;
+  // Waits for the stream, adds up and stops recording: one row per op, in the order first called.
+  std::vector<backend::OpTime> stop();
+
+ private:
+  struct Interval {
+    int op;  // index into totals_
+    std::size_t first_event;
+  };
+  CUevent_st* event(std::size_t i);  // the pool's i-th event, created on first use
+  void fold();                       // waits, adds the recorded intervals to totals_, reuses their events
+
+  Stream stream_;
+  bool on_ = false, failed_ = false;
+  int depth_ = 0;
+  std::vector<CUevent_st*> events_;  // kept between runs: two per interval
+  std::vector<Interval> intervals_;  // recorded, not yet added up
+  std::vector<backend::OpTime> totals_;
+  std::vector<const char*> names_;  // the op-name literals of totals_, for a pointer lookup first
+};
+
+// RAII bracket: `TimedOp t(timer, "linear_forward", flops);` at the top of an op.
+class TimedOp {
+ public:
+  TimedOp(OpTimer& t, const char* op, double flops = 0.0) : t_(t.on() && t.open(op, flops) ? &t : nullptr) {}
+  ~TimedOp() {
+    if (t_) t_->close();
+  }
+  TimedOp(const TimedOp&) = delete;
+  TimedOp& operator=(const TimedOp&) = delete;
+
+ private:
+  OpTimer* t_;
+};
+
+}  // namespace attnlab::cuda
