@@ -615,6 +615,10 @@ std::vector<Case> cases() {
   t.push_back(make_case("linear with bias, N 18, IC 32, OC 24", [](auto& r) { linear_case(r, 18, 32, 24, true); }));
   t.push_back(make_case("linear without bias, N 1, IC 7, OC 5", [](auto& r) { linear_case(r, 1, 7, 5, false); }));
   t.push_back(make_case("linear with bias, N 37, IC 1, OC 33", [](auto& r) { linear_case(r, 37, 1, 33, true); }));
+  // N > 256: the device's bias and γ/β gradients sum the rows in chunks of 256 (cuda/column_sums.hpp),
+  // here three, the last one partial.
+  t.push_back(make_case("linear with bias, N 600 (3 row chunks), IC 3, OC 40", [](auto& r) { linear_case(r, 600, 3, 40, true); }));
+  t.push_back(make_case("layernorm, N 600 (3 row chunks), C 33", [](auto& r) { layernorm_case(r, 600, 33); }));
   t.push_back(make_case("layernorm forward/backward, N 18, C 32", [](auto& r) { layernorm_case(r, 18, 32); }));
   t.push_back(make_case("layernorm, N 37, C 1 (variance 0)", [](auto& r) { layernorm_case(r, 37, 1); }));
   t.push_back(make_case("layernorm, N 5, C 2", [](auto& r) { layernorm_case(r, 5, 2); }));

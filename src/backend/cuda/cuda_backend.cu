@@ -9,6 +9,7 @@
 #include "backend/cuda/adamw.hpp"
 #include "backend/cuda/attention.hpp"
 #include "backend/cuda/check.hpp"
+#include "backend/cuda/column_sums.hpp"
 #include "backend/cuda/cross_entropy.hpp"
 #include "backend/cuda/device.hpp"
 #include "backend/cuda/elementwise.hpp"
@@ -159,7 +160,8 @@ class CudaBackend final : public Ops<float> {
   void linear_backward(float* dinp, float* dw, float* dbias, const float* dout, const float* inp, const float* w,
                        int N, int IC, int OC) override {
     cuda::TimedOp t(timer_, "linear_backward", 2.0 * N * IC * OC * ((dinp ? 1 : 0) + (dw ? 1 : 0)));
-    cuda::linear_backward(blas_, dinp, dw, dbias, dout, inp, w, N, IC, OC, math_);
+    float* scratch = dbias ? column_partials_.get(cuda::column_sums_scratch(N, OC, 1)) : nullptr;
+    cuda::linear_backward(blas_, dinp, dw, dbias, dout, inp, w, N, IC, OC, math_, scratch);
   }
 
   void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* gamma,
@@ -170,7 +172,8 @@ class CudaBackend final : public Ops<float> {
   void layernorm_backward(float* dinp, float* dgamma, float* dbeta, const float* dout, const float* inp,
                           const float* gamma, const float* mean, const float* rstd, int N, int C) override {
     cuda::TimedOp t(timer_, "layernorm_backward");
-    cuda::layernorm_backward(dinp, dgamma, dbeta, dout, inp, gamma, mean, rstd, N, C, s());
+    cuda::layernorm_backward(dinp, dgamma, dbeta, dout, inp, gamma, mean, rstd, N, C,
+                             column_partials_.get(cuda::column_sums_scratch(N, C, 2)), s());
   }
 
   void relu_forward(float* out, const float* inp, std::size_t n) override {
@@ -278,6 +281,7 @@ class CudaBackend final : public Ops<float> {
   cuda::OpTimer timer_;  // start_op_timing
   cuda::Math math_ = cuda::Math::Fp32;  // set_matmul_precision
   Scratch<double> partials_, row_loss_;
+  Scratch<float> column_partials_;  // the two-stage column sums' partial sums (column_sums.hpp)
   Scratch<int> groups_;
   std::vector<int> host_tokens_, host_groups_;
   std::vector<double> host_row_loss_;

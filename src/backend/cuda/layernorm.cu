@@ -4,6 +4,7 @@
 #include "backend/cuda/layernorm.hpp"
 
 #include "backend/cuda/check.hpp"
+#include "backend/cuda/column_sums.hpp"
 #include "backend/cuda/launch.cuh"
 #include "backend/cuda/common.cuh"
 
@@ -70,21 +71,23 @@ __global__ void __launch_bounds__(kRowWarps * kWarpSize)
   }
 }
 
-// Block (32, kColRows): threadIdx.x picks one of the block's 32 columns (adjacent threads, adjacent
-// addresses), threadIdx.y strides over the rows; the kColRows partial sums of a column are then added
-// in a fixed order by the threadIdx.y == 0 thread.
-constexpr int kColRows = 16;
-
-__global__ void __launch_bounds__(kWarpSize * kColRows)
-    layernorm_backward_params_kernel(float* __restrict__ dgamma, float* __restrict__ dbeta,
-                                     const float* __restrict__ dout, const float* __restrict__ inp,
-                                     const float* __restrict__ mean, const float* __restrict__ rstd, int N, int C) {
-  __shared__ float part_g[kColRows][kWarpSize + 1];
-  __shared__ float part_b[kColRows][kWarpSize + 1];
+// Stage 1 of dγ and dβ as column sums (column_sums.hpp): block (x, y) = (32 columns, chunk y of
+// kColumnChunkRows rows). threadIdx.x picks one of the block's 32 columns (adjacent threads, adjacent
+// addresses), threadIdx.y strides over the chunk's rows; the kColumnRowThreads partial sums of a column
+// are then added in a fixed order by the threadIdx.y == 0 thread and written as the chunk's partial sums:
+// dγ's at partials[chunk·C + c], dβ's at partials[(chunks + chunk)·C + c]. Stage 2 adds the chunks.
+__global__ void __launch_bounds__(kWarpSize * detail::kColumnRowThreads)
+    layernorm_backward_params_kernel(float* __restrict__ partials, const float* __restrict__ dout,
+                                     const float* __restrict__ inp, const float* __restrict__ mean,
+                                     const float* __restrict__ rstd, int N, int C) {
+  constexpr int kRows = detail::kColumnRowThreads;
+  __shared__ float part_g[kRows][kWarpSize + 1];
+  __shared__ float part_b[kRows][kWarpSize + 1];
   const int c = blockIdx.x * kWarpSize + threadIdx.x;
+  const int r0 = blockIdx.y * kColumnChunkRows, r1 = min(N, r0 + kColumnChunkRows);
   float sg = 0.0f, sb = 0.0f;
   if (c < C) {
-    for (int r = threadIdx.y; r < N; r += kColRows) {
+    for (int r = r0 + threadIdx.y; r < r1; r += kRows) {
       const std::size_t i = static_cast<std::size_t>(r) * C + c;
       const float g = dout[i];
       sg += g * ((inp[i] - mean[r]) * rstd[r]);
@@ -96,12 +99,12 @@ __global__ void __launch_bounds__(kWarpSize * kColRows)
   __syncthreads();
   if (threadIdx.y == 0 && c < C) {
     float tg = 0.0f, tb = 0.0f;
-    for (int y = 0; y < kColRows; ++y) {
+    for (int y = 0; y < kRows; ++y) {
       tg += part_g[y][threadIdx.x];
       tb += part_b[y][threadIdx.x];
     }
-    dgamma[c] += tg;
-    dbeta[c] += tb;
+    partials[static_cast<std::size_t>(blockIdx.y) * C + c] = tg;
+    partials[static_cast<std::size_t>(gridDim.y + blockIdx.y) * C + c] = tb;
   }
 }
 
@@ -123,17 +126,22 @@ void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, c
 }
 
 void layernorm_backward(float* dinp, float* dgamma, float* dbeta, const float* dout, const float* inp,
-                        const float* gamma, const float* mean, const float* rstd, int N, int C, Stream stream) {
+                        const float* gamma, const float* mean, const float* rstd, int N, int C, float* scratch,
+                        Stream stream) {
   check_shape("cuda::layernorm_backward", N, C);
   if (N == 0) return;
   const unsigned blocks = static_cast<unsigned>((N + kRowWarps - 1) / kRowWarps);
   ATTNLAB_LAUNCH(layernorm_backward_input_kernel, blocks, kRowWarps * kWarpSize, 0, stream)(dinp, dout, inp, gamma, mean, rstd,
                                                                                  N, C);
   CUDA_CHECK_LAUNCH();
-  const unsigned col_blocks = static_cast<unsigned>((C + kWarpSize - 1) / kWarpSize);
-  ATTNLAB_LAUNCH(layernorm_backward_params_kernel, col_blocks, dim3(kWarpSize, kColRows), 0, stream)(dgamma, dbeta, dout, inp,
-                                                                                         mean, rstd, N, C);
+  const int chunks = column_chunks(N);
+  if (chunks > 65535) throw ShapeError("cuda::layernorm_backward: N = " + std::to_string(N) + " rows is more than 65,535 chunks");
+  if (!scratch) throw ShapeError("cuda::layernorm_backward: no scratch for the γ and β partial sums");
+  const dim3 grid(static_cast<unsigned>((C + kWarpSize - 1) / kWarpSize), static_cast<unsigned>(chunks));
+  ATTNLAB_LAUNCH(layernorm_backward_params_kernel, grid, dim3(kWarpSize, detail::kColumnRowThreads), 0, stream)(
+      scratch, dout, inp, mean, rstd, N, C);
   CUDA_CHECK_LAUNCH();
+  add_column_partials(dgamma, dbeta, scratch, chunks, C, stream);
 }
 
 }  // namespace attnlab::cuda

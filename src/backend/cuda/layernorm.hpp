@@ -15,10 +15,10 @@ void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, c
                        int N, int C, float eps, Stream stream = nullptr);
 
 // dinp += rstd · (dx̂ − mean(dx̂) − x̂ · mean(dx̂ ⊙ x̂)) with x̂ = (x − mean)·rstd, dx̂ = dout ⊙ gamma;
-// dgamma += Σ_rows dout ⊙ x̂; dbeta += Σ_rows dout. The column sums run in a fixed order (no atomics),
-// so results repeat bit for bit.
+// dgamma += Σ_rows dout ⊙ x̂; dbeta += Σ_rows dout: column sums in two stages, in a fixed order (no
+// atomics; column_sums.hpp), so results repeat bit for bit; scratch: column_sums_scratch(N, C, 2) floats.
 void layernorm_backward(float* dinp, float* dgamma, float* dbeta, const float* dout, const float* inp,
-                        const float* gamma, const float* mean, const float* rstd, int N, int C,
+                        const float* gamma, const float* mean, const float* rstd, int N, int C, float* scratch,
                         Stream stream = nullptr);
 
 }  // namespace attnlab::cuda

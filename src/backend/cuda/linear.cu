@@ -4,6 +4,7 @@
 #include <string>
 
 #include "backend/cuda/check.hpp"
+#include "backend/cuda/column_sums.hpp"
 #include "backend/cuda/launch.cuh"
 #include "backend/cuda/common.cuh"
 
@@ -18,16 +19,6 @@ __global__ void bias_rows_kernel(float* __restrict__ out, const float* __restric
   for (std::size_t e = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n;
        e += static_cast<std::size_t>(gridDim.x) * blockDim.x)
     out[e] = bias[e % OC];
-}
-
-// dbias[c] += Σ_r dout[r, c], thread c adding rows 0, 1, … in order (adjacent threads read adjacent
-// columns, so each row's read is coalesced). The same additions in the same order as the CPU.
-__global__ void column_sums_kernel(float* __restrict__ dbias, const float* __restrict__ dout, int N, int OC) {
-  for (int c = blockIdx.x * blockDim.x + threadIdx.x; c < OC; c += gridDim.x * blockDim.x) {
-    float acc = dbias[c];
-    for (int r = 0; r < N; ++r) acc += dout[static_cast<std::size_t>(r) * OC + c];
-    dbias[c] = acc;
-  }
 }
 
 void check_shape(const char* what, int N, int IC, int OC) {
@@ -51,15 +42,11 @@ void linear_forward(Blas& blas, float* out, const float* inp, const float* w, co
 }
 
 void linear_backward(Blas& blas, float* dinp, float* dw, float* dbias, const float* dout, const float* inp,
-                     const float* w, int N, int IC, int OC, Math math) {
+                     const float* w, int N, int IC, int OC, Math math, float* scratch) {
   check_shape("cuda::linear_backward", N, IC, OC);
   if (dinp && IC > 0) gemm(blas, math, false, true, N, IC, OC, 1.0f, dout, OC, w, OC, 1.0f, dinp, IC);
   if (dw && IC > 0) gemm(blas, math, true, false, IC, OC, N, 1.0f, inp, IC, dout, OC, 1.0f, dw, OC);
-  if (dbias && N > 0) {
-    const unsigned threads = 128, blocks = static_cast<unsigned>((OC + threads - 1) / threads);
-    ATTNLAB_LAUNCH(column_sums_kernel, blocks, threads, 0, blas.stream())(dbias, dout, N, OC);
-    CUDA_CHECK_LAUNCH();
-  }
+  if (dbias) column_sums(dbias, dout, N, OC, scratch, blas.stream());
 }
 
 }  // namespace attnlab::cuda

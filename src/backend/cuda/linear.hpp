@@ -1,7 +1,7 @@
 #pragma once
 // A linear layer on the GPU, mirroring cpu::linear_forward / linear_backward (backend/cpu/ops.hpp):
 // the products through cuBLAS (matmul.hpp; float32 compute, or TF32 or bf16 inputs when `math` says so), the bias
-// and its gradient in two small kernels.
+// in a small kernel and its gradient as column sums (column_sums.hpp).
 //
 // Shape legend (llm.c style): N rows (B·T tokens), IC input channels, OC output channels.
 //   inp, dinp  N × IC        w, dw  IC × OC        bias, dbias  OC        out, dout  N × OC
@@ -17,9 +17,9 @@ void linear_forward(Blas& blas, float* out, const float* inp, const float* w, co
                     int OC, Math math = Math::Fp32);
 
 // dinp += dout · wᵀ;  dw += inpᵀ · dout;  dbias += column sums of dout. Null gradients are skipped.
-// dbias: one thread per column adds the rows in order (the CPU's order; no atomics), so it repeats
-// bit for bit.
+// dbias: column_sums.hpp's deterministic two-stage sum (no atomics: it repeats bit for bit), with
+// scratch of column_sums_scratch(N, OC, 1) floats (may be null when dbias is).
 void linear_backward(Blas& blas, float* dinp, float* dw, float* dbias, const float* dout, const float* inp,
-                     const float* w, int N, int IC, int OC, Math math = Math::Fp32);
+                     const float* w, int N, int IC, int OC, Math math, float* scratch);
 
 }  // namespace attnlab::cuda
