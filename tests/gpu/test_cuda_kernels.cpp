@@ -343,6 +343,79 @@ TEST_CASE("cuBLAS row-major gemm, strided-batched, fp32, TF32 and bf16" * doctes
   }
 }
 
+TEST_CASE("gemm_bias: cuBLASLt's bias epilogue and the two-step path agree, and match double" * doctest::test_suite("gpu")) {
+  std::mt19937 rng(fresh_seed());
+  INFO("seed " << fresh_seed());
+  struct Shape {
+    int m, n, k;
+  };
+  // Padded leading dimensions (+3 on C: the columns beyond n must stay untouched), k = 0 (C = bias).
+  const Shape shapes[] = {{1, 1, 1}, {37, 33, 129}, {64, 48, 32}, {5, 7, 0}, {256, 768, 512}};
+  for (const Shape& s : shapes) {
+    for (cu::Math math : {cu::Math::Fp32, cu::Math::Tf32, cu::Math::Bf16}) {
+      INFO("m " << s.m << " n " << s.n << " k " << s.k << " " << math_name(math));
+      const int lda = std::max(1, s.k) + 1, ldb = s.n + 2, ldc = s.n + 3;
+      auto a = random_floats(rng, static_cast<std::size_t>(s.m) * lda);
+      auto b = random_floats(rng, static_cast<std::size_t>(std::max(1, s.k)) * ldb);
+      const auto bias = random_floats(rng, static_cast<std::size_t>(s.n));
+      representable(math, a);
+      representable(math, b);
+      const auto c0 = random_floats(rng, static_cast<std::size_t>(s.m) * ldc);
+      std::vector<double> want(c0.begin(), c0.end());
+      for (int i = 0; i < s.m; ++i)
+        for (int j = 0; j < s.n; ++j) {
+          double acc = bias[static_cast<std::size_t>(j)];
+          for (int p = 0; p < s.k; ++p)
+            acc += static_cast<double>(a[static_cast<std::size_t>(i) * lda + p]) * b[static_cast<std::size_t>(p) * ldb + j];
+          want[static_cast<std::size_t>(i) * ldc + j] = acc;
+        }
+      auto ga = up(a), gb = up(b), gbias = up(bias);
+      std::vector<std::vector<float>> got;
+      for (bool lt : {true, false}) {
+        cu::Blas blas;
+        blas.use_cublaslt(lt);
+        auto gc = up(c0);
+        cu::gemm_bias(blas, math, s.m, s.n, s.k, ga.get(), lda, gb.get(), ldb, gbias.get(), gc.get(), ldc);
+        // The emulator always has cuBLASLt; a GPU without an algorithm for a shape takes the two-step
+        // path, so there only the path's answer is required, not which one ran.
+        if (!lt || s.k == 0) CHECK_FALSE(blas.last_gemm_bias_fused());
+        if (lt && s.k > 0 && cu::cuda_emulated()) CHECK(blas.last_gemm_bias_fused());
+        got.push_back(gc.download());
+        INFO("cuBLASLt " << lt);
+        CHECK_CLOSE(got.back(), want, tol_for(math), 1.0);
+      }
+      std::vector<double> other(got[1].begin(), got[1].end());
+      CHECK_CLOSE(got[0], other, tol_for(math), 1.0);
+    }
+  }
+  // Matrices at odd offsets (a weight inside the parameter block, a column block): cuBLASLt is told
+  // how aligned each one is. A bias not 16-byte aligned goes the two-step way.
+  const int m = 33, n = 40, k = 24;
+  const auto a = random_floats(rng, static_cast<std::size_t>(m) * k + 1);
+  const auto b = random_floats(rng, static_cast<std::size_t>(k) * n + 3);
+  const auto bias = random_floats(rng, static_cast<std::size_t>(n) + 4);
+  std::vector<double> want(static_cast<std::size_t>(m) * n);
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      double acc = bias[static_cast<std::size_t>(j) + 4];
+      for (int p = 0; p < k; ++p) acc += static_cast<double>(a[1 + static_cast<std::size_t>(i) * k + p]) * b[3 + static_cast<std::size_t>(p) * n + j];
+      want[static_cast<std::size_t>(i) * n + j] = acc;
+    }
+  auto ga = up(a), gb = up(b);
+  for (int bias_off : {4, 1}) {
+    INFO("bias at offset " << bias_off << " floats");
+    std::vector<float> bias_host(bias);
+    if (bias_off == 1) std::copy(bias.begin() + 4, bias.begin() + 4 + n, bias_host.begin() + 1);
+    auto gb2 = up(bias_host);
+    cu::Blas blas;
+    auto gc = poisoned(static_cast<std::size_t>(m) * n + 5);
+    cu::gemm_bias(blas, cu::Math::Fp32, m, n, k, ga.get() + 1, k, gb.get() + 3, n, gb2.get() + bias_off, gc.get() + 5, n);
+    if (cu::cuda_emulated()) CHECK(blas.last_gemm_bias_fused() == (bias_off == 4));
+    const auto all = gc.download();
+    CHECK_CLOSE(std::vector<float>(all.begin() + 5, all.end()), want, 1e-5, 1.0);
+  }
+}
+
 TEST_CASE("TF32 and bf16 on arbitrary float32 inputs: each within its own error, and really rounded" *
           doctest::test_suite("gpu")) {
   // Inputs not representable in TF32 or bf16, so the tensor cores really convert them. Simulated in

@@ -1,4 +1,4 @@
-// The linear layer (see linear.hpp): bias broadcast and bias gradient kernels around cuBLAS gemms.
+// The linear layer (see linear.hpp): cuBLAS products (matmul.hpp) and the bias gradient (column_sums.hpp).
 #include "backend/cuda/linear.hpp"
 
 #include <string>
@@ -12,15 +12,6 @@ namespace attnlab::cuda {
 
 namespace {
 
-constexpr unsigned kThreads = 256;
-
-// out[r, c] = bias[c] for every row: the starting value the gemm adds inp · w to.
-__global__ void bias_rows_kernel(float* __restrict__ out, const float* __restrict__ bias, std::size_t n, int OC) {
-  for (std::size_t e = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n;
-       e += static_cast<std::size_t>(gridDim.x) * blockDim.x)
-    out[e] = bias[e % OC];
-}
-
 void check_shape(const char* what, int N, int IC, int OC) {
   if (N < 0 || IC < 0 || OC < 1)
     throw ShapeError(std::string(what) + ": N = " + std::to_string(N) + ", IC = " + std::to_string(IC) + ", OC = " +
@@ -32,13 +23,11 @@ void check_shape(const char* what, int N, int IC, int OC) {
 void linear_forward(Blas& blas, float* out, const float* inp, const float* w, const float* bias, int N, int IC,
                     int OC, Math math) {
   check_shape("cuda::linear_forward", N, IC, OC);
-  const std::size_t n = static_cast<std::size_t>(N) * OC;
-  if (n == 0) return;
-  if (bias) {
-    ATTNLAB_LAUNCH(bias_rows_kernel, detail::grid_for(n, kThreads), kThreads, 0, blas.stream())(out, bias, n, OC);
-    CUDA_CHECK_LAUNCH();
-  }
-  gemm(blas, math, false, false, N, OC, IC, 1.0f, inp, std::max(1, IC), w, OC, bias ? 1.0f : 0.0f, out, OC);
+  if (static_cast<std::size_t>(N) * OC == 0) return;
+  if (bias)
+    gemm_bias(blas, math, N, OC, IC, inp, std::max(1, IC), w, OC, bias, out, OC);
+  else
+    gemm(blas, math, false, false, N, OC, IC, 1.0f, inp, std::max(1, IC), w, OC, 0.0f, out, OC);
 }
 
 void linear_backward(Blas& blas, float* dinp, float* dw, float* dbias, const float* dout, const float* inp,

@@ -1,7 +1,7 @@
 #pragma once
 // A linear layer on the GPU, mirroring cpu::linear_forward / linear_backward (backend/cpu/ops.hpp):
 // the products through cuBLAS (matmul.hpp; float32 compute, or TF32 or bf16 inputs when `math` says so), the bias
-// in a small kernel and its gradient as column sums (column_sums.hpp).
+// added by cuBLASLt's epilogue (or a small kernel) and its gradient as column sums (column_sums.hpp).
 //
 // Shape legend (llm.c style): N rows (B·T tokens), IC input channels, OC output channels.
 //   inp, dinp  N × IC        w, dw  IC × OC        bias, dbias  OC        out, dout  N × OC
@@ -11,8 +11,9 @@
 
 namespace attnlab::cuda {
 
-// out (written) = inp · w + bias; bias may be null. With a bias, each row of out is first set to
-// the bias, then the gemm adds inp · w to it (beta = 1), as the CPU does.
+// out (written) = inp · w + bias; bias may be null. With a bias, matmul.hpp's gemm_bias: one
+// cuBLASLt matmul whose epilogue adds the bias, else (as the CPU does) each row of out set to the
+// bias and the gemm adding inp · w to it (beta = 1).
 void linear_forward(Blas& blas, float* out, const float* inp, const float* w, const float* bias, int N, int IC,
                     int OC, Math math = Math::Fp32);
 

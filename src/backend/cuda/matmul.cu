@@ -2,8 +2,14 @@
 #include "backend/cuda/matmul.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <map>
 #include <string>
+#include <tuple>
 #include <type_traits>
+
+#include <cublasLt.h>
 
 #include "backend/cuda/check.hpp"
 #include "backend/cuda/launch.cuh"
@@ -35,6 +41,20 @@ struct CublasApi {
   GemmExFn gemm_ex = &cublasGemmEx;
   GemmStridedBatchedExFn gemm_strided_batched_ex = &cublasGemmStridedBatchedEx;
   decltype(&cublasGetStatusString) status_string = &cublasGetStatusString;
+  // cuBLASLt (emulation/cublasLt.h)
+  decltype(&cublasLtCreate) lt_create = &cublasLtCreate;
+  decltype(&cublasLtDestroy) lt_destroy = &cublasLtDestroy;
+  decltype(&cublasLtMatmulDescCreate) lt_desc_create = &cublasLtMatmulDescCreate;
+  decltype(&cublasLtMatmulDescDestroy) lt_desc_destroy = &cublasLtMatmulDescDestroy;
+  decltype(&cublasLtMatmulDescSetAttribute) lt_desc_set = &cublasLtMatmulDescSetAttribute;
+  decltype(&cublasLtMatrixLayoutCreate) lt_layout_create = &cublasLtMatrixLayoutCreate;
+  decltype(&cublasLtMatrixLayoutDestroy) lt_layout_destroy = &cublasLtMatrixLayoutDestroy;
+  decltype(&cublasLtMatmulPreferenceCreate) lt_pref_create = &cublasLtMatmulPreferenceCreate;
+  decltype(&cublasLtMatmulPreferenceDestroy) lt_pref_destroy = &cublasLtMatmulPreferenceDestroy;
+  decltype(&cublasLtMatmulPreferenceSetAttribute) lt_pref_set = &cublasLtMatmulPreferenceSetAttribute;
+  decltype(&cublasLtMatmulAlgoGetHeuristic) lt_heuristic = &cublasLtMatmulAlgoGetHeuristic;
+  decltype(&cublasLtMatmul) lt_matmul = &cublasLtMatmul;
+  std::string lt_error;  // empty: cuBLASLt is there
 };
 const CublasApi* cublas_if_loaded() {
   static const CublasApi api;
@@ -52,6 +72,20 @@ struct CublasApi {
   GemmStridedBatchedExFn gemm_strided_batched_ex = nullptr;
   decltype(&cublasGetStatusString) status_string = nullptr;
   std::string error;  // why it could not be loaded
+  // cuBLASLt (libcublasLt.so.<major>, which libcublas itself loads): optional, for gemm_bias.
+  decltype(&cublasLtCreate) lt_create = nullptr;
+  decltype(&cublasLtDestroy) lt_destroy = nullptr;
+  decltype(&cublasLtMatmulDescCreate) lt_desc_create = nullptr;
+  decltype(&cublasLtMatmulDescDestroy) lt_desc_destroy = nullptr;
+  decltype(&cublasLtMatmulDescSetAttribute) lt_desc_set = nullptr;
+  decltype(&cublasLtMatrixLayoutCreate) lt_layout_create = nullptr;
+  decltype(&cublasLtMatrixLayoutDestroy) lt_layout_destroy = nullptr;
+  decltype(&cublasLtMatmulPreferenceCreate) lt_pref_create = nullptr;
+  decltype(&cublasLtMatmulPreferenceDestroy) lt_pref_destroy = nullptr;
+  decltype(&cublasLtMatmulPreferenceSetAttribute) lt_pref_set = nullptr;
+  decltype(&cublasLtMatmulAlgoGetHeuristic) lt_heuristic = nullptr;
+  decltype(&cublasLtMatmul) lt_matmul = nullptr;
+  std::string lt_error;  // why gemm_bias cannot use cuBLASLt (empty: it can)
 };
 const CublasApi& load_cublas() {
   static const CublasApi api = [] {
@@ -81,6 +115,37 @@ const CublasApi& load_cublas() {
     sym(a.gemm_ex, "cublasGemmEx");
     sym(a.gemm_strided_batched_ex, "cublasGemmStridedBatchedEx");
     sym(a.status_string, "cublasGetStatusString");
+    // cuBLASLt: a missing library or symbol only turns the fused bias off.
+    const std::string lt_name = "libcublasLt.so." + std::to_string(CUBLAS_VER_MAJOR);
+    void* lt = dlopen(lt_name.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!lt && lib) {
+      Dl_info info{};
+      if (dladdr(reinterpret_cast<void*>(a.create), &info) && info.dli_fname) {
+        std::string dir = info.dli_fname;
+        dir = dir.substr(0, dir.find_last_of('/') + 1);
+        lt = dlopen((dir + lt_name).c_str(), RTLD_NOW | RTLD_LOCAL);
+      }
+    }
+    if (!lt) {
+      a.lt_error = "cannot load " + lt_name;
+      return a;
+    }
+    auto lsym = [&](auto& fn, const char* symbol) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lt, symbol));
+      if (!fn && a.lt_error.empty()) a.lt_error = lt_name + " has no " + symbol;
+    };
+    lsym(a.lt_create, "cublasLtCreate");
+    lsym(a.lt_destroy, "cublasLtDestroy");
+    lsym(a.lt_desc_create, "cublasLtMatmulDescCreate");
+    lsym(a.lt_desc_destroy, "cublasLtMatmulDescDestroy");
+    lsym(a.lt_desc_set, "cublasLtMatmulDescSetAttribute");
+    lsym(a.lt_layout_create, "cublasLtMatrixLayoutCreate");
+    lsym(a.lt_layout_destroy, "cublasLtMatrixLayoutDestroy");
+    lsym(a.lt_pref_create, "cublasLtMatmulPreferenceCreate");
+    lsym(a.lt_pref_destroy, "cublasLtMatmulPreferenceDestroy");
+    lsym(a.lt_pref_set, "cublasLtMatmulPreferenceSetAttribute");
+    lsym(a.lt_heuristic, "cublasLtMatmulAlgoGetHeuristic");
+    lsym(a.lt_matmul, "cublasLtMatmul");
     return a;
   }();
   return api;
@@ -136,9 +201,140 @@ void scale_c(Blas& blas, float* c, int m, int n, int ldc, long long stride_c, in
   CUDA_CHECK_LAUNCH();
 }
 
+// out[r, c] = bias[c] for every row of a row-major m × n matrix with leading dimension ldc: the
+// starting value the gemm adds the product to, where cuBLASLt's bias epilogue is not used.
+__global__ void bias_rows_kernel(float* __restrict__ out, const float* __restrict__ bias, int m, int n, int ldc) {
+  const std::size_t total = static_cast<std::size_t>(m) * n;
+  for (std::size_t e = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < total;
+       e += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+    out[(e / n) * ldc + e % n] = bias[e % n];
+}
+
+// cuBLASLt's workspace: what cuBLAS itself takes by default on Hopper.
+constexpr std::size_t kLtWorkspaceBytes = 32u << 20;
+
+}  // namespace
+
+// cuBLASLt state of one Blas: the handle, its workspace, and per shape the descriptors and the
+// algorithm the heuristic chose (asking costs tens of microseconds; a training step repeats its
+// shapes). A shape cuBLASLt refused is remembered too, and goes the two-step way from then on.
+struct Blas::Lt {
+  struct Plan {
+    cublasLtMatmulDesc_t desc = nullptr;
+    cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+    cublasLtMatmulAlgo_t algo{};
+    bool ok = false;
+  };
+  cublasLtHandle_t handle = nullptr;
+  DeviceArray<unsigned char> workspace;
+  // (math, m, n, k, lda, ldb, ldc, alignment of a, of b, of c)
+  std::map<std::tuple<int, int, int, int, int, int, int, int, int, int>, Plan> plans;
+  bool unusable = false;  // no cuBLASLt, or its handle could not be made
+
+  ~Lt() {
+    const CublasApi* api = cublas_if_loaded();
+    if (!api) return;
+    for (auto& [key, p] : plans) {
+      if (p.desc) (void)api->lt_desc_destroy(p.desc);
+      for (cublasLtMatrixLayout_t l : {p.a, p.b, p.d})
+        if (l) (void)api->lt_layout_destroy(l);
+    }
+    if (handle) (void)api->lt_destroy(handle);
+  }
+};
+
+Blas::Lt& Blas::lt() {
+  if (!lt_) {
+    lt_ = std::make_unique<Lt>();
+    const CublasApi& api = cublas();
+    if (!api.lt_error.empty() || api.lt_create(&lt_->handle) != CUBLAS_STATUS_SUCCESS) {
+      lt_->handle = nullptr;
+      lt_->unusable = true;
+    } else {
+      lt_->workspace = DeviceArray<unsigned char>(kLtWorkspaceBytes);
+    }
+  }
+  return *lt_;
+}
+
+namespace {
+
+// The largest power of two (at most 256) that divides a pointer's address.
+std::uint32_t alignment(const void* p) {
+  const auto v = reinterpret_cast<std::uintptr_t>(p);
+  std::uint32_t a = 256;
+  while (a > 1 && v % a != 0) a /= 2;
+  return a;
+}
+
+// One cuBLASLt matmul with the bias epilogue for gemm_bias (column-major: D (n × m) = Bᵀ-view · Aᵀ-view
+// + bias per row of D). False when cuBLASLt cannot do it, and nothing was launched.
+bool lt_matmul_bias(Blas& blas, Math math, int m, int n, int k, const float* a, int lda, const float* b, int ldb,
+                    const float* bias, float* c, int ldc) {
+  Blas::Lt& lt = blas.lt();
+  if (lt.unusable) return false;
+  // The bias epilogue reads the bias in vectors: an unaligned one (a tiny model's parameter offsets)
+  // goes the two-step way rather than trusting every algorithm with it.
+  if (alignment(bias) < 16) return false;
+  const CublasApi& api = cublas();
+  // cuBLASLt's heuristic assumes 256-byte-aligned matrices unless told: a weight at an offset in the
+  // parameter block, or a column block, is less aligned, so the plan says how aligned each one is.
+  const std::uint32_t al_a = alignment(a), al_b = alignment(b), al_c = alignment(c);
+  auto [it, fresh] = lt.plans.try_emplace(std::make_tuple(static_cast<int>(math), m, n, k, lda, ldb, ldc,
+                                                          static_cast<int>(al_a), static_cast<int>(al_b),
+                                                          static_cast<int>(al_c)));
+  Blas::Lt::Plan& p = it->second;
+  if (fresh) {
+    // Row-major C = A·B + bias is column-major Cᵀ (n × m) = Bᵀ · Aᵀ, where the column-major view of
+    // each row-major buffer is already its transpose: cuBLAS's A is our B (n × k, ld = ldb), its B
+    // our A (k × m, ld = lda), D our C (n × m, ld = ldc), and the bias (n values) one per row of D.
+    const cublasOperation_t no = CUBLAS_OP_N;
+    const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+    const std::uint64_t ws = kLtWorkspaceBytes;
+    cublasLtMatmulPreference_t pref = nullptr;
+    cublasLtMatmulHeuristicResult_t result{};
+    int found = 0;
+    bool ok = api.lt_desc_create(&p.desc, compute_type(math), CUDA_R_32F) == CUBLAS_STATUS_SUCCESS &&
+              api.lt_desc_set(p.desc, CUBLASLT_MATMUL_DESC_TRANSA, &no, sizeof(no)) == CUBLAS_STATUS_SUCCESS &&
+              api.lt_desc_set(p.desc, CUBLASLT_MATMUL_DESC_TRANSB, &no, sizeof(no)) == CUBLAS_STATUS_SUCCESS &&
+              api.lt_desc_set(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)) == CUBLAS_STATUS_SUCCESS &&
+              api.lt_desc_set(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)) == CUBLAS_STATUS_SUCCESS &&
+              api.lt_layout_create(&p.a, CUDA_R_32F, static_cast<std::uint64_t>(n), static_cast<std::uint64_t>(k), ldb) == CUBLAS_STATUS_SUCCESS &&
+              api.lt_layout_create(&p.b, CUDA_R_32F, static_cast<std::uint64_t>(k), static_cast<std::uint64_t>(m), lda) == CUBLAS_STATUS_SUCCESS &&
+              api.lt_layout_create(&p.d, CUDA_R_32F, static_cast<std::uint64_t>(n), static_cast<std::uint64_t>(m), ldc) == CUBLAS_STATUS_SUCCESS &&
+              api.lt_pref_create(&pref) == CUBLAS_STATUS_SUCCESS &&
+              api.lt_pref_set(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)) == CUBLAS_STATUS_SUCCESS &&
+              // cuBLAS's A is our b, its B our a, its C and D our c.
+              api.lt_pref_set(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &al_b, sizeof(al_b)) == CUBLAS_STATUS_SUCCESS &&
+              api.lt_pref_set(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &al_a, sizeof(al_a)) == CUBLAS_STATUS_SUCCESS &&
+              api.lt_pref_set(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &al_c, sizeof(al_c)) == CUBLAS_STATUS_SUCCESS &&
+              api.lt_pref_set(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al_c, sizeof(al_c)) == CUBLAS_STATUS_SUCCESS &&
+              api.lt_heuristic(lt.handle, p.desc, p.a, p.b, p.d, p.d, pref, 1, &result, &found) == CUBLAS_STATUS_SUCCESS &&
+              found > 0 && result.state == CUBLAS_STATUS_SUCCESS && result.workspaceSize <= kLtWorkspaceBytes;
+    if (pref) (void)api.lt_pref_destroy(pref);
+    p.algo = result.algo;
+    p.ok = ok;
+  }
+  if (!p.ok) return false;
+  if (api.lt_desc_set(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)) != CUBLAS_STATUS_SUCCESS) {
+    p.ok = false;
+    return false;
+  }
+  const float one = 1.0f, zero = 0.0f;
+  const cublasStatus_t cublasLtMatmul_status = api.lt_matmul(lt.handle, p.desc, &one, b, p.a, a, p.b, &zero, c, p.d, c, p.d, &p.algo,
+                                          lt.workspace.get(), kLtWorkspaceBytes, blas.stream());
+  if (cublasLtMatmul_status == CUBLAS_STATUS_NOT_SUPPORTED) {
+    p.ok = false;
+    return false;
+  }
+  CUBLAS_CHECK(cublasLtMatmul_status);
+  return true;
+}
+
 }  // namespace
 
 Blas::Blas(Stream stream) : stream_(stream) {
+  if (const char* e = std::getenv("ATTNLAB_CUBLASLT"); e && std::strcmp(e, "0") == 0) lt_enabled_ = false;
   cublasHandle_t h = nullptr;
   CUBLAS_CHECK(cublas().create(&h));
   handle_ = h;
@@ -164,6 +360,22 @@ void gemm(Blas& blas, Math math, bool ta, bool tb, int m, int n, int k, float al
   CUBLAS_CHECK(cublas().gemm_ex(blas.handle(), tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k,
                             &alpha, b, CUDA_R_32F, ldb, a, CUDA_R_32F, lda, &beta, c, CUDA_R_32F, ldc,
                             compute_type(math), CUBLAS_GEMM_DEFAULT));
+}
+
+void gemm_bias(Blas& blas, Math math, int m, int n, int k, const float* a, int lda, const float* b, int ldb,
+               const float* bias, float* c, int ldc) {
+  check_gemm("cuda::gemm_bias", false, false, m, n, k, lda, ldb, ldc, 1);
+  blas.last_fused_ = false;
+  if (m == 0 || n == 0) return;
+  if (!bias) throw ShapeError("cuda::gemm_bias: no bias (use gemm)");
+  if (k > 0 && blas.lt_enabled_ && lt_matmul_bias(blas, math, m, n, k, a, lda, b, ldb, bias, c, ldc)) {
+    blas.last_fused_ = true;
+    return;
+  }
+  const std::size_t total = static_cast<std::size_t>(m) * n;
+  ATTNLAB_LAUNCH(bias_rows_kernel, detail::grid_for(total, 256), 256, 0, blas.stream())(c, bias, m, n, ldc);
+  CUDA_CHECK_LAUNCH();
+  gemm(blas, math, false, false, m, n, k, 1.0f, a, lda, b, ldb, 1.0f, c, ldc);
 }
 
 void gemm_strided_batched(Blas& blas, Math math, bool ta, bool tb, int m, int n, int k, float alpha, const float* a,

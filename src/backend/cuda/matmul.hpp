@@ -16,6 +16,8 @@
 // the float32 inputs to bfloat16 (7-bit mantissa; CUBLAS_COMPUTE_32F_FAST_16BF) and accumulates in
 // float32: twice TF32's tensor-core rate, relative error ~1e-2. The buffers stay float32 either way:
 // cuBLAS converts as it reads them.
+#include <memory>
+
 #include "backend/cuda/device.hpp"
 
 struct cublasContext;  // cuBLAS's handle type: cublasHandle_t is cublasContext*
@@ -34,9 +36,21 @@ class Blas {
   cublasContext* handle() const { return handle_; }
   Stream stream() const { return stream_; }
 
+  // gemm_bias through cuBLASLt's bias epilogue (the default), or not: ATTNLAB_CUBLASLT=0 in the
+  // environment turns it off for every handle made after, use_cublaslt(false) for this one.
+  void use_cublaslt(bool on) { lt_enabled_ = on; }
+  // Whether the last gemm_bias on this handle ran as one cuBLASLt matmul (false: the two-step path).
+  bool last_gemm_bias_fused() const { return last_fused_; }
+
+  struct Lt;  // cuBLASLt's handle, workspace and the plans made so far (matmul.cu)
+  Lt& lt();
+
  private:
+  friend void gemm_bias(Blas&, Math, int, int, int, const float*, int, const float*, int, const float*, float*, int);
   cublasContext* handle_ = nullptr;
   Stream stream_ = nullptr;
+  bool lt_enabled_ = true, last_fused_ = false;
+  std::unique_ptr<Lt> lt_;
 };
 
 void gemm(Blas& blas, Math math, bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a,
@@ -45,6 +59,14 @@ void gemm(Blas& blas, Math math, bool trans_a, bool trans_b, int m, int n, int k
 void gemm_strided_batched(Blas& blas, Math math, bool trans_a, bool trans_b, int m, int n, int k, float alpha,
                           const float* a, int lda, long long stride_a, const float* b, int ldb, long long stride_b,
                           float beta, float* c, int ldc, long long stride_c, int batch);
+
+// C (m × n, written) = A (m × k) · B (k × n) + bias (n values, added to every row): a linear layer's
+// forward. One cuBLASLt matmul with the BIAS epilogue adds the bias as the product is written, so C
+// is written once; without it (no algorithm for these operands, cuBLASLt off, or k = 0) the bias is
+// first written into every row of C and the gemm adds the product to it (beta = 1): C written twice
+// and read once more. Both add the bias to the float32 product, so they agree to rounding.
+void gemm_bias(Blas& blas, Math math, int m, int n, int k, const float* a, int lda, const float* b, int ldb,
+               const float* bias, float* c, int ldc);
 
 // The three shapes the model uses, on packed matrices (leading dimension = column count), beta = 0:
 //   matmul_nn: C (m × n) = A (m × k) · B (k × n)       (a linear layer's forward)

@@ -17,6 +17,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "cublasLt.h"
 #include "cublas_v2.h"
 #include "cuda_runtime.h"
 
@@ -1190,4 +1191,212 @@ cublasStatus_t cublasSgemm(cublasHandle_t h, cublasOperation_t ta, cublasOperati
                            float* C, int ldc) {
   return gemm_batched("cublasSgemm", h, ta, tb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1,
                       h && h->math == CUBLAS_TF32_TENSOR_OP_MATH ? Rounding::Tf32 : Rounding::None);
+}
+
+// ---- cuBLASLt (cublasLt.h): the matmul with a bias epilogue ----------------------------------------
+struct cublasLtContext {};
+struct cublasLtMatmulDescOpaque_t {
+  cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+  cudaDataType_t scale = CUDA_R_32F;
+  cublasOperation_t ta = CUBLAS_OP_N, tb = CUBLAS_OP_N;
+  cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+  const float* bias = nullptr;
+};
+struct cublasLtMatrixLayoutOpaque_t {
+  cudaDataType type = CUDA_R_32F;
+  std::uint64_t rows = 0, cols = 0;
+  std::int64_t ld = 0;
+};
+struct cublasLtMatmulPreferenceOpaque_t {
+  std::size_t workspace = 0;
+  std::uint32_t align[4] = {256, 256, 256, 256};  // A, B, C, D: cuBLASLt's default
+};
+
+namespace {
+std::set<cublasLtContext*> g_lt_handles;
+
+// Copies `bytes` of an attribute value into `out` when the size is right.
+template <typename T>
+bool attribute(T& out, const void* buf, std::size_t bytes) {
+  if (!buf || bytes != sizeof(T)) return false;
+  std::memcpy(&out, buf, sizeof(T));
+  return true;
+}
+
+// The product's m, n, k from the layouts, and whether they fit the operation (CUBLAS_STATUS_INVALID_VALUE
+// otherwise, as cuBLASLt answers).
+bool lt_shape(const cublasLtMatmulDescOpaque_t& op, const cublasLtMatrixLayoutOpaque_t& a,
+              const cublasLtMatrixLayoutOpaque_t& b, const cublasLtMatrixLayoutOpaque_t& c,
+              const cublasLtMatrixLayoutOpaque_t& d, int& m, int& n, int& k) {
+  const std::uint64_t am = op.ta == CUBLAS_OP_N ? a.rows : a.cols, ak = op.ta == CUBLAS_OP_N ? a.cols : a.rows;
+  const std::uint64_t bk = op.tb == CUBLAS_OP_N ? b.rows : b.cols, bn = op.tb == CUBLAS_OP_N ? b.cols : b.rows;
+  if (ak != bk || d.rows != am || d.cols != bn || c.rows != d.rows || c.cols != d.cols) return false;
+  for (const auto* l : {&a, &b, &c, &d})
+    if (l->ld < static_cast<std::int64_t>(std::max<std::uint64_t>(1, l->rows)) || l->rows > 0x7fffffffu || l->cols > 0x7fffffffu)
+      return false;
+  m = static_cast<int>(am);
+  n = static_cast<int>(bn);
+  k = static_cast<int>(ak);
+  return true;
+}
+
+bool lt_supported(const cublasLtMatmulDescOpaque_t& op, const cublasLtMatrixLayoutOpaque_t& a,
+                  const cublasLtMatrixLayoutOpaque_t& b, const cublasLtMatrixLayoutOpaque_t& c,
+                  const cublasLtMatrixLayoutOpaque_t& d) {
+  return op.scale == CUDA_R_32F && float32_only(a.type, b.type, c.type, op.compute) && d.type == CUDA_R_32F &&
+         (op.epilogue == CUBLASLT_EPILOGUE_DEFAULT || op.epilogue == CUBLASLT_EPILOGUE_BIAS) &&
+         (op.ta == CUBLAS_OP_N || op.ta == CUBLAS_OP_T) && (op.tb == CUBLAS_OP_N || op.tb == CUBLAS_OP_T);
+}
+}  // namespace
+
+cublasStatus_t cublasLtCreate(cublasLtHandle_t* handle) {
+  std::lock_guard lock(g_mutex);
+  if (!handle) return CUBLAS_STATUS_INVALID_VALUE;
+  *handle = new cublasLtContext;
+  g_lt_handles.insert(*handle);
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasLtDestroy(cublasLtHandle_t handle) {
+  std::lock_guard lock(g_mutex);
+  if (!g_lt_handles.erase(handle)) return CUBLAS_STATUS_NOT_INITIALIZED;
+  delete handle;
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t* desc, cublasComputeType_t compute, cudaDataType_t scale) {
+  if (!desc) return CUBLAS_STATUS_INVALID_VALUE;
+  *desc = new cublasLtMatmulDescOpaque_t;
+  (*desc)->compute = compute;
+  (*desc)->scale = scale;
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t desc) {
+  delete desc;
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attr,
+                                              const void* buf, std::size_t bytes) {
+  if (!desc) return CUBLAS_STATUS_INVALID_VALUE;
+  bool ok = false;
+  switch (attr) {
+    case CUBLASLT_MATMUL_DESC_TRANSA: ok = attribute(desc->ta, buf, bytes); break;
+    case CUBLASLT_MATMUL_DESC_TRANSB: ok = attribute(desc->tb, buf, bytes); break;
+    case CUBLASLT_MATMUL_DESC_EPILOGUE: ok = attribute(desc->epilogue, buf, bytes); break;
+    case CUBLASLT_MATMUL_DESC_BIAS_POINTER: ok = attribute(desc->bias, buf, bytes); break;
+  }
+  return ok ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_INVALID_VALUE;
+}
+cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t* layout, cudaDataType type, std::uint64_t rows,
+                                          std::uint64_t cols, std::int64_t ld) {
+  if (!layout) return CUBLAS_STATUS_INVALID_VALUE;
+  *layout = new cublasLtMatrixLayoutOpaque_t{type, rows, cols, ld};
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t layout) {
+  delete layout;
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasLtMatmulPreferenceCreate(cublasLtMatmulPreference_t* pref) {
+  if (!pref) return CUBLAS_STATUS_INVALID_VALUE;
+  *pref = new cublasLtMatmulPreferenceOpaque_t;
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasLtMatmulPreferenceDestroy(cublasLtMatmulPreference_t pref) {
+  delete pref;
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPreference_t pref,
+                                                    cublasLtMatmulPreferenceAttributes_t attr, const void* buf,
+                                                    std::size_t bytes) {
+  if (!pref) return CUBLAS_STATUS_INVALID_VALUE;
+  if (attr == CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES) {
+    std::uint64_t w = 0;
+    if (!attribute(w, buf, bytes)) return CUBLAS_STATUS_INVALID_VALUE;
+    pref->workspace = static_cast<std::size_t>(w);
+    return CUBLAS_STATUS_SUCCESS;
+  }
+  if (attr >= CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES && attr <= CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES) {
+    std::uint32_t a = 0;
+    if (!attribute(a, buf, bytes)) return CUBLAS_STATUS_INVALID_VALUE;
+    pref->align[attr - CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES] = a;
+    return CUBLAS_STATUS_SUCCESS;
+  }
+  return CUBLAS_STATUS_INVALID_VALUE;
+}
+cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc,
+                                              cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
+                                              cublasLtMatrixLayout_t c, cublasLtMatrixLayout_t d,
+                                              cublasLtMatmulPreference_t pref, int requested,
+                                              cublasLtMatmulHeuristicResult_t results[], int* returned) {
+  {
+    std::lock_guard lock(g_mutex);
+    if (!g_lt_handles.count(handle)) return CUBLAS_STATUS_NOT_INITIALIZED;
+  }
+  if (!desc || !a || !b || !c || !d || !pref || requested < 1 || !results || !returned) return CUBLAS_STATUS_INVALID_VALUE;
+  int m = 0, n = 0, k = 0;
+  if (!lt_shape(*desc, *a, *b, *c, *d, m, n, k)) return CUBLAS_STATUS_INVALID_VALUE;
+  *returned = 0;
+  if (!lt_supported(*desc, *a, *b, *c, *d)) return CUBLAS_STATUS_NOT_SUPPORTED;
+  results[0] = cublasLtMatmulHeuristicResult_t{};
+  results[0].algo.data[0] = 1;  // the emulator's one algorithm, for pointers aligned as the preference said
+  for (int i = 0; i < 4; ++i) results[0].algo.data[1 + i] = pref->align[i];
+  results[0].state = CUBLAS_STATUS_SUCCESS;
+  results[0].wavesCount = 1.0f;
+  *returned = 1;
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc, const void* alpha, const void* A,
+                              cublasLtMatrixLayout_t a, const void* B, cublasLtMatrixLayout_t b, const void* beta,
+                              const void* C, cublasLtMatrixLayout_t c, void* D, cublasLtMatrixLayout_t d,
+                              const cublasLtMatmulAlgo_t* algo, void* workspace, std::size_t workspace_bytes,
+                              cudaStream_t stream) {
+  {
+    std::lock_guard lock(g_mutex);
+    if (!g_lt_handles.count(handle)) return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (stream && !g_streams.count(stream)) return CUBLAS_STATUS_INVALID_VALUE;
+    if (workspace_bytes && (!workspace || find_alloc(workspace, workspace_bytes) == g_allocs.end()))
+      return illegal("cublasLtMatmul: the workspace is not inside one device allocation");
+  }
+  if (!desc || !a || !b || !c || !d || !alpha || !beta || !algo || algo->data[0] != 1) return CUBLAS_STATUS_INVALID_VALUE;
+  int m = 0, n = 0, k = 0;
+  if (!lt_shape(*desc, *a, *b, *c, *d, m, n, k)) return CUBLAS_STATUS_INVALID_VALUE;
+  if (!lt_supported(*desc, *a, *b, *c, *d)) return CUBLAS_STATUS_NOT_SUPPORTED;
+  // The algorithm was chosen for pointers at least this aligned.
+  const void* ptrs[4] = {A, B, C, D};
+  for (int i = 0; i < 4; ++i)
+    if (algo->data[1 + i] > 1 && reinterpret_cast<std::uintptr_t>(ptrs[i]) % algo->data[1 + i] != 0)
+      return CUBLAS_STATUS_INVALID_VALUE;
+  // D = alpha·op(A)·op(B) + beta·C: in place when C is D, else C is copied into D first (same leading
+  // dimension only: all the backend needs).
+  float* dst = static_cast<float*>(D);
+  if (C != D && *static_cast<const float*>(beta) != 0.0f) {
+    if (c->ld != d->ld) return CUBLAS_STATUS_NOT_SUPPORTED;
+    std::lock_guard lock(g_mutex);
+    const std::size_t nc = span(m, n, static_cast<int>(d->ld));
+    if (find_alloc(C, nc * 4) == g_allocs.end() || find_alloc(D, nc * 4) == g_allocs.end())
+      return illegal("cublasLtMatmul: C or D is not inside one device allocation");
+    std::memmove(dst, C, nc * 4);
+  }
+  cublasContext ctx;  // a cuBLAS handle's view of the call: no math mode, the compute type decides
+  cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
+  {
+    std::lock_guard lock(g_mutex);
+    g_handles.insert(&ctx);
+  }
+  st = gemm_batched("cublasLtMatmul", &ctx, desc->ta, desc->tb, m, n, k, static_cast<const float*>(alpha),
+                    static_cast<const float*>(A), static_cast<int>(a->ld), 0, static_cast<const float*>(B),
+                    static_cast<int>(b->ld), 0, static_cast<const float*>(beta), dst, static_cast<int>(d->ld), 0, 1,
+                    rounding_for(nullptr, desc->compute));
+  {
+    std::lock_guard lock(g_mutex);
+    g_handles.erase(&ctx);
+  }
+  if (st != CUBLAS_STATUS_SUCCESS || desc->epilogue != CUBLASLT_EPILOGUE_BIAS) return st;
+  std::lock_guard lock(g_mutex);
+  if (!desc->bias || find_alloc(desc->bias, static_cast<std::size_t>(m) * 4) == g_allocs.end())
+    return illegal("cublasLtMatmul: the bias (" + std::to_string(m) + " floats from " + hex(desc->bias) +
+                   ") is not inside one device allocation");
+  // The BIAS epilogue: bias[i] added to row i of the column-major m × n result, every column.
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < m; ++i) dst[static_cast<std::size_t>(j) * d->ld + i] += desc->bias[i];
+  return CUBLAS_STATUS_SUCCESS;
 }
