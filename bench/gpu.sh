@@ -582,6 +582,10 @@ else
   # (bf16 activations too); attention alone raced against SDPA, n = 512 ... 8192, 16 heads of d_k 64.
   run bench_cuda_bf16 240 "$attnlab" bench --json-out "$logs/bench_cuda_bf16.json" --backend cuda --precision bf16 --attention-max 0
   compare compare_torch_cuda_bf16 --precision bf16 --attention-max 8192
+  # The same bf16 models with the linear layers' bias added the two-step way (ATTNLAB_CUBLASLT=0), for
+  # what cuBLASLt's bias epilogue gains (docs/cuda.md, matmul.hpp), a minute apart on one machine.
+  run bench_cuda_bf16_no_lt 240 env ATTNLAB_CUBLASLT=0 "$attnlab" bench --json-out "$logs/bench_cuda_bf16_no_lt.json" \
+    --backend cuda --precision bf16 --attention-max 0 --device-attention-max 0
   # fp32 (no tensor cores on either side), the same.
   run bench_cuda 240 "$attnlab" bench --json-out "$logs/bench_cuda.json" --backend cuda --attention-max 0
   compare compare_torch_cuda --attention-max 8192
