@@ -219,8 +219,9 @@ void print_text(const nlohmann::ordered_json& j) {
           if (bd.value("clock", std::string()).rfind("none", 0) == 0)  // emulated: no time to show
             std::cout << fmt::format("    {:>6}  {:>12}  {}{}\n", "—", "—", r["op"].get<std::string>(), extra);
           else
-            std::cout << fmt::format("    {:>5.1f}%  {:>9.3f} ms  {}{}\n", 100.0 * r["share"].get<double>(),
-                                     r["seconds_per_step"].get<double>() * 1e3, r["op"].get<std::string>(), extra);
+            std::cout << fmt::format("    {:>5.1f}%  {:>9.{}f} ms  {}{}\n", 100.0 * r["share"].get<double>(),
+                                     r["seconds_per_step"].get<double>() * 1e3, bd.contains("clock") ? 3 : 1,
+                                     r["op"].get<std::string>(), extra);
         }
       }
     }

@@ -321,8 +321,9 @@ bool lt_matmul_bias(Blas& blas, Math math, int m, int n, int k, const float* a, 
     return false;
   }
   const float one = 1.0f, zero = 0.0f;
-  const cublasStatus_t cublasLtMatmul_status = api.lt_matmul(lt.handle, p.desc, &one, b, p.a, a, p.b, &zero, c, p.d, c, p.d, &p.algo,
-                                          lt.workspace.get(), kLtWorkspaceBytes, blas.stream());
+  const cublasStatus_t cublasLtMatmul_status = api.lt_matmul(lt.handle, p.desc, &one, b, p.a, a, p.b, &zero, c, p.d, c,
+                                                             p.d, &p.algo, lt.workspace.get(), kLtWorkspaceBytes,
+                                                             blas.stream());
   if (cublasLtMatmul_status == CUBLAS_STATUS_NOT_SUPPORTED) {
     p.ok = false;
     return false;
