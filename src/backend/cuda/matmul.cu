@@ -87,28 +87,36 @@ struct CublasApi {
   decltype(&cublasLtMatmul) lt_matmul = nullptr;
   std::string lt_error;  // why gemm_bias cannot use cuBLASLt (empty: it can)
 };
+// dlopen of `name` where the program's own libraries are found (its run path), else in the folder
+// of the library that holds `anchor` (the CUDA runtime for cuBLAS, cuBLAS for cuBLASLt).
+void* open_library(const std::string& name, const void* anchor) {
+  void* lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+  Dl_info info{};
+  if (!lib && anchor && dladdr(anchor, &info) && info.dli_fname) {
+    std::string dir = info.dli_fname;
+    dir = dir.substr(0, dir.find_last_of('/') + 1);
+    lib = dlopen((dir + name).c_str(), RTLD_NOW | RTLD_LOCAL);
+  }
+  return lib;
+}
+// fn = `symbol` of lib; a missing one is named in `error` (the first only).
+template <typename Fn>
+void load_symbol(void* lib, const std::string& lib_name, Fn& fn, const char* symbol, std::string& error) {
+  fn = reinterpret_cast<Fn>(dlsym(lib, symbol));
+  if (!fn && error.empty()) error = lib_name + " has no " + symbol;
+}
+
 const CublasApi& load_cublas() {
   static const CublasApi api = [] {
     CublasApi a;
     const std::string name = "libcublas.so." + std::to_string(CUBLAS_VER_MAJOR);
-    void* lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-      Dl_info info{};
-      if (dladdr(reinterpret_cast<void*>(static_cast<cudaError_t (*)(void**, std::size_t)>(&cudaMalloc)), &info) && info.dli_fname) {
-        std::string dir = info.dli_fname;
-        dir = dir.substr(0, dir.find_last_of('/') + 1);
-        lib = dlopen((dir + name).c_str(), RTLD_NOW | RTLD_LOCAL);
-      }
-    }
+    void* lib = open_library(name, reinterpret_cast<const void*>(static_cast<cudaError_t (*)(void**, std::size_t)>(&cudaMalloc)));
     if (!lib) {
       const char* why = dlerror();
       a.error = "cannot load " + name + " (" + (why ? why : "not found") + ")";
       return a;
     }
-    auto sym = [&](auto& fn, const char* symbol) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, symbol));
-      if (!fn && a.error.empty()) a.error = name + " has no " + symbol;
-    };
+    auto sym = [&](auto& fn, const char* symbol) { load_symbol(lib, name, fn, symbol, a.error); };
     sym(a.create, "cublasCreate_v2");
     sym(a.destroy, "cublasDestroy_v2");
     sym(a.set_stream, "cublasSetStream_v2");
@@ -117,23 +125,12 @@ const CublasApi& load_cublas() {
     sym(a.status_string, "cublasGetStatusString");
     // cuBLASLt: a missing library or symbol only turns the fused bias off.
     const std::string lt_name = "libcublasLt.so." + std::to_string(CUBLAS_VER_MAJOR);
-    void* lt = dlopen(lt_name.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!lt && lib) {
-      Dl_info info{};
-      if (dladdr(reinterpret_cast<void*>(a.create), &info) && info.dli_fname) {
-        std::string dir = info.dli_fname;
-        dir = dir.substr(0, dir.find_last_of('/') + 1);
-        lt = dlopen((dir + lt_name).c_str(), RTLD_NOW | RTLD_LOCAL);
-      }
-    }
+    void* lt = open_library(lt_name, reinterpret_cast<const void*>(a.create));
     if (!lt) {
       a.lt_error = "cannot load " + lt_name;
       return a;
     }
-    auto lsym = [&](auto& fn, const char* symbol) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lt, symbol));
-      if (!fn && a.lt_error.empty()) a.lt_error = lt_name + " has no " + symbol;
-    };
+    auto lsym = [&](auto& fn, const char* symbol) { load_symbol(lt, lt_name, fn, symbol, a.lt_error); };
     lsym(a.lt_create, "cublasLtCreate");
     lsym(a.lt_destroy, "cublasLtDestroy");
     lsym(a.lt_desc_create, "cublasLtMatmulDescCreate");
