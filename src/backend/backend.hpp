@@ -189,12 +189,20 @@ inline MatmulPrecision parse_precision(const std::string& name) {
 // One row of a backend's own per-op timing (start_op_timing / stop_op_timing below): an op of this
 // interface (or a Memory call: "zero", "copy", "upload", "download"), its calls, the time it ran on
 // the backend's clock, and the matrix-product FLOPs it did, counted as bench/bench.hpp counts them
-// (0 for ops without products).
+// (0 for ops without products), and for those that multiply matrices the same split by shape (which
+// product is slow: the feed-forward's, the vocabulary projection's).
+struct OpShapeTime {
+  std::string shape;  // e.g. "4096×512 · 512×2048" for a linear layer
+  std::int64_t calls = 0;
+  double seconds = 0.0;
+  double flops = 0.0;
+};
 struct OpTime {
   std::string op;
   std::int64_t calls = 0;
   double seconds = 0.0;
   double flops = 0.0;
+  std::vector<OpShapeTime> shapes;  // the ops that multiply matrices: the same per shape
 };
 
 template <typename T>

@@ -211,6 +211,21 @@ nlohmann::ordered_json measure_model(const std::string& label, const model::Mode
                                   {"calls_per_step", static_cast<double>(t.calls) / profiled},
                                   {"gflop_per_step", t.flops / profiled / 1e9}};
       if (t.flops > 0 && t.seconds > 0) r["gflops"] = t.flops / t.seconds / 1e9;
+      if (!t.shapes.empty()) {
+        std::vector<backend::OpShapeTime> shapes = t.shapes;
+        std::stable_sort(shapes.begin(), shapes.end(),
+                         [](const backend::OpShapeTime& a, const backend::OpShapeTime& b) { return a.seconds > b.seconds; });
+        nlohmann::ordered_json sj = nlohmann::ordered_json::array();
+        for (const auto& st : shapes) {
+          nlohmann::ordered_json x = {{"shape", st.shape},
+                                      {"seconds_per_step", st.seconds / profiled},
+                                      {"calls_per_step", static_cast<double>(st.calls) / profiled},
+                                      {"gflop_per_step", st.flops / profiled / 1e9}};
+          if (st.flops > 0 && st.seconds > 0) x["gflops"] = st.flops / st.seconds / 1e9;
+          sj.push_back(x);
+        }
+        r["shapes"] = sj;
+      }
       rows.push_back(r);
     }
     nlohmann::ordered_json j{{"clock", emulated ? "none (emulated: calls and FLOPs only)" : "device (CUDA events per op)"},

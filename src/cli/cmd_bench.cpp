@@ -216,12 +216,30 @@ void print_text(const nlohmann::ordered_json& j) {
             if (r.contains("gflops")) extra += fmt::format(", {:.1f} TFLOP/s", r["gflops"].get<double>() / 1e3);
             else if (r.value("gflop_per_step", 0.0) > 0) extra += fmt::format(", {:.3g} GFLOP", r["gflop_per_step"].get<double>());
           }
-          if (bd.value("clock", std::string()).rfind("none", 0) == 0)  // emulated: no time to show
+          const bool timed = bd.value("clock", std::string()).rfind("none", 0) != 0;  // emulated: no times
+          if (!timed)
             std::cout << fmt::format("    {:>6}  {:>12}  {}{}\n", "—", "—", r["op"].get<std::string>(), extra);
           else
             std::cout << fmt::format("    {:>5.1f}%  {:>9.{}f} ms  {}{}\n", 100.0 * r["share"].get<double>(),
                                      r["seconds_per_step"].get<double>() * 1e3, bd.contains("clock") ? 3 : 1,
                                      r["op"].get<std::string>(), extra);
+          // The products per shape, slowest first (the JSON has them all).
+          if (r.contains("shapes") && r["shapes"].size() > 1) {
+            int shown = 0;
+            for (const auto& x : r["shapes"]) {
+              if (++shown > 6) {
+                std::cout << fmt::format("      {:>21}… {} more shapes in the JSON report\n", "", r["shapes"].size() - 6);
+                break;
+              }
+              std::string rate = x.contains("gflops") ? fmt::format(", {:.1f} TFLOP/s", x["gflops"].get<double>() / 1e3) : "";
+              if (timed)
+                std::cout << fmt::format("      {:>18.3f} ms  {}  ×{:g}{}\n", x["seconds_per_step"].get<double>() * 1e3,
+                                         x["shape"].get<std::string>(), x["calls_per_step"].get<double>(), rate);
+              else
+                std::cout << fmt::format("      {:>21}  {}  ×{:g}\n", "", x["shape"].get<std::string>(),
+                                         x["calls_per_step"].get<double>());
+            }
+          }
         }
       }
     }

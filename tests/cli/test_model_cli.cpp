@@ -625,6 +625,18 @@ TEST_CASE("bench --backend cuda: the device's attention sweep (c') and the model
     double calls = 0, share = 0;
     for (const auto& op : m["breakdown"]["ops"]) {
       if (op["op"] == "adamw_step") CHECK(op["calls_per_step"].get<double>() == 1.0);
+      // The ops that multiply matrices, split by shape: the parts add up to the op's row.
+      if (op.value("gflop_per_step", 0.0) > 0) {
+        INFO(op["op"].get<std::string>());
+        REQUIRE(op.contains("shapes"));
+        double shape_calls = 0, shape_gflop = 0;
+        for (const auto& x : op["shapes"]) {
+          shape_calls += x["calls_per_step"].get<double>();
+          shape_gflop += x["gflop_per_step"].get<double>();
+        }
+        CHECK(shape_calls == op["calls_per_step"].get<double>());
+        CHECK(shape_gflop == doctest::Approx(op["gflop_per_step"].get<double>()).epsilon(1e-12));
+      }
       calls += op["calls_per_step"].get<double>();
       share += op["share"].get<double>();
     }

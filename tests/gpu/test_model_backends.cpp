@@ -254,6 +254,11 @@ TEST_CASE("op timing (bench's breakdown): one row per op called, ops inside ops 
   REQUIRE(lin != nullptr);
   CHECK(lin->calls == 2 * 16);
   CHECK(lin->flops > 0.0);
+  // By shape: d_model → d_model (Q, K, V and outputs), → d_ff and back, over the padded rows.
+  std::int64_t by_shape = 0;
+  for (const auto& sh : lin->shapes) by_shape += sh.calls;
+  CHECK(by_shape == lin->calls);
+  CHECK(lin->shapes.size() >= 3);
   const backend::OpTime* ce = find(rows, "cross_entropy_forward");
   REQUIRE(ce != nullptr);
   CHECK(ce->calls == 2);

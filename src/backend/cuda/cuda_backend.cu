@@ -55,6 +55,17 @@ class Scratch {
   cuda::DeviceArray<U> arr_;
 };
 
+// Shape names for the op timer's per-shape rows: "m×k · k×n" (a transposed operand marked ᵀ), and
+// attention's batch, lengths, width and heads.
+std::string product_shape(int m, int k, int n, bool ta = false, bool tb = false) {
+  return std::to_string(m) + "×" + std::to_string(k) + (ta ? "ᵀ" : "") + " · " + std::to_string(k) + "×" +
+         std::to_string(n) + (tb ? "ᵀ" : "");
+}
+std::string attention_shape(const AttentionShape& sh) {
+  return "B " + std::to_string(sh.B) + ", Tq " + std::to_string(sh.Tq) + ", Tk " + std::to_string(sh.Tk) + ", C " +
+         std::to_string(sh.C) + ", H " + std::to_string(sh.H) + (sh.causal ? ", causal" : "");
+}
+
 class CudaBackend final : public Ops<float> {
  public:
   CudaBackend() : blas_(stream_.get()), timer_(stream_.get()) {}
@@ -101,7 +112,7 @@ class CudaBackend final : public Ops<float> {
   // ---- ops ----
   void gemm(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb,
             float beta, float* c, int ldc) override {
-    cuda::TimedOp t(timer_, "gemm", 2.0 * m * n * k);
+    cuda::TimedOp t(timer_, "gemm", 2.0 * m * n * k, [&] { return product_shape(m, k, n, ta, tb); });
     cuda::gemm(blas_, math_, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   }
   void set_matmul_precision(MatmulPrecision p) override {
@@ -154,12 +165,13 @@ class CudaBackend final : public Ops<float> {
 
   void linear_forward(float* out, const float* inp, const float* w, const float* bias, int N, int IC,
                       int OC) override {
-    cuda::TimedOp t(timer_, "linear_forward", 2.0 * N * IC * OC);
+    cuda::TimedOp t(timer_, "linear_forward", 2.0 * N * IC * OC, [&] { return product_shape(N, IC, OC); });
     cuda::linear_forward(blas_, out, inp, w, bias, N, IC, OC, math_);
   }
   void linear_backward(float* dinp, float* dw, float* dbias, const float* dout, const float* inp, const float* w,
                        int N, int IC, int OC) override {
-    cuda::TimedOp t(timer_, "linear_backward", 2.0 * N * IC * OC * ((dinp ? 1 : 0) + (dw ? 1 : 0)));
+    cuda::TimedOp t(timer_, "linear_backward", 2.0 * N * IC * OC * ((dinp ? 1 : 0) + (dw ? 1 : 0)),
+                     [&] { return product_shape(N, IC, OC); });
     float* scratch = dbias ? column_partials_.get(cuda::column_sums_scratch(N, OC, 1)) : nullptr;
     cuda::linear_backward(blas_, dinp, dw, dbias, dout, inp, w, N, IC, OC, math_, scratch);
   }
@@ -213,7 +225,7 @@ class CudaBackend final : public Ops<float> {
 
   void attention_forward(float* out, float* lse, const float* q, const float* k, const float* v,
                          const AttentionShape& sh) override {
-    cuda::TimedOp t(timer_, "attention_forward", 4.0 * sh.B * sh.Tq * sh.Tk * sh.C);
+    cuda::TimedOp t(timer_, "attention_forward", 4.0 * sh.B * sh.Tq * sh.Tk * sh.C, [&] { return attention_shape(sh); });
     // bf16: the two products of attention on tensor cores too, where the head width allows (a
     // multiple of 16).
     if (math_ == cuda::Math::Bf16 && sh.H > 0 && sh.C % sh.H == 0 && (sh.C / sh.H) % 16 == 0)
@@ -223,7 +235,7 @@ class CudaBackend final : public Ops<float> {
   }
   void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* out, const float* lse,
                           const float* q, const float* k, const float* v, const AttentionShape& sh) override {
-    cuda::TimedOp t(timer_, "attention_backward", 10.0 * sh.B * sh.Tq * sh.Tk * sh.C);
+    cuda::TimedOp t(timer_, "attention_backward", 10.0 * sh.B * sh.Tq * sh.Tk * sh.C, [&] { return attention_shape(sh); });
     // bf16: tensor cores for the backward's five products too, where the head width allows (a
     // multiple of 16 up to 64: the kernels' shared memory).
     if (math_ == cuda::Math::Bf16 && sh.H > 0 && sh.C % sh.H == 0 && (sh.C / sh.H) % 16 == 0 && sh.C / sh.H <= 64)
@@ -233,7 +245,7 @@ class CudaBackend final : public Ops<float> {
   }
   void attention_weights(float* att, const float* lse, const float* q, const float* k,
                          const AttentionShape& sh) override {
-    cuda::TimedOp t(timer_, "attention_weights", 2.0 * sh.B * sh.Tq * sh.Tk * sh.C);
+    cuda::TimedOp t(timer_, "attention_weights", 2.0 * sh.B * sh.Tq * sh.Tk * sh.C, [&] { return attention_shape(sh); });
     cuda::attention_weights(att, lse, q, k, sh, s());
   }
 

@@ -39,7 +39,7 @@ void OpTimer::start() {
   on_ = true;
 }
 
-bool OpTimer::open(const char* op, double flops) {
+bool OpTimer::open(const char* op, double flops, const std::string& shape) {
   if (!on_) return false;
   if (depth_ > 0) {  // inside another op: counted so that close() balances, not recorded
     ++depth_;
@@ -52,14 +52,28 @@ bool OpTimer::open(const char* op, double flops) {
   if (index < 0) {
     index = static_cast<int>(totals_.size());
     names_.push_back(op);
-    totals_.push_back(backend::OpTime{op, 0, 0.0, 0.0});
+    totals_.push_back(backend::OpTime{op, 0, 0.0, 0.0, {}});
+  }
+  backend::OpTime& t = totals_[static_cast<std::size_t>(index)];
+  int shape_index = -1;
+  if (!shape.empty()) {
+    for (std::size_t i = 0; i < t.shapes.size() && shape_index < 0; ++i)
+      if (t.shapes[i].shape == shape) shape_index = static_cast<int>(i);
+    if (shape_index < 0) {
+      shape_index = static_cast<int>(t.shapes.size());
+      t.shapes.push_back(backend::OpShapeTime{shape, 0, 0.0, 0.0});
+    }
   }
   const std::size_t first = 2 * intervals_.size();
   CUDA_CHECK(cudaEventRecord(event(first), stream_));  // may throw: nothing is counted yet
-  intervals_.push_back(Interval{index, first});
-  backend::OpTime& t = totals_[static_cast<std::size_t>(index)];
+  intervals_.push_back(Interval{index, shape_index, first});
   ++t.calls;
   t.flops += flops;
+  if (shape_index >= 0) {
+    backend::OpShapeTime& st = t.shapes[static_cast<std::size_t>(shape_index)];
+    ++st.calls;
+    st.flops += flops;
+  }
   depth_ = 1;
   return true;
 }
@@ -79,7 +93,9 @@ void OpTimer::fold() {
   for (const Interval& iv : intervals_) {
     float ms = 0.0f;
     CUDA_CHECK(cudaEventElapsedTime(&ms, event(iv.first_event), event(iv.first_event + 1)));
-    totals_[static_cast<std::size_t>(iv.op)].seconds += 1e-3 * ms;
+    backend::OpTime& t = totals_[static_cast<std::size_t>(iv.op)];
+    t.seconds += 1e-3 * ms;
+    if (iv.shape >= 0) t.shapes[static_cast<std::size_t>(iv.shape)].seconds += 1e-3 * ms;
   }
   intervals_.clear();
 }

@@ -35,14 +35,16 @@ class OpTimer {
   bool on() const { return on_; }
   // Brackets one op; nested calls (an op that calls another through the backend) count for the
   // outermost only. open() returns whether it recorded, and then close() must follow.
-  bool open(const char* op, double flops);
+  // shape: "" for an op without products (no per-shape row).
+  bool open(const char* op, double flops, const std::string& shape = {});
   void close() noexcept;
   // Waits for the stream, adds up and stops recording: one row per op, in the order first called.
   std::vector<backend::OpTime> stop();
 
  private:
   struct Interval {
-    int op;  // index into totals_
+    int op;     // index into totals_
+    int shape;  // index into totals_[op].shapes, or −1
     std::size_t first_event;
   };
   CUevent_st* event(std::size_t i);  // the pool's i-th event, created on first use
@@ -57,10 +59,14 @@ class OpTimer {
   std::vector<const char*> names_;  // the op-name literals of totals_, for a pointer lookup first
 };
 
-// RAII bracket: `TimedOp t(timer, "linear_forward", flops);` at the top of an op.
+// RAII bracket: `TimedOp t(timer, "relu_forward");` at the top of an op; an op that multiplies
+// matrices adds its FLOPs and a function giving its shape's name (called only while timing is on).
 class TimedOp {
  public:
-  TimedOp(OpTimer& t, const char* op, double flops = 0.0) : t_(t.on() && t.open(op, flops) ? &t : nullptr) {}
+  TimedOp(OpTimer& t, const char* op) : t_(t.on() && t.open(op, 0.0) ? &t : nullptr) {}
+  template <typename ShapeName>
+  TimedOp(OpTimer& t, const char* op, double flops, ShapeName&& shape)
+      : t_(t.on() && t.open(op, flops, shape()) ? &t : nullptr) {}
   ~TimedOp() {
     if (t_) t_->close();
   }
