@@ -1,12 +1,10 @@
 // The linear layer (see linear.hpp): cuBLAS products (matmul.hpp) and the bias gradient (column_sums.hpp).
 #include "backend/cuda/linear.hpp"
 
+#include <algorithm>
 #include <string>
 
-#include "backend/cuda/check.hpp"
 #include "backend/cuda/column_sums.hpp"
-#include "backend/cuda/launch.cuh"
-#include "backend/cuda/common.cuh"
 
 namespace attnlab::cuda {
 

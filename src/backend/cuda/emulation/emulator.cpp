@@ -1060,9 +1060,10 @@ cublasStatus_t illegal(const std::string& what) {
 
 cublasStatus_t gemm_batched(const char* call, cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
                             int k, const float* alpha, const float* A, int lda, long long sa, const float* B, int ldb,
-                            long long sb, const float* beta, float* C, int ldc, long long sc, int batch, Rounding rounding) {
+                            long long sb, const float* beta, float* C, int ldc, long long sc, int batch, Rounding rounding,
+                            bool lt_call = false) {  // lt_call: from cublasLtMatmul, which checked its own handle; h unused
   std::lock_guard lock(g_mutex);
-  if (!valid(h)) return CUBLAS_STATUS_NOT_INITIALIZED;
+  if (!lt_call && !valid(h)) return CUBLAS_STATUS_NOT_INITIALIZED;
   if (g_sticky) return CUBLAS_STATUS_EXECUTION_FAILED;
   // The argument checks cuBLAS makes (its documented CUBLAS_STATUS_INVALID_VALUE cases).
   if ((ta != CUBLAS_OP_N && ta != CUBLAS_OP_T) || (tb != CUBLAS_OP_N && tb != CUBLAS_OP_T) || m < 0 || n < 0 || k < 0 ||
@@ -1376,20 +1377,12 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc
       return illegal("cublasLtMatmul: C or D is not inside one device allocation");
     std::memmove(dst, C, nc * 4);
   }
-  cublasContext ctx;  // a cuBLAS handle's view of the call: no math mode, the compute type decides
-  cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
-  {
-    std::lock_guard lock(g_mutex);
-    g_handles.insert(&ctx);
-  }
-  st = gemm_batched("cublasLtMatmul", &ctx, desc->ta, desc->tb, m, n, k, static_cast<const float*>(alpha),
-                    static_cast<const float*>(A), static_cast<int>(a->ld), 0, static_cast<const float*>(B),
-                    static_cast<int>(b->ld), 0, static_cast<const float*>(beta), dst, static_cast<int>(d->ld), 0, 1,
-                    rounding_for(nullptr, desc->compute));
-  {
-    std::lock_guard lock(g_mutex);
-    g_handles.erase(&ctx);
-  }
+  // The compute type alone decides the rounding (cuBLASLt has no math mode).
+  const cublasStatus_t st =
+      gemm_batched("cublasLtMatmul", nullptr, desc->ta, desc->tb, m, n, k, static_cast<const float*>(alpha),
+                   static_cast<const float*>(A), static_cast<int>(a->ld), 0, static_cast<const float*>(B),
+                   static_cast<int>(b->ld), 0, static_cast<const float*>(beta), dst, static_cast<int>(d->ld), 0, 1,
+                   rounding_for(nullptr, desc->compute), true);
   if (st != CUBLAS_STATUS_SUCCESS || desc->epilogue != CUBLASLT_EPILOGUE_BIAS) return st;
   std::lock_guard lock(g_mutex);
   if (!desc->bias || find_alloc(desc->bias, static_cast<std::size_t>(m) * 4) == g_allocs.end())
