@@ -21,7 +21,10 @@
 //
 // Every backward op *accumulates* into its gradient outputs (+=) so that a tensor used twice collects
 // both contributions; the one exception is cross_entropy_backward, which writes (it is always the
-// graph's last op). A null gradient pointer means "not needed".
+// graph's last op). The ops whose input gradient is often the first to reach a buffer (linear, layer
+// norm, ReLU and dropout backward) take a GradMode for it: Write stores instead of adding, so the
+// caller does not zero the buffer first and the op does not read it back (two passes over the
+// gradient saved). Parameter gradients always accumulate. A null gradient pointer means "not needed".
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -134,6 +137,10 @@ class Buffer {
 
 // ---- operations ---------------------------------------------------------------------------------
 
+// How a backward op stores an input's gradient: Add (+=, the default) or Write (=, whatever the
+// buffer held before is ignored and may be uninitialised).
+enum class GradMode { Add, Write };
+
 // Where attention finds its rows. Row r of batch b of Q starts at q + b·q_batch + r·ldq (likewise K,
 // V and the output), head h at column h·C/H of that row. The defaults (ld = C, batch stride = T·C) are
 // the model's N × C activations; other strides let attention read a fused Q/K/V buffer or the
@@ -188,20 +195,27 @@ inline MatmulPrecision parse_precision(const std::string& name) {
 
 // One row of a backend's own per-op timing (start_op_timing / stop_op_timing below): an op of this
 // interface (or a Memory call: "zero", "copy", "upload", "download"), its calls, the time it ran on
-// the backend's clock, and the matrix-product FLOPs it did, counted as bench/bench.hpp counts them
-// (0 for ops without products), and for those that multiply matrices the same split by shape (which
-// product is slow: the feed-forward's, the vocabulary projection's).
+// the backend's clock, the matrix-product FLOPs it did, counted as bench/bench.hpp counts them (0 for
+// ops without products), and the bytes its contract makes it move: every input element read once,
+// every output written once, and an output that accumulates (+=) read once more. That is the least
+// traffic any implementation of the op has (a kernel that re-reads, or spills a tile, moves more), so
+// bytes / seconds is a lower bound on the bandwidth the op achieved, and the element-wise ops, which
+// are bound by memory, can be set against the device's copy bandwidth. For those that multiply
+// matrices the same split by shape (which product is slow: the feed-forward's, the vocabulary
+// projection's).
 struct OpShapeTime {
   std::string shape;  // e.g. "4096×512 · 512×2048" for a linear layer
   std::int64_t calls = 0;
   double seconds = 0.0;
   double flops = 0.0;
+  double bytes = 0.0;
 };
 struct OpTime {
   std::string op;
   std::int64_t calls = 0;
   double seconds = 0.0;
   double flops = 0.0;
+  double bytes = 0.0;
   std::vector<OpShapeTime> shapes;  // the ops that multiply matrices: the same per shape
 };
 
@@ -242,18 +256,20 @@ class Ops : public Memory {
 
   // out (N × OC) = inp (N × IC) · w (IC × OC) + bias (OC, may be null)
   virtual void linear_forward(T* out, const T* inp, const T* w, const T* bias, int N, int IC, int OC) = 0;
-  // dinp += dout · wᵀ;  dw += inpᵀ · dout;  dbias += column sums of dout
+  // dinp += dout · wᵀ (= under GradMode::Write);  dw += inpᵀ · dout;  dbias += column sums of dout
   virtual void linear_backward(T* dinp, T* dw, T* dbias, const T* dout, const T* inp, const T* w, int N, int IC,
-                               int OC) = 0;
+                               int OC, GradMode dinp_mode = GradMode::Add) = 0;
 
   // out = (x − mean) / √(var + eps) · gamma + beta per row; mean and rstd (N) saved for the backward.
   virtual void layernorm_forward(T* out, T* mean, T* rstd, const T* inp, const T* gamma, const T* beta, int N, int C,
                                  T eps) = 0;
+  // dinp += (or =, mode) the input's gradient; dgamma, dbeta += theirs.
   virtual void layernorm_backward(T* dinp, T* dgamma, T* dbeta, const T* dout, const T* inp, const T* gamma,
-                                  const T* mean, const T* rstd, int N, int C) = 0;
+                                  const T* mean, const T* rstd, int N, int C, GradMode mode = GradMode::Add) = 0;
 
   virtual void relu_forward(T* out, const T* inp, std::size_t n) = 0;                   // out may be inp
-  virtual void relu_backward(T* dinp, const T* dout, const T* x, std::size_t n) = 0;    // x: ReLU's in or out
+  // dinp += (or =) dout where x > 0; x: ReLU's input or output
+  virtual void relu_backward(T* dinp, const T* dout, const T* x, std::size_t n, GradMode mode = GradMode::Add) = 0;
   virtual void add_forward(T* out, const T* a, const T* b, std::size_t n) = 0;          // out = a + b
   virtual void accumulate(T* dst, const T* src, std::size_t n) = 0;                     // dst += src
   virtual void scale(T* x, std::size_t n, T s) = 0;                                     // x *= s
@@ -264,7 +280,8 @@ class Ops : public Memory {
   // dropout_keep(seed, i, p), so the same seed gives the same mask on every backend and thread count.
   // mask (n) receives 0 or 1/(1 − p) for the backward pass. p = 0 copies.
   virtual void dropout_forward(T* out, T* mask, const T* inp, std::size_t n, float p, std::uint64_t seed) = 0;
-  virtual void dropout_backward(T* dinp, const T* dout, const T* mask, std::size_t n) = 0;
+  virtual void dropout_backward(T* dinp, const T* dout, const T* mask, std::size_t n,  // dinp += (or =) dout ⊙ mask
+                                GradMode mode = GradMode::Add) = 0;
 
   // Multi-head scaled dot-product attention: per batch b and head h,
   //   out_bh = softmax(mask(Q_bh · K_bhᵀ / √(C/H))) · V_bh,

@@ -113,6 +113,25 @@ nlohmann::ordered_json device_gemm_point(backend::Ops<float>& be, const std::str
   return gemm_point_json(label, m, n, k, s);
 }
 
+// The device's memory bandwidth as its own copy reaches it: one 512 MiB device-to-device copy, counted
+// as read + write. It is what the element-wise ops, which are bound by memory, can be held against
+// (the datasheet's bandwidth is a rate no copy reaches).
+nlohmann::ordered_json device_copy_point(backend::Ops<float>& be, int repeats) {
+  const std::size_t n = std::size_t{128} << 20;  // floats: 512 MiB
+  backend::Buffer<float> a(be), b(be);
+  a.assign_zero(n);
+  b.resize(n);
+  const double s = median_seconds(repeats, [&] {
+    be.copy(b.data(), a.data(), n * sizeof(float));
+    be.synchronize();
+  });
+  const double bytes = 2.0 * static_cast<double>(n * sizeof(float));
+  return {{"what", "one device-to-device copy of 512 MiB, counted as read + write"},
+          {"bytes", bytes},
+          {"seconds", s},
+          {"gbs", bytes / s / 1e9}};
+}
+
 model::Batch random_batch(const model::ModelConfig& c, int B, int T, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<int> tok(4, c.vocab_size - 1);
@@ -132,8 +151,11 @@ model::Batch random_batch(const model::ModelConfig& c, int B, int T, std::uint64
   return b;
 }
 
+// ceiling: the gemm ceiling of the processor the model runs on (GFLOP/s); copy_gbs: its copy bandwidth
+// (GB/s), 0 where not measured.
 nlohmann::ordered_json measure_model(const std::string& label, const model::ModelConfig& cfg, const BenchOptions& o,
-                                     double ceiling, const std::function<void(const std::string&)>& say) {
+                                     double ceiling, double copy_gbs,
+                                     const std::function<void(const std::string&)>& say) {
   say(fmt::format("{}: building the model", label));
   backend::Ops<float>& on = o.backend ? *o.backend : backend::cpu_backend<float>();
   const bool cpu = on.name() == "cpu";
@@ -201,16 +223,34 @@ nlohmann::ordered_json measure_model(const std::string& label, const model::Mode
     const double wall = seconds_since(t0);
     // Largest first; under the emulator (no device time) in the order first called.
     std::stable_sort(ops.begin(), ops.end(), [](const backend::OpTime& a, const backend::OpTime& b) { return a.seconds > b.seconds; });
-    double busy = 0.0;
+    double busy = 0.0, device_bytes = 0.0, flops = 0.0, floor = 0.0;
+    // The roofline floor of one op's (or one shape's) work: its bytes at the copy bandwidth or its
+    // products at the gemm ceiling, whichever takes longer.
+    auto floor_of = [&](double b, double f) {
+      return std::max(copy_gbs > 0 ? b / (copy_gbs * 1e9) : 0.0, ceiling > 0 ? f / (ceiling * 1e9) : 0.0);
+    };
     nlohmann::ordered_json rows = nlohmann::ordered_json::array();
     for (const auto& t : ops) {
       busy += t.seconds;
+      // upload and download cross the bus to the host: not device memory traffic.
+      const bool bus = t.op == "upload" || t.op == "download";
       nlohmann::ordered_json r = {{"op", t.op},
                                   {"seconds_per_step", t.seconds / profiled},
                                   {"share", t.seconds / wall},
                                   {"calls_per_step", static_cast<double>(t.calls) / profiled},
-                                  {"gflop_per_step", t.flops / profiled / 1e9}};
+                                  {"gflop_per_step", t.flops / profiled / 1e9},
+                                  {"gb_per_step", t.bytes / profiled / 1e9}};
       if (t.flops > 0 && t.seconds > 0) r["gflops"] = t.flops / t.seconds / 1e9;
+      if (t.bytes > 0 && t.seconds > 0) r["gbs"] = t.bytes / t.seconds / 1e9;
+      if (!bus) {
+        device_bytes += t.bytes;
+        flops += t.flops;
+        if (t.shapes.empty()) {
+          floor += floor_of(t.bytes, t.flops);
+        } else {
+          for (const auto& st : t.shapes) floor += floor_of(st.bytes, st.flops);
+        }
+      }
       if (!t.shapes.empty()) {
         std::vector<backend::OpShapeTime> shapes = t.shapes;
         std::stable_sort(shapes.begin(), shapes.end(),
@@ -220,17 +260,28 @@ nlohmann::ordered_json measure_model(const std::string& label, const model::Mode
           nlohmann::ordered_json x = {{"shape", st.shape},
                                       {"seconds_per_step", st.seconds / profiled},
                                       {"calls_per_step", static_cast<double>(st.calls) / profiled},
-                                      {"gflop_per_step", st.flops / profiled / 1e9}};
+                                      {"gflop_per_step", st.flops / profiled / 1e9},
+                                      {"gb_per_step", st.bytes / profiled / 1e9}};
           if (st.flops > 0 && st.seconds > 0) x["gflops"] = st.flops / st.seconds / 1e9;
+          if (st.bytes > 0 && st.seconds > 0) x["gbs"] = st.bytes / st.seconds / 1e9;
           sj.push_back(x);
         }
         r["shapes"] = sj;
       }
       rows.push_back(r);
     }
-    nlohmann::ordered_json j{{"clock", emulated ? "none (emulated: calls and FLOPs only)" : "device (CUDA events per op)"},
+    nlohmann::ordered_json j{{"clock", emulated ? "none (emulated: calls, FLOPs and bytes only)" : "device (CUDA events per op)"},
                              {"profiled_steps", profiled},
-                             {"seconds_per_step", wall / profiled}};
+                             {"seconds_per_step", wall / profiled},
+                             {"device_gb_per_step", device_bytes / profiled / 1e9},
+                             {"gflop_per_step", flops / profiled / 1e9}};
+    if (copy_gbs > 0 && ceiling > 0) {
+      j["floor"] = {{"what", "every op at the device's copy bandwidth or its gemm ceiling, whichever binds it (each "
+                             "product shape on its own): the time a step would take if no op wasted anything"},
+                    {"copy_gbs", copy_gbs},
+                    {"gemm_ceiling_gflops", ceiling},
+                    {"seconds_per_step", floor / profiled}};
+    }
     if (!emulated) {
       j["device_busy_share"] = busy / wall;
       rows.push_back({{"op", "device idle (between ops)"},
@@ -469,6 +520,18 @@ nlohmann::ordered_json run_bench(const BenchOptions& o, const std::function<void
     j["device_gemm"] = dg;
     j["device_gemm_ceiling_gflops"] = model_ceiling;
   }
+  // (a'') its memory bandwidth, for the element-wise ops in (d). Not under the emulator: its copy
+  // is the host's memcpy.
+  double copy_gbs = 0.0;
+  if (device && o.models) {
+    if (device->name().find("emulated") == std::string::npos) {
+      say(fmt::format("{} copy of 512 MiB", device->name()));
+      j["device_copy"] = device_copy_point(*device, o.repeats);
+      copy_gbs = j["device_copy"]["gbs"].get<double>();
+    } else {
+      j["device_copy"] = {{"what", "not measured: an emulated device's copy is the host's memcpy"}};
+    }
+  }
 
   // (b) + (d) the models
   if (o.models) {
@@ -477,10 +540,10 @@ nlohmann::ordered_json run_bench(const BenchOptions& o, const std::function<void
     ed.decoder_only = false;
     ed.max_len = std::max(ed.max_len, o.seq);
     ed.dropout = 0.0f;
-    models.push_back(measure_model("encoder-decoder", ed, o, model_ceiling, say));
+    models.push_back(measure_model("encoder-decoder", ed, o, model_ceiling, copy_gbs, say));
     model::ModelConfig lm = ed;
     lm.decoder_only = true;
-    models.push_back(measure_model("decoder-only", lm, o, model_ceiling, say));
+    models.push_back(measure_model("decoder-only", lm, o, model_ceiling, copy_gbs, say));
     j["models"] = models;
   }
 

@@ -167,6 +167,14 @@ void print_text(const nlohmann::ordered_json& j) {
                                100.0 * g["ceiling_fraction_of_peak"].get<double>());
     else if (g.contains("peak_source"))
       std::cout << fmt::format("  peak: {}\n", g["peak_source"].get<std::string>());
+    if (j.contains("device_copy")) {
+      const auto& copy = j["device_copy"];
+      if (copy.contains("gbs"))
+        std::cout << fmt::format("  memory: {:.0f} GB/s, {} ({:.3f} ms); (d) holds the element-wise ops against it\n",
+                                 copy["gbs"].get<double>(), copy["what"].get<std::string>(), copy["seconds"].get<double>() * 1e3);
+      else
+        std::cout << fmt::format("  memory: {}\n", copy["what"].get<std::string>());
+    }
     std::cout << '\n';
   }
 
@@ -192,6 +200,7 @@ void print_text(const nlohmann::ordered_json& j) {
     }
     std::cout << fmt::format("  FLOPs: {}\n\n", j["flop_counting"].get<std::string>());
     const bool on_device = !j["models"].empty() && j["models"][0]["breakdown"].contains("clock");
+    const double copy_gbs = j.contains("device_copy") ? j["device_copy"].value("gbs", 0.0) : 0.0;
     std::cout << (on_device ? "(d) where the time goes (device time per op from CUDA events, separately profiled runs)\n"
                             : "(d) where the time goes (exclusive wall time per category, separately profiled runs)\n");
     for (const auto& md : j["models"]) {
@@ -209,14 +218,21 @@ void print_text(const nlohmann::ordered_json& j) {
         for (const auto& r : bd["ops"]) {
           if (fwd && r["calls_per_step"].get<double>() == 0 && r["op"].get<std::string>().rfind("optimizer", 0) == 0)
             continue;  // a forward pass has no optimizer
-          // On a device: calls per step, and the rate of the ops that multiply matrices.
+          const bool timed = bd.value("clock", std::string()).rfind("none", 0) != 0;  // emulated: no times
+          // On a device: calls per step, the rate of the ops that multiply matrices, and the bandwidth
+          // of the others (bytes their contract moves, against the device's copy); emulated: the counts.
           std::string extra;
           if (bd.contains("clock") && r["calls_per_step"].get<double>() > 0) {
             extra = fmt::format("  ×{:g}", r["calls_per_step"].get<double>());
             if (r.contains("gflops")) extra += fmt::format(", {:.1f} TFLOP/s", r["gflops"].get<double>() / 1e3);
             else if (r.value("gflop_per_step", 0.0) > 0) extra += fmt::format(", {:.3g} GFLOP", r["gflop_per_step"].get<double>());
+            if (!r.contains("gflops") && r.contains("gbs")) {
+              extra += fmt::format(", {:.0f} GB/s", r["gbs"].get<double>());
+              if (copy_gbs > 0) extra += fmt::format(" ({:.0f}% of copy)", 100.0 * r["gbs"].get<double>() / copy_gbs);
+            } else if (!timed && r.value("gb_per_step", 0.0) > 0) {
+              extra += ", " + human_bytes(r["gb_per_step"].get<double>() * 1e9);
+            }
           }
-          const bool timed = bd.value("clock", std::string()).rfind("none", 0) != 0;  // emulated: no times
           if (!timed)
             std::cout << fmt::format("    {:>6}  {:>12}  {}{}\n", "—", "—", r["op"].get<std::string>(), extra);
           else
@@ -240,6 +256,20 @@ void print_text(const nlohmann::ordered_json& j) {
                                          x["calls_per_step"].get<double>());
             }
           }
+        }
+        // What the device must move and multiply per step, and the roofline floor of that work.
+        if (bd.contains("device_gb_per_step")) {
+          std::string line = fmt::format("    per {}: {} through device memory, {:.4g} GFLOP in products",
+                                         fwd ? "forward" : "step", human_bytes(bd["device_gb_per_step"].get<double>() * 1e9),
+                                         bd["gflop_per_step"].get<double>());
+          if (bd.contains("floor")) {
+            // Against the unprofiled time of (b): the profiled run is slowed by its events.
+            const double fl = bd["floor"]["seconds_per_step"].get<double>();
+            const double t = md[fwd ? "forward" : "train_step"]["seconds"].get<double>();
+            line += fmt::format("; floor {:.3f} ms at the copy bandwidth and the gemm ceiling, {:.0f}% of the {:.3f} ms in (b)",
+                                fl * 1e3, t > 0 ? 100.0 * fl / t : 0.0, t * 1e3);
+          }
+          std::cout << line << '\n';
         }
       }
     }

@@ -84,8 +84,9 @@ void Transformer<T>::ln_fwd(const NormLayout& o, const T* x, int N, LNAct& a) {
 }
 
 template <typename T>
-void Transformer<T>::ln_bwd(const NormLayout& o, const T* x, int N, const LNAct& a, const T* dy, T* dx) {
-  be_.layernorm_backward(dx, G(o.g), G(o.b), dy, x, P(o.g), a.mean.data(), a.rstd.data(), N, cfg_.d_model);
+void Transformer<T>::ln_bwd(const NormLayout& o, const T* x, int N, const LNAct& a, const T* dy, T* dx,
+                            backend::GradMode mode) {
+  be_.layernorm_backward(dx, G(o.g), G(o.b), dy, x, P(o.g), a.mean.data(), a.rstd.data(), N, cfg_.d_model, mode);
 }
 
 template <typename T>
@@ -120,16 +121,19 @@ void Transformer<T>::attn_fwd(const AttnLayout& o, const T* xq, int Tq, const T*
 
 template <typename T>
 void Transformer<T>::attn_bwd(const AttnLayout& o, const T* xq, const T* xkv, AttnAct& a, const T* dout, T* dxq,
-                              T* dxkv) {
+                              T* dxkv, backend::GradMode q_mode) {
   const int B = batch_.B, C = cfg_.d_model, Tq = a.Tq, Tk = a.Tk;
   const std::size_t nq = static_cast<std::size_t>(B) * Tq * C, nk = static_cast<std::size_t>(B) * Tk * C;
-  T* dctx = zeroed(ws_dctx_, nq);  // keeps the allocation: nothing allocated after the first step
+  // Scratch kept between steps (nothing allocated after the first). dctx is written by the output
+  // projection's backward; the attention's backward accumulates into dq, dk, dv, so they start at 0.
+  T* dctx = sized(ws_dctx_, nq);
   T* dq = zeroed(ws_dq_, nq);
   T* dk = zeroed(ws_dk_, nk);
   T* dv = zeroed(ws_dv_, nk);
-  be_.linear_backward(dctx, G(o.wo), G(o.bo), dout, a.ctx.data(), P(o.wo), B * Tq, C, C);
+  be_.linear_backward(dctx, G(o.wo), G(o.bo), dout, a.ctx.data(), P(o.wo), B * Tq, C, C, backend::GradMode::Write);
   be_.attention_backward(dq, dk, dv, dctx, a.ctx.data(), a.lse.data(), a.q.data(), a.k.data(), a.v.data(), attn_shape(a));
-  be_.linear_backward(dxq, G(o.wq), G(o.bq), dq, xq, P(o.wq), B * Tq, C, C);
+  // Q first: where dxq is fresh (q_mode Write) and is dxkv too (self-attention), K and V add to it.
+  be_.linear_backward(dxq, G(o.wq), G(o.bq), dq, xq, P(o.wq), B * Tq, C, C, q_mode);
   be_.linear_backward(dxkv, G(o.wk), G(o.bk), dk, xkv, P(o.wk), B * Tk, C, C);
   be_.linear_backward(dxkv, G(o.wv), G(o.bv), dv, xkv, P(o.wv), B * Tk, C, C);
 }
@@ -145,14 +149,15 @@ void Transformer<T>::ffn_fwd(const FfnLayout& o, const T* x, int N, FfnAct& a) {
 }
 
 template <typename T>
-void Transformer<T>::ffn_bwd(const FfnLayout& o, const T* x, int N, const FfnAct& a, const T* dout, T* dx) {
+void Transformer<T>::ffn_bwd(const FfnLayout& o, const T* x, int N, const FfnAct& a, const T* dout, T* dx,
+                             backend::GradMode mode) {
   const int C = cfg_.d_model, F = cfg_.d_ff;
   const std::size_t nf = static_cast<std::size_t>(N) * F;
-  T* da = zeroed(ws_da_, nf);
-  T* dh = zeroed(ws_dh_, nf);
-  be_.linear_backward(da, G(o.w2), G(o.b2), dout, a.a.data(), P(o.w2), N, F, C);
-  be_.relu_backward(dh, da, a.a.data(), nf);
-  be_.linear_backward(dx, G(o.w1), G(o.b1), dh, x, P(o.w1), N, C, F);
+  T* da = sized(ws_da_, nf);  // both written, not accumulated: no zero fill
+  T* dh = sized(ws_dh_, nf);
+  be_.linear_backward(da, G(o.w2), G(o.b2), dout, a.a.data(), P(o.w2), N, F, C, backend::GradMode::Write);
+  be_.relu_backward(dh, da, a.a.data(), nf, backend::GradMode::Write);
+  be_.linear_backward(dx, G(o.w1), G(o.b1), dh, x, P(o.w1), N, C, F, mode);
 }
 
 template <typename T>
@@ -199,24 +204,28 @@ void Transformer<T>::sub_bwd(Sub& s, Kind kind, const AttnLayout* attn, const Ff
                              int Tq, const T* mem, const T* dy, T* dx, T* dmem) {
   const int N = batch_.B * Tq, C = cfg_.d_model;
   const std::size_t n = static_cast<std::size_t>(N) * C;
+  using backend::GradMode;
   const T* dsum = dy;  // pre-norm: the residual sum is the output itself
   if (!cfg_.pre_norm) {
-    T* d = zeroed(ws_dsum_, n);
-    ln_bwd(norm, s.sum.data(), N, s.ln, dy, d);
+    T* d = sized(ws_dsum_, n);
+    ln_bwd(norm, s.sum.data(), N, s.ln, dy, d, GradMode::Write);
     dsum = d;
   }
-  be_.accumulate(dx, dsum, n);  // the residual path
-  const T* dsub = dsum;         // no dropout in the forward: the sub-layer's gradient is the sum's
+  be_.copy(dx, dsum, n * sizeof(T));  // the residual path: the first gradient to reach dx
+  const T* dsub = dsum;               // no dropout in the forward: the sub-layer's gradient is the sum's
   if (s.dropout) {
-    T* d = zeroed(ws_dsub_, n);
-    be_.dropout_backward(d, dsum, s.mask.data(), n);
+    T* d = sized(ws_dsub_, n);
+    be_.dropout_backward(d, dsum, s.mask.data(), n, GradMode::Write);
     dsub = d;
   }
-  T* din = cfg_.pre_norm ? zeroed(ws_din_, n) : dx;  // post-norm: the sub-layer saw x itself
-  if (kind == Kind::SelfAttn) attn_bwd(*attn, s.sub_in, s.sub_in, s.attn, dsub, din, din);
-  else if (kind == Kind::CrossAttn) attn_bwd(*attn, s.sub_in, mem, s.attn, dsub, din, dmem);
-  else ffn_bwd(*ffn, s.sub_in, N, s.ffn, dsub, din);
-  if (cfg_.pre_norm) ln_bwd(norm, s.x, N, s.ln, din, dx);
+  // Post-norm: the sub-layer saw x itself, so its gradient adds to the residual's in dx. Pre-norm:
+  // it saw LN(x), and its gradient goes to a fresh buffer, written first, then through the norm.
+  T* din = cfg_.pre_norm ? sized(ws_din_, n) : dx;
+  const GradMode mode = cfg_.pre_norm ? GradMode::Write : GradMode::Add;
+  if (kind == Kind::SelfAttn) attn_bwd(*attn, s.sub_in, s.sub_in, s.attn, dsub, din, din, mode);
+  else if (kind == Kind::CrossAttn) attn_bwd(*attn, s.sub_in, mem, s.attn, dsub, din, dmem, mode);
+  else ffn_bwd(*ffn, s.sub_in, N, s.ffn, dsub, din, mode);
+  if (cfg_.pre_norm) ln_bwd(norm, s.x, N, s.ln, din, dx, GradMode::Add);
 }
 
 // ---- whole model ----------------------------------------------------------------------------------
@@ -262,10 +271,14 @@ T Transformer<T>::forward(const Batch& b, T smoothing, bool train, std::uint64_t
     const std::size_t n = static_cast<std::size_t>(b.B) * b.S * C;
     const std::size_t src_emb = cfg_.tie_embeddings ? layout_.tok_emb : layout_.src_emb;
     be_.embedding_forward(sized(enc_emb_, n), src_dev_.data(), P(src_emb), pe_.data(), b.B, b.S, C, scale);
-    be_.dropout_forward(sized(enc_x0_, n), sized(enc_emb_mask_, n), enc_emb_.data(), n, p,
-                        p > 0.0f ? next_dropout_seed() : 0);
+    // Without dropout the embedding is the first layer's input itself: no copy, no mask of ones.
+    const T* x = enc_emb_.data();
+    if (p > 0.0f) {
+      be_.dropout_forward(sized(enc_x0_, n), sized(enc_emb_mask_, n), enc_emb_.data(), n, p, next_dropout_seed());
+      x = enc_x0_.data();
+    }
+    enc_x0_ptr_ = x;
     enc_.resize(layout_.enc.size());
-    const T* x = enc_x0_.data();
     for (std::size_t l = 0; l < enc_.size(); ++l) {
       const EncoderLayerLayout& L = layout_.enc[l];
       sub_fwd(enc_[l].attn, Kind::SelfAttn, &L.attn, nullptr, L.ln1, x, b.S, nullptr, 0, true, false, p);
@@ -279,10 +292,14 @@ T Transformer<T>::forward(const Batch& b, T smoothing, bool train, std::uint64_t
 
   const std::size_t n = static_cast<std::size_t>(b.B) * b.T * C;
   be_.embedding_forward(sized(dec_emb_, n), tgt_in_dev_.data(), P(layout_.tok_emb), pe_.data(), b.B, b.T, C, scale);
-  be_.dropout_forward(sized(dec_x0_, n), sized(dec_emb_mask_, n), dec_emb_.data(), n, p,
-                      p > 0.0f ? next_dropout_seed() : 0);
+  const T* y = dec_emb_.data();
+  if (p > 0.0f) {
+    be_.dropout_forward(sized(dec_x0_, n), sized(dec_emb_mask_, n), dec_emb_.data(), n, p, next_dropout_seed());
+    y = dec_x0_.data();
+  }
+  dec_x0_ptr_ = y;
+  emb_dropout_ = p > 0.0f;
   dec_.resize(layout_.dec.size());
-  const T* y = dec_x0_.data();
   for (std::size_t l = 0; l < dec_.size(); ++l) {
     const DecoderLayerLayout& L = layout_.dec[l];
     sub_fwd(dec_[l].self, Kind::SelfAttn, &L.self_attn, nullptr, L.ln1, y, b.T, nullptr, 0, false, true, p);
@@ -328,24 +345,26 @@ void Transformer<T>::backward() {
   be_.cross_entropy_backward(dlogits, logits_.data(), lse_.data(), tgt_out_dev_.data(), N, V, smoothing_, kPad, count_,
                              T(1));
   const std::size_t nt = static_cast<std::size_t>(N) * C;
-  T* dh = zeroed(ws_dh_out_, nt);
+  // Activation gradients below are written by the first op that produces them (GradMode::Write, a
+  // gemm with beta = 0, a copy), so no buffer is zero-filled first; parameter gradients accumulate.
+  T* dh = sized(ws_dh_out_, nt);
   if (cfg_.tie_embeddings) {
-    be_.gemm(false, false, N, C, V, T(1), dlogits, V, P(layout_.tok_emb), C, T(1), dh, C);
+    be_.gemm(false, false, N, C, V, T(1), dlogits, V, P(layout_.tok_emb), C, T(0), dh, C);
     be_.gemm(true, false, V, C, N, T(1), dlogits, V, dec_final_.out.data(), C, T(1), G(layout_.tok_emb), C);
   } else {
-    be_.linear_backward(dh, G(layout_.out_proj), nullptr, dlogits, dec_final_.out.data(), P(layout_.out_proj), N, C, V);
+    be_.linear_backward(dh, G(layout_.out_proj), nullptr, dlogits, dec_final_.out.data(), P(layout_.out_proj), N, C, V,
+                        backend::GradMode::Write);
   }
-  const T* y_last = dec_.empty() ? dec_x0_.data() : dec_.back().ffn.y;
-  zeroed(ws_dy_, nt);
+  const T* y_last = dec_.empty() ? dec_x0_ptr_ : dec_.back().ffn.y;
+  sized(ws_dy_, nt);
   sized(ws_dprev_, nt);
-  ln_bwd(layout_.dec_norm, y_last, N, dec_final_, dh, ws_dy_.data());
+  ln_bwd(layout_.dec_norm, y_last, N, dec_final_, dh, ws_dy_.data(), backend::GradMode::Write);
 
   const T* memory = cfg_.decoder_only ? nullptr : enc_final_.out.data();
   T* dmem = cfg_.decoder_only ? nullptr : zeroed(ws_dmem_, static_cast<std::size_t>(b.B) * b.S * C);
   auto step_back = [&](Sub& s, Kind kind, const AttnLayout* attn, const FfnLayout* ffn, const NormLayout& norm, int Tq,
                        const T* mem, T* dm) {
-    ws_dprev_.zero();
-    sub_bwd(s, kind, attn, ffn, norm, Tq, mem, ws_dy_.data(), ws_dprev_.data(), dm);
+    sub_bwd(s, kind, attn, ffn, norm, Tq, mem, ws_dy_.data(), ws_dprev_.data(), dm);  // writes ws_dprev_
     std::swap(ws_dy_, ws_dprev_);
   };
   for (std::size_t l = dec_.size(); l-- > 0;) {
@@ -354,24 +373,33 @@ void Transformer<T>::backward() {
     if (!cfg_.decoder_only) step_back(dec_[l].cross, Kind::CrossAttn, &L.cross_attn, nullptr, L.ln2, b.T, memory, dmem);
     step_back(dec_[l].self, Kind::SelfAttn, &L.self_attn, nullptr, L.ln1, b.T, nullptr, nullptr);
   }
-  T* demb = zeroed(ws_demb_, nt);
-  be_.dropout_backward(demb, ws_dy_.data(), dec_emb_mask_.data(), nt);
+  // The embedding's gradient: through its dropout's mask, or (no dropout) the first layer's itself.
+  const T* demb = ws_dy_.data();
+  if (emb_dropout_) {
+    T* d = sized(ws_demb_, nt);
+    be_.dropout_backward(d, ws_dy_.data(), dec_emb_mask_.data(), nt, backend::GradMode::Write);
+    demb = d;
+  }
   be_.embedding_backward(G(layout_.tok_emb), demb, tgt_in_dev_.data(), b.B, b.T, C, V, scale);
 
   if (cfg_.decoder_only) return;
   const int NS = b.B * b.S;
   const std::size_t ns = static_cast<std::size_t>(NS) * C;
-  const T* x_last = enc_.empty() ? enc_x0_.data() : enc_.back().ffn.y;
-  zeroed(ws_dy_, ns);
+  const T* x_last = enc_.empty() ? enc_x0_ptr_ : enc_.back().ffn.y;
+  sized(ws_dy_, ns);
   sized(ws_dprev_, ns);
-  ln_bwd(layout_.enc_norm, x_last, NS, enc_final_, dmem, ws_dy_.data());
+  ln_bwd(layout_.enc_norm, x_last, NS, enc_final_, dmem, ws_dy_.data(), backend::GradMode::Write);
   for (std::size_t l = enc_.size(); l-- > 0;) {
     const EncoderLayerLayout& L = layout_.enc[l];
     step_back(enc_[l].ffn, Kind::Ffn, nullptr, &L.ffn, L.ln2, b.S, nullptr, nullptr);
     step_back(enc_[l].attn, Kind::SelfAttn, &L.attn, nullptr, L.ln1, b.S, nullptr, nullptr);
   }
-  demb = zeroed(ws_demb_, ns);
-  be_.dropout_backward(demb, ws_dy_.data(), enc_emb_mask_.data(), ns);
+  demb = ws_dy_.data();
+  if (emb_dropout_) {
+    T* d = sized(ws_demb_, ns);
+    be_.dropout_backward(d, ws_dy_.data(), enc_emb_mask_.data(), ns, backend::GradMode::Write);
+    demb = d;
+  }
   be_.embedding_backward(G(cfg_.tie_embeddings ? layout_.tok_emb : layout_.src_emb), demb, src_dev_.data(), b.B, b.S, C,
                          V, scale);
 }

@@ -158,15 +158,21 @@ class Transformer {
   std::vector<T> weights_of(const AttnAct& a) const;
 
   void ln_fwd(const NormLayout& o, const T* x, int N, LNAct& a);
-  void ln_bwd(const NormLayout& o, const T* x, int N, const LNAct& a, const T* dy, T* dx);
+  // The backward helpers store the gradient of their input by `mode` (backend::GradMode): Write where
+  // theirs is the first to reach the buffer, Add where another is already there.
+  void ln_bwd(const NormLayout& o, const T* x, int N, const LNAct& a, const T* dy, T* dx, backend::GradMode mode);
   void attn_fwd(const AttnLayout& o, const T* xq, int Tq, const T* xkv, int Tk, bool masked, bool causal, AttnAct& a);
-  void attn_bwd(const AttnLayout& o, const T* xq, const T* xkv, AttnAct& a, const T* dout, T* dxq, T* dxkv);
+  // q_mode for dxq; dxkv always adds (the cross-attention's dmem collects every decoder layer's).
+  void attn_bwd(const AttnLayout& o, const T* xq, const T* xkv, AttnAct& a, const T* dout, T* dxq, T* dxkv,
+                backend::GradMode q_mode);
   void ffn_fwd(const FfnLayout& o, const T* x, int N, FfnAct& a);
-  void ffn_bwd(const FfnLayout& o, const T* x, int N, const FfnAct& a, const T* dout, T* dx);
+  void ffn_bwd(const FfnLayout& o, const T* x, int N, const FfnAct& a, const T* dout, T* dx, backend::GradMode mode);
 
   enum class Kind { SelfAttn, CrossAttn, Ffn };
   void sub_fwd(Sub& s, Kind kind, const AttnLayout* attn, const FfnLayout* ffn, const NormLayout& norm, const T* x,
                int Tq, const T* mem, int Tk, bool masked, bool causal, float p);
+  // From the gradient dy of the sub-layer's output: dx (written: its prior contents are ignored), and
+  // for cross-attention dmem (added to).
   void sub_bwd(Sub& s, Kind kind, const AttnLayout* attn, const FfnLayout* ffn, const NormLayout& norm, int Tq,
                const T* mem, const T* dy, T* dx, T* dmem);
 
@@ -188,6 +194,11 @@ class Transformer {
   std::vector<EncLayer> enc_;
   LNAct enc_final_;
   Buf dec_emb_, dec_emb_mask_, dec_x0_;
+  // The first layer's input: the dropped-out embedding (enc_x0_, dec_x0_), or without dropout the
+  // embedding itself; emb_dropout_ says which the last forward did.
+  const T* enc_x0_ptr_ = nullptr;
+  const T* dec_x0_ptr_ = nullptr;
+  bool emb_dropout_ = false;
   std::vector<DecLayer> dec_;
   LNAct dec_final_;
   Buf logits_, lse_;  // lse_: log Σ exp of each logits row (N), what the loss's backward needs

@@ -76,6 +76,7 @@ using attnlab::backend::AdamStep;
 using attnlab::backend::AttentionShape;
 using attnlab::backend::Buffer;
 using attnlab::backend::CpuAttention;
+using attnlab::backend::GradMode;
 using attnlab::backend::Ops;
 using namespace attnlab::gputest;
 
@@ -457,6 +458,14 @@ void linear_case(Run<T>& r, int N, int IC, int OC, bool bias) {
     r.record("dbias", dbias, static_cast<std::size_t>(OC));
     r.gradient("dbias", b, dbias);
   }
+  // GradMode::Write: dinp stored into a buffer of NaN (so a read of it would show), the weights'
+  // gradient still added.
+  T* dinp_w = r.written(n_in);
+  T* dw_w = r.accumulated(n_w);
+  r.be.linear_backward(dinp_w, dw_w, nullptr, dout, inp, w, N, IC, OC, GradMode::Write);
+  r.record("dinp (Write)", dinp_w, n_in);
+  r.record("dw (dinp Write)", dw_w, n_w);
+  r.gradient("dinp (Write)", inp, dinp_w);
 }
 
 template <typename T>
@@ -502,6 +511,15 @@ void layernorm_case(Run<T>& r, int N, int C) {
   r.gradient("dinp", inp, dinp);
   r.gradient("dgamma", gamma, dgamma);
   r.gradient("dbeta", beta, dbeta);
+  // GradMode::Write: dinp stored into NaN; gamma's and beta's gradients still added.
+  T* dinp_w = r.written(n);
+  T* dgamma_w = r.accumulated(C);
+  T* dbeta_w = r.accumulated(C);
+  r.be.layernorm_backward(dinp_w, dgamma_w, dbeta_w, dout, inp, gamma, mean, rstd, N, C, GradMode::Write);
+  r.record("dinp (Write)", dinp_w, n);
+  r.record("dgamma (dinp Write)", dgamma_w, C);
+  r.record("dbeta (dinp Write)", dbeta_w, C);
+  r.gradient("dinp (Write)", inp, dinp_w);
 }
 
 template <typename T>
@@ -521,6 +539,10 @@ void elementwise_case(Run<T>& r, std::size_t n) {
   std::vector<bool> kink(n);
   for (std::size_t i = 0; i < n; ++i) kink[i] = std::fabs(static_cast<double>(xs[i])) < 1e-3;
   r.gradient("relu backward", x, dinp, kink);
+  T* dinp_w = r.written(n);
+  r.be.relu_backward(dinp_w, y, out, n, GradMode::Write);
+  r.record("relu backward (Write)", dinp_w, n);
+  r.gradient("relu backward (Write)", x, dinp_w, kink);
   T* inplace = r.input(n);
   r.be.relu_forward(inplace, inplace, n);
   r.record("relu in place", inplace, n);
@@ -602,6 +624,10 @@ void dropout_case(Run<T>& r, float p, std::uint64_t seed) {
   r.be.dropout_backward(dinp, dout, mask, n);
   r.record("dinp", dinp, n);  // dinp + dout·mask: a fused multiply-add may round once instead of twice
   r.gradient("dinp", inp, dinp);
+  T* dinp_w = r.written(n);
+  r.be.dropout_backward(dinp_w, dout, mask, n, GradMode::Write);
+  r.record_exact("dinp (Write)", dinp_w, n);  // one product, rounded once everywhere
+  r.gradient("dinp (Write)", inp, dinp_w);
 }
 
 std::vector<Case> cases() {

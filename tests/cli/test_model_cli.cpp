@@ -622,6 +622,20 @@ TEST_CASE("bench --backend cuda: the device's attention sweep (c') and the model
     CHECK(sum("forward_breakdown") == doctest::Approx(fwd).epsilon(1e-9));
     CHECK(sum("breakdown") == doctest::Approx(3 * fwd + 0.5 * sum("forward_breakdown", "attention_forward")).epsilon(1e-9));
     CHECK(sum("breakdown", "linear_backward") == doctest::Approx(2 * sum("breakdown", "linear_forward")).epsilon(1e-9));
+    // Bytes per op (what its contract moves): ReLU's backward reads dout and x and writes dinp (the
+    // model asks for GradMode::Write: its gradient is the first to reach the buffer), 1.5 × its
+    // forward's read and write; the step's device total is its rows' without the host transfers.
+    auto gb = [&](const char* which, const std::string& only = "") {
+      double g = 0;
+      for (const auto& op : m[which]["ops"])
+        if ((only.empty() && op["op"] != "upload" && op["op"] != "download") || op["op"] == only) g += op.value("gb_per_step", 0.0);
+      return g;
+    };
+    CHECK(gb("breakdown", "relu_forward") > 0.0);
+    CHECK(gb("breakdown", "relu_backward") == doctest::Approx(1.5 * gb("breakdown", "relu_forward")).epsilon(1e-12));
+    CHECK(m["breakdown"]["device_gb_per_step"].get<double>() == doctest::Approx(gb("breakdown")).epsilon(1e-9));
+    CHECK(m["forward_breakdown"]["device_gb_per_step"].get<double>() == doctest::Approx(gb("forward_breakdown")).epsilon(1e-9));
+    CHECK(gb("breakdown") > 2 * gb("forward_breakdown"));
     double calls = 0, share = 0;
     for (const auto& op : m["breakdown"]["ops"]) {
       if (op["op"] == "adamw_step") CHECK(op["calls_per_step"].get<double>() == 1.0);
@@ -634,8 +648,11 @@ TEST_CASE("bench --backend cuda: the device's attention sweep (c') and the model
           shape_calls += x["calls_per_step"].get<double>();
           shape_gflop += x["gflop_per_step"].get<double>();
         }
+        double shape_gb = 0;
+        for (const auto& x : op["shapes"]) shape_gb += x["gb_per_step"].get<double>();
         CHECK(shape_calls == op["calls_per_step"].get<double>());
         CHECK(shape_gflop == doctest::Approx(op["gflop_per_step"].get<double>()).epsilon(1e-12));
+        CHECK(shape_gb == doctest::Approx(op["gb_per_step"].get<double>()).epsilon(1e-12));
       }
       calls += op["calls_per_step"].get<double>();
       share += op["share"].get<double>();
@@ -644,9 +661,11 @@ TEST_CASE("bench --backend cuda: the device's attention sweep (c') and the model
     if (cuda["emulated"].get<bool>()) {
       CHECK(m["breakdown"]["clock"].get<std::string>().rfind("none", 0) == 0);  // no device time from the emulator
       CHECK(share == 0.0);
+      CHECK_FALSE(m["breakdown"].contains("floor"));  // no bandwidth measured, so no floor
     } else {
       CHECK(m["breakdown"]["device_busy_share"].get<double>() > 0.0);
       CHECK(share == doctest::Approx(1.0).epsilon(0.01));  // the ops and the device's idle time
+      CHECK(m["breakdown"]["floor"]["seconds_per_step"].get<double>() > 0.0);
     }
   }
   // Below 512 the sweep is the one n asked for: 2 heads of d_k 64 would be C = 128; here 16 heads.
@@ -660,10 +679,20 @@ TEST_CASE("bench --backend cuda: the device's attention sweep (c') and the model
   if (cuda["emulated"].get<bool>()) {
     CHECK(j["gpu"]["measured"] == false);  // no GPU speed from the emulator, and so no fraction of a peak
     CHECK_FALSE(j["gpu"].contains("peak_tflops"));
+    CHECK_FALSE(j["device_copy"].contains("gbs"));  // nor a bandwidth
   } else {
     CHECK(j["gpu"]["measured"] == true);
     CHECK(j["gpu"].contains("peak_tflops"));  // null for a part not in the table
+    CHECK(j["device_copy"]["gbs"].get<double>() > 0.0);
   }
+  // The text report says what moved, and (emulated) without a floor.
+  r = run({"bench", "--backend", "cuda", "--d-model", "32", "--heads", "2", "--layers", "1", "--d-ff", "64", "--vocab", "100",
+           "--batch", "2", "--seq", "16", "--repeats", "1", "--attention-max", "0", "--device-attention-max", "0", "--quiet"});
+  REQUIRE(r.code == 0);
+  CHECK(contains(r.out, "through device memory"));
+  CHECK(contains(r.out, "memory: "));
+  if (cuda["emulated"].get<bool>()) CHECK_FALSE(contains(r.out, "floor"));
+  else CHECK(contains(r.out, "% of copy"));
 }
 
 TEST_CASE("--html and --svg: one self-contained page from the --format json document, one SVG heatmap; bad places exit 2") {

@@ -271,6 +271,26 @@ TEST_CASE("op timing (bench's breakdown): one row per op called, ops inside ops 
   const double self_enc = 4.0 * b.B * b.S * b.S * c.d_model, self_dec = 4.0 * b.B * b.T * b.T * c.d_model,
                cross = 4.0 * b.B * b.T * b.S * c.d_model;
   CHECK(att->flops == doctest::Approx(2 * (self_enc + self_dec + cross)));
+  // Bytes, as the contract moves them (backend::OpTime): a linear layer reads its input, weights and
+  // bias and writes its output; attention reads q, k, v (and the key lengths where masked), writes
+  // out and lse; ReLU reads and writes its n values.
+  const double Ns = 1.0 * b.B * b.S, Nt = 1.0 * b.B * b.T, C = c.d_model, F = c.d_ff, H = c.heads;
+  auto lin_bytes = [](double N, double IC, double OC) { return 4.0 * (N * IC + IC * OC + N * OC + OC); };
+  const double lin_per_forward = 4 * lin_bytes(Ns, C, C) + lin_bytes(Ns, C, F) + lin_bytes(Ns, F, C)  // encoder
+                                 + 4 * lin_bytes(Nt, C, C)                            // decoder self
+                                 + 2 * lin_bytes(Nt, C, C) + 2 * lin_bytes(Ns, C, C)  // cross: Q, O | K, V
+                                 + lin_bytes(Nt, C, F) + lin_bytes(Nt, F, C);
+  CHECK(lin->bytes == doctest::Approx(2 * lin_per_forward));
+  double lin_by_shape = 0.0;
+  for (const auto& sh : lin->shapes) lin_by_shape += sh.bytes;
+  CHECK(lin_by_shape == doctest::Approx(lin->bytes));
+  const double att_per_forward = 4.0 * (4 * Ns * C + H * Ns + b.B)           // encoder self, key lengths
+                                 + 4.0 * (4 * Nt * C + H * Nt)               // decoder self, causal
+                                 + 4.0 * (2 * Nt * C + 2 * Ns * C + H * Nt + b.B);  // cross
+  CHECK(att->bytes == doctest::Approx(2 * att_per_forward));
+  const backend::OpTime* relu = find(rows, "relu_forward");
+  REQUIRE(relu != nullptr);
+  CHECK(relu->bytes == doctest::Approx(2 * 4.0 * 2.0 * (Ns + Nt) * F));
   for (const auto& r : rows) {
     INFO(r.op);
     CHECK(r.seconds >= 0.0);
@@ -286,6 +306,7 @@ TEST_CASE("op timing (bench's breakdown): one row per op called, ops inside ops 
   REQUIRE(one.size() == 1);
   CHECK(one[0].op == "zero");
   CHECK(one[0].calls == 1);
+  CHECK(one[0].bytes == 40.0);
 }
 
 TEST_CASE("one training step with TF32 matrix products: loss within 1e-3, gradient within 1e-2 of fp32 cpu's") {

@@ -90,21 +90,21 @@ class CpuBackend final : public Ops<T> {
   void linear_forward(T* out, const T* inp, const T* w, const T* bias, int N, int IC, int OC) override {
     cpu::linear_forward<T>(out, inp, w, bias, N, IC, OC);
   }
-  void linear_backward(T* dinp, T* dw, T* dbias, const T* dout, const T* inp, const T* w, int N, int IC,
-                       int OC) override {
-    cpu::linear_backward<T>(dinp, dw, dbias, dout, inp, w, N, IC, OC);
+  void linear_backward(T* dinp, T* dw, T* dbias, const T* dout, const T* inp, const T* w, int N, int IC, int OC,
+                       GradMode dinp_mode = GradMode::Add) override {
+    cpu::linear_backward<T>(dinp, dw, dbias, dout, inp, w, N, IC, OC, dinp_mode);
   }
   void layernorm_forward(T* out, T* mean, T* rstd, const T* inp, const T* gamma, const T* beta, int N, int C,
                          T eps) override {
     cpu::layernorm_forward<T>(out, mean, rstd, inp, gamma, beta, N, C, eps);
   }
   void layernorm_backward(T* dinp, T* dgamma, T* dbeta, const T* dout, const T* inp, const T* gamma, const T* mean,
-                          const T* rstd, int N, int C) override {
-    cpu::layernorm_backward<T>(dinp, dgamma, dbeta, dout, inp, gamma, mean, rstd, N, C);
+                          const T* rstd, int N, int C, GradMode mode = GradMode::Add) override {
+    cpu::layernorm_backward<T>(dinp, dgamma, dbeta, dout, inp, gamma, mean, rstd, N, C, mode);
   }
   void relu_forward(T* out, const T* inp, std::size_t n) override { cpu::relu_forward<T>(out, inp, n); }
-  void relu_backward(T* dinp, const T* dout, const T* x, std::size_t n) override {
-    cpu::relu_backward<T>(dinp, dout, x, n);
+  void relu_backward(T* dinp, const T* dout, const T* x, std::size_t n, GradMode mode = GradMode::Add) override {
+    cpu::relu_backward<T>(dinp, dout, x, n, mode);
   }
   void add_forward(T* out, const T* a, const T* b, std::size_t n) override { cpu::add_forward<T>(out, a, b, n); }
   void accumulate(T* dst, const T* src, std::size_t n) override { cpu::accumulate<T>(dst, src, n); }
@@ -116,8 +116,8 @@ class CpuBackend final : public Ops<T> {
   void dropout_forward(T* out, T* mask, const T* inp, std::size_t n, float p, std::uint64_t seed) override {
     cpu::dropout_forward_hashed<T>(out, mask, inp, n, p, seed);
   }
-  void dropout_backward(T* dinp, const T* dout, const T* mask, std::size_t n) override {
-    cpu::dropout_backward<T>(dinp, dout, mask, n);
+  void dropout_backward(T* dinp, const T* dout, const T* mask, std::size_t n, GradMode mode = GradMode::Add) override {
+    cpu::dropout_backward<T>(dinp, dout, mask, n, mode);
   }
   void attention_forward(T* out, T* lse, const T* q, const T* k, const T* v, const AttentionShape& s) override {
     cpu::size_buffer(scratch_, cpu::attention_lse_scratch<T>(s.Tq, s.Tk));

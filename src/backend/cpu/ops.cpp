@@ -220,9 +220,11 @@ void linear_forward(T* out, const T* inp, const T* w, const T* bias, int N, int 
 }
 
 template <typename T>
-void linear_backward(T* dinp, T* dw, T* dbias, const T* dout, const T* inp, const T* w, int N, int IC, int OC) {
+void linear_backward(T* dinp, T* dw, T* dbias, const T* dout, const T* inp, const T* w, int N, int IC, int OC,
+                     backend::GradMode dinp_mode) {
   prof::Scope prof_scope(prof::Op::Elementwise);
-  if (dinp) gemm<T>(false, true, N, IC, OC, T(1), dout, OC, w, OC, T(1), dinp, IC);
+  const T dinp_beta = dinp_mode == backend::GradMode::Add ? T(1) : T(0);  // BLAS does not read C when beta = 0
+  if (dinp) gemm<T>(false, true, N, IC, OC, T(1), dout, OC, w, OC, dinp_beta, dinp, IC);
   if (dw) gemm<T>(true, false, IC, OC, N, T(1), inp, IC, dout, OC, T(1), dw, OC);
   if (dbias) {
     // Column sums split by columns, rows in order: the same additions in the same order on any thread count.
@@ -263,7 +265,8 @@ void layernorm_forward(T* out, T* mean, T* rstd, const T* inp, const T* gamma, c
 
 template <typename T>
 void layernorm_backward(T* dinp, T* dgamma, T* dbeta, const T* dout, const T* inp, const T* gamma, const T* mean,
-                        const T* rstd, int N, int C) {
+                        const T* rstd, int N, int C, backend::GradMode mode) {
+  const bool add = mode == backend::GradMode::Add;
   prof::Scope prof_scope(prof::Op::LayerNorm);
   // dx row by row (rows are independent) ...
   par_range(static_cast<std::size_t>(N), 16, [&](std::size_t r0, std::size_t r1) {
@@ -286,7 +289,8 @@ void layernorm_backward(T* dinp, T* dgamma, T* dbeta, const T* dout, const T* in
       const T m1 = static_cast<T>(static_cast<double>(a1) / C), m2 = static_cast<T>(static_cast<double>(a2) / C);
       for (int c = 0; c < C; ++c) {
         const T xhat = (x[c] - mu) * rs;
-        dx[c] += rs * (g[c] * gamma[c] - m1 - xhat * m2);
+        const T d = rs * (g[c] * gamma[c] - m1 - xhat * m2);
+        dx[c] = add ? dx[c] + d : d;
       }
     }
   });
@@ -314,10 +318,15 @@ void relu_forward(T* out, const T* inp, std::size_t n) {
 }
 
 template <typename T>
-void relu_backward(T* dinp, const T* dout, const T* inp, std::size_t n) {
+void relu_backward(T* dinp, const T* dout, const T* inp, std::size_t n, backend::GradMode mode) {
   prof::Scope prof_scope(prof::Op::Elementwise);
+  const bool add = mode == backend::GradMode::Add;
   par_range(n, kElementChunk, [&](std::size_t b, std::size_t e) {
-    for (std::size_t i = b; i < e; ++i) dinp[i] += inp[i] > T(0) ? dout[i] : T(0);
+    if (add) {
+      for (std::size_t i = b; i < e; ++i) dinp[i] += inp[i] > T(0) ? dout[i] : T(0);
+    } else {
+      for (std::size_t i = b; i < e; ++i) dinp[i] = inp[i] > T(0) ? dout[i] : T(0);
+    }
   });
 }
 
@@ -338,10 +347,15 @@ void accumulate(T* dst, const T* src, std::size_t n) {
 }
 
 template <typename T>
-void dropout_backward(T* dinp, const T* dout, const T* mask, std::size_t n) {
+void dropout_backward(T* dinp, const T* dout, const T* mask, std::size_t n, backend::GradMode mode) {
   prof::Scope prof_scope(prof::Op::Elementwise);
+  const bool add = mode == backend::GradMode::Add;
   par_range(n, kElementChunk, [&](std::size_t b, std::size_t e) {
-    for (std::size_t i = b; i < e; ++i) dinp[i] += dout[i] * mask[i];
+    if (add) {
+      for (std::size_t i = b; i < e; ++i) dinp[i] += dout[i] * mask[i];
+    } else {
+      for (std::size_t i = b; i < e; ++i) dinp[i] = dout[i] * mask[i];
+    }
   });
 }
 
@@ -876,14 +890,15 @@ void softmax_from_lse(T* probs, const T* logits, const T* lse, int N, int V) {
   template void embedding_forward<T>(T*, const int*, const T*, const T*, int, int, int, T);                     \
   template void embedding_backward<T>(T*, const T*, const int*, int, int, int, T);                              \
   template void linear_forward<T>(T*, const T*, const T*, const T*, int, int, int);                             \
-  template void linear_backward<T>(T*, T*, T*, const T*, const T*, const T*, int, int, int);                    \
+  template void linear_backward<T>(T*, T*, T*, const T*, const T*, const T*, int, int, int, backend::GradMode);                    \
   template void layernorm_forward<T>(T*, T*, T*, const T*, const T*, const T*, int, int, T);                    \
-  template void layernorm_backward<T>(T*, T*, T*, const T*, const T*, const T*, const T*, const T*, int, int);  \
+  template void layernorm_backward<T>(T*, T*, T*, const T*, const T*, const T*, const T*, const T*, int, int,          \
+                                      backend::GradMode);  \
   template void relu_forward<T>(T*, const T*, std::size_t);                                                     \
-  template void relu_backward<T>(T*, const T*, const T*, std::size_t);                                          \
+  template void relu_backward<T>(T*, const T*, const T*, std::size_t, backend::GradMode);                                          \
   template void add_forward<T>(T*, const T*, const T*, std::size_t);                                            \
   template void accumulate<T>(T*, const T*, std::size_t);                                                       \
-  template void dropout_backward<T>(T*, const T*, const T*, std::size_t);                                       \
+  template void dropout_backward<T>(T*, const T*, const T*, std::size_t, backend::GradMode);                                       \
   template void attention_forward<T>(T*, T*, const T*, const T*, const T*, const int*, bool, int, int, int, int, \
                                      int);                                                                       \
   template void attention_backward<T>(T*, T*, T*, T*, const T*, const T*, const T*, const T*, const T*, int, int, \

@@ -45,9 +45,10 @@ void embedding_backward(T* dwte, const T* dout, const int* tokens, int B, int Tn
 // out (N × OC) = inp (N × IC) · w (IC × OC) + bias (OC, may be null)
 template <typename T>
 void linear_forward(T* out, const T* inp, const T* w, const T* bias, int N, int IC, int OC);
-// dinp += dout · wᵀ;  dw += inpᵀ · dout;  dbias += column sums of dout
+// dinp += dout · wᵀ (= with GradMode::Write);  dw += inpᵀ · dout;  dbias += column sums of dout
 template <typename T>
-void linear_backward(T* dinp, T* dw, T* dbias, const T* dout, const T* inp, const T* w, int N, int IC, int OC);
+void linear_backward(T* dinp, T* dw, T* dbias, const T* dout, const T* inp, const T* w, int N, int IC, int OC,
+                     backend::GradMode dinp_mode = backend::GradMode::Add);
 
 // ---- layer norm -----------------------------------------------------------------------------------
 
@@ -55,19 +56,20 @@ void linear_backward(T* dinp, T* dw, T* dbias, const T* dout, const T* inp, cons
 // mean and rstd (N each) are saved for the backward pass. eps sits inside the square root.
 template <typename T>
 void layernorm_forward(T* out, T* mean, T* rstd, const T* inp, const T* gamma, const T* beta, int N, int C, T eps);
+// dinp += (or =, mode) the input's gradient; dgamma, dbeta += theirs.
 template <typename T>
 void layernorm_backward(T* dinp, T* dgamma, T* dbeta, const T* dout, const T* inp, const T* gamma,
-                        const T* mean, const T* rstd, int N, int C);
+                        const T* mean, const T* rstd, int N, int C, backend::GradMode mode = backend::GradMode::Add);
 
 // ---- element-wise ---------------------------------------------------------------------------------
 
 // out = max(inp, 0); out may be inp (in place).
 template <typename T>
 void relu_forward(T* out, const T* inp, std::size_t n);
-// dinp += dout where x > 0. x may be ReLU's input or its output: both are > 0 at the same places, so
-// the forward can run in place and keep only its output.
+// dinp += (or =, mode) dout where x > 0. x may be ReLU's input or its output: both are > 0 at the same
+// places, so the forward can run in place and keep only its output.
 template <typename T>
-void relu_backward(T* dinp, const T* dout, const T* x, std::size_t n);
+void relu_backward(T* dinp, const T* dout, const T* x, std::size_t n, backend::GradMode mode = backend::GradMode::Add);
 
 // out = a + b
 template <typename T>
@@ -76,9 +78,10 @@ void add_forward(T* out, const T* a, const T* b, std::size_t n);
 template <typename T>
 void accumulate(T* dst, const T* src, std::size_t n);
 
-// dropout_backward: dinp += dout ⊙ mask, the mask dropout_forward_hashed recorded (below).
+// dropout_backward: dinp += (or =, mode) dout ⊙ mask, the mask dropout_forward_hashed recorded (below).
 template <typename T>
-void dropout_backward(T* dinp, const T* dout, const T* mask, std::size_t n);
+void dropout_backward(T* dinp, const T* dout, const T* mask, std::size_t n,
+                      backend::GradMode mode = backend::GradMode::Add);
 
 // ---- attention ------------------------------------------------------------------------------------
 

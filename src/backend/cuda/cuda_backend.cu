@@ -66,6 +66,12 @@ std::string attention_shape(const AttentionShape& sh) {
          std::to_string(sh.C) + ", H " + std::to_string(sh.H) + (sh.causal ? ", causal" : "");
 }
 
+// Bytes an op's contract moves (backend::OpTime): floats of 4 bytes, token ids and lengths of 4,
+// loss rows of 8; an output that accumulates counts twice (read, then written).
+constexpr double kF = sizeof(float), kI = sizeof(int);
+double floats(double n) { return kF * n; }
+double passes(GradMode m) { return m == GradMode::Add ? 2.0 : 1.0; }  // a gradient output's
+
 class CudaBackend final : public Ops<float> {
  public:
   CudaBackend() : blas_(stream_.get()), timer_(stream_.get()) {}
@@ -85,24 +91,24 @@ class CudaBackend final : public Ops<float> {
   // Both wait for the stream, so the copy sees every op issued before and the host buffer is free
   // (or filled) when they return.
   void upload(void* dst, const void* src, std::size_t bytes) override {
-    cuda::TimedOp t(timer_, "upload");
+    cuda::TimedOp t(timer_, "upload", static_cast<double>(bytes));  // over the bus, not device memory
     if (!bytes) return;
     CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s()));
     CUDA_CHECK(cudaStreamSynchronize(s()));
   }
   void download(void* dst, const void* src, std::size_t bytes) override {
-    cuda::TimedOp t(timer_, "download");
+    cuda::TimedOp t(timer_, "download", static_cast<double>(bytes));
     if (!bytes) return;
     CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s()));
     CUDA_CHECK(cudaStreamSynchronize(s()));
   }
   void copy(void* dst, const void* src, std::size_t bytes) override {
     if (!bytes || dst == src) return;
-    cuda::TimedOp t(timer_, "copy");
+    cuda::TimedOp t(timer_, "copy", 2.0 * static_cast<double>(bytes));
     CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s()));
   }
   void zero(void* p, std::size_t bytes) override {
-    cuda::TimedOp t(timer_, "zero");
+    cuda::TimedOp t(timer_, "zero", static_cast<double>(bytes));
     cuda::device_memset(p, 0, bytes, s());
   }
   // The whole device (cuBLAS and the copies run on the backend's stream too); a kernel's failure
@@ -112,7 +118,8 @@ class CudaBackend final : public Ops<float> {
   // ---- ops ----
   void gemm(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb,
             float beta, float* c, int ldc) override {
-    cuda::TimedOp t(timer_, "gemm", 2.0 * m * n * k, [&] { return product_shape(m, k, n, ta, tb); });
+    cuda::TimedOp t(timer_, "gemm", 2.0 * m * n * k, floats(1.0 * m * k + 1.0 * k * n + (beta != 0.0f ? 2.0 : 1.0) * m * n),
+                    [&] { return product_shape(m, k, n, ta, tb); });
     cuda::gemm(blas_, math_, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   }
   void set_matmul_precision(MatmulPrecision p) override {
@@ -132,14 +139,17 @@ class CudaBackend final : public Ops<float> {
 
   void embedding_forward(float* out, const int* tokens, const float* wte, const float* pe, int B, int Tn, int C,
                          float scale) override {
-    cuda::TimedOp t(timer_, "embedding_forward");
+    const double rows = 1.0 * B * Tn;  // wte rows and pe rows read, out written, one id per row
+    cuda::TimedOp t(timer_, "embedding_forward", floats(2.0 * rows * C + 1.0 * Tn * C) + kI * rows);
     // The interface does not pass V, so token ids are not checked against it (negative ones still
     // give NaN rows); the CPU does not check them either.
     cuda::embedding_forward(out, tokens, wte, pe, B, Tn, C, INT_MAX, scale, s());
   }
   void embedding_backward(float* dwte, const float* dout, const int* tokens, int B, int Tn, int C, int V,
                           float scale) override {
-    cuda::TimedOp t(timer_, "embedding_backward");
+    // dout and the ids read; the rows of dwte that receive (one per distinct id) added once the
+    // grouping below has counted them.
+    cuda::TimedOp t(timer_, "embedding_backward", floats(1.0 * B * Tn * C) + kI * B * Tn);
     if (B < 0 || Tn < 0 || C < 1 || V < 1)
       throw ShapeError("cuda embedding_backward: B = " + std::to_string(B) + ", T = " + std::to_string(Tn) +
                        ", C = " + std::to_string(C) + ", V = " + std::to_string(V));
@@ -151,6 +161,7 @@ class CudaBackend final : public Ops<float> {
     download(host_tokens_.data(), tokens, n * sizeof(int));
     const cuda::TokenGroups g = cuda::group_by_token(host_tokens_, V);
     if (g.groups() == 0) return;
+    t.add_bytes(floats(2.0 * g.groups() * C));
     host_groups_.clear();
     host_groups_.insert(host_groups_.end(), g.rows.begin(), g.rows.end());
     host_groups_.insert(host_groups_.end(), g.starts.begin(), g.starts.end());
@@ -165,67 +176,81 @@ class CudaBackend final : public Ops<float> {
 
   void linear_forward(float* out, const float* inp, const float* w, const float* bias, int N, int IC,
                       int OC) override {
-    cuda::TimedOp t(timer_, "linear_forward", 2.0 * N * IC * OC, [&] { return product_shape(N, IC, OC); });
+    cuda::TimedOp t(timer_, "linear_forward", 2.0 * N * IC * OC,
+                    floats(1.0 * N * IC + 1.0 * IC * OC + 1.0 * N * OC + (bias ? OC : 0)),
+                    [&] { return product_shape(N, IC, OC); });
     cuda::linear_forward(blas_, out, inp, w, bias, N, IC, OC, math_);
   }
   void linear_backward(float* dinp, float* dw, float* dbias, const float* dout, const float* inp, const float* w,
-                       int N, int IC, int OC) override {
-    cuda::TimedOp t(timer_, "linear_backward", 2.0 * N * IC * OC * ((dinp ? 1 : 0) + (dw ? 1 : 0)),
-                     [&] { return product_shape(N, IC, OC); });
+                       int N, int IC, int OC, GradMode dinp_mode = GradMode::Add) override {
+    // dout read once; w for dinp, inp for dw; each gradient read and written (it accumulates; dinp
+    // only written under GradMode::Write).
+    const double bytes = floats(1.0 * N * OC + (dinp ? 1.0 * IC * OC + passes(dinp_mode) * N * IC : 0.0) +
+                                (dw ? 1.0 * N * IC + 2.0 * IC * OC : 0.0) + (dbias ? 2.0 * OC : 0.0));
+    cuda::TimedOp t(timer_, "linear_backward", 2.0 * N * IC * OC * ((dinp ? 1 : 0) + (dw ? 1 : 0)), bytes,
+                    [&] { return product_shape(N, IC, OC); });
     float* scratch = dbias ? column_partials_.get(cuda::column_sums_scratch(N, OC, 1)) : nullptr;
-    cuda::linear_backward(blas_, dinp, dw, dbias, dout, inp, w, N, IC, OC, math_, scratch);
+    cuda::linear_backward(blas_, dinp, dw, dbias, dout, inp, w, N, IC, OC, math_, scratch, dinp_mode);
   }
 
   void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* gamma,
                          const float* beta, int N, int C, float eps) override {
-    cuda::TimedOp t(timer_, "layernorm_forward");
+    cuda::TimedOp t(timer_, "layernorm_forward", floats(2.0 * N * C + 2.0 * C + 2.0 * N));
     cuda::layernorm_forward(out, mean, rstd, inp, gamma, beta, N, C, eps, s());
   }
   void layernorm_backward(float* dinp, float* dgamma, float* dbeta, const float* dout, const float* inp,
-                          const float* gamma, const float* mean, const float* rstd, int N, int C) override {
-    cuda::TimedOp t(timer_, "layernorm_backward");
+                          const float* gamma, const float* mean, const float* rstd, int N, int C,
+                          GradMode mode = GradMode::Add) override {
+    // dout and inp read, dinp accumulated (or written); gamma, mean, rstd read; dgamma and dbeta
+    // accumulated.
+    cuda::TimedOp t(timer_, "layernorm_backward", floats((2.0 + passes(mode)) * N * C + 5.0 * C + 2.0 * N));
     cuda::layernorm_backward(dinp, dgamma, dbeta, dout, inp, gamma, mean, rstd, N, C,
-                             column_partials_.get(cuda::column_sums_scratch(N, C, 2)), s());
+                             column_partials_.get(cuda::column_sums_scratch(N, C, 2)), mode, s());
   }
 
   void relu_forward(float* out, const float* inp, std::size_t n) override {
-    cuda::TimedOp t(timer_, "relu_forward");
+    cuda::TimedOp t(timer_, "relu_forward", floats(2.0 * n));
     cuda::relu_forward(out, inp, n, s());
   }
-  void relu_backward(float* dinp, const float* dout, const float* x, std::size_t n) override {
-    cuda::TimedOp t(timer_, "relu_backward");
-    cuda::relu_backward(dinp, dout, x, n, s());
+  void relu_backward(float* dinp, const float* dout, const float* x, std::size_t n,
+                     GradMode mode = GradMode::Add) override {
+    cuda::TimedOp t(timer_, "relu_backward", floats((2.0 + passes(mode)) * n));
+    cuda::relu_backward(dinp, dout, x, n, mode, s());
   }
   void add_forward(float* out, const float* a, const float* b, std::size_t n) override {
-    cuda::TimedOp t(timer_, "add_forward");
+    cuda::TimedOp t(timer_, "add_forward", floats(3.0 * n));
     cuda::add_forward(out, a, b, n, s());
   }
   void accumulate(float* dst, const float* src, std::size_t n) override {
-    cuda::TimedOp t(timer_, "accumulate");
+    cuda::TimedOp t(timer_, "accumulate", floats(3.0 * n));
     cuda::accumulate(dst, src, n, s());
   }
   void scale(float* x, std::size_t n, float f) override {
-    cuda::TimedOp t(timer_, "scale");
+    cuda::TimedOp t(timer_, "scale", floats(2.0 * n));
     cuda::scale(x, n, f, s());
   }
   double sum_squares(const float* x, std::size_t n) override {
-    cuda::TimedOp t(timer_, "sum_squares");
+    cuda::TimedOp t(timer_, "sum_squares", floats(1.0 * n));
     return cuda::sum_squares(partials_.get(cuda::kSumSquaresBlocks), x, n, s());
   }
 
   void dropout_forward(float* out, float* mask, const float* inp, std::size_t n, float p,
                        std::uint64_t seed) override {
-    cuda::TimedOp t(timer_, "dropout_forward");
+    cuda::TimedOp t(timer_, "dropout_forward", floats(3.0 * n));  // out and mask written
     cuda::dropout_forward(out, mask, inp, n, p, seed, s());
   }
-  void dropout_backward(float* dinp, const float* dout, const float* mask, std::size_t n) override {
-    cuda::TimedOp t(timer_, "dropout_backward");
-    cuda::dropout_backward(dinp, dout, mask, n, s());
+  void dropout_backward(float* dinp, const float* dout, const float* mask, std::size_t n,
+                        GradMode mode = GradMode::Add) override {
+    cuda::TimedOp t(timer_, "dropout_backward", floats((2.0 + passes(mode)) * n));
+    cuda::dropout_backward(dinp, dout, mask, n, mode, s());
   }
 
   void attention_forward(float* out, float* lse, const float* q, const float* k, const float* v,
                          const AttentionShape& sh) override {
-    cuda::TimedOp t(timer_, "attention_forward", 4.0 * sh.B * sh.Tq * sh.Tk * sh.C, [&] { return attention_shape(sh); });
+    // q and out are B·Tq rows, k and v B·Tk rows of C; lse B·H·Tq.
+    const double bytes = floats(2.0 * sh.B * sh.Tq * sh.C + 2.0 * sh.B * sh.Tk * sh.C + 1.0 * sh.B * sh.H * sh.Tq) +
+                         (sh.key_len ? kI * sh.B : 0.0);
+    cuda::TimedOp t(timer_, "attention_forward", 4.0 * sh.B * sh.Tq * sh.Tk * sh.C, bytes, [&] { return attention_shape(sh); });
     // bf16: the two products of attention on tensor cores too, where the head width allows (a
     // multiple of 16).
     if (math_ == cuda::Math::Bf16 && sh.H > 0 && sh.C % sh.H == 0 && (sh.C / sh.H) % 16 == 0)
@@ -235,7 +260,12 @@ class CudaBackend final : public Ops<float> {
   }
   void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* out, const float* lse,
                           const float* q, const float* k, const float* v, const AttentionShape& sh) override {
-    cuda::TimedOp t(timer_, "attention_backward", 10.0 * sh.B * sh.Tq * sh.Tk * sh.C, [&] { return attention_shape(sh); });
+    // dout, out, q (B·Tq rows), k, v (B·Tk rows) and lse read; each gradient asked for accumulated.
+    const double q_rows = 1.0 * sh.B * sh.Tq * sh.C, k_rows = 1.0 * sh.B * sh.Tk * sh.C;
+    const double bytes = floats(3.0 * q_rows + 2.0 * k_rows + 1.0 * sh.B * sh.H * sh.Tq + (dq ? 2.0 * q_rows : 0.0) +
+                                (dk ? 2.0 * k_rows : 0.0) + (dv ? 2.0 * k_rows : 0.0)) +
+                         (sh.key_len ? kI * sh.B : 0.0);
+    cuda::TimedOp t(timer_, "attention_backward", 10.0 * sh.B * sh.Tq * sh.Tk * sh.C, bytes, [&] { return attention_shape(sh); });
     // bf16: tensor cores for the backward's five products too, where the head width allows (a
     // multiple of 16 up to 64: the kernels' shared memory).
     if (math_ == cuda::Math::Bf16 && sh.H > 0 && sh.C % sh.H == 0 && (sh.C / sh.H) % 16 == 0 && sh.C / sh.H <= 64)
@@ -245,13 +275,17 @@ class CudaBackend final : public Ops<float> {
   }
   void attention_weights(float* att, const float* lse, const float* q, const float* k,
                          const AttentionShape& sh) override {
-    cuda::TimedOp t(timer_, "attention_weights", 2.0 * sh.B * sh.Tq * sh.Tk * sh.C, [&] { return attention_shape(sh); });
+    const double bytes = floats(1.0 * sh.B * sh.Tq * sh.C + 1.0 * sh.B * sh.Tk * sh.C + 1.0 * sh.B * sh.H * sh.Tq +
+                                1.0 * sh.B * sh.H * sh.Tq * sh.Tk) +
+                         (sh.key_len ? kI * sh.B : 0.0);
+    cuda::TimedOp t(timer_, "attention_weights", 2.0 * sh.B * sh.Tq * sh.Tk * sh.C, bytes, [&] { return attention_shape(sh); });
     cuda::attention_weights(att, lse, q, k, sh, s());
   }
 
   float cross_entropy_forward(float* lse, const float* logits, const int* targets, int N, int V, float smoothing,
                               int ignore_index, int* count) override {
-    cuda::TimedOp t(timer_, "cross_entropy_forward");
+    // logits and targets read; lse and each row's loss (double) written.
+    cuda::TimedOp t(timer_, "cross_entropy_forward", floats(1.0 * N * V + N) + kI * N + sizeof(double) * N);
     if (N < 0 || V < 1)
       throw ShapeError("cuda cross_entropy_forward: N = " + std::to_string(N) + ", V = " + std::to_string(V));
     const std::size_t n = static_cast<std::size_t>(N);
@@ -266,17 +300,18 @@ class CudaBackend final : public Ops<float> {
   }
   void cross_entropy_backward(float* dlogits, const float* logits, const float* lse, const int* targets, int N, int V,
                               float smoothing, int ignore_index, int count, float dloss) override {
-    cuda::TimedOp t(timer_, "cross_entropy_backward");
+    cuda::TimedOp t(timer_, "cross_entropy_backward", floats(2.0 * N * V + N) + kI * N);
     cuda::cross_entropy_backward(dlogits, logits, lse, targets, N, V, smoothing, ignore_index, count, dloss, s());
   }
   void softmax_from_lse(float* probs, const float* logits, const float* lse, int N, int V) override {
-    cuda::TimedOp t(timer_, "softmax_from_lse");
+    cuda::TimedOp t(timer_, "softmax_from_lse", floats(2.0 * N * V + N));
     cuda::softmax_from_lse(probs, logits, lse, N, V, s());
   }
 
   void adamw_step(float* params, const float* grads, float* m, float* v, const std::uint8_t* decay_mask,
                   std::size_t n, const AdamStep& h) override {
-    cuda::TimedOp t(timer_, "adamw_step");
+    // params, m and v read and written, grads read, one mask byte per parameter.
+    cuda::TimedOp t(timer_, "adamw_step", floats(7.0 * n) + (decay_mask ? 1.0 * n : 0.0));
     cuda::AdamWParams p;
     p.beta1 = h.beta1;
     p.beta2 = h.beta2;

@@ -36,9 +36,13 @@ __global__ void relu_forward_kernel(float* out, const float* inp, std::size_t n)
   ATTNLAB_GRID_STRIDE(i, n) out[i] = inp[i] > 0.0f ? inp[i] : 0.0f;
 }
 
+// add: dinp += …; else dinp = … without reading it (the buffer may hold anything).
 __global__ void relu_backward_kernel(float* dinp, const float* dout,
-                                     const float* inp, std::size_t n) {
-  ATTNLAB_GRID_STRIDE(i, n) dinp[i] += inp[i] > 0.0f ? dout[i] : 0.0f;
+                                     const float* inp, std::size_t n, bool add) {
+  ATTNLAB_GRID_STRIDE(i, n) {
+    const float d = inp[i] > 0.0f ? dout[i] : 0.0f;
+    dinp[i] = add ? dinp[i] + d : d;
+  }
 }
 
 __global__ void gelu_forward_kernel(float* out, const float* inp, std::size_t n) {
@@ -73,8 +77,11 @@ __global__ void dropout_forward_kernel(float* out, float* mask, const float* inp
   }
 }
 
-__global__ void dropout_backward_kernel(float* dinp, const float* dout, const float* mask, std::size_t n) {
-  ATTNLAB_GRID_STRIDE(i, n) dinp[i] += dout[i] * mask[i];
+__global__ void dropout_backward_kernel(float* dinp, const float* dout, const float* mask, std::size_t n, bool add) {
+  ATTNLAB_GRID_STRIDE(i, n) {
+    const float d = dout[i] * mask[i];
+    dinp[i] = add ? dinp[i] + d : d;
+  }
 }
 
 __global__ void __launch_bounds__(kThreads)
@@ -111,9 +118,11 @@ void relu_forward(float* out, const float* inp, std::size_t n, Stream stream) {
   CUDA_CHECK_LAUNCH();
 }
 
-void relu_backward(float* dinp, const float* dout, const float* inp, std::size_t n, Stream stream) {
+void relu_backward(float* dinp, const float* dout, const float* inp, std::size_t n, backend::GradMode mode,
+                   Stream stream) {
   if (n == 0) return;
-  ATTNLAB_LAUNCH(relu_backward_kernel, detail::grid_for(n, kThreads), kThreads, 0, stream)(dinp, dout, inp, n);
+  ATTNLAB_LAUNCH(relu_backward_kernel, detail::grid_for(n, kThreads), kThreads, 0, stream)(
+      dinp, dout, inp, n, mode == backend::GradMode::Add);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -147,9 +156,11 @@ void dropout_forward(float* out, float* mask, const float* inp, std::size_t n, f
   CUDA_CHECK_LAUNCH();
 }
 
-void dropout_backward(float* dinp, const float* dout, const float* mask, std::size_t n, Stream stream) {
+void dropout_backward(float* dinp, const float* dout, const float* mask, std::size_t n, backend::GradMode mode,
+                      Stream stream) {
   if (n == 0) return;
-  ATTNLAB_LAUNCH(dropout_backward_kernel, detail::grid_for(n, kThreads), kThreads, 0, stream)(dinp, dout, mask, n);
+  ATTNLAB_LAUNCH(dropout_backward_kernel, detail::grid_for(n, kThreads), kThreads, 0, stream)(
+      dinp, dout, mask, n, mode == backend::GradMode::Add);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "backend/backend.hpp"  // GradMode
 #include "backend/cuda/device.hpp"
 
 namespace attnlab::cuda {
@@ -17,9 +18,10 @@ void add_forward(float* out, const float* a, const float* b, std::size_t n, Stre
 // dst += src: the backward of a residual, once for each input            (model::accumulate)
 void accumulate(float* dst, const float* src, std::size_t n, Stream stream = nullptr);
 
-// out = max(x, 0);  dinp += x > 0 ? dout : 0                          (model::relu_forward/backward)
+// out = max(x, 0);  dinp += (or =, mode) x > 0 ? dout : 0          (model::relu_forward/backward)
 void relu_forward(float* out, const float* inp, std::size_t n, Stream stream = nullptr);
-void relu_backward(float* dinp, const float* dout, const float* inp, std::size_t n, Stream stream = nullptr);
+void relu_backward(float* dinp, const float* dout, const float* inp, std::size_t n, backend::GradMode mode,
+                   Stream stream = nullptr);
 
 // GELU in its tanh form (GPT-2's; torch.nn.GELU(approximate="tanh")):
 //   gelu(x) = ½·x·(1 + tanh(u)),  u = √(2/π)·(x + 0.044715·x³)
@@ -37,8 +39,9 @@ void scale(float* x, std::size_t n, float s, Stream stream = nullptr);
 // (mask 1, out = inp exactly). out may be inp.
 void dropout_forward(float* out, float* mask, const float* inp, std::size_t n, float p, std::uint64_t seed,
                      Stream stream = nullptr);
-// dinp += dout · mask
-void dropout_backward(float* dinp, const float* dout, const float* mask, std::size_t n, Stream stream = nullptr);
+// dinp += (or =, mode) dout · mask
+void dropout_backward(float* dinp, const float* dout, const float* mask, std::size_t n, backend::GradMode mode,
+                      Stream stream = nullptr);
 
 // Σ x² in double, deterministically: a fixed grid of kSumSquaresBlocks blocks (whatever the device)
 // each writes the double sum of its grid-stride share to partials[block] (a fixed-shape tree inside

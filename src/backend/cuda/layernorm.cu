@@ -44,7 +44,8 @@ __global__ void __launch_bounds__(kRowWarps * kWarpSize)
 __global__ void __launch_bounds__(kRowWarps * kWarpSize)
     layernorm_backward_input_kernel(float* __restrict__ dinp, const float* __restrict__ dout,
                                     const float* __restrict__ inp, const float* __restrict__ gamma,
-                                    const float* __restrict__ mean, const float* __restrict__ rstd, int N, int C) {
+                                    const float* __restrict__ mean, const float* __restrict__ rstd, int N, int C,
+                                    bool add) {
   const int lane = threadIdx.x % kWarpSize;
   const std::size_t row = static_cast<std::size_t>(blockIdx.x) * kRowWarps + threadIdx.x / kWarpSize;
   if (row >= static_cast<std::size_t>(N)) return;
@@ -67,7 +68,8 @@ __global__ void __launch_bounds__(kRowWarps * kWarpSize)
   const float m2 = detail::warp_sum(s2) / static_cast<float>(C);
   for (int c = lane; c < C; c += kWarpSize) {
     const float xhat = (x[c] - mu) * rs;
-    dx[c] += rs * (__fmul_rn(g[c], gamma[c]) - m1 - xhat * m2);
+    const float d = rs * (__fmul_rn(g[c], gamma[c]) - m1 - xhat * m2);
+    dx[c] = add ? dx[c] + d : d;  // Write: the buffer is not read
   }
 }
 
@@ -127,12 +129,12 @@ void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, c
 
 void layernorm_backward(float* dinp, float* dgamma, float* dbeta, const float* dout, const float* inp,
                         const float* gamma, const float* mean, const float* rstd, int N, int C, float* scratch,
-                        Stream stream) {
+                        backend::GradMode mode, Stream stream) {
   check_shape("cuda::layernorm_backward", N, C);
   if (N == 0) return;
   const unsigned blocks = static_cast<unsigned>((N + kRowWarps - 1) / kRowWarps);
   ATTNLAB_LAUNCH(layernorm_backward_input_kernel, blocks, kRowWarps * kWarpSize, 0, stream)(dinp, dout, inp, gamma, mean, rstd,
-                                                                                 N, C);
+                                                                                 N, C, mode == backend::GradMode::Add);
   CUDA_CHECK_LAUNCH();
   const int chunks = column_chunks(N);
   if (chunks > 65535) throw ShapeError("cuda::layernorm_backward: N = " + std::to_string(N) + " rows is more than 65,535 chunks");

@@ -7,6 +7,7 @@
 // out = (x − mean) · rstd · gamma + beta with rstd = 1 / √(var + eps), biased variance, eps inside
 // the square root, as torch.nn.LayerNorm and the CPU op. Reductions run in float32 (the CPU's in
 // double): one warp per row, two passes (mean, then squared deviations), so no cancellation.
+#include "backend/backend.hpp"  // GradMode
 #include "backend/cuda/device.hpp"
 
 namespace attnlab::cuda {
@@ -14,11 +15,11 @@ namespace attnlab::cuda {
 void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* gamma, const float* beta,
                        int N, int C, float eps, Stream stream = nullptr);
 
-// dinp += rstd · (dx̂ − mean(dx̂) − x̂ · mean(dx̂ ⊙ x̂)) with x̂ = (x − mean)·rstd, dx̂ = dout ⊙ gamma;
+// dinp += (or =, mode) rstd · (dx̂ − mean(dx̂) − x̂ · mean(dx̂ ⊙ x̂)) with x̂ = (x − mean)·rstd, dx̂ = dout ⊙ gamma;
 // dgamma += Σ_rows dout ⊙ x̂; dbeta += Σ_rows dout: column sums in two stages, in a fixed order (no
 // atomics; column_sums.hpp), so results repeat bit for bit; scratch: column_sums_scratch(N, C, 2) floats.
 void layernorm_backward(float* dinp, float* dgamma, float* dbeta, const float* dout, const float* inp,
                         const float* gamma, const float* mean, const float* rstd, int N, int C, float* scratch,
-                        Stream stream = nullptr);
+                        backend::GradMode mode, Stream stream = nullptr);
 
 }  // namespace attnlab::cuda

@@ -29,9 +29,10 @@ void linear_forward(Blas& blas, float* out, const float* inp, const float* w, co
 }
 
 void linear_backward(Blas& blas, float* dinp, float* dw, float* dbias, const float* dout, const float* inp,
-                     const float* w, int N, int IC, int OC, Math math, float* scratch) {
+                     const float* w, int N, int IC, int OC, Math math, float* scratch, backend::GradMode dinp_mode) {
   check_shape("cuda::linear_backward", N, IC, OC);
-  if (dinp && IC > 0) gemm(blas, math, false, true, N, IC, OC, 1.0f, dout, OC, w, OC, 1.0f, dinp, IC);
+  const float dinp_beta = dinp_mode == backend::GradMode::Add ? 1.0f : 0.0f;
+  if (dinp && IC > 0) gemm(blas, math, false, true, N, IC, OC, 1.0f, dout, OC, w, OC, dinp_beta, dinp, IC);
   if (dw && IC > 0) gemm(blas, math, true, false, IC, OC, N, 1.0f, inp, IC, dout, OC, 1.0f, dw, OC);
   if (dbias) column_sums(dbias, dout, N, OC, scratch, blas.stream());
 }

@@ -6,6 +6,7 @@
 // Shape legend (llm.c style): N rows (B·T tokens), IC input channels, OC output channels.
 //   inp, dinp  N × IC        w, dw  IC × OC        bias, dbias  OC        out, dout  N × OC
 // out = inp · w + bias (the row-vector convention of the lessons).
+#include "backend/backend.hpp"  // GradMode
 #include "backend/cuda/device.hpp"
 #include "backend/cuda/matmul.hpp"
 
@@ -17,10 +18,12 @@ namespace attnlab::cuda {
 void linear_forward(Blas& blas, float* out, const float* inp, const float* w, const float* bias, int N, int IC,
                     int OC, Math math = Math::Fp32);
 
-// dinp += dout · wᵀ;  dw += inpᵀ · dout;  dbias += column sums of dout. Null gradients are skipped.
+// dinp += dout · wᵀ (= when dinp_mode is Write: beta = 0, cuBLAS does not read it);  dw += inpᵀ · dout;
+// dbias += column sums of dout. Null gradients are skipped.
 // dbias: column_sums.hpp's deterministic two-stage sum (no atomics: it repeats bit for bit), with
 // scratch of column_sums_scratch(N, OC, 1) floats (may be null when dbias is).
 void linear_backward(Blas& blas, float* dinp, float* dw, float* dbias, const float* dout, const float* inp,
-                     const float* w, int N, int IC, int OC, Math math, float* scratch);
+                     const float* w, int N, int IC, int OC, Math math, float* scratch,
+                     backend::GradMode dinp_mode = backend::GradMode::Add);
 
 }  // namespace attnlab::cuda

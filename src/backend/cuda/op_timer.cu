@@ -39,7 +39,7 @@ void OpTimer::start() {
   on_ = true;
 }
 
-bool OpTimer::open(const char* op, double flops, const std::string& shape) {
+bool OpTimer::open(const char* op, double flops, double bytes, const std::string& shape) {
   if (!on_) return false;
   if (depth_ > 0) {  // inside another op: counted so that close() balances, not recorded
     ++depth_;
@@ -52,7 +52,7 @@ bool OpTimer::open(const char* op, double flops, const std::string& shape) {
   if (index < 0) {
     index = static_cast<int>(totals_.size());
     names_.push_back(op);
-    totals_.push_back(backend::OpTime{op, 0, 0.0, 0.0, {}});
+    totals_.push_back(backend::OpTime{op, 0, 0.0, 0.0, 0.0, {}});
   }
   backend::OpTime& t = totals_[static_cast<std::size_t>(index)];
   int shape_index = -1;
@@ -61,7 +61,7 @@ bool OpTimer::open(const char* op, double flops, const std::string& shape) {
       if (t.shapes[i].shape == shape) shape_index = static_cast<int>(i);
     if (shape_index < 0) {
       shape_index = static_cast<int>(t.shapes.size());
-      t.shapes.push_back(backend::OpShapeTime{shape, 0, 0.0, 0.0});
+      t.shapes.push_back(backend::OpShapeTime{shape, 0, 0.0, 0.0, 0.0});
     }
   }
   const std::size_t first = 2 * intervals_.size();
@@ -69,10 +69,12 @@ bool OpTimer::open(const char* op, double flops, const std::string& shape) {
   intervals_.push_back(Interval{index, shape_index, first});
   ++t.calls;
   t.flops += flops;
+  t.bytes += bytes;
   if (shape_index >= 0) {
     backend::OpShapeTime& st = t.shapes[static_cast<std::size_t>(shape_index)];
     ++st.calls;
     st.flops += flops;
+    st.bytes += bytes;
   }
   depth_ = 1;
   return true;
@@ -85,6 +87,14 @@ void OpTimer::close() noexcept {
     (void)cudaGetLastError();
     failed_ = true;
   }
+}
+
+void OpTimer::add_bytes(double bytes) {
+  if (!on_ || depth_ != 1 || intervals_.empty()) return;  // a nested op's bytes are the outer op's to count
+  const Interval& iv = intervals_.back();
+  backend::OpTime& t = totals_[static_cast<std::size_t>(iv.op)];
+  t.bytes += bytes;
+  if (iv.shape >= 0) t.shapes[static_cast<std::size_t>(iv.shape)].bytes += bytes;
 }
 
 void OpTimer::fold() {

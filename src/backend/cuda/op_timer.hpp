@@ -35,9 +35,13 @@ class OpTimer {
   bool on() const { return on_; }
   // Brackets one op; nested calls (an op that calls another through the backend) count for the
   // outermost only. open() returns whether it recorded, and then close() must follow.
-  // shape: "" for an op without products (no per-shape row).
-  bool open(const char* op, double flops, const std::string& shape = {});
+  // flops and bytes: as backend::OpTime counts them; shape: "" for an op without products (no
+  // per-shape row).
+  bool open(const char* op, double flops, double bytes, const std::string& shape = {});
   void close() noexcept;
+  // More bytes for the op now open (one that learns its traffic as it runs); ignored when nothing
+  // was recorded.
+  void add_bytes(double bytes);
   // Waits for the stream, adds up and stops recording: one row per op, in the order first called.
   std::vector<backend::OpTime> stop();
 
@@ -59,16 +63,20 @@ class OpTimer {
   std::vector<const char*> names_;  // the op-name literals of totals_, for a pointer lookup first
 };
 
-// RAII bracket: `TimedOp t(timer, "relu_forward");` at the top of an op; an op that multiplies
-// matrices adds its FLOPs and a function giving its shape's name (called only while timing is on).
+// RAII bracket: `TimedOp t(timer, "relu_forward", bytes);` at the top of an op (bytes: what its
+// contract moves, backend::OpTime); an op that multiplies matrices adds its FLOPs and a function
+// giving its shape's name (called only while timing is on).
 class TimedOp {
  public:
-  TimedOp(OpTimer& t, const char* op) : t_(t.on() && t.open(op, 0.0) ? &t : nullptr) {}
+  TimedOp(OpTimer& t, const char* op, double bytes) : t_(t.on() && t.open(op, 0.0, bytes) ? &t : nullptr) {}
   template <typename ShapeName>
-  TimedOp(OpTimer& t, const char* op, double flops, ShapeName&& shape)
-      : t_(t.on() && t.open(op, flops, shape()) ? &t : nullptr) {}
+  TimedOp(OpTimer& t, const char* op, double flops, double bytes, ShapeName&& shape)
+      : t_(t.on() && t.open(op, flops, bytes, shape()) ? &t : nullptr) {}
   ~TimedOp() {
     if (t_) t_->close();
+  }
+  void add_bytes(double bytes) {
+    if (t_) t_->add_bytes(bytes);
   }
   TimedOp(const TimedOp&) = delete;
   TimedOp& operator=(const TimedOp&) = delete;
