@@ -173,6 +173,10 @@ struct AdamStep {
   double lr = 0.0;
   std::int64_t step = 1;  // ≥ 1: the bias corrections use it
   float beta1 = 0.9f, beta2 = 0.98f, eps = 1e-9f, weight_decay = 0.0f;
+  // Each gradient is used as grads[i] · grad_scale (one float multiply, as scaling the buffer first
+  // would round it): gradient clipping's factor applied as the update reads the gradients, instead of
+  // a pass of its own that reads and writes every gradient. 1 leaves them exactly as they are.
+  float grad_scale = 1.0f;
 };
 
 // How matrix products (gemm, linear_forward, linear_backward) compute. Fp32: float32 throughout.

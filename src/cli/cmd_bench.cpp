@@ -228,7 +228,9 @@ void print_text(const nlohmann::ordered_json& j) {
             else if (r.value("gflop_per_step", 0.0) > 0) extra += fmt::format(", {:.3g} GFLOP", r["gflop_per_step"].get<double>());
             if (!r.contains("gflops") && r.contains("gbs")) {
               extra += fmt::format(", {:.0f} GB/s", r["gbs"].get<double>());
-              if (copy_gbs > 0) extra += fmt::format(" ({:.0f}% of copy)", 100.0 * r["gbs"].get<double>() / copy_gbs);
+              const std::string op = r["op"].get<std::string>();
+              if (op == "upload" || op == "download") extra += " over the bus";  // not device memory
+              else if (copy_gbs > 0) extra += fmt::format(" ({:.0f}% of copy)", 100.0 * r["gbs"].get<double>() / copy_gbs);
             } else if (!timed && r.value("gb_per_step", 0.0) > 0) {
               extra += ", " + human_bytes(r["gb_per_step"].get<double>() * 1e9);
             }

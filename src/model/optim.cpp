@@ -26,10 +26,12 @@ double clip_grad_norm(std::vector<float>& grads, double max_norm) {
   return norm;
 }
 
-double clip_grad_norm(backend::Ops<float>& be, float* grads, std::size_t n, double max_norm) {
-  const double norm = std::sqrt(be.sum_squares(grads, n));
-  if (max_norm > 0.0 && norm > max_norm) be.scale(grads, n, static_cast<float>(max_norm / (norm + 1e-12)));
-  return norm;
+GradClip grad_clip(backend::Ops<float>& be, const float* grads, std::size_t n, double max_norm) {
+  GradClip c;
+  c.norm = std::sqrt(be.sum_squares(grads, n));
+  // The host version's factor, rounded to float the same way.
+  if (max_norm > 0.0 && c.norm > max_norm) c.scale = static_cast<float>(max_norm / (c.norm + 1e-12));
+  return c;
 }
 
 void adam_step(std::vector<float>& params, const std::vector<float>& grads, std::vector<float>& m,

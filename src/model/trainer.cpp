@@ -235,10 +235,13 @@ std::int64_t Trainer::run(const std::vector<Example>& train, const std::vector<E
     ++step_;
     StepInfo info;
     backend::Ops<float>& be = model_.backend();
-    info.grad_norm = clip_grad_norm(be, model_.grads.data(), model_.grads.size(), tcfg_.clip);
+    const GradClip clip = grad_clip(be, model_.grads.data(), model_.grads.size(), tcfg_.clip);
+    info.grad_norm = clip.norm;
     info.lr = noam_lr(step_, mcfg_.d_model, tcfg_.warmup, tcfg_.lr_scale);
+    backend::AdamStep h = adam_hyper(adam, step_, info.lr);
+    h.grad_scale = clip.scale;  // clipped as the update reads them: no pass over the gradients of its own
     be.adamw_step(model_.params.data(), model_.grads.data(), m_.data(), v_.data(), decay_mask_.data(),
-                  model_.params.size(), adam_hyper(adam, step_, info.lr));
+                  model_.params.size(), h);
     losses_.push_back(loss);
     tokens_done += static_cast<std::size_t>(model_.targets_counted());
     info.step = step_;

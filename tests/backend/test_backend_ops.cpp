@@ -587,7 +587,7 @@ void cross_entropy_case(Run<T>& r, int N, int V, double smoothing, bool all_igno
 }
 
 template <typename T>
-void adamw_case(Run<T>& r, std::size_t n, std::int64_t step, float decay, bool masked) {
+void adamw_case(Run<T>& r, std::size_t n, std::int64_t step, float decay, bool masked, float grad_scale = 1.0f) {
   T* p = r.input(n);
   const T* g = r.input(n, 0.1);
   T* m = r.input(n, 0.01);
@@ -603,6 +603,7 @@ void adamw_case(Run<T>& r, std::size_t n, std::int64_t step, float decay, bool m
   h.lr = 3e-3;
   h.step = step;
   h.weight_decay = decay;
+  h.grad_scale = grad_scale;
   r.be.adamw_step(p, g, m, v, mask, n, h);
   r.record("params", p, n);
   r.record("m", m, n, 0.01);  // the scale of m and of (1 − β1)·g
@@ -705,6 +706,7 @@ std::vector<Case> cases() {
   t.push_back(make_case("adamw, decay mask, step 3, n 1000", [](auto& r) { adamw_case(r, 1000, 3, 0.01f, true); }));
   t.push_back(make_case("adamw, null mask (every parameter decays)", [](auto& r) { adamw_case(r, 1000, 3, 0.01f, false); }));
   t.push_back(make_case("adamw, step 1, no decay, n 1", [](auto& r) { adamw_case(r, 1, 1, 0.0f, false); }));
+  t.push_back(make_case("adamw, gradients scaled by 0.37 (clipping)", [](auto& r) { adamw_case(r, 1000, 3, 0.01f, true, 0.37f); }));
 
   // The large cases: the sizes of Transformer-base and GPT-2 small, and odd ones around them.
   t.push_back(large_case("gemm m 129, n 37, k 65 / m 256, n 256, k 512", [](auto& r) {
@@ -878,6 +880,44 @@ TEST_CASE("every gradient of the table by central differences (double, CPU backe
   }
   MESSAGE("finite differences: " << checked << " gradient elements checked");
   CHECK(checked > 0);
+}
+
+TEST_CASE("adamw's grad_scale is gradient clipping's pass folded in: the same update bit for bit") {
+  // What the trainer did before: scale the gradients in place, then update with grad_scale 1.
+  for (Ops<float>* be : backends_under_test<float>(false)) {
+    INFO("backend: " << be->name());
+    const std::size_t n = 5000;
+    std::mt19937 rng(7);
+    std::normal_distribution<float> d(0.0f, 1.0f);
+    std::vector<float> p(n), g(n), m(n), v(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      p[i] = d(rng);
+      g[i] = 3.0f * d(rng);
+      m[i] = 0.1f * d(rng);
+      const float x = d(rng);
+      v[i] = 0.01f * x * x;  // second moments are non-negative
+    }
+    const float s = 0.0731f;
+    AdamStep h;
+    h.lr = 1e-3;
+    h.step = 5;
+    h.weight_decay = 0.01f;
+    Buffer<float> p1(*be), g1(*be), m1(*be), v1(*be), p2(*be), g2(*be), m2(*be), v2(*be);
+    for (auto* b : {&p1, &p2}) b->upload(p);
+    for (auto* b : {&g1, &g2}) b->upload(g);
+    for (auto* b : {&m1, &m2}) b->upload(m);
+    for (auto* b : {&v1, &v2}) b->upload(v);
+    be->scale(g1.data(), n, s);
+    be->adamw_step(p1.data(), g1.data(), m1.data(), v1.data(), nullptr, n, h);
+    h.grad_scale = s;
+    be->adamw_step(p2.data(), g2.data(), m2.data(), v2.data(), nullptr, n, h);
+    const std::vector<float> updated = p1.download();
+    CHECK(std::all_of(updated.begin(), updated.end(), [](float x) { return std::isfinite(x); }));
+    CHECK(updated == p2.download());
+    CHECK(m1.download() == m2.download());
+    CHECK(v1.download() == v2.download());
+    CHECK(g2.download() == g);  // the gradients themselves are left as they were
+  }
 }
 
 TEST_CASE("dropout: the seed decides the mask, p the share dropped") {

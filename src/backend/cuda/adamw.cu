@@ -15,10 +15,11 @@ constexpr unsigned kThreads = 256;
 
 __global__ void adamw_kernel(float* __restrict__ p, const float* __restrict__ g, float* __restrict__ m,
                              float* __restrict__ v, const std::uint8_t* __restrict__ decay_mask, std::size_t n,
-                             float lr, float step_size, float inv_sqrt_c2, float b1, float b2, float eps, float wd) {
+                             float lr, float step_size, float inv_sqrt_c2, float b1, float b2, float eps, float wd,
+                             float grad_scale) {
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    const float gi = g[i];
+    const float gi = g[i] * grad_scale;  // the clipping factor, rounded as a separate multiply
     const float mi = b1 * m[i] + (1.0f - b1) * gi;
     const float vi = b2 * v[i] + (1.0f - b2) * gi * gi;
     m[i] = mi;
@@ -44,7 +45,7 @@ void adamw_step(float* params, const float* grads, float* m, float* v, const std
   const float inv_sqrt_c2 = static_cast<float>(1.0 / std::sqrt(c2));
   ATTNLAB_LAUNCH(adamw_kernel, detail::grid_for(n, kThreads), kThreads, 0, stream)(params, grads, m, v, decay_mask, n, lr_f,
                                                                        step_size, inv_sqrt_c2, cfg.beta1, cfg.beta2,
-                                                                       cfg.eps, cfg.weight_decay);
+                                                                       cfg.eps, cfg.weight_decay, cfg.grad_scale);
   CUDA_CHECK_LAUNCH();
 }
 

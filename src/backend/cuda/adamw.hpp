@@ -17,6 +17,7 @@ namespace attnlab::cuda {
 struct AdamWParams {
   float beta1 = 0.9f, beta2 = 0.98f, eps = 1e-9f;  // the paper's values, as model::AdamConfig
   float weight_decay = 0.0f;
+  float grad_scale = 1.0f;  // each gradient used as g · grad_scale (backend::AdamStep)
 };
 
 void adamw_step(float* params, const float* grads, float* m, float* v, const std::uint8_t* decay_mask, std::size_t n,

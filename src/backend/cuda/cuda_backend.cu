@@ -317,6 +317,7 @@ class CudaBackend final : public Ops<float> {
     p.beta2 = h.beta2;
     p.eps = h.eps;
     p.weight_decay = h.weight_decay;
+    p.grad_scale = h.grad_scale;
     cuda::adamw_step(params, grads, m, v, decay_mask, n, h.step, h.lr, p, s());
   }
 
