@@ -20,7 +20,9 @@ std::size_t focus_index(const std::vector<std::string>& tokens, const std::strin
   return tokens.size() / 2;
 }
 
-std::string agreement(float d) { return d <= 1e-5f ? "largest difference below 1e-5" : fmt::format("largest difference {:.2g}", d); }
+// 1e-4: float32 replays of the same product in another order differ by about 1e-5, and by which BLAS
+// kernel the machine has (1.5e-5 on a Cooperlake one for lesson 8), so a finer line would flicker.
+std::string agreement(float d) { return d <= 1e-4f ? "largest difference below 1e-4" : fmt::format("largest difference {:.2g}", d); }
 
 std::vector<int> with_bos(const std::vector<int>& ids) {
   std::vector<int> v{model::kBos};
