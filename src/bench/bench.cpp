@@ -132,6 +132,9 @@ nlohmann::ordered_json device_copy_point(backend::Ops<float>& be, int repeats) {
           {"gbs", bytes / s / 1e9}};
 }
 
+// "cuda (emulated)": the kernels run on the CPU, so nothing it times or copies is a device's speed.
+bool is_emulated(const backend::Ops<float>& be) { return be.name().find("emulated") != std::string::npos; }
+
 model::Batch random_batch(const model::ModelConfig& c, int B, int T, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<int> tok(4, c.vocab_size - 1);
@@ -215,7 +218,7 @@ nlohmann::ordered_json measure_model(const std::string& label, const model::Mode
   // On a device the host's timers would time kernel launches, not kernels: the backend times each op
   // on its own clock instead (CUDA events on its stream, backend::Ops::start_op_timing). The time no
   // op covers is the device waiting: for the host to launch the next op, or for a download.
-  const bool emulated = on.name().find("emulated") != std::string::npos;
+  const bool emulated = is_emulated(on);
   auto device_profile = [&](const std::function<void()>& fn) -> nlohmann::ordered_json {
     const auto t0 = Clock::now();
     if (!be.start_op_timing()) return nlohmann::ordered_json();
@@ -233,8 +236,6 @@ nlohmann::ordered_json measure_model(const std::string& label, const model::Mode
     nlohmann::ordered_json rows = nlohmann::ordered_json::array();
     for (const auto& t : ops) {
       busy += t.seconds;
-      // upload and download cross the bus to the host: not device memory traffic.
-      const bool bus = t.op == "upload" || t.op == "download";
       nlohmann::ordered_json r = {{"op", t.op},
                                   {"seconds_per_step", t.seconds / profiled},
                                   {"share", t.seconds / wall},
@@ -243,7 +244,7 @@ nlohmann::ordered_json measure_model(const std::string& label, const model::Mode
                                   {"gb_per_step", t.bytes / profiled / 1e9}};
       if (t.flops > 0 && t.seconds > 0) r["gflops"] = t.flops / t.seconds / 1e9;
       if (t.bytes > 0 && t.seconds > 0) r["gbs"] = t.bytes / t.seconds / 1e9;
-      if (!bus) {
+      if (!crosses_bus(t.op)) {
         device_bytes += t.bytes;
         flops += t.flops;
         if (t.shapes.empty()) {
@@ -525,7 +526,7 @@ nlohmann::ordered_json run_bench(const BenchOptions& o, const std::function<void
   // is the host's memcpy.
   double copy_gbs = 0.0;
   if (device && o.models) {
-    if (device->name().find("emulated") == std::string::npos) {
+    if (!is_emulated(*device)) {
       say(fmt::format("{} copy of 512 MiB", device->name()));
       j["device_copy"] = device_copy_point(*device, o.repeats);
       copy_gbs = j["device_copy"]["gbs"].get<double>();

@@ -47,4 +47,8 @@ struct BenchOptions {
 // `progress` receives one short line before each stage (may be empty).
 nlohmann::ordered_json run_bench(const BenchOptions& o, const std::function<void(const std::string&)>& progress);
 
+// Whether a row of a device breakdown (d) is a transfer over the bus to or from the host ("upload",
+// "download"), whose bytes are not device-memory traffic.
+inline bool crosses_bus(const std::string& op) { return op == "upload" || op == "download"; }
+
 }  // namespace attnlab::bench

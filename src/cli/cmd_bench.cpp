@@ -215,10 +215,10 @@ void print_text(const nlohmann::ordered_json& j) {
                                  fwd ? "forward" : "training step", bd["seconds_per_step"].get<double>() * 1e3,
                                  fwd ? "forward" : "step",
                                  bd.contains("clock") ? "; " + bd["clock"].get<std::string>() : std::string());
+        const bool timed = bd.value("clock", std::string()).rfind("none", 0) != 0;  // emulated: no times
         for (const auto& r : bd["ops"]) {
           if (fwd && r["calls_per_step"].get<double>() == 0 && r["op"].get<std::string>().rfind("optimizer", 0) == 0)
             continue;  // a forward pass has no optimizer
-          const bool timed = bd.value("clock", std::string()).rfind("none", 0) != 0;  // emulated: no times
           // On a device: calls per step, the rate of the ops that multiply matrices, and the bandwidth
           // of the others (bytes their contract moves, against the device's copy); emulated: the counts.
           std::string extra;
@@ -228,8 +228,7 @@ void print_text(const nlohmann::ordered_json& j) {
             else if (r.value("gflop_per_step", 0.0) > 0) extra += fmt::format(", {:.3g} GFLOP", r["gflop_per_step"].get<double>());
             if (!r.contains("gflops") && r.contains("gbs")) {
               extra += fmt::format(", {:.0f} GB/s", r["gbs"].get<double>());
-              const std::string op = r["op"].get<std::string>();
-              if (op == "upload" || op == "download") extra += " over the bus";  // not device memory
+              if (bench::crosses_bus(r["op"].get<std::string>())) extra += " over the bus";  // not device memory
               else if (copy_gbs > 0) extra += fmt::format(" ({:.0f}% of copy)", 100.0 * r["gbs"].get<double>() / copy_gbs);
             } else if (!timed && r.value("gb_per_step", 0.0) > 0) {
               extra += ", " + human_bytes(r["gb_per_step"].get<double>() * 1e9);

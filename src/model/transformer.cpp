@@ -257,6 +257,7 @@ T Transformer<T>::forward(const Batch& b, T smoothing, bool train, std::uint64_t
   const float p = train ? cfg_.dropout : 0.0f;
   dropout_site_ = 0;
   if (p > 0.0f) dropout_base_ = rng ? splitmix64(*rng) : 0;
+  emb_dropout_ = p > 0.0f;
   auto upload_ints = [&](backend::Buffer<int>& dst, const std::vector<int>& src) {
     dst.bind(be_);
     dst.upload(src);
@@ -272,12 +273,9 @@ T Transformer<T>::forward(const Batch& b, T smoothing, bool train, std::uint64_t
     const std::size_t src_emb = cfg_.tie_embeddings ? layout_.tok_emb : layout_.src_emb;
     be_.embedding_forward(sized(enc_emb_, n), src_dev_.data(), P(src_emb), pe_.data(), b.B, b.S, C, scale);
     // Without dropout the embedding is the first layer's input itself: no copy, no mask of ones.
-    const T* x = enc_emb_.data();
-    if (p > 0.0f) {
+    if (emb_dropout_)
       be_.dropout_forward(sized(enc_x0_, n), sized(enc_emb_mask_, n), enc_emb_.data(), n, p, next_dropout_seed());
-      x = enc_x0_.data();
-    }
-    enc_x0_ptr_ = x;
+    const T* x = first_input(enc_emb_, enc_x0_);
     enc_.resize(layout_.enc.size());
     for (std::size_t l = 0; l < enc_.size(); ++l) {
       const EncoderLayerLayout& L = layout_.enc[l];
@@ -292,13 +290,9 @@ T Transformer<T>::forward(const Batch& b, T smoothing, bool train, std::uint64_t
 
   const std::size_t n = static_cast<std::size_t>(b.B) * b.T * C;
   be_.embedding_forward(sized(dec_emb_, n), tgt_in_dev_.data(), P(layout_.tok_emb), pe_.data(), b.B, b.T, C, scale);
-  const T* y = dec_emb_.data();
-  if (p > 0.0f) {
+  if (emb_dropout_)
     be_.dropout_forward(sized(dec_x0_, n), sized(dec_emb_mask_, n), dec_emb_.data(), n, p, next_dropout_seed());
-    y = dec_x0_.data();
-  }
-  dec_x0_ptr_ = y;
-  emb_dropout_ = p > 0.0f;
+  const T* y = first_input(dec_emb_, dec_x0_);
   dec_.resize(layout_.dec.size());
   for (std::size_t l = 0; l < dec_.size(); ++l) {
     const DecoderLayerLayout& L = layout_.dec[l];
@@ -355,7 +349,7 @@ void Transformer<T>::backward() {
     be_.linear_backward(dh, G(layout_.out_proj), nullptr, dlogits, dec_final_.out.data(), P(layout_.out_proj), N, C, V,
                         backend::GradMode::Write);
   }
-  const T* y_last = dec_.empty() ? dec_x0_ptr_ : dec_.back().ffn.y;
+  const T* y_last = dec_.empty() ? first_input(dec_emb_, dec_x0_) : dec_.back().ffn.y;
   sized(ws_dy_, nt);
   sized(ws_dprev_, nt);
   ln_bwd(layout_.dec_norm, y_last, N, dec_final_, dh, ws_dy_.data(), backend::GradMode::Write);
@@ -385,7 +379,7 @@ void Transformer<T>::backward() {
   if (cfg_.decoder_only) return;
   const int NS = b.B * b.S;
   const std::size_t ns = static_cast<std::size_t>(NS) * C;
-  const T* x_last = enc_.empty() ? enc_x0_ptr_ : enc_.back().ffn.y;
+  const T* x_last = enc_.empty() ? first_input(enc_emb_, enc_x0_) : enc_.back().ffn.y;
   sized(ws_dy_, ns);
   sized(ws_dprev_, ns);
   ln_bwd(layout_.enc_norm, x_last, NS, enc_final_, dmem, ws_dy_.data(), backend::GradMode::Write);

@@ -194,11 +194,10 @@ class Transformer {
   std::vector<EncLayer> enc_;
   LNAct enc_final_;
   Buf dec_emb_, dec_emb_mask_, dec_x0_;
-  // The first layer's input: the dropped-out embedding (enc_x0_, dec_x0_), or without dropout the
-  // embedding itself; emb_dropout_ says which the last forward did.
-  const T* enc_x0_ptr_ = nullptr;
-  const T* dec_x0_ptr_ = nullptr;
+  // Whether the last forward dropped out the embeddings. The first layer's input is then the dropped-
+  // out embedding (enc_x0_, dec_x0_), else the embedding itself (enc_emb_, dec_emb_): first_input().
   bool emb_dropout_ = false;
+  const T* first_input(const Buf& emb, const Buf& dropped) const { return emb_dropout_ ? dropped.data() : emb.data(); }
   std::vector<DecLayer> dec_;
   LNAct dec_final_;
   Buf logits_, lse_;  // lse_: log Σ exp of each logits row (N), what the loss's backward needs

@@ -72,6 +72,15 @@ constexpr double kF = sizeof(float), kI = sizeof(int);
 double floats(double n) { return kF * n; }
 double passes(GradMode m) { return m == GradMode::Add ? 2.0 : 1.0; }  // a gradient output's
 
+// The operands of one attention call, in elements: q-shaped (q, out, dq, dout: B·Tq rows of C),
+// k-shaped (k, v, dk, dv: B·Tk rows) and lse (B·H·Tq); plus the key lengths' bytes where masked.
+struct AttentionSizes {
+  double q, k, lse, key_len_bytes;
+};
+AttentionSizes attention_sizes(const AttentionShape& sh) {
+  return {1.0 * sh.B * sh.Tq * sh.C, 1.0 * sh.B * sh.Tk * sh.C, 1.0 * sh.B * sh.H * sh.Tq, sh.key_len ? kI * sh.B : 0.0};
+}
+
 class CudaBackend final : public Ops<float> {
  public:
   CudaBackend() : blas_(stream_.get()), timer_(stream_.get()) {}
@@ -247,9 +256,9 @@ class CudaBackend final : public Ops<float> {
 
   void attention_forward(float* out, float* lse, const float* q, const float* k, const float* v,
                          const AttentionShape& sh) override {
-    // q and out are B·Tq rows, k and v B·Tk rows of C; lse B·H·Tq.
-    const double bytes = floats(2.0 * sh.B * sh.Tq * sh.C + 2.0 * sh.B * sh.Tk * sh.C + 1.0 * sh.B * sh.H * sh.Tq) +
-                         (sh.key_len ? kI * sh.B : 0.0);
+    // q, k, v read; out and lse written.
+    const AttentionSizes z = attention_sizes(sh);
+    const double bytes = floats(2.0 * z.q + 2.0 * z.k + z.lse) + z.key_len_bytes;
     cuda::TimedOp t(timer_, "attention_forward", 4.0 * sh.B * sh.Tq * sh.Tk * sh.C, bytes, [&] { return attention_shape(sh); });
     // bf16: the two products of attention on tensor cores too, where the head width allows (a
     // multiple of 16).
@@ -260,11 +269,11 @@ class CudaBackend final : public Ops<float> {
   }
   void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* out, const float* lse,
                           const float* q, const float* k, const float* v, const AttentionShape& sh) override {
-    // dout, out, q (B·Tq rows), k, v (B·Tk rows) and lse read; each gradient asked for accumulated.
-    const double q_rows = 1.0 * sh.B * sh.Tq * sh.C, k_rows = 1.0 * sh.B * sh.Tk * sh.C;
-    const double bytes = floats(3.0 * q_rows + 2.0 * k_rows + 1.0 * sh.B * sh.H * sh.Tq + (dq ? 2.0 * q_rows : 0.0) +
-                                (dk ? 2.0 * k_rows : 0.0) + (dv ? 2.0 * k_rows : 0.0)) +
-                         (sh.key_len ? kI * sh.B : 0.0);
+    // dout, out, q, k, v and lse read; each gradient asked for accumulated.
+    const AttentionSizes z = attention_sizes(sh);
+    const double bytes = floats(3.0 * z.q + 2.0 * z.k + z.lse + (dq ? 2.0 * z.q : 0.0) + (dk ? 2.0 * z.k : 0.0) +
+                                (dv ? 2.0 * z.k : 0.0)) +
+                         z.key_len_bytes;
     cuda::TimedOp t(timer_, "attention_backward", 10.0 * sh.B * sh.Tq * sh.Tk * sh.C, bytes, [&] { return attention_shape(sh); });
     // bf16: tensor cores for the backward's five products too, where the head width allows (a
     // multiple of 16 up to 64: the kernels' shared memory).
@@ -275,9 +284,9 @@ class CudaBackend final : public Ops<float> {
   }
   void attention_weights(float* att, const float* lse, const float* q, const float* k,
                          const AttentionShape& sh) override {
-    const double bytes = floats(1.0 * sh.B * sh.Tq * sh.C + 1.0 * sh.B * sh.Tk * sh.C + 1.0 * sh.B * sh.H * sh.Tq +
-                                1.0 * sh.B * sh.H * sh.Tq * sh.Tk) +
-                         (sh.key_len ? kI * sh.B : 0.0);
+    // q, k and lse read; the B·H·Tq·Tk weights written.
+    const AttentionSizes z = attention_sizes(sh);
+    const double bytes = floats(z.q + z.k + z.lse + z.lse * sh.Tk) + z.key_len_bytes;
     cuda::TimedOp t(timer_, "attention_weights", 2.0 * sh.B * sh.Tq * sh.Tk * sh.C, bytes, [&] { return attention_shape(sh); });
     cuda::attention_weights(att, lse, q, k, sh, s());
   }
