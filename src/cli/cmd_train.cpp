@@ -106,15 +106,24 @@ void run_train(const TrainOptions& o) {
   }
   // A trained model without its training state (deleted to save space, or a model kept on its own) is
   // no less the user's: a fresh run does not write over it (an adversarial pass lost one that way).
-  if (!o.resume)
-    for (const char* kept : {"model.ckpt", "train-log.json"})
-      if (fs::exists(fs::path(out) / kept, ec))
-        throw InputError("--out " + out + " already holds " + kept + " from another run; choose another --out, or " +
-                         "move it away first");
+  // train-log.json on its own is what a kill during a run's first checkpoint leaves (the log is written
+  // first, below); it is not refused, since neither a fresh start nor --resume could then go on, but
+  // kept aside once the folder is locked.
+  const std::string log_path = (fs::path(out) / "train-log.json").string();
+  if (!o.resume && fs::exists(fs::path(out) / "model.ckpt", ec))
+    throw InputError("--out " + out + " already holds model.ckpt from another run; choose another --out, or move it away first");
   fs::create_directories(out, ec);
   if (ec) throw InputError("--out " + out + ": cannot create the folder (" + ec.message() + ")");
   lock_out_dir(out);
   remove_stale_temporaries(out);
+  if (!o.resume && fs::is_regular_file(fs::symlink_status(log_path, ec))) {
+    std::string kept = log_path + ".unfinished";
+    for (int i = 2; fs::exists(fs::symlink_status(kept, ec)); ++i) kept = log_path + ".unfinished-" + std::to_string(i);
+    fs::rename(log_path, kept, ec);
+    if (ec) throw InputError(log_path + ": is left from a run that saved no checkpoint, and could not be set aside (" + ec.message() + ")");
+    std::cerr << "attnlab: warning: " << out << " holds train-log.json but no checkpoint (a run stopped during its first save); "
+              << "kept it as " << kept << ", starting a new run\n";
+  }
 
   const tasks::TaskData data = tasks::build_task_data(run);
   model::check_fits_in_memory(run.model, run.train.batch_size, run.model.max_len,
@@ -172,7 +181,6 @@ void run_train(const TrainOptions& o) {
                            o.resume ? fmt::format(" (resuming at step {})", trainer.step()) : "");
 
   nlohmann::json log = {{"steps", nlohmann::json::array()}, {"valid", nlohmann::json::array()}};
-  const std::string log_path = (fs::path(out) / "train-log.json").string();
   // The log is the run's history: something else in its place (a folder, a FIFO) would make the first
   // checkpoint fail after minutes of training, so say no now.
   if (fs::exists(fs::symlink_status(log_path, ec)) && !fs::is_regular_file(fs::symlink_status(log_path, ec)))

@@ -312,6 +312,20 @@ TEST_CASE("model commands: bad input exits with code 2 and says what is wrong") 
   CHECK(r.code == 2);
   CHECK(contains(r.err, "already holds model.ckpt"));
   CHECK(slurp(kept / "model.ckpt") == before);
+  // train-log.json with no checkpoint beside it is what a SIGKILL between the first checkpoint's log
+  // write and its state write leaves (kill_resume.py met it by chance under load): a fresh run goes on,
+  // keeping that log aside, instead of a folder that neither a fresh start nor --resume accepts.
+  const fs::path half = temp_dir() / "killed-first-save";
+  fs::create_directories(half);
+  std::ofstream(half / "train-log.json", std::ios::binary) << R"({"steps": [{"step": 20}], "valid": []})";
+  std::ofstream(half / "train-log.json.unfinished", std::ios::binary) << "older";
+  r = run({"train", "--config", kConfig, "--out", half.string(), "--steps", "2"});
+  CHECK(r.code == 0);
+  CHECK(contains(r.err, "kept it as " + (half / "train-log.json.unfinished-2").string()));
+  CHECK(slurp(half / "train-log.json.unfinished-2") == R"({"steps": [{"step": 20}], "valid": []})");
+  CHECK(slurp(half / "train-log.json.unfinished") == "older");
+  CHECK(fs::exists(half / "train-state.ckpt"));
+  CHECK(nlohmann::json::parse(slurp(half / "train-log.json"))["steps"].size() == 2);
   // A model whose run config has no test split: eval refuses instead of printing "0.00 % (0/0)".
   std::ofstream(cfg) << R"({"name": "t0", "task": "lm", "corpus": {"train": 50, "valid": 5, "test": 0},
     "model": {"d_model": 8, "heads": 2, "d_ff": 8, "decoder_layers": 1, "max_len": 40},

@@ -195,6 +195,10 @@ def main():
         if temporaries(B):
             failures.append(f"temporary files left in B after the final run: {temporaries(B)}")
         for name in ("model.ckpt", "train-state.ckpt", "train-log.json"):
+            if not os.path.exists(os.path.join(B, name)):
+                print(f"  {name:17} MISSING after the final --resume", flush=True)
+                failures.append(f"{name} is missing after the final --resume")
+                continue
             with open(os.path.join(A, name), "rb") as f, open(os.path.join(B, name), "rb") as g:
                 same = f.read() == g.read()
             print(f"  {name:17} {'byte-identical to' if same else 'DIFFERS from'} the uninterrupted run", flush=True)
