@@ -292,9 +292,11 @@ class Ops : public Memory {
   // and lse (B × H × Tq) = log Σ_j exp(s_j) over the visible keys of each row (−inf for a row with no
   // visible key, whose output is zero). lse is all the backward needs: it recomputes the weights.
   virtual void attention_forward(T* out, T* lse, const T* q, const T* k, const T* v, const AttentionShape& s) = 0;
-  // dq, dk, dv accumulate (strides as q, k, v); dout and out have the output's strides.
+  // dq, dk, dv accumulate, or under Write are stored: every element of their B·Tq (B·Tk) rows' C
+  // columns, zeros for a key no query sees (strides as q, k, v; a fused buffer's other columns are
+  // left alone). dout and out have the output's strides. A null gradient is not computed.
   virtual void attention_backward(T* dq, T* dk, T* dv, const T* dout, const T* out, const T* lse, const T* q,
-                                  const T* k, const T* v, const AttentionShape& s) = 0;
+                                  const T* k, const T* v, const AttentionShape& s, GradMode mode = GradMode::Add) = 0;
   // The weights themselves (B × H × Tq × Tk, zero where masked) from q, k and the forward's lse, for
   // the lessons and `attnlab attend`: nothing stores them during training.
   virtual void attention_weights(T* att, const T* lse, const T* q, const T* k, const AttentionShape& s) = 0;

@@ -430,10 +430,11 @@ nlohmann::ordered_json measure_device_attention(backend::Ops<float>& be, const B
       be.attention_forward(out.data(), lse.data(), q.data(), k.data(), v.data(), sh);
       be.synchronize();
     });
-    // The gradients accumulate, so repeated calls only grow them: harmless for timing.
+    // The gradients stored (GradMode::Write), as PyTorch's backward of SDPA gives them: no read of
+    // the old values, and the same result each round.
     const double b = median_seconds(o.repeats, [&] {
       be.attention_backward(dq.data(), dk.data(), dv.data(), dout.data(), out.data(), lse.data(), q.data(), k.data(),
-                            v.data(), sh);
+                            v.data(), sh, backend::GradMode::Write);
       be.synchronize();
     });
     const double flops = 4.0 * n * static_cast<double>(n) * C;

@@ -124,14 +124,15 @@ void Transformer<T>::attn_bwd(const AttnLayout& o, const T* xq, const T* xkv, At
                               T* dxkv, backend::GradMode q_mode) {
   const int B = batch_.B, C = cfg_.d_model, Tq = a.Tq, Tk = a.Tk;
   const std::size_t nq = static_cast<std::size_t>(B) * Tq * C, nk = static_cast<std::size_t>(B) * Tk * C;
-  // Scratch kept between steps (nothing allocated after the first). dctx is written by the output
-  // projection's backward; the attention's backward accumulates into dq, dk, dv, so they start at 0.
+  // Scratch kept between steps (nothing allocated after the first), each written before it is read:
+  // dctx by the output projection's backward, dq, dk, dv by the attention's (no zero fill).
   T* dctx = sized(ws_dctx_, nq);
-  T* dq = zeroed(ws_dq_, nq);
-  T* dk = zeroed(ws_dk_, nk);
-  T* dv = zeroed(ws_dv_, nk);
+  T* dq = sized(ws_dq_, nq);
+  T* dk = sized(ws_dk_, nk);
+  T* dv = sized(ws_dv_, nk);
   be_.linear_backward(dctx, G(o.wo), G(o.bo), dout, a.ctx.data(), P(o.wo), B * Tq, C, C, backend::GradMode::Write);
-  be_.attention_backward(dq, dk, dv, dctx, a.ctx.data(), a.lse.data(), a.q.data(), a.k.data(), a.v.data(), attn_shape(a));
+  be_.attention_backward(dq, dk, dv, dctx, a.ctx.data(), a.lse.data(), a.q.data(), a.k.data(), a.v.data(), attn_shape(a),
+                         backend::GradMode::Write);
   // Q first: where dxq is fresh (q_mode Write) and is dxkv too (self-attention), K and V add to it.
   be_.linear_backward(dxq, G(o.wq), G(o.bq), dq, xq, P(o.wq), B * Tq, C, C, q_mode);
   be_.linear_backward(dxkv, G(o.wk), G(o.bk), dk, xkv, P(o.wk), B * Tk, C, C);

@@ -400,6 +400,26 @@ void attention_case(Run<T>& r, const Attn& a) {
     r.gradient("dk", k, dk);
     r.gradient("dv", v, dv);
   }
+  // GradMode::Write: the gradients stored into buffers of NaN, so a read of the old value, or a row
+  // left unwritten (a key no query sees, a key block a kernel skips, a query with no visible key),
+  // shows as NaN against the reference.
+  if (a.layout == Layout::FusedQKV) {
+    T* dqkv = r.written(rows_q * 3 * C);
+    r.be.attention_backward(dqkv, dqkv + C, dqkv + 2 * C, dout, out, lse, q, k, v, s, GradMode::Write);
+    r.record("dqkv (Write)", dqkv, rows_q * 3 * C);
+    r.gradient("dqkv (Write)", qkv, dqkv);
+  } else {
+    T* dq = r.written(nq);
+    T* dk = r.written(nkv);
+    T* dv = r.written(nkv);
+    r.be.attention_backward(dq, dk, dv, dout, out, lse, q, k, v, s, GradMode::Write);
+    r.record("dq (Write)", dq, nq);
+    r.record("dk (Write)", dk, nkv);
+    r.record("dv (Write)", dv, nkv);
+    r.gradient("dq (Write)", q, dq);
+    r.gradient("dk (Write)", k, dk);
+    r.gradient("dv (Write)", v, dv);
+  }
 }
 
 template <typename T>
@@ -920,6 +940,37 @@ TEST_CASE("adamw's grad_scale is gradient clipping's pass folded in: the same up
   }
 }
 
+TEST_CASE("attention backward with no query or no key: refused by the CPU; on CUDA, Write stores the other side's zeros") {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (Ops<float>* be : backends_under_test<float>(false)) {
+    INFO("backend: " << be->name());
+    const bool cpu = be->name().rfind("cpu", 0) == 0;
+    const int B = 1, T = 5, C = 8;  // B 1: with Tq or Tk 0 the default batch strides are 0, refused for B > 1
+    AttentionShape s;
+    s.B = B, s.C = C, s.H = 2;
+    const std::size_t n = static_cast<std::size_t>(B) * T * C;
+    Buffer<float> q(*be), k(*be), v(*be), o(*be), l(*be), g(*be), dq(*be), dk(*be), dv(*be);
+    for (auto* x : {&q, &k, &v, &o, &g}) x->upload(std::vector<float>(n, 0.5f));
+    l.upload(std::vector<float>(static_cast<std::size_t>(B) * 2 * T, 0.0f));
+    for (auto* x : {&dq, &dk, &dv}) x->upload(std::vector<float>(n, nan));
+    auto backward = [&] {
+      be->attention_backward(dq.data(), dk.data(), dv.data(), g.data(), o.data(), l.data(), q.data(), k.data(),
+                             v.data(), s, GradMode::Write);
+    };
+    s.Tq = 0, s.Tk = T;  // no query: dK and dV are zero, dQ has no rows
+    if (cpu) {
+      CHECK_THROWS_AS(backward(), attnlab::ShapeError);
+      continue;
+    }
+    backward();
+    CHECK(dk.download() == std::vector<float>(n, 0.0f));
+    CHECK(dv.download() == std::vector<float>(n, 0.0f));
+    s.Tq = T, s.Tk = 0;  // no key: dQ is zero
+    backward();
+    CHECK(dq.download() == std::vector<float>(n, 0.0f));
+  }
+}
+
 TEST_CASE("dropout: the seed decides the mask, p the share dropped") {
   for (Ops<float>* be : backends_under_test<float>(false)) {
     INFO("backend: " << be->name());
@@ -1031,20 +1082,30 @@ TEST_CASE("matrix products in TF32 and bf16: refused by the CPU, within their bo
   // the CPU, the gradients within 3e-2, and both clearly not float32; a head width of 8 keeps the
   // float32 kernels, and 128 the float32 backward; TF32 has no attention kernels of its own
   // (float32). Returns out, dq, dk, dv.
-  auto attention = [&](Ops<float>& b, int C, int H) {
-    const int B = 2, T = 40;
+  // Add: T 40, causal, the gradients added to zeros. Write: T 80, causal, key_len {80, 13}, stored
+  // into NaN, so the key tiles past key_len (64 keys a tile on tensor cores, 32 in float32: skipped
+  // whole, or cut by it) must store zeros.
+  auto attention = [&](Ops<float>& b, int C, int H, GradMode mode = GradMode::Add) {
+    const int B = 2, T = mode == GradMode::Add ? 40 : 80;
     std::mt19937 arng(5);
     const std::size_t n = static_cast<std::size_t>(B) * T * C;
     const auto hq = random_floats(arng, n), hk = random_floats(arng, n), hv = random_floats(arng, n);
     const auto hg = random_floats(arng, n);
     Buffer<float> q(b, n), k(b, n), v(b, n), o(b, n), l(b, static_cast<std::size_t>(B) * H * T), g(b, n), dq(b, n),
         dk(b, n), dv(b, n);
+    Buffer<int> key_len(b);
     q.upload(hq), k.upload(hk), v.upload(hv), g.upload(hg);
-    for (Buffer<float>* z : {&dq, &dk, &dv}) b.zero(z->data(), n * sizeof(float));
+    const std::vector<float> before(n, mode == GradMode::Add ? 0.0f : std::numeric_limits<float>::quiet_NaN());
+    for (Buffer<float>* z : {&dq, &dk, &dv}) z->upload(before);
     attnlab::backend::AttentionShape sh;
     sh.B = B, sh.Tq = T, sh.Tk = T, sh.C = C, sh.H = H, sh.causal = true;
+    if (mode == GradMode::Write) {
+      key_len.upload(std::vector<int>{T, 13});
+      sh.key_len = key_len.data();
+    }
     b.attention_forward(o.data(), l.data(), q.data(), k.data(), v.data(), sh);
-    b.attention_backward(dq.data(), dk.data(), dv.data(), g.data(), o.data(), l.data(), q.data(), k.data(), v.data(), sh);
+    b.attention_backward(dq.data(), dk.data(), dv.data(), g.data(), o.data(), l.data(), q.data(), k.data(), v.data(), sh,
+                         mode);
     return std::vector<std::vector<float>>{o.download(), dq.download(), dk.download(), dv.download()};
   };
   auto errors = [&](const std::vector<std::vector<float>>& got, const std::vector<std::vector<float>>& ref) {
@@ -1077,6 +1138,20 @@ TEST_CASE("matrix products in TF32 and bf16: refused by the CPU, within their bo
       } else {
         CHECK(e_bf16[i] < 1e-5);
       }
+    }
+    // GradMode::Write in bf16 and fp32 at d = 64 (a NaN left anywhere makes the error NaN, which fails).
+    if (d != 64) continue;
+    const auto ref_w = attention(cpu, C, H, GradMode::Write);
+    be.set_matmul_precision(MatmulPrecision::Bf16);
+    const auto w_bf16 = errors(attention(be, C, H, GradMode::Write), ref_w);
+    be.set_matmul_precision(MatmulPrecision::Fp32);
+    const auto w_fp32 = errors(attention(be, C, H, GradMode::Write), ref_w);
+    for (int i = 1; i < 4; ++i) {
+      INFO("Write, " << what[i]);
+      MESSAGE("attention " << std::string(what[i]) << " (Write, key_len {80, 13}), d = " << d
+                           << ": normwise error against the CPU, bf16 " << w_bf16[i] << ", fp32 " << w_fp32[i]);
+      CHECK(w_fp32[i] < 1e-5);
+      CHECK(w_bf16[i] < 3e-2);
     }
   }
 }

@@ -647,6 +647,11 @@ TEST_CASE("bench --backend cuda: the device's attention sweep (c') and the model
     };
     CHECK(gb("breakdown", "relu_forward") > 0.0);
     CHECK(gb("breakdown", "relu_backward") == doctest::Approx(1.5 * gb("breakdown", "relu_forward")).epsilon(1e-12));
+    // Attention's backward stores dq, dk, dv (Write) after reading dout, out, q, k, v and lse: twice
+    // the forward's q, k, v read and out written, less one lse and key lengths. Accumulating would read
+    // the three gradients too, well over twice the forward.
+    CHECK(gb("breakdown", "attention_backward") < 2 * gb("breakdown", "attention_forward"));
+    CHECK(gb("breakdown", "attention_backward") > 1.8 * gb("breakdown", "attention_forward"));
     CHECK(m["breakdown"]["device_gb_per_step"].get<double>() == doctest::Approx(gb("breakdown")).epsilon(1e-9));
     CHECK(m["forward_breakdown"]["device_gb_per_step"].get<double>() == doctest::Approx(gb("forward_breakdown")).epsilon(1e-9));
     CHECK(gb("breakdown") > 2 * gb("forward_breakdown"));

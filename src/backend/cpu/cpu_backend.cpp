@@ -1,5 +1,6 @@
 #include "backend/cpu/cpu_backend.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -35,6 +36,14 @@ void unpack(T* dst, const std::vector<T>& src, int B, int Tn, int C, std::int64_
       T* to = dst + b * batch + t * ld;
       for (int c = 0; c < C; ++c) to[c] = add ? to[c] + from[c] : from[c];
     }
+}
+
+// Zeroes the B × Tn rows of C values of an attention gradient (strides as packed); null: nothing.
+template <typename T>
+void zero_rows(T* dst, int B, int Tn, int C, std::int64_t ld, std::int64_t batch) {
+  if (!dst) return;
+  for (int b = 0; b < B; ++b)
+    for (int t = 0; t < Tn; ++t) std::fill_n(dst + b * batch + t * ld, C, T(0));
 }
 
 template <typename T>
@@ -144,7 +153,15 @@ class CpuBackend final : public Ops<T> {
     unpack(out, out_, s.B, s.Tq, s.C, r.ldo, r.o_batch, false);
   }
   void attention_backward(T* dq, T* dk, T* dv, const T* dout, const T* out, const T* lse, const T* q, const T* k,
-                          const T* v, const AttentionShape& s) override {
+                          const T* v, const AttentionShape& s, GradMode mode = GradMode::Add) override {
+    const AttentionShape r = s.resolved();
+    // The CPU's kernels accumulate: Write zeroes the rows first (0 + g rounds to g, so the result is
+    // what a store would give; with a batch stride of 0 the batches' gradients are still summed).
+    if (mode == GradMode::Write) {
+      zero_rows(dq, s.B, s.Tq, s.C, r.ldq, r.q_batch);
+      zero_rows(dk, s.B, s.Tk, s.C, r.ldk, r.k_batch);
+      zero_rows(dv, s.B, s.Tk, s.C, r.ldv, r.v_batch);
+    }
     if (attention_ == CpuAttention::Lse) {
       // The CPU recomputes each head's weights exactly as its forward did (backend/cpu/ops.hpp), so it
       // needs neither the output nor the lse: the results equal those of a stored weight matrix.
@@ -152,7 +169,6 @@ class CpuBackend final : public Ops<T> {
       cpu::attention_backward_lse<T>(dq, dk, dv, scratch_.data(), dout, q, k, v, s);
       return;
     }
-    const AttentionShape r = s.resolved();
     const T* pq = packed(q_, q, s.B, s.Tq, s.C, r.ldq, r.q_batch);
     const T* pk = packed(k_, k, s.B, s.Tk, s.C, r.ldk, r.k_batch);
     const T* pv = packed(v_, v, s.B, s.Tk, s.C, r.ldv, r.v_batch);

@@ -198,12 +198,23 @@ __global__ void __launch_bounds__(kThreads)
 
 // ---- backward: dK and dV ----------------------------------------------------------------------------
 
+// GradMode::Write: the rows [j0, j0 + n) of this head's dK and dV, which no query sees, stored as
+// zeros by the block that owns them (it adds nothing to them under Add).
+__device__ void store_zero_key_rows(float* dk, float* dv, const Head& g, const Layout& L, int j0, int n) {
+  for (int e = threadIdx.x; e < n * g.d; e += blockDim.x) {
+    const long long j = j0 + e / g.d;
+    const int c = e % g.d;
+    if (dv) dv[g.v + j * L.ldv + c] = 0.0f;
+    if (dk) dk[g.k + j * L.ldk + c] = 0.0f;
+  }
+}
+
 __global__ void __launch_bounds__(kThreads)
     attention_backward_dkdv_kernel(float* __restrict__ dk, float* __restrict__ dv, const float* __restrict__ dout,
                                    const float* __restrict__ out, const float* __restrict__ lse,
                                    const float* __restrict__ q, const float* __restrict__ k,
                                    const float* __restrict__ v, const int* __restrict__ key_len, bool causal, Layout L,
-                                   int kblocks, float scale) {
+                                   int kblocks, float scale, bool add) {
   __shared__ float Ks[kKeys * kPad];
   __shared__ float Vs[kKeys * kPad];
   __shared__ float Qs[kWarps * kMaxD];  // this round's query rows, one per warp
@@ -214,7 +225,10 @@ __global__ void __launch_bounds__(kThreads)
   const int bh = blockIdx.x / kblocks, j0 = (blockIdx.x % kblocks) * kKeys;
   const Head g = head_of(bh, key_len, L);
   const int d = g.d, cols = min(kKeys, Tk - j0);
-  if (j0 >= g.valid) return;  // keys no query sees: nothing to add (uniform over the block)
+  if (j0 >= g.valid) {  // keys no query sees: nothing to add, zeros to store (uniform over the block)
+    if (!add) store_zero_key_rows(dk, dv, g, L, j0, cols);
+    return;
+  }
   const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
   load_tile(Ks, kPad, k, g.k, L.ldk, j0, cols, d);
   load_tile(Vs, kPad, v, g.v, L.ldv, j0, cols, d);
@@ -277,8 +291,15 @@ __global__ void __launch_bounds__(kThreads)
     if (e < kKeys * d) {
       const int j = e / d, c = e % d;
       if (j < cols) {  // a null dk or dv is not wanted (uniform over the grid)
-        if (dv) dv[g.v + (j0 + j) * L.ldv + c] += acc_v[u];
-        if (dk) dk[g.k + (j0 + j) * L.ldk + c] += scale * acc_k[u];
+        // Keys past g.valid in this tile: p = 0 for every query, so their acc is 0 and stored as such.
+        if (dv) {
+          float* to = dv + g.v + (j0 + j) * L.ldv + c;
+          *to = add ? *to + acc_v[u] : acc_v[u];
+        }
+        if (dk) {
+          float* to = dk + g.k + (j0 + j) * L.ldk + c;
+          *to = add ? *to + scale * acc_k[u] : scale * acc_k[u];
+        }
       }
     }
   }
@@ -290,7 +311,8 @@ __global__ void __launch_bounds__(kThreads)
     attention_backward_dq_kernel(float* __restrict__ dq, const float* __restrict__ dout, const float* __restrict__ out,
                                  const float* __restrict__ lse, const float* __restrict__ q,
                                  const float* __restrict__ k, const float* __restrict__ v,
-                                 const int* __restrict__ key_len, bool causal, Layout L, int qblocks, float scale) {
+                                 const int* __restrict__ key_len, bool causal, Layout L, int qblocks, float scale,
+                                 bool add) {
   __shared__ float Qs[kDqRows * kMaxD];
   __shared__ float Gs[kDqRows * kMaxD];
   __shared__ float Ks[kKeys * kPad];
@@ -351,7 +373,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int t = 0; t < kColsPerLane; ++t) {
       const int c = lane + kWarpSize * t;
-      if (c < d) drow[c] += scale * acc[rr][t];
+      if (c < d) drow[c] = add ? drow[c] + scale * acc[rr][t] : scale * acc[rr][t];  // 0 for a row that sees no key
     }
   }
 }
@@ -638,11 +660,14 @@ __global__ void __launch_bounds__(kThreads)
                                         const float* __restrict__ out, const float* __restrict__ lse,
                                         const float* __restrict__ q, const float* __restrict__ k,
                                         const float* __restrict__ v, const int* __restrict__ key_len, bool causal,
-                                        Layout L, int kblocks, float scale) {
+                                        Layout L, int kblocks, float scale, bool add) {
   const int Tq = L.Tq;
   const int bh = blockIdx.x / kblocks, j0 = (blockIdx.x % kblocks) * tc::kRows;
   const Head g = head_of(bh, key_len, L);
-  if (j0 >= g.valid) return;  // keys no query sees: nothing to add (uniform over the block)
+  if (j0 >= g.valid) {  // keys no query sees: nothing to add, zeros to store (uniform over the block)
+    if (!add) store_zero_key_rows(dk, dv, g, L, j0, min(tc::kRows, L.Tk - j0));
+    return;
+  }
   const int d = g.d, dt = d / tc::kEdge, cols = min(tc::kRows, g.valid - j0);
   const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
   const tcb::Smem sm = tcb::smem_for(d, true);
@@ -699,8 +724,19 @@ __global__ void __launch_bounds__(kThreads)
   __syncwarp();  // the accumulators stored (or, if no query tile ran, zeroed) by every lane before the rows are read
   if (j < j0 + cols) {  // a null dk or dv is not wanted (uniform over the grid)
     for (int c = half * (d / 2); c < (half + 1) * (d / 2); ++c) {
-      if (dv) dv[g.v + static_cast<long long>(j) * L.ldv + c] += dVw[rl * sm.ldo + c];
-      if (dk) dk[g.k + static_cast<long long>(j) * L.ldk + c] += scale * dKw[rl * sm.ldo + c];
+      if (dv) {
+        float* to = dv + g.v + static_cast<long long>(j) * L.ldv + c;
+        *to = add ? *to + dVw[rl * sm.ldo + c] : dVw[rl * sm.ldo + c];
+      }
+      if (dk) {
+        float* to = dk + g.k + static_cast<long long>(j) * L.ldk + c;
+        *to = add ? *to + scale * dKw[rl * sm.ldo + c] : scale * dKw[rl * sm.ldo + c];
+      }
+    }
+  } else if (!add && j < L.Tk) {  // a key of this tile past g.valid: no query sees it
+    for (int c = half * (d / 2); c < (half + 1) * (d / 2); ++c) {
+      if (dv) dv[g.v + static_cast<long long>(j) * L.ldv + c] = 0.0f;
+      if (dk) dk[g.k + static_cast<long long>(j) * L.ldk + c] = 0.0f;
     }
   }
 }
@@ -709,7 +745,8 @@ __global__ void __launch_bounds__(kThreads)
     attention_backward_dq_bf16_kernel(float* __restrict__ dq, const float* __restrict__ dout, const float* __restrict__ out,
                                       const float* __restrict__ lse, const float* __restrict__ q,
                                       const float* __restrict__ k, const float* __restrict__ v,
-                                      const int* __restrict__ key_len, bool causal, Layout L, int qblocks, float scale) {
+                                      const int* __restrict__ key_len, bool causal, Layout L, int qblocks, float scale,
+                                      bool add) {
   const int Tq = L.Tq, Tk = L.Tk;
   const int bh = blockIdx.x / qblocks, i0 = (blockIdx.x % qblocks) * tc::kRows;
   const Head g = head_of(bh, key_len, L);
@@ -763,8 +800,10 @@ __global__ void __launch_bounds__(kThreads)
 
   __syncwarp();  // likewise
   if (i < Tq)
-    for (int c = half * (d / 2); c < (half + 1) * (d / 2); ++c)
-      dq[g.q + static_cast<long long>(i) * L.ldq + c] += scale * dQw[rl * sm.ldo + c];
+    for (int c = half * (d / 2); c < (half + 1) * (d / 2); ++c) {
+      float* to = dq + g.q + static_cast<long long>(i) * L.ldq + c;
+      *to = add ? *to + scale * dQw[rl * sm.ldo + c] : scale * dQw[rl * sm.ldo + c];  // 0 for a row that sees no key
+    }
 }
 
 // The resolved strides as the kernels take them; throws ShapeError for sizes the kernels cannot take.
@@ -791,6 +830,12 @@ unsigned grid_of(const char* what, int B, int H, int tiles) {
   const long long blocks = static_cast<long long>(B) * H * tiles;
   if (blocks > 0x7fffffffLL) throw ShapeError(std::string(what) + ": too many tiles for one grid");
   return static_cast<unsigned>(blocks);
+}
+
+// Whether a backward kernel whose blocks own `rows` rows (Tk for dK/dV, Tq for dQ) has anything to do:
+// rows to own, and something to add to them or zeros to store.
+bool has_work(const backend::AttentionShape& s, bool add, int rows) {
+  return s.B > 0 && rows > 0 && (!add || (s.Tq > 0 && s.Tk > 0));
 }
 
 }  // namespace
@@ -824,7 +869,7 @@ void attention_forward_bf16(float* out, float* lse, const float* q, const float*
 
 void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* out, const float* lse,
                         const float* q, const float* k, const float* v, const backend::AttentionShape& s,
-                        Stream stream) {
+                        backend::GradMode mode, Stream stream) {
   const Layout L = check_shape("cuda::attention_backward", s);
   if (s.B > 1 && (L.qb == 0 || L.kb == 0 || L.vb == 0))
     throw ShapeError("cuda::attention_backward: a batch stride of 0 (one Q, K or V shared by all " +
@@ -832,25 +877,27 @@ void attention_backward(float* dq, float* dk, float* dv, const float* dout, cons
                      " batches) is not supported: the batches' gradients would add into the same rows, which these "
                      "kernels do not reduce (and float atomics would not repeat bit for bit); give each batch its "
                      "own copy, or use the CPU backend");
-  if (s.B == 0 || s.Tq == 0 || s.Tk == 0) return;  // no query, or no key: every gradient is zero
+  // No query, or no key: every gradient is zero, so Add has nothing to do, and Write still runs the
+  // kernels that own the other side's rows (their loops over the empty side store zeros).
+  const bool add = mode == backend::GradMode::Add;
   const float scale = score_scale(s.C, s.H);
-  if (dk || dv) {
+  if ((dk || dv) && has_work(s, add, s.Tk)) {
     const int kblocks = (s.Tk + kKeys - 1) / kKeys;
     ATTNLAB_LAUNCH(attention_backward_dkdv_kernel, grid_of("cuda::attention_backward", s.B, s.H, kblocks), kThreads,
-                   0, stream)(dk, dv, dout, out, lse, q, k, v, s.key_len, s.causal, L, kblocks, scale);
+                   0, stream)(dk, dv, dout, out, lse, q, k, v, s.key_len, s.causal, L, kblocks, scale, add);
     CUDA_CHECK_LAUNCH();
   }
-  if (dq) {
+  if (dq && has_work(s, add, s.Tq)) {
     const int qblocks = (s.Tq + kDqRows - 1) / kDqRows;
     ATTNLAB_LAUNCH(attention_backward_dq_kernel, grid_of("cuda::attention_backward", s.B, s.H, qblocks), kThreads, 0,
-                   stream)(dq, dout, out, lse, q, k, v, s.key_len, s.causal, L, qblocks, scale);
+                   stream)(dq, dout, out, lse, q, k, v, s.key_len, s.causal, L, qblocks, scale, add);
     CUDA_CHECK_LAUNCH();
   }
 }
 
 void attention_backward_bf16(float* dq, float* dk, float* dv, const float* dout, const float* out, const float* lse,
                              const float* q, const float* k, const float* v, const backend::AttentionShape& s,
-                             Stream stream) {
+                             backend::GradMode mode, Stream stream) {
   const Layout L = check_shape("cuda::attention_backward_bf16", s);
   const int d = s.C / s.H;
   if (d % tc::kEdge != 0 || d > tcb::kMaxD)
@@ -859,24 +906,24 @@ void attention_backward_bf16(float* dq, float* dk, float* dv, const float* dout,
   if (s.B > 1 && (L.qb == 0 || L.kb == 0 || L.vb == 0))
     throw ShapeError("cuda::attention_backward_bf16: a batch stride of 0 (one Q, K or V shared by all " +
                      std::to_string(s.B) + " batches) is not supported (see attention_backward)");
-  if (s.B == 0 || s.Tq == 0 || s.Tk == 0) return;
+  const bool add = mode == backend::GradMode::Add;  // no query or no key: as attention_backward
   const float scale = score_scale(s.C, s.H);
-  if (dk || dv) {
+  if ((dk || dv) && has_work(s, add, s.Tk)) {
     const int kblocks = (s.Tk + tc::kRows - 1) / tc::kRows;
     const std::size_t bytes = tcb::smem_for(d, true).bytes;  // 108 KB at d = 64
     CUDA_CHECK(cudaFuncSetAttribute(attention_backward_dkdv_bf16_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     static_cast<int>(bytes)));
     ATTNLAB_LAUNCH(attention_backward_dkdv_bf16_kernel, grid_of("cuda::attention_backward_bf16", s.B, s.H, kblocks),
-                   kThreads, bytes, stream)(dk, dv, dout, out, lse, q, k, v, s.key_len, s.causal, L, kblocks, scale);
+                   kThreads, bytes, stream)(dk, dv, dout, out, lse, q, k, v, s.key_len, s.causal, L, kblocks, scale, add);
     CUDA_CHECK_LAUNCH();
   }
-  if (dq) {
+  if (dq && has_work(s, add, s.Tq)) {
     const int qblocks = (s.Tq + tc::kRows - 1) / tc::kRows;
     const std::size_t bytes = tcb::smem_for(d, false).bytes;  // 81 KB at d = 64
     CUDA_CHECK(cudaFuncSetAttribute(attention_backward_dq_bf16_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     static_cast<int>(bytes)));
     ATTNLAB_LAUNCH(attention_backward_dq_bf16_kernel, grid_of("cuda::attention_backward_bf16", s.B, s.H, qblocks),
-                   kThreads, bytes, stream)(dq, dout, out, lse, q, k, v, s.key_len, s.causal, L, qblocks, scale);
+                   kThreads, bytes, stream)(dq, dout, out, lse, q, k, v, s.key_len, s.causal, L, qblocks, scale, add);
     CUDA_CHECK_LAUNCH();
   }
 }

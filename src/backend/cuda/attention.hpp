@@ -41,7 +41,9 @@ void attention_forward(float* out, float* lse, const float* q, const float* k, c
 void attention_forward_bf16(float* out, float* lse, const float* q, const float* k, const float* v,
                             const backend::AttentionShape& s, Stream stream = nullptr);
 
-// dq, dk, dv accumulate (+=; a null one is skipped). Recomputes the weights from q, k and lse
+// dq, dk, dv accumulate (+=; a null one is skipped), or under GradMode::Write are stored: every
+// element of their rows' C columns, zeros for keys no query sees (the blocks that skip such keys store
+// them), and all of dk/dv when Tq = 0, all of dq when Tk = 0. Recomputes the weights from q, k and lse
 // (P = exp(s − lse)); with D_i = Σ_c dout_ic · out_ic, dscores = P ⊙ (dout·Vᵀ − D). dK and dV are
 // computed by blocks that own a tile of keys, dQ by blocks that own a tile of queries: no atomics,
 // results repeat bit for bit. A batch stride of 0 (K/V shared among B > 1 batches) throws ShapeError:
@@ -49,7 +51,7 @@ void attention_forward_bf16(float* out, float* lse, const float* q, const float*
 // (not deterministic) or a reduction over batches that nothing here implements yet.
 void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* out, const float* lse,
                         const float* q, const float* k, const float* v, const backend::AttentionShape& s,
-                        Stream stream = nullptr);
+                        backend::GradMode mode = backend::GradMode::Add, Stream stream = nullptr);
 
 // The same on tensor cores: S, dP and the three gradient products with bf16 inputs (Q, K, V, dout, P
 // and dS rounded) and float32 accumulation; lse, D and the softmax arithmetic float32. Errors against
@@ -57,7 +59,7 @@ void attention_backward(float* dq, float* dk, float* dv, const float* dout, cons
 // otherwise); the same refusal of a batch stride of 0.
 void attention_backward_bf16(float* dq, float* dk, float* dv, const float* dout, const float* out, const float* lse,
                              const float* q, const float* k, const float* v, const backend::AttentionShape& s,
-                             Stream stream = nullptr);
+                             backend::GradMode mode = backend::GradMode::Add, Stream stream = nullptr);
 
 // att (written, B × H × Tq × Tk) = exp(s_ij − lse_i) where key j is visible to query i, else 0: the
 // weights the forward used, recomputed from q, k and its lse (for the lessons; training never stores
@@ -85,7 +87,8 @@ inline void attention_forward(float* out, float* lse, const float* q, const floa
 inline void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* out, const float* lse,
                                const float* q, const float* k, const float* v, const int* key_len, bool causal, int B,
                                int Tq, int Tk, int C, int H, Stream stream = nullptr) {
-  attention_backward(dq, dk, dv, dout, out, lse, q, k, v, packed_attention(key_len, causal, B, Tq, Tk, C, H), stream);
+  attention_backward(dq, dk, dv, dout, out, lse, q, k, v, packed_attention(key_len, causal, B, Tq, Tk, C, H),
+                     backend::GradMode::Add, stream);
 }
 
 }  // namespace attnlab::cuda

@@ -268,19 +268,22 @@ class CudaBackend final : public Ops<float> {
       cuda::attention_forward(out, lse, q, k, v, sh, s());
   }
   void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* out, const float* lse,
-                          const float* q, const float* k, const float* v, const AttentionShape& sh) override {
-    // dout, out, q, k, v and lse read; each gradient asked for accumulated.
+                          const float* q, const float* k, const float* v, const AttentionShape& sh,
+                          GradMode mode = GradMode::Add) override {
+    // dout, out, q, k, v and lse read; each gradient asked for accumulated (read and written) or
+    // written.
     const AttentionSizes z = attention_sizes(sh);
-    const double bytes = floats(3.0 * z.q + 2.0 * z.k + z.lse + (dq ? 2.0 * z.q : 0.0) + (dk ? 2.0 * z.k : 0.0) +
-                                (dv ? 2.0 * z.k : 0.0)) +
+    const double per = passes(mode);
+    const double bytes = floats(3.0 * z.q + 2.0 * z.k + z.lse + (dq ? per * z.q : 0.0) + (dk ? per * z.k : 0.0) +
+                                (dv ? per * z.k : 0.0)) +
                          z.key_len_bytes;
     cuda::TimedOp t(timer_, "attention_backward", 10.0 * sh.B * sh.Tq * sh.Tk * sh.C, bytes, [&] { return attention_shape(sh); });
     // bf16: tensor cores for the backward's five products too, where the head width allows (a
     // multiple of 16 up to 64: the kernels' shared memory).
     if (math_ == cuda::Math::Bf16 && sh.H > 0 && sh.C % sh.H == 0 && (sh.C / sh.H) % 16 == 0 && sh.C / sh.H <= 64)
-      cuda::attention_backward_bf16(dq, dk, dv, dout, out, lse, q, k, v, sh, s());
+      cuda::attention_backward_bf16(dq, dk, dv, dout, out, lse, q, k, v, sh, mode, s());
     else
-      cuda::attention_backward(dq, dk, dv, dout, out, lse, q, k, v, sh, s());
+      cuda::attention_backward(dq, dk, dv, dout, out, lse, q, k, v, sh, mode, s());
   }
   void attention_weights(float* att, const float* lse, const float* q, const float* k,
                          const AttentionShape& sh) override {
