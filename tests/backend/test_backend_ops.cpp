@@ -383,42 +383,29 @@ void attention_case(Run<T>& r, const Attn& a) {
 
   T* dout = r.input(rows_q * ldo);
   r.loss_term(out, dout, rows_q, C, ldo);
-  if (a.layout == Layout::FusedQKV) {
-    T* dqkv = r.accumulated(rows_q * 3 * C);
-    r.be.attention_backward(dqkv, dqkv + C, dqkv + 2 * C, dout, out, lse, q, k, v, s);
-    r.record("dqkv", dqkv, rows_q * 3 * C);
-    r.gradient("dqkv", qkv, dqkv);
-  } else {
-    T* dq = r.accumulated(nq);
-    T* dk = r.accumulated(nkv);
-    T* dv = r.accumulated(nkv);
-    r.be.attention_backward(dq, dk, dv, dout, out, lse, q, k, v, s);
-    r.record("dq", dq, nq);
-    r.record("dk", dk, nkv);
-    r.record("dv", dv, nkv);
-    r.gradient("dq", q, dq);
-    r.gradient("dk", k, dk);
-    r.gradient("dv", v, dv);
-  }
-  // GradMode::Write: the gradients stored into buffers of NaN, so a read of the old value, or a row
-  // left unwritten (a key no query sees, a key block a kernel skips, a query with no visible key),
-  // shows as NaN against the reference.
-  if (a.layout == Layout::FusedQKV) {
-    T* dqkv = r.written(rows_q * 3 * C);
-    r.be.attention_backward(dqkv, dqkv + C, dqkv + 2 * C, dout, out, lse, q, k, v, s, GradMode::Write);
-    r.record("dqkv (Write)", dqkv, rows_q * 3 * C);
-    r.gradient("dqkv (Write)", qkv, dqkv);
-  } else {
-    T* dq = r.written(nq);
-    T* dk = r.written(nkv);
-    T* dv = r.written(nkv);
-    r.be.attention_backward(dq, dk, dv, dout, out, lse, q, k, v, s, GradMode::Write);
-    r.record("dq (Write)", dq, nq);
-    r.record("dk (Write)", dk, nkv);
-    r.record("dv (Write)", dv, nkv);
-    r.gradient("dq (Write)", q, dq);
-    r.gradient("dk (Write)", k, dk);
-    r.gradient("dv (Write)", v, dv);
+  // Added onto random values, then (GradMode::Write) stored into buffers of NaN, so a read of the old
+  // value, or a row left unwritten (a key no query sees, a key block a kernel skips, a query with no
+  // visible key), shows as NaN against the reference.
+  for (GradMode mode : {GradMode::Add, GradMode::Write}) {
+    const std::string tag = mode == GradMode::Write ? " (Write)" : "";
+    auto gradient_buffer = [&](std::size_t n) { return mode == GradMode::Write ? r.written(n) : r.accumulated(n); };
+    if (a.layout == Layout::FusedQKV) {
+      T* dqkv = gradient_buffer(rows_q * 3 * C);
+      r.be.attention_backward(dqkv, dqkv + C, dqkv + 2 * C, dout, out, lse, q, k, v, s, mode);
+      r.record("dqkv" + tag, dqkv, rows_q * 3 * C);
+      r.gradient("dqkv" + tag, qkv, dqkv);
+      continue;
+    }
+    T* dq = gradient_buffer(nq);
+    T* dk = gradient_buffer(nkv);
+    T* dv = gradient_buffer(nkv);
+    r.be.attention_backward(dq, dk, dv, dout, out, lse, q, k, v, s, mode);
+    r.record("dq" + tag, dq, nq);
+    r.record("dk" + tag, dk, nkv);
+    r.record("dv" + tag, dv, nkv);
+    r.gradient("dq" + tag, q, dq);
+    r.gradient("dk" + tag, k, dk);
+    r.gradient("dv" + tag, v, dv);
   }
 }
 
