@@ -292,14 +292,8 @@ __global__ void __launch_bounds__(kThreads)
       const int j = e / d, c = e % d;
       if (j < cols) {  // a null dk or dv is not wanted (uniform over the grid)
         // Keys past g.valid in this tile: p = 0 for every query, so their acc is 0 and stored as such.
-        if (dv) {
-          float* to = dv + g.v + (j0 + j) * L.ldv + c;
-          *to = add ? *to + acc_v[u] : acc_v[u];
-        }
-        if (dk) {
-          float* to = dk + g.k + (j0 + j) * L.ldk + c;
-          *to = add ? *to + scale * acc_k[u] : scale * acc_k[u];
-        }
+        if (dv) detail::put_grad(dv[g.v + (j0 + j) * L.ldv + c], acc_v[u], add);
+        if (dk) detail::put_grad(dk[g.k + (j0 + j) * L.ldk + c], scale * acc_k[u], add);
       }
     }
   }
@@ -373,7 +367,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int t = 0; t < kColsPerLane; ++t) {
       const int c = lane + kWarpSize * t;
-      if (c < d) drow[c] = add ? drow[c] + scale * acc[rr][t] : scale * acc[rr][t];  // 0 for a row that sees no key
+      if (c < d) detail::put_grad(drow[c], scale * acc[rr][t], add);  // 0 for a row that sees no key
     }
   }
 }
@@ -724,21 +718,12 @@ __global__ void __launch_bounds__(kThreads)
   __syncwarp();  // the accumulators stored (or, if no query tile ran, zeroed) by every lane before the rows are read
   if (j < j0 + cols) {  // a null dk or dv is not wanted (uniform over the grid)
     for (int c = half * (d / 2); c < (half + 1) * (d / 2); ++c) {
-      if (dv) {
-        float* to = dv + g.v + static_cast<long long>(j) * L.ldv + c;
-        *to = add ? *to + dVw[rl * sm.ldo + c] : dVw[rl * sm.ldo + c];
-      }
-      if (dk) {
-        float* to = dk + g.k + static_cast<long long>(j) * L.ldk + c;
-        *to = add ? *to + scale * dKw[rl * sm.ldo + c] : scale * dKw[rl * sm.ldo + c];
-      }
-    }
-  } else if (!add && j < L.Tk) {  // a key of this tile past g.valid: no query sees it
-    for (int c = half * (d / 2); c < (half + 1) * (d / 2); ++c) {
-      if (dv) dv[g.v + static_cast<long long>(j) * L.ldv + c] = 0.0f;
-      if (dk) dk[g.k + static_cast<long long>(j) * L.ldk + c] = 0.0f;
+      if (dv) detail::put_grad(dv[g.v + static_cast<long long>(j) * L.ldv + c], dVw[rl * sm.ldo + c], add);
+      if (dk) detail::put_grad(dk[g.k + static_cast<long long>(j) * L.ldk + c], scale * dKw[rl * sm.ldo + c], add);
     }
   }
+  // The keys of this tile past g.valid, which no query sees.
+  if (!add) store_zero_key_rows(dk, dv, g, L, j0 + cols, min(tc::kRows, L.Tk - j0) - cols);
 }
 
 __global__ void __launch_bounds__(kThreads)
@@ -800,10 +785,8 @@ __global__ void __launch_bounds__(kThreads)
 
   __syncwarp();  // likewise
   if (i < Tq)
-    for (int c = half * (d / 2); c < (half + 1) * (d / 2); ++c) {
-      float* to = dq + g.q + static_cast<long long>(i) * L.ldq + c;
-      *to = add ? *to + scale * dQw[rl * sm.ldo + c] : scale * dQw[rl * sm.ldo + c];  // 0 for a row that sees no key
-    }
+    for (int c = half * (d / 2); c < (half + 1) * (d / 2); ++c)  // 0 for a row that sees no key
+      detail::put_grad(dq[g.q + static_cast<long long>(i) * L.ldq + c], scale * dQw[rl * sm.ldo + c], add);
 }
 
 // The resolved strides as the kernels take them; throws ShapeError for sizes the kernels cannot take.

@@ -11,6 +11,10 @@ namespace attnlab::cuda::detail {
 constexpr int kWarpSize = 32;
 constexpr unsigned kFullMask = 0xffffffffu;
 
+// One element of a gradient output under backend::GradMode: added to (Add), or stored without reading
+// what the buffer held (Write: it may hold anything).
+__device__ __forceinline__ void put_grad(float& out, float g, bool add) { out = add ? out + g : g; }
+
 // Butterfly reductions within one warp: afterwards every lane holds the result. Every lane of the
 // warp must call them (the full mask).
 __device__ __forceinline__ float warp_sum(float v) {

@@ -40,8 +40,7 @@ __global__ void relu_forward_kernel(float* out, const float* inp, std::size_t n)
 __global__ void relu_backward_kernel(float* dinp, const float* dout,
                                      const float* inp, std::size_t n, bool add) {
   ATTNLAB_GRID_STRIDE(i, n) {
-    const float d = inp[i] > 0.0f ? dout[i] : 0.0f;
-    dinp[i] = add ? dinp[i] + d : d;
+    detail::put_grad(dinp[i], inp[i] > 0.0f ? dout[i] : 0.0f, add);
   }
 }
 
@@ -79,8 +78,7 @@ __global__ void dropout_forward_kernel(float* out, float* mask, const float* inp
 
 __global__ void dropout_backward_kernel(float* dinp, const float* dout, const float* mask, std::size_t n, bool add) {
   ATTNLAB_GRID_STRIDE(i, n) {
-    const float d = dout[i] * mask[i];
-    dinp[i] = add ? dinp[i] + d : d;
+    detail::put_grad(dinp[i], dout[i] * mask[i], add);
   }
 }
 

@@ -69,7 +69,7 @@ __global__ void __launch_bounds__(kRowWarps * kWarpSize)
   for (int c = lane; c < C; c += kWarpSize) {
     const float xhat = (x[c] - mu) * rs;
     const float d = rs * (__fmul_rn(g[c], gamma[c]) - m1 - xhat * m2);
-    dx[c] = add ? dx[c] + d : d;  // Write: the buffer is not read
+    detail::put_grad(dx[c], d, add);
   }
 }
 
