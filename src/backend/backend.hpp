@@ -141,6 +141,9 @@ class Buffer {
 // buffer held before is ignored and may be uninitialised).
 enum class GradMode { Add, Write };
 
+// What a linear layer applies to its output (Ops::linear_forward).
+enum class Activation { None, Relu };
+
 // Where attention finds its rows. Row r of batch b of Q starts at q + b·q_batch + r·ldq (likewise K,
 // V and the output), head h at column h·C/H of that row. The defaults (ld = C, batch stride = T·C) are
 // the model's N × C activations; other strides let attention read a fused Q/K/V buffer or the
@@ -258,8 +261,12 @@ class Ops : public Memory {
   virtual void embedding_backward(T* dwte, const T* dout, const int* tokens, int B, int Tn, int C, int V,
                                   T scale) = 0;
 
-  // out (N × OC) = inp (N × IC) · w (IC × OC) + bias (OC, may be null)
-  virtual void linear_forward(T* out, const T* inp, const T* w, const T* bias, int N, int IC, int OC) = 0;
+  // out (N × OC) = act(inp (N × IC) · w (IC × OC) + bias (OC, may be null)), act nothing or ReLU. The
+  // feed-forward's first layer asks for ReLU, so a backend can apply it as the product is stored (the
+  // CUDA backend: cuBLASLt's ReLU-and-bias epilogue) instead of a pass that reads and writes N × OC
+  // again; ReLU's backward needs only the output (> 0 exactly where the input was).
+  virtual void linear_forward(T* out, const T* inp, const T* w, const T* bias, int N, int IC, int OC,
+                              Activation act = Activation::None) = 0;
   // dinp += dout · wᵀ (= under GradMode::Write);  dw += inpᵀ · dout;  dbias += column sums of dout
   virtual void linear_backward(T* dinp, T* dw, T* dbias, const T* dout, const T* inp, const T* w, int N, int IC,
                                int OC, GradMode dinp_mode = GradMode::Add) = 0;
@@ -280,11 +287,18 @@ class Ops : public Memory {
   // Σ x² in double (for the gradient norm), returned to the host.
   virtual double sum_squares(const T* x, std::size_t n) = 0;
 
-  // Inverted dropout with a counter-based generator (backend/dropout_hash.hpp): element i is kept iff
-  // dropout_keep(seed, i, p), so the same seed gives the same mask on every backend and thread count.
-  // mask (n) receives 0 or 1/(1 − p) for the backward pass. p = 0 copies.
-  virtual void dropout_forward(T* out, T* mask, const T* inp, std::size_t n, float p, std::uint64_t seed) = 0;
-  virtual void dropout_backward(T* dinp, const T* dout, const T* mask, std::size_t n,  // dinp += (or =) dout ⊙ mask
+  // Inverted dropout with a counter-based generator (backend/dropout_hash.hpp), fused with the residual
+  // add that follows it in the model:
+  //   out = residual + inp ⊙ mask      (residual null: out = inp ⊙ mask)
+  // with mask_i = 1/(1 − p) where dropout_keep(seed, i, dropout_threshold(p)), else 0; the product is
+  // rounded, then the sum (no fused multiply-add), on every backend. The mask is a pure function of
+  // (seed, i, p): the same seed drops the same elements on every backend and thread count, and the
+  // backward recomputes it rather than reading back a stored one (n floats written and n read saved per
+  // call, and the separate add's pass over the dropped values). p = 0 keeps every element; 0 ≤ p < 1.
+  virtual void dropout_forward(T* out, const T* inp, const T* residual, std::size_t n, float p,
+                               std::uint64_t seed) = 0;
+  // dinp += (or =) dout ⊙ mask, the mask of the forward with the same p and seed.
+  virtual void dropout_backward(T* dinp, const T* dout, std::size_t n, float p, std::uint64_t seed,
                                 GradMode mode = GradMode::Add) = 0;
 
   // Multi-head scaled dot-product attention: per batch b and head h,

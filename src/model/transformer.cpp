@@ -144,8 +144,9 @@ void Transformer<T>::ffn_fwd(const FfnLayout& o, const T* x, int N, FfnAct& a) {
   const int C = cfg_.d_model, F = cfg_.d_ff;
   const std::size_t nf = static_cast<std::size_t>(N) * F;
   T* h = sized(a.a, nf);
-  be_.linear_forward(h, x, P(o.w1), P(o.b1), N, C, F);
-  be_.relu_forward(h, h, nf);  // in place: h > 0 exactly where ReLU(h) > 0
+  // ReLU applied as the product is stored: h > 0 exactly where the pre-activation was, all its
+  // backward needs.
+  be_.linear_forward(h, x, P(o.w1), P(o.b1), N, C, F, backend::Activation::Relu);
   be_.linear_forward(sized(a.out, static_cast<std::size_t>(N) * C), h, P(o.w2), P(o.b2), N, F, C);
 }
 
@@ -184,14 +185,15 @@ void Transformer<T>::sub_fwd(Sub& s, Kind kind, const AttnLayout* attn, const Ff
     ffn_fwd(*ffn, in, N, s.ffn);
     out = s.ffn.out.data();
   }
-  // Without dropout (inference, or p = 0) the sub-layer's output goes straight into the residual sum:
-  // no copy and no mask of ones.
-  s.dropout = p > 0.0f;
-  if (s.dropout) {
-    be_.dropout_forward(sized(s.dropped, n), sized(s.mask, n), out, n, p, next_dropout_seed());
-    out = s.dropped.data();
+  // sum = x + dropout(out) in one pass: the mask is not stored (the backward draws it again from the
+  // seed). Without dropout (inference, or p = 0) the output goes straight into the residual sum.
+  s.p = p;
+  if (p > 0.0f) {
+    s.seed = next_dropout_seed();
+    be_.dropout_forward(sized(s.sum, n), out, x, n, p, s.seed);
+  } else {
+    be_.add_forward(sized(s.sum, n), x, out, n);
   }
-  be_.add_forward(sized(s.sum, n), x, out, n);
   if (cfg_.pre_norm) {
     s.y = s.sum.data();
   } else {
@@ -214,9 +216,9 @@ void Transformer<T>::sub_bwd(Sub& s, Kind kind, const AttnLayout* attn, const Ff
   }
   be_.copy(dx, dsum, n * sizeof(T));  // the residual path: the first gradient to reach dx
   const T* dsub = dsum;               // no dropout in the forward: the sub-layer's gradient is the sum's
-  if (s.dropout) {
+  if (s.p > 0.0f) {
     T* d = sized(ws_dsub_, n);
-    be_.dropout_backward(d, dsum, s.mask.data(), n, GradMode::Write);
+    be_.dropout_backward(d, dsum, n, s.p, s.seed, GradMode::Write);
     dsub = d;
   }
   // Post-norm: the sub-layer saw x itself, so its gradient adds to the residual's in dx. Pre-norm:
@@ -259,6 +261,7 @@ T Transformer<T>::forward(const Batch& b, T smoothing, bool train, std::uint64_t
   dropout_site_ = 0;
   if (p > 0.0f) dropout_base_ = rng ? splitmix64(*rng) : 0;
   emb_dropout_ = p > 0.0f;
+  emb_p_ = p;
   auto upload_ints = [&](backend::Buffer<int>& dst, const std::vector<int>& src) {
     dst.bind(be_);
     dst.upload(src);
@@ -274,8 +277,10 @@ T Transformer<T>::forward(const Batch& b, T smoothing, bool train, std::uint64_t
     const std::size_t src_emb = cfg_.tie_embeddings ? layout_.tok_emb : layout_.src_emb;
     be_.embedding_forward(sized(enc_emb_, n), src_dev_.data(), P(src_emb), pe_.data(), b.B, b.S, C, scale);
     // Without dropout the embedding is the first layer's input itself: no copy, no mask of ones.
-    if (emb_dropout_)
-      be_.dropout_forward(sized(enc_x0_, n), sized(enc_emb_mask_, n), enc_emb_.data(), n, p, next_dropout_seed());
+    if (emb_dropout_) {
+      enc_emb_seed_ = next_dropout_seed();
+      be_.dropout_forward(sized(enc_x0_, n), enc_emb_.data(), nullptr, n, p, enc_emb_seed_);
+    }
     const T* x = first_input(enc_emb_, enc_x0_);
     enc_.resize(layout_.enc.size());
     for (std::size_t l = 0; l < enc_.size(); ++l) {
@@ -291,8 +296,10 @@ T Transformer<T>::forward(const Batch& b, T smoothing, bool train, std::uint64_t
 
   const std::size_t n = static_cast<std::size_t>(b.B) * b.T * C;
   be_.embedding_forward(sized(dec_emb_, n), tgt_in_dev_.data(), P(layout_.tok_emb), pe_.data(), b.B, b.T, C, scale);
-  if (emb_dropout_)
-    be_.dropout_forward(sized(dec_x0_, n), sized(dec_emb_mask_, n), dec_emb_.data(), n, p, next_dropout_seed());
+  if (emb_dropout_) {
+    dec_emb_seed_ = next_dropout_seed();
+    be_.dropout_forward(sized(dec_x0_, n), dec_emb_.data(), nullptr, n, p, dec_emb_seed_);
+  }
   const T* y = first_input(dec_emb_, dec_x0_);
   dec_.resize(layout_.dec.size());
   for (std::size_t l = 0; l < dec_.size(); ++l) {
@@ -368,11 +375,12 @@ void Transformer<T>::backward() {
     if (!cfg_.decoder_only) step_back(dec_[l].cross, Kind::CrossAttn, &L.cross_attn, nullptr, L.ln2, b.T, memory, dmem);
     step_back(dec_[l].self, Kind::SelfAttn, &L.self_attn, nullptr, L.ln1, b.T, nullptr, nullptr);
   }
-  // The embedding's gradient: through its dropout's mask, or (no dropout) the first layer's itself.
+  // The embedding's gradient: through its dropout (the same mask, drawn again), or (no dropout) the
+  // first layer's itself.
   const T* demb = ws_dy_.data();
   if (emb_dropout_) {
     T* d = sized(ws_demb_, nt);
-    be_.dropout_backward(d, ws_dy_.data(), dec_emb_mask_.data(), nt, backend::GradMode::Write);
+    be_.dropout_backward(d, ws_dy_.data(), nt, emb_p_, dec_emb_seed_, backend::GradMode::Write);
     demb = d;
   }
   be_.embedding_backward(G(layout_.tok_emb), demb, tgt_in_dev_.data(), b.B, b.T, C, V, scale);
@@ -392,7 +400,7 @@ void Transformer<T>::backward() {
   demb = ws_dy_.data();
   if (emb_dropout_) {
     T* d = sized(ws_demb_, ns);
-    be_.dropout_backward(d, ws_dy_.data(), enc_emb_mask_.data(), ns, backend::GradMode::Write);
+    be_.dropout_backward(d, ws_dy_.data(), ns, emb_p_, enc_emb_seed_, backend::GradMode::Write);
     demb = d;
   }
   be_.embedding_backward(G(cfg_.tie_embeddings ? layout_.tok_emb : layout_.src_emb), demb, src_dev_.data(), b.B, b.S, C,
@@ -608,8 +616,7 @@ const std::vector<T>& Transformer<T>::decode_step(const std::vector<int>& tokens
       const FfnLayout& f = L.ffn;
       const std::size_t nf = static_cast<std::size_t>(K) * F;
       T* h = sized(step_h_, nf);
-      be_.linear_forward(h, s, P(f.w1), P(f.b1), K, C, F);
-      be_.relu_forward(h, h, nf);
+      be_.linear_forward(h, s, P(f.w1), P(f.b1), K, C, F, backend::Activation::Relu);
       be_.linear_forward(out, h, P(f.w2), P(f.b2), K, F, C);
     });
   }

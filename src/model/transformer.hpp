@@ -121,15 +121,16 @@ class Transformer {
     bool causal = false, masked = false;  // masked: keys limited by the batch's source lengths
   };
   struct FfnAct {
-    Buf a, out;  // a = ReLU(x·W1 + b1), computed in place: ReLU's backward needs only a > 0
+    Buf a, out;  // a = ReLU(x·W1 + b1), one op (linear_forward with ReLU): its backward needs only a > 0
   };
   // One residual sub-layer: attention or feed-forward, with its norm, dropout and residual sum.
   struct Sub {
     LNAct ln;
     AttnAct attn;
     FfnAct ffn;
-    Buf mask, dropped, sum;
-    bool dropout = false;       // whether the forward applied dropout (mask and dropped are valid)
+    Buf sum;                    // x + dropout(sub-layer's output): one fused op (Ops::dropout_forward)
+    float p = 0.0f;             // the forward's dropout rate (0: none, sum = x + output)
+    std::uint64_t seed = 0;     // and its seed: the backward draws the same mask again
     const T* x = nullptr;       // the sub-layer's input (the residual stream)
     const T* sub_in = nullptr;  // what the attention/FFN saw (x for post-norm, LN(x) for pre-norm)
     const T* y = nullptr;       // output: LN(sum) for post-norm, sum for pre-norm
@@ -190,13 +191,15 @@ class Transformer {
   int count_ = 0;
   std::uint64_t dropout_base_ = 0;  // drawn once per training forward
   int dropout_site_ = 0;            // dropout sites used so far in this forward
-  Buf enc_emb_, enc_emb_mask_, enc_x0_;
+  Buf enc_emb_, enc_x0_;
+  std::uint64_t enc_emb_seed_ = 0, dec_emb_seed_ = 0;  // the embeddings' dropout seeds
   std::vector<EncLayer> enc_;
   LNAct enc_final_;
-  Buf dec_emb_, dec_emb_mask_, dec_x0_;
+  Buf dec_emb_, dec_x0_;
   // Whether the last forward dropped out the embeddings. The first layer's input is then the dropped-
   // out embedding (enc_x0_, dec_x0_), else the embedding itself (enc_emb_, dec_emb_): first_input().
   bool emb_dropout_ = false;
+  float emb_p_ = 0.0f;  // their rate
   const T* first_input(const Buf& emb, const Buf& dropped) const { return emb_dropout_ ? dropped.data() : emb.data(); }
   std::vector<DecLayer> dec_;
   LNAct dec_final_;

@@ -66,12 +66,14 @@
 
 #include "backend/backend.hpp"
 #include "backend/cpu/cpu_backend.hpp"
+#include "backend/dropout_hash.hpp"
 #include "backend/registry.hpp"
 #include "kernel_check.hpp"
 #include "util/error.hpp"
 
 namespace {
 
+using attnlab::backend::Activation;
 using attnlab::backend::AdamStep;
 using attnlab::backend::AttentionShape;
 using attnlab::backend::Buffer;
@@ -442,17 +444,41 @@ void embedding_case(Run<T>& r, int B, int Tn, int C, int V) {
 }
 
 template <typename T>
-void linear_case(Run<T>& r, int N, int IC, int OC, bool bias) {
+void linear_case(Run<T>& r, int N, int IC, int OC, bool bias, bool relu = false) {
   const std::size_t n_in = static_cast<std::size_t>(N) * IC, n_out = static_cast<std::size_t>(N) * OC,
                     n_w = static_cast<std::size_t>(IC) * OC;
   const T* inp = r.input(n_in);
   const T* w = r.input(n_w, 0.2);
   const T* b = bias ? r.input(static_cast<std::size_t>(OC)) : nullptr;
   T* out = r.written(n_out);
-  r.be.linear_forward(out, inp, w, b, N, IC, OC);
+  r.be.linear_forward(out, inp, w, b, N, IC, OC, relu ? Activation::Relu : Activation::None);
   r.record("out", out, n_out);
-  const T* dout = r.input(n_out);
-  r.loss_term(out, dout, n_out);
+  if (relu) {
+    // The same layer without ReLU on the same backend: the fused output must be its ReLU, element by
+    // element up to the product's rounding (a GPU may pick another algorithm for the fused product),
+    // and exactly 0 wherever that is negative by more than the rounding.
+    T* plain = r.written(n_out);
+    r.be.linear_forward(plain, inp, w, b, N, IC, OC);
+    const auto fused = r.fetch(out, n_out), lin = r.fetch(plain, n_out);
+    std::size_t wrong = 0, zeros = 0;
+    for (std::size_t i = 0; i < n_out; ++i) {
+      const double want = lin[i] > T(0) ? static_cast<double>(lin[i]) : 0.0;
+      wrong += !(std::abs(fused[i] - want) <= 1e-5 * (1.0 + std::abs(want)));
+      zeros += fused[i] == T(0);
+      if (lin[i] < T(-1e-4)) wrong += fused[i] != T(0);
+    }
+    CHECK_MESSAGE(wrong == 0, wrong << " of " << n_out << " outputs are not ReLU of the plain product");
+    CHECK(zeros > n_out / 4);  // about half the pre-activations are negative
+  }
+  const T* dout_in = r.input(n_out);
+  const T* dout = dout_in;
+  if (relu) {
+    // Through ReLU's backward (from its output, as the model does), then the layer's.
+    T* dpre = r.written(n_out);
+    r.be.relu_backward(dpre, dout_in, out, n_out, GradMode::Write);
+    dout = dpre;
+  }
+  r.loss_term(out, dout_in, n_out);
   T* dinp = r.accumulated(n_in);
   T* dw = r.accumulated(n_w);
   T* dbias = bias ? r.accumulated(static_cast<std::size_t>(OC)) : nullptr;
@@ -621,21 +647,43 @@ template <typename T>
 void dropout_case(Run<T>& r, float p, std::uint64_t seed) {
   const std::size_t n = 999;
   const T* inp = r.input(n);
+  const T* residual = r.input(n);
+  // Alone (the embeddings' dropout) and fused with the residual add (every sub-layer's): the mask, and
+  // so the output, bit for bit on every backend; the product rounded before the sum everywhere.
   T* out = r.written(n);
-  T* mask = r.written(n);
-  r.be.dropout_forward(out, mask, inp, n, p, seed);
+  r.be.dropout_forward(out, inp, nullptr, n, p, seed);
   r.record_exact("out", out, n);
-  r.record_exact("mask", mask, n);
+  T* sum = r.written(n);
+  r.be.dropout_forward(sum, inp, residual, n, p, seed);
+  r.record_exact("residual + out", sum, n);
   const T* dout = r.input(n);
+  const T* dsum = r.input(n);
   r.loss_term(out, dout, n);
+  r.loss_term(sum, dsum, n);
+  // The backward draws the same mask from (seed, p): dinp = dout ⊙ mask + dsum ⊙ mask.
   T* dinp = r.accumulated(n);
-  r.be.dropout_backward(dinp, dout, mask, n);
+  r.be.dropout_backward(dinp, dout, n, p, seed);
+  r.be.dropout_backward(dinp, dsum, n, p, seed);
   r.record("dinp", dinp, n);  // dinp + dout·mask: a fused multiply-add may round once instead of twice
   r.gradient("dinp", inp, dinp);
   T* dinp_w = r.written(n);
-  r.be.dropout_backward(dinp_w, dout, mask, n, GradMode::Write);
+  r.be.dropout_backward(dinp_w, dout, n, p, seed, GradMode::Write);
   r.record_exact("dinp (Write)", dinp_w, n);  // one product, rounded once everywhere
-  r.gradient("dinp (Write)", inp, dinp_w);
+  // out's own gradient: the mask itself, which the forward's out must agree with element by element.
+  const auto o = r.fetch(out, n), x = r.fetch(inp, n), g = r.fetch(dinp_w, n), d = r.fetch(dout, n);
+  const T keep = p > 0.0f ? static_cast<T>(1.0 / (1.0 - p)) : T(1);
+  std::size_t kept = 0, wrong = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const bool k = attnlab::backend::dropout_keep(seed, i, attnlab::backend::dropout_threshold(p));
+    kept += k;
+    wrong += o[i] != (k ? x[i] * keep : T(0)) || g[i] != (k ? d[i] * keep : T(0));
+  }
+  CHECK_MESSAGE(wrong == 0, wrong << " of " << n << " elements not as dropout_keep draws them");
+  if (p == 0.0f) CHECK(kept == n);
+  r.record_value("elements kept", static_cast<double>(kept), 0.0);
+  T* dres = r.written(n);  // the residual's gradient is dsum itself: the model copies it, no op
+  r.be.copy(dres, dsum, n * sizeof(T));
+  r.gradient("dresidual", residual, dres);
 }
 
 std::vector<Case> cases() {
@@ -649,6 +697,8 @@ std::vector<Case> cases() {
   t.push_back(make_case("linear with bias, N 18, IC 32, OC 24", [](auto& r) { linear_case(r, 18, 32, 24, true); }));
   t.push_back(make_case("linear without bias, N 1, IC 7, OC 5", [](auto& r) { linear_case(r, 1, 7, 5, false); }));
   t.push_back(make_case("linear with bias, N 37, IC 1, OC 33", [](auto& r) { linear_case(r, 37, 1, 33, true); }));
+  t.push_back(make_case("linear + ReLU with bias, N 18, IC 32, OC 24", [](auto& r) { linear_case(r, 18, 32, 24, true, true); }));
+  t.push_back(make_case("linear + ReLU without bias, N 7, IC 5, OC 9", [](auto& r) { linear_case(r, 7, 5, 9, false, true); }));
   // N > 256: the device's bias and γ/β gradients sum the rows in chunks of 256 (cuda/column_sums.hpp),
   // here three, the last one partial.
   t.push_back(make_case("linear with bias, N 600 (3 row chunks), IC 3, OC 40", [](auto& r) { linear_case(r, 600, 3, 40, true); }));
@@ -666,7 +716,7 @@ std::vector<Case> cases() {
   }));
   t.push_back(make_case("dropout p 0.1, seed 12345 (masks bit for bit)", [](auto& r) { dropout_case(r, 0.1f, 12345); }));
   t.push_back(make_case("dropout p 0.5, seed 2^63 + 7", [](auto& r) { dropout_case(r, 0.5f, (1ull << 63) + 7); }));
-  t.push_back(make_case("dropout p 0 (a copy, mask 1)", [](auto& r) { dropout_case(r, 0.0f, 1); }));
+  t.push_back(make_case("dropout p 0 (keeps everything)", [](auto& r) { dropout_case(r, 0.0f, 1); }));
   // Attention: head widths d = C / H of 1 to 64; masks; strides; tiles of every variant cut across.
   t.push_back(make_case("attention self, causal, B 2, T 9, C 32, H 4",
                         [](auto& r) { attention_case(r, {2, 9, 9, 32, 4, true, {}}); }));
@@ -727,6 +777,7 @@ std::vector<Case> cases() {
   t.push_back(large_case("embedding B 2, T 64, C 768, V 50257", [](auto& r) { embedding_case(r, 2, 64, 768, 50257); }));
   t.push_back(large_case("linear N 256, IC 768, OC 3072 / N 37, IC 129, OC 65", [](auto& r) {
     linear_case(r, 256, 768, 3072, true);
+    linear_case(r, 256, 768, 3072, true, true);  // the feed-forward's first layer: ReLU in the epilogue
     linear_case(r, 37, 129, 65, true);
   }));
   t.push_back(large_case("layernorm N 256, C 768 / C 127, 128, 129, 64 / N 1", [](auto& r) {
@@ -962,10 +1013,10 @@ TEST_CASE("dropout: the seed decides the mask, p the share dropped") {
   for (Ops<float>* be : backends_under_test<float>(false)) {
     INFO("backend: " << be->name());
     const std::size_t n = 4000;
-    Buffer<float> inp(*be, n), out(*be, n), m1(*be, n), m2(*be, n);
-    inp.upload(std::vector<float>(n, 1.0f));
-    be->dropout_forward(out.data(), m1.data(), inp.data(), n, 0.25f, 99);
-    be->dropout_forward(out.data(), m2.data(), inp.data(), n, 0.25f, 100);
+    Buffer<float> inp(*be, n), m1(*be, n), m2(*be, n);
+    inp.upload(std::vector<float>(n, 1.0f));  // dropout of ones: its output is the mask
+    be->dropout_forward(m1.data(), inp.data(), nullptr, n, 0.25f, 99);
+    be->dropout_forward(m2.data(), inp.data(), nullptr, n, 0.25f, 100);
     const auto a = m1.download(), b = m2.download();
     std::size_t dropped = 0, differ = 0;
     for (std::size_t i = 0; i < n; ++i) {

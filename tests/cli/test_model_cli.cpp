@@ -636,17 +636,31 @@ TEST_CASE("bench --backend cuda: the device's attention sweep (c') and the model
     CHECK(sum("forward_breakdown") == doctest::Approx(fwd).epsilon(1e-9));
     CHECK(sum("breakdown") == doctest::Approx(3 * fwd + 0.5 * sum("forward_breakdown", "attention_forward")).epsilon(1e-9));
     CHECK(sum("breakdown", "linear_backward") == doctest::Approx(2 * sum("breakdown", "linear_forward")).epsilon(1e-9));
-    // Bytes per op (what its contract moves): ReLU's backward reads dout and x and writes dinp (the
-    // model asks for GradMode::Write: its gradient is the first to reach the buffer), 1.5 × its
-    // forward's read and write; the step's device total is its rows' without the host transfers.
+    // Bytes per op (what its contract moves). ReLU has no forward op of its own: the feed-forward's
+    // first linear layer applies it as the product is stored (its shape row says ", ReLU"). ReLU's
+    // backward reads dout and x and writes dinp (the model asks for GradMode::Write: its gradient is
+    // the first to reach the buffer): 3 floats for each output of those layers. The step's device
+    // total is its rows' without the host transfers.
     auto gb = [&](const char* which, const std::string& only = "") {
       double g = 0;
       for (const auto& op : m[which]["ops"])
         if ((only.empty() && op["op"] != "upload" && op["op"] != "download") || op["op"] == only) g += op.value("gb_per_step", 0.0);
       return g;
     };
-    CHECK(gb("breakdown", "relu_forward") > 0.0);
-    CHECK(gb("breakdown", "relu_backward") == doctest::Approx(1.5 * gb("breakdown", "relu_forward")).epsilon(1e-12));
+    CHECK(gb("breakdown", "relu_forward") == 0.0);
+    double relu_outputs = 0, relu_calls = 0;  // per step, from the "N×IC · IC×OC, ReLU" shape rows
+    for (const auto& op : m["breakdown"]["ops"]) {
+      if (op["op"] != "linear_forward") continue;
+      for (const auto& x : op["shapes"]) {
+        const std::string shape = x["shape"];
+        if (shape.find(", ReLU") == std::string::npos) continue;
+        const double rows = std::stod(shape), cols = std::stod(shape.substr(shape.rfind("×") + std::string("×").size()));
+        relu_outputs += rows * cols * x["calls_per_step"].get<double>();
+        relu_calls += x["calls_per_step"].get<double>();
+      }
+    }
+    CHECK(relu_calls == (m["model"] == "encoder-decoder" ? 2.0 : 1.0));  // one feed-forward a stack
+    CHECK(gb("breakdown", "relu_backward") == doctest::Approx(3 * 4 * relu_outputs / 1e9).epsilon(1e-9));
     // Attention's backward stores dq, dk, dv (Write) after reading dout, out, q, k, v and lse: twice
     // the forward's q, k, v read and out written, less one lse and key lengths. Accumulating would read
     // the three gradients too, well over twice the forward.

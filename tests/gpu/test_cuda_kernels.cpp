@@ -191,7 +191,8 @@ TEST_CASE("launchers reject bad shapes before touching the GPU" * doctest::test_
   CHECK_THROWS_AS(cu::embedding_forward(none, nullptr, none, none, 1, 1, 8, 0, 1.0f), attnlab::ShapeError);
   CHECK_THROWS_AS(cu::cross_entropy_backward(none, none, none, nullptr, -2, 10, 0.1f, 0, 1, 1.0f),
                   attnlab::ShapeError);
-  CHECK_THROWS_AS(cu::dropout_forward(none, none, none, 10, 1.0f, 7), attnlab::ShapeError);
+  CHECK_THROWS_AS(cu::dropout_forward(none, none, nullptr, 10, 1.0f, 7), attnlab::ShapeError);
+  CHECK_THROWS_AS(cu::dropout_backward(none, none, 10, -0.5f, 7, attnlab::backend::GradMode::Write), attnlab::ShapeError);
   CHECK_THROWS_AS(cu::adamw_step(none, none, none, none, nullptr, 10, 0, 1e-3, cu::AdamWParams{}),
                   attnlab::ShapeError);
   // Nothing to do is not an error, and launches nothing.
@@ -343,7 +344,8 @@ TEST_CASE("cuBLAS row-major gemm, strided-batched, fp32, TF32 and bf16" * doctes
   }
 }
 
-TEST_CASE("gemm_bias: cuBLASLt's bias epilogue and the two-step path agree, and match double" * doctest::test_suite("gpu")) {
+TEST_CASE("gemm_bias: cuBLASLt's bias (and ReLU) epilogue and the two-step path agree, and match double" *
+          doctest::test_suite("gpu")) {
   std::mt19937 rng(fresh_seed());
   INFO("seed " << fresh_seed());
   struct Shape {
@@ -352,8 +354,9 @@ TEST_CASE("gemm_bias: cuBLASLt's bias epilogue and the two-step path agree, and 
   // Padded leading dimensions (+3 on C: the columns beyond n must stay untouched), k = 0 (C = bias).
   const Shape shapes[] = {{1, 1, 1}, {37, 33, 129}, {64, 48, 32}, {5, 7, 0}, {256, 768, 512}};
   for (const Shape& s : shapes) {
-    for (cu::Math math : {cu::Math::Fp32, cu::Math::Tf32, cu::Math::Bf16}) {
-      INFO("m " << s.m << " n " << s.n << " k " << s.k << " " << math_name(math));
+    for (cu::Math math : {cu::Math::Fp32, cu::Math::Tf32, cu::Math::Bf16})
+    for (bool relu : {false, true}) {
+      INFO("m " << s.m << " n " << s.n << " k " << s.k << " " << math_name(math) << (relu ? " ReLU" : ""));
       const int lda = std::max(1, s.k) + 1, ldb = s.n + 2, ldc = s.n + 3;
       auto a = random_floats(rng, static_cast<std::size_t>(s.m) * lda);
       auto b = random_floats(rng, static_cast<std::size_t>(std::max(1, s.k)) * ldb);
@@ -367,7 +370,7 @@ TEST_CASE("gemm_bias: cuBLASLt's bias epilogue and the two-step path agree, and 
           double acc = bias[static_cast<std::size_t>(j)];
           for (int p = 0; p < s.k; ++p)
             acc += static_cast<double>(a[static_cast<std::size_t>(i) * lda + p]) * b[static_cast<std::size_t>(p) * ldb + j];
-          want[static_cast<std::size_t>(i) * ldc + j] = acc;
+          want[static_cast<std::size_t>(i) * ldc + j] = relu ? std::max(acc, 0.0) : acc;
         }
       auto ga = up(a), gb = up(b), gbias = up(bias);
       std::vector<std::vector<float>> got;
@@ -375,14 +378,14 @@ TEST_CASE("gemm_bias: cuBLASLt's bias epilogue and the two-step path agree, and 
         cu::Blas blas;
         blas.use_cublaslt(lt);
         auto gc = up(c0);
-        cu::gemm_bias(blas, math, s.m, s.n, s.k, ga.get(), lda, gb.get(), ldb, gbias.get(), gc.get(), ldc);
+        cu::gemm_bias(blas, math, s.m, s.n, s.k, ga.get(), lda, gb.get(), ldb, gbias.get(), gc.get(), ldc, relu);
         // The emulator always has cuBLASLt; a GPU without an algorithm for a shape takes the two-step
         // path, so there only the path's answer is required, not which one ran.
         if (!lt || s.k == 0) CHECK_FALSE(blas.last_gemm_bias_fused());
         if (lt && s.k > 0 && cu::cuda_emulated()) CHECK(blas.last_gemm_bias_fused());
         if (lt && s.k > 0 && !cu::cuda_emulated())
-          MESSAGE("gemm_bias m " << s.m << " n " << s.n << " k " << s.k << " " << math_name(math) << ": "
-                                 << (blas.last_gemm_bias_fused() ? "cuBLASLt's bias epilogue" : "two-step (cuBLASLt declined)"));
+          MESSAGE("gemm_bias m " << s.m << " n " << s.n << " k " << s.k << " " << math_name(math) << (relu ? " ReLU" : "")
+                                 << ": " << (blas.last_gemm_bias_fused() ? "cuBLASLt's epilogue" : "two-step (cuBLASLt declined)"));
         got.push_back(gc.download());
         INFO("cuBLASLt " << lt);
         CHECK_CLOSE(got.back(), want, tol_for(math), 1.0);

@@ -272,8 +272,9 @@ TEST_CASE("op timing (bench's breakdown): one row per op called, ops inside ops 
                cross = 4.0 * b.B * b.T * b.S * c.d_model;
   CHECK(att->flops == doctest::Approx(2 * (self_enc + self_dec + cross)));
   // Bytes, as the contract moves them (backend::OpTime): a linear layer reads its input, weights and
-  // bias and writes its output; attention reads q, k, v (and the key lengths where masked), writes
-  // out and lse; ReLU reads and writes its n values.
+  // bias and writes its output (the feed-forward's first one applies ReLU as it does: no ReLU op);
+  // attention reads q, k, v (and the key lengths where masked), writes out and lse; dropout reads its
+  // input (and the residual it is added to) and writes its output, no mask.
   const double Ns = 1.0 * b.B * b.S, Nt = 1.0 * b.B * b.T, C = c.d_model, F = c.d_ff, H = c.heads;
   auto lin_bytes = [](double N, double IC, double OC) { return 4.0 * (N * IC + IC * OC + N * OC + OC); };
   const double lin_per_forward = 4 * lin_bytes(Ns, C, C) + lin_bytes(Ns, C, F) + lin_bytes(Ns, F, C)  // encoder
@@ -288,9 +289,19 @@ TEST_CASE("op timing (bench's breakdown): one row per op called, ops inside ops 
                                  + 4.0 * (4 * Nt * C + H * Nt)               // decoder self, causal
                                  + 4.0 * (2 * Nt * C + 2 * Ns * C + H * Nt + b.B);  // cross
   CHECK(att->bytes == doctest::Approx(2 * att_per_forward));
-  const backend::OpTime* relu = find(rows, "relu_forward");
-  REQUIRE(relu != nullptr);
-  CHECK(relu->bytes == doctest::Approx(2 * 4.0 * 2.0 * (Ns + Nt) * F));
+  CHECK(find(rows, "relu_forward") == nullptr);
+  std::int64_t relu_calls = 0;
+  for (const auto& sh : lin->shapes)
+    if (sh.shape.find(", ReLU") != std::string::npos) relu_calls += sh.calls;
+  CHECK(relu_calls == 2 * 2);  // the encoder's and the decoder's first feed-forward layer, per forward
+  // Dropout (p = 0.1 in training): the encoder's 2 and the decoder's 3 sub-layers fused with their
+  // residual add (3 floats an element), and the two embeddings alone (2).
+  REQUIRE(c.dropout > 0.0f);
+  const backend::OpTime* drop = find(rows, "dropout_forward");
+  REQUIRE(drop != nullptr);
+  CHECK(drop->calls == 2 * (2 + 3 + 2));
+  CHECK(drop->bytes == doctest::Approx(2 * 4.0 * (3 * (2 * Ns + 3 * Nt) * C + 2 * (Ns + Nt) * C)));
+  CHECK(find(rows, "add_forward") == nullptr);  // every residual sum is dropout's
   for (const auto& r : rows) {
     INFO(r.op);
     CHECK(r.seconds >= 0.0);

@@ -96,8 +96,11 @@ class CpuBackend final : public Ops<T> {
   void embedding_backward(T* dwte, const T* dout, const int* tokens, int B, int Tn, int C, int, T scale) override {
     cpu::embedding_backward<T>(dwte, dout, tokens, B, Tn, C, scale);  // one thread, token order: deterministic
   }
-  void linear_forward(T* out, const T* inp, const T* w, const T* bias, int N, int IC, int OC) override {
+  void linear_forward(T* out, const T* inp, const T* w, const T* bias, int N, int IC, int OC,
+                      Activation act = Activation::None) override {
     cpu::linear_forward<T>(out, inp, w, bias, N, IC, OC);
+    // BLAS has no epilogue: ReLU is a pass of its own here, the same comparison as relu_forward.
+    if (act == Activation::Relu) cpu::relu_forward<T>(out, out, static_cast<std::size_t>(N) * OC);
   }
   void linear_backward(T* dinp, T* dw, T* dbias, const T* dout, const T* inp, const T* w, int N, int IC, int OC,
                        GradMode dinp_mode = GradMode::Add) override {
@@ -122,11 +125,13 @@ class CpuBackend final : public Ops<T> {
     for (std::size_t i = 0; i < n; ++i) x[i] *= s;
   }
   double sum_squares(const T* x, std::size_t n) override { return cpu::sum_squares<T>(x, n); }
-  void dropout_forward(T* out, T* mask, const T* inp, std::size_t n, float p, std::uint64_t seed) override {
-    cpu::dropout_forward_hashed<T>(out, mask, inp, n, p, seed);
+  void dropout_forward(T* out, const T* inp, const T* residual, std::size_t n, float p,
+                       std::uint64_t seed) override {
+    cpu::dropout_forward_hashed<T>(out, inp, residual, n, p, seed);
   }
-  void dropout_backward(T* dinp, const T* dout, const T* mask, std::size_t n, GradMode mode = GradMode::Add) override {
-    cpu::dropout_backward<T>(dinp, dout, mask, n, mode);
+  void dropout_backward(T* dinp, const T* dout, std::size_t n, float p, std::uint64_t seed,
+                        GradMode mode = GradMode::Add) override {
+    cpu::dropout_backward_hashed<T>(dinp, dout, n, p, seed, mode);
   }
   void attention_forward(T* out, T* lse, const T* q, const T* k, const T* v, const AttentionShape& s) override {
     cpu::size_buffer(scratch_, cpu::attention_lse_scratch<T>(s.Tq, s.Tk));

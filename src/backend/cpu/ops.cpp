@@ -346,19 +346,6 @@ void accumulate(T* dst, const T* src, std::size_t n) {
   });
 }
 
-template <typename T>
-void dropout_backward(T* dinp, const T* dout, const T* mask, std::size_t n, backend::GradMode mode) {
-  prof::Scope prof_scope(prof::Op::Elementwise);
-  const bool add = mode == backend::GradMode::Add;
-  par_range(n, kElementChunk, [&](std::size_t b, std::size_t e) {
-    if (add) {
-      for (std::size_t i = b; i < e; ++i) dinp[i] += dout[i] * mask[i];
-    } else {
-      for (std::size_t i = b; i < e; ++i) dinp[i] = dout[i] * mask[i];
-    }
-  });
-}
-
 namespace {
 
 // One head's masked softmax over its scores a (Tq × Tk), in place, as attention_forward computes it:
@@ -577,22 +564,40 @@ void attention_weights_recompute(T* att, const T* q, const T* k, const backend::
   for (int bh = 0; bh < s.B * s.H; ++bh) head_weights(att + bh * tile, static_cast<T*>(nullptr), q, k, s, bh / s.H, bh % s.H);
 }
 
+namespace {
+// 1/(1 − p) rounded once to T, and p · 2³²; ShapeError for p outside [0, 1).
 template <typename T>
-void dropout_forward_hashed(T* out, T* mask, const T* inp, std::size_t n, float p, std::uint64_t seed) {
+std::pair<T, std::uint32_t> dropout_params(const char* op, float p) {
+  if (!(p >= 0.0f && p < 1.0f))
+    throw ShapeError(std::string(op) + ": p = " + std::to_string(p) + " (need 0 ≤ p < 1)");
+  return {p > 0.0f ? static_cast<T>(1.0 / (1.0 - p)) : T(1), backend::dropout_threshold(p)};
+}
+}  // namespace
+
+template <typename T>
+void dropout_forward_hashed(T* out, const T* inp, const T* residual, std::size_t n, float p, std::uint64_t seed) {
   prof::Scope prof_scope(prof::Op::Elementwise);
-  if (!(p > 0.0f)) {
-    par_range(n, kElementChunk, [&](std::size_t b, std::size_t e) {
-      std::copy(inp + b, inp + e, out + b);
-      std::fill(mask + b, mask + e, T(1));
-    });
-    return;
-  }
-  const T keep_scale = static_cast<T>(1.0 / (1.0 - p));
-  const std::uint32_t threshold = backend::dropout_threshold(p);
-  par_range(n, kElementChunk, [&](std::size_t b, std::size_t e) {
+  const auto [keep_scale, threshold] = dropout_params<T>("dropout_forward", p);
+  par_range(n, kElementChunk, [&, keep_scale = keep_scale, threshold = threshold](std::size_t b, std::size_t e) {
     for (std::size_t i = b; i < e; ++i) {
-      mask[i] = backend::dropout_keep(seed, i, threshold) ? keep_scale : T(0);
-      out[i] = inp[i] * mask[i];
+      // The product on its own, then the sum: what the two separate ops computed, and what the CUDA
+      // kernel computes (__fmul_rn keeps nvcc from fusing them into one rounding).
+      const T dropped = inp[i] * (backend::dropout_keep(seed, i, threshold) ? keep_scale : T(0));
+      out[i] = residual ? residual[i] + dropped : dropped;
+    }
+  });
+}
+
+template <typename T>
+void dropout_backward_hashed(T* dinp, const T* dout, std::size_t n, float p, std::uint64_t seed,
+                             backend::GradMode mode) {
+  prof::Scope prof_scope(prof::Op::Elementwise);
+  const auto [keep_scale, threshold] = dropout_params<T>("dropout_backward", p);
+  const bool add = mode == backend::GradMode::Add;
+  par_range(n, kElementChunk, [&, keep_scale = keep_scale, threshold = threshold](std::size_t b, std::size_t e) {
+    for (std::size_t i = b; i < e; ++i) {
+      const T g = dout[i] * (backend::dropout_keep(seed, i, threshold) ? keep_scale : T(0));
+      dinp[i] = add ? dinp[i] + g : g;
     }
   });
 }
@@ -899,7 +904,6 @@ void softmax_from_lse(T* probs, const T* logits, const T* lse, int N, int V) {
   template void relu_backward<T>(T*, const T*, const T*, std::size_t, backend::GradMode);                                          \
   template void add_forward<T>(T*, const T*, const T*, std::size_t);                                            \
   template void accumulate<T>(T*, const T*, std::size_t);                                                       \
-  template void dropout_backward<T>(T*, const T*, const T*, std::size_t, backend::GradMode);                                       \
   template void attention_forward<T>(T*, T*, const T*, const T*, const T*, const int*, bool, int, int, int, int, \
                                      int);                                                                       \
   template void attention_backward<T>(T*, T*, T*, T*, const T*, const T*, const T*, const T*, const T*, int, int, \
@@ -919,7 +923,8 @@ void softmax_from_lse(T* probs, const T* logits, const T* lse, int N, int V) {
   template void attention_backward_lse<T>(T*, T*, T*, T*, const T*, const T*, const T*, const T*,                 \
                                           const backend::AttentionShape&);                                       \
   template void attention_weights_recompute<T>(T*, const T*, const T*, const backend::AttentionShape&);          \
-  template void dropout_forward_hashed<T>(T*, T*, const T*, std::size_t, float, std::uint64_t);                 \
+  template void dropout_forward_hashed<T>(T*, const T*, const T*, std::size_t, float, std::uint64_t);           \
+  template void dropout_backward_hashed<T>(T*, const T*, std::size_t, float, std::uint64_t, backend::GradMode); \
   template void adamw_step<T>(T*, const T*, T*, T*, const std::uint8_t*, std::size_t, const backend::AdamStep&); \
   template double sum_squares<T>(const T*, std::size_t);
 

@@ -78,11 +78,6 @@ void add_forward(T* out, const T* a, const T* b, std::size_t n);
 template <typename T>
 void accumulate(T* dst, const T* src, std::size_t n);
 
-// dropout_backward: dinp += (or =, mode) dout ⊙ mask, the mask dropout_forward_hashed recorded (below).
-template <typename T>
-void dropout_backward(T* dinp, const T* dout, const T* mask, std::size_t n,
-                      backend::GradMode mode = backend::GradMode::Add);
-
 // ---- attention ------------------------------------------------------------------------------------
 
 // Multi-head scaled dot-product attention on already-projected Q (B·Tq × C) and K, V (B·Tk × C):
@@ -125,11 +120,16 @@ void attention_weights_recompute(T* att, const T* q, const T* k, const backend::
 
 // ---- dropout with the counter-based generator (backend/dropout_hash.hpp) ---------------------------
 // Inverted dropout: keep each element with probability 1 − p and scale it by 1 / (1 − p), so the
-// expected activation is unchanged and inference needs no rescaling. `mask` (n) records the scale
-// (0 or 1/(1−p)) for the backward pass. Element i's draw depends on (seed, i) alone, so every backend
-// drops the same elements.
+// expected activation is unchanged and inference needs no rescaling; fused with the residual add after
+// it: out = residual + inp ⊙ mask (residual null: out = inp ⊙ mask). Element i's draw depends on
+// (seed, i) alone, so every backend drops the same elements, and the backward recomputes the mask
+// from (seed, p) instead of storing it. ShapeError unless 0 ≤ p < 1.
 template <typename T>
-void dropout_forward_hashed(T* out, T* mask, const T* inp, std::size_t n, float p, std::uint64_t seed);
+void dropout_forward_hashed(T* out, const T* inp, const T* residual, std::size_t n, float p, std::uint64_t seed);
+// dinp += (or =, mode) dout ⊙ mask, the mask of dropout_forward_hashed with the same p and seed.
+template <typename T>
+void dropout_backward_hashed(T* dinp, const T* dout, std::size_t n, float p, std::uint64_t seed,
+                             backend::GradMode mode = backend::GradMode::Add);
 
 // ---- optimizer ----------------------------------------------------------------------------------------
 // One AdamW step (model/optim.hpp has the formula); decay_mask null: every parameter decays.

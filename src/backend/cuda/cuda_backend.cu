@@ -183,12 +183,13 @@ class CudaBackend final : public Ops<float> {
     cuda::embedding_backward_grouped(dwte, dout, rows, starts, ids, g.groups(), C, scale, s());
   }
 
-  void linear_forward(float* out, const float* inp, const float* w, const float* bias, int N, int IC,
-                      int OC) override {
+  void linear_forward(float* out, const float* inp, const float* w, const float* bias, int N, int IC, int OC,
+                      Activation act = Activation::None) override {
+    const bool relu = act == Activation::Relu;
     cuda::TimedOp t(timer_, "linear_forward", 2.0 * N * IC * OC,
                     floats(1.0 * N * IC + 1.0 * IC * OC + 1.0 * N * OC + (bias ? OC : 0)),
-                    [&] { return product_shape(N, IC, OC); });
-    cuda::linear_forward(blas_, out, inp, w, bias, N, IC, OC, math_);
+                    [&] { return product_shape(N, IC, OC) + (relu ? ", ReLU" : ""); });
+    cuda::linear_forward(blas_, out, inp, w, bias, N, IC, OC, math_, relu);
   }
   void linear_backward(float* dinp, float* dw, float* dbias, const float* dout, const float* inp, const float* w,
                        int N, int IC, int OC, GradMode dinp_mode = GradMode::Add) override {
@@ -243,15 +244,15 @@ class CudaBackend final : public Ops<float> {
     return cuda::sum_squares(partials_.get(cuda::kSumSquaresBlocks), x, n, s());
   }
 
-  void dropout_forward(float* out, float* mask, const float* inp, std::size_t n, float p,
+  void dropout_forward(float* out, const float* inp, const float* residual, std::size_t n, float p,
                        std::uint64_t seed) override {
-    cuda::TimedOp t(timer_, "dropout_forward", floats(3.0 * n));  // out and mask written
-    cuda::dropout_forward(out, mask, inp, n, p, seed, s());
+    cuda::TimedOp t(timer_, "dropout_forward", floats((residual ? 3.0 : 2.0) * n));
+    cuda::dropout_forward(out, inp, residual, n, p, seed, s());
   }
-  void dropout_backward(float* dinp, const float* dout, const float* mask, std::size_t n,
+  void dropout_backward(float* dinp, const float* dout, std::size_t n, float p, std::uint64_t seed,
                         GradMode mode = GradMode::Add) override {
-    cuda::TimedOp t(timer_, "dropout_backward", floats((2.0 + passes(mode)) * n));
-    cuda::dropout_backward(dinp, dout, mask, n, mode, s());
+    cuda::TimedOp t(timer_, "dropout_backward", floats((1.0 + passes(mode)) * n));
+    cuda::dropout_backward(dinp, dout, n, p, seed, mode, s());
   }
 
   void attention_forward(float* out, float* lse, const float* q, const float* k, const float* v,

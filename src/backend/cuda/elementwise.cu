@@ -3,6 +3,8 @@
 // are allowed. sum_squares: a fixed grid of block sums in double, added on the host.
 #include "backend/cuda/elementwise.hpp"
 
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "backend/dropout_hash.hpp"
@@ -66,19 +68,21 @@ __global__ void scale_kernel(float* x, std::size_t n, float s) {
   ATTNLAB_GRID_STRIDE(i, n) x[i] *= s;
 }
 
-// The mask depends on (seed, i) only, so any grid gives the CPU's mask.
-__global__ void dropout_forward_kernel(float* out, float* mask, const float* inp, std::size_t n, std::uint64_t seed,
-                                       std::uint32_t threshold, float keep_scale) {
+// The mask depends on (seed, i) only, so any grid gives the CPU's mask, and the backward draws it
+// again. __fmul_rn: the product rounded on its own, as the CPU rounds it, not fused into the sum.
+template <bool kResidual>
+__global__ void dropout_forward_kernel(float* out, const float* inp, const float* residual, std::size_t n,
+                                       std::uint64_t seed, std::uint32_t threshold, float keep_scale) {
   ATTNLAB_GRID_STRIDE(i, n) {
-    const float m = backend::dropout_keep(seed, i, threshold) ? keep_scale : 0.0f;
-    mask[i] = m;
-    out[i] = inp[i] * m;
+    const float dropped = __fmul_rn(inp[i], backend::dropout_keep(seed, i, threshold) ? keep_scale : 0.0f);
+    out[i] = kResidual ? residual[i] + dropped : dropped;
   }
 }
 
-__global__ void dropout_backward_kernel(float* dinp, const float* dout, const float* mask, std::size_t n, bool add) {
+__global__ void dropout_backward_kernel(float* dinp, const float* dout, std::size_t n, std::uint64_t seed,
+                                        std::uint32_t threshold, float keep_scale, bool add) {
   ATTNLAB_GRID_STRIDE(i, n) {
-    detail::put_grad(dinp[i], dout[i] * mask[i], add);
+    detail::put_grad(dinp[i], dout[i] * (backend::dropout_keep(seed, i, threshold) ? keep_scale : 0.0f), add);
   }
 }
 
@@ -142,23 +146,35 @@ void scale(float* x, std::size_t n, float s, Stream stream) {
   CUDA_CHECK_LAUNCH();
 }
 
-void dropout_forward(float* out, float* mask, const float* inp, std::size_t n, float p, std::uint64_t seed,
+namespace {
+// 1/(1 − p) as the CPU rounds it, and p · 2³² (0 for p = 0: every element kept, with scale 1).
+std::pair<float, std::uint32_t> dropout_params(const char* op, float p) {
+  if (!(p >= 0.0f && p < 1.0f))
+    throw ShapeError(std::string(op) + ": p = " + std::to_string(p) + " (need 0 ≤ p < 1)");
+  return {p > 0.0f ? static_cast<float>(1.0 / (1.0 - p)) : 1.0f, backend::dropout_threshold(p)};
+}
+}  // namespace
+
+void dropout_forward(float* out, const float* inp, const float* residual, std::size_t n, float p, std::uint64_t seed,
                      Stream stream) {
-  if (!(p >= 0.0f && p < 1.0f)) throw ShapeError("cuda::dropout_forward: p = " + std::to_string(p) + " (need 0 ≤ p < 1)");
+  const auto [keep_scale, threshold] = dropout_params("cuda::dropout_forward", p);
   if (n == 0) return;
-  // p = 0: threshold 0 keeps every element with scale 1, so out = inp and mask = 1, as the CPU's copy.
-  const std::uint32_t threshold = backend::dropout_threshold(p);
-  const float keep_scale = p > 0.0f ? static_cast<float>(1.0 / (1.0 - p)) : 1.0f;  // the CPU's rounding
-  ATTNLAB_LAUNCH(dropout_forward_kernel, detail::grid_for(n, kThreads), kThreads, 0, stream)(out, mask, inp, n, seed,
-                                                                                           threshold, keep_scale);
+  if (residual) {
+    ATTNLAB_LAUNCH(dropout_forward_kernel<true>, detail::grid_for(n, kThreads), kThreads, 0, stream)(
+        out, inp, residual, n, seed, threshold, keep_scale);
+  } else {
+    ATTNLAB_LAUNCH(dropout_forward_kernel<false>, detail::grid_for(n, kThreads), kThreads, 0, stream)(
+        out, inp, residual, n, seed, threshold, keep_scale);
+  }
   CUDA_CHECK_LAUNCH();
 }
 
-void dropout_backward(float* dinp, const float* dout, const float* mask, std::size_t n, backend::GradMode mode,
-                      Stream stream) {
+void dropout_backward(float* dinp, const float* dout, std::size_t n, float p, std::uint64_t seed,
+                      backend::GradMode mode, Stream stream) {
+  const auto [keep_scale, threshold] = dropout_params("cuda::dropout_backward", p);
   if (n == 0) return;
   ATTNLAB_LAUNCH(dropout_backward_kernel, detail::grid_for(n, kThreads), kThreads, 0, stream)(
-      dinp, dout, mask, n, mode == backend::GradMode::Add);
+      dinp, dout, n, seed, threshold, keep_scale, mode == backend::GradMode::Add);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -33,15 +33,16 @@ void gelu_backward(float* dinp, const float* dout, const float* inp, std::size_t
 // x *= s                                                                 (backend::Ops::scale)
 void scale(float* x, std::size_t n, float s, Stream stream = nullptr);
 
-// Inverted dropout (cpu::dropout_forward_hashed): element i is kept iff dropout_keep(seed, i,
-// dropout_threshold(p)), the same bits as on the CPU, so both backends draw the same mask for a seed.
-// mask (written) = kept ? 1/(1 − p) : 0, out (written) = inp · mask; p = 0 keeps everything
-// (mask 1, out = inp exactly). out may be inp.
-void dropout_forward(float* out, float* mask, const float* inp, std::size_t n, float p, std::uint64_t seed,
+// Inverted dropout fused with the residual add after it (cpu::dropout_forward_hashed): element i is
+// kept iff dropout_keep(seed, i, dropout_threshold(p)), the same bits as on the CPU, so both backends
+// draw the same mask for a seed; out = residual + inp · mask (residual null: inp · mask), the product
+// rounded on its own as on the CPU. mask_i = kept ? 1/(1 − p) : 0 is never stored: the backward draws
+// it again. p = 0 keeps everything. out may be inp or residual. ShapeError unless 0 ≤ p < 1.
+void dropout_forward(float* out, const float* inp, const float* residual, std::size_t n, float p, std::uint64_t seed,
                      Stream stream = nullptr);
-// dinp += (or =, mode) dout · mask
-void dropout_backward(float* dinp, const float* dout, const float* mask, std::size_t n, backend::GradMode mode,
-                      Stream stream = nullptr);
+// dinp += (or =, mode) dout · mask, the forward's mask for the same p and seed.
+void dropout_backward(float* dinp, const float* dout, std::size_t n, float p, std::uint64_t seed,
+                      backend::GradMode mode, Stream stream = nullptr);
 
 // Σ x² in double, deterministically: a fixed grid of kSumSquaresBlocks blocks (whatever the device)
 // each writes the double sum of its grid-stride share to partials[block] (a fixed-shape tree inside

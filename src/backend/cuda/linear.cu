@@ -5,6 +5,7 @@
 #include <string>
 
 #include "backend/cuda/column_sums.hpp"
+#include "backend/cuda/elementwise.hpp"
 
 namespace attnlab::cuda {
 
@@ -19,13 +20,16 @@ void check_shape(const char* what, int N, int IC, int OC) {
 }  // namespace
 
 void linear_forward(Blas& blas, float* out, const float* inp, const float* w, const float* bias, int N, int IC,
-                    int OC, Math math) {
+                    int OC, Math math, bool relu) {
   check_shape("cuda::linear_forward", N, IC, OC);
-  if (static_cast<std::size_t>(N) * OC == 0) return;
-  if (bias)
-    gemm_bias(blas, math, N, OC, IC, inp, std::max(1, IC), w, OC, bias, out, OC);
-  else
+  const std::size_t n = static_cast<std::size_t>(N) * OC;
+  if (n == 0) return;
+  if (bias) {
+    gemm_bias(blas, math, N, OC, IC, inp, std::max(1, IC), w, OC, bias, out, OC, relu);
+  } else {
     gemm(blas, math, false, false, N, OC, IC, 1.0f, inp, std::max(1, IC), w, OC, 0.0f, out, OC);
+    if (relu) relu_forward(out, out, n, blas.stream());
+  }
 }
 
 void linear_backward(Blas& blas, float* dinp, float* dw, float* dbias, const float* dout, const float* inp,

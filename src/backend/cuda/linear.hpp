@@ -5,18 +5,18 @@
 //
 // Shape legend (llm.c style): N rows (B·T tokens), IC input channels, OC output channels.
 //   inp, dinp  N × IC        w, dw  IC × OC        bias, dbias  OC        out, dout  N × OC
-// out = inp · w + bias (the row-vector convention of the lessons).
+// out = inp · w + bias (the row-vector convention of the lessons), or ReLU of it.
 #include "backend/backend.hpp"  // GradMode
 #include "backend/cuda/device.hpp"
 #include "backend/cuda/matmul.hpp"
 
 namespace attnlab::cuda {
 
-// out (written) = inp · w + bias; bias may be null. With a bias, matmul.hpp's gemm_bias: one
-// cuBLASLt matmul whose epilogue adds the bias, else (as the CPU does) each row of out set to the
-// bias and the gemm adding inp · w to it (beta = 1).
+// out (written) = inp · w + bias, then ReLU when `relu`; bias may be null. With a bias, matmul.hpp's
+// gemm_bias: one cuBLASLt matmul whose epilogue adds the bias (and applies ReLU), else (as the CPU
+// does) each row of out set to the bias, the gemm adding inp · w to it (beta = 1), then a ReLU pass.
 void linear_forward(Blas& blas, float* out, const float* inp, const float* w, const float* bias, int N, int IC,
-                    int OC, Math math = Math::Fp32);
+                    int OC, Math math = Math::Fp32, bool relu = false);
 
 // dinp += dout · wᵀ (= when dinp_mode is Write: beta = 0, cuBLAS does not read it);  dw += inpᵀ · dout;
 // dbias += column sums of dout. Null gradients are skipped.

@@ -207,6 +207,18 @@ __global__ void bias_rows_kernel(float* __restrict__ out, const float* __restric
     out[(e / n) * ldc + e % n] = bias[e % n];
 }
 
+// c[r, c] = max(c[r, c], 0) over a row-major m × n matrix with leading dimension ldc (the columns
+// beyond n untouched): gemm_bias's ReLU where cuBLASLt's epilogue is not used. The comparison of
+// relu_forward (a NaN becomes 0).
+__global__ void relu_rows_kernel(float* __restrict__ c, int m, int n, int ldc) {
+  const std::size_t total = static_cast<std::size_t>(m) * n;
+  for (std::size_t e = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < total;
+       e += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    float& x = c[(e / n) * ldc + e % n];
+    x = x > 0.0f ? x : 0.0f;
+  }
+}
+
 // cuBLASLt's workspace: what cuBLAS itself takes by default on Hopper.
 constexpr std::size_t kLtWorkspaceBytes = 32u << 20;
 
@@ -224,8 +236,8 @@ struct Blas::Lt {
   };
   cublasLtHandle_t handle = nullptr;
   DeviceArray<unsigned char> workspace;
-  // (math, m, n, k, lda, ldb, ldc, alignment of a, of b, of c)
-  std::map<std::tuple<int, int, int, int, int, int, int, int, int, int>, Plan> plans;
+  // (math, ReLU, m, n, k, lda, ldb, ldc, alignment of a, of b, of c)
+  std::map<std::tuple<int, int, int, int, int, int, int, int, int, int, int>, Plan> plans;
   bool unusable = false;  // no cuBLASLt, or its handle could not be made
 
   ~Lt() {
@@ -264,10 +276,11 @@ std::uint32_t alignment(const void* p) {
   return a;
 }
 
-// One cuBLASLt matmul with the bias epilogue for gemm_bias (column-major: D (n × m) = Bᵀ-view · Aᵀ-view
-// + bias per row of D). False when cuBLASLt cannot do it, and nothing was launched.
+// One cuBLASLt matmul with the bias epilogue, or the ReLU-and-bias one, for gemm_bias (column-major:
+// D (n × m) = Bᵀ-view · Aᵀ-view + bias per row of D, then ReLU). False when cuBLASLt cannot do it, and
+// nothing was launched.
 bool lt_matmul_bias(Blas& blas, Math math, int m, int n, int k, const float* a, int lda, const float* b, int ldb,
-                    const float* bias, float* c, int ldc) {
+                    const float* bias, float* c, int ldc, bool relu) {
   Blas::Lt& lt = blas.lt();
   if (lt.unusable) return false;
   // The bias epilogue reads the bias in vectors: an unaligned one (a tiny model's parameter offsets)
@@ -277,7 +290,7 @@ bool lt_matmul_bias(Blas& blas, Math math, int m, int n, int k, const float* a, 
   // cuBLASLt's heuristic assumes 256-byte-aligned matrices unless told: a weight at an offset in the
   // parameter block, or a column block, is less aligned, so the plan says how aligned each one is.
   const std::uint32_t al_a = alignment(a), al_b = alignment(b), al_c = alignment(c);
-  auto [it, fresh] = lt.plans.try_emplace(std::make_tuple(static_cast<int>(math), m, n, k, lda, ldb, ldc,
+  auto [it, fresh] = lt.plans.try_emplace(std::make_tuple(static_cast<int>(math), relu ? 1 : 0, m, n, k, lda, ldb, ldc,
                                                           static_cast<int>(al_a), static_cast<int>(al_b),
                                                           static_cast<int>(al_c)));
   Blas::Lt::Plan& p = it->second;
@@ -286,7 +299,7 @@ bool lt_matmul_bias(Blas& blas, Math math, int m, int n, int k, const float* a, 
     // each row-major buffer is already its transpose: cuBLAS's A is our B (n × k, ld = ldb), its B
     // our A (k × m, ld = lda), D our C (n × m, ld = ldc), and the bias (n values) one per row of D.
     const cublasOperation_t no = CUBLAS_OP_N;
-    const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+    const cublasLtEpilogue_t epilogue = relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
     const std::uint64_t ws = kLtWorkspaceBytes;
     cublasLtMatmulPreference_t pref = nullptr;
     cublasLtMatmulHeuristicResult_t result{};
@@ -361,12 +374,12 @@ void gemm(Blas& blas, Math math, bool ta, bool tb, int m, int n, int k, float al
 }
 
 void gemm_bias(Blas& blas, Math math, int m, int n, int k, const float* a, int lda, const float* b, int ldb,
-               const float* bias, float* c, int ldc) {
+               const float* bias, float* c, int ldc, bool relu) {
   check_gemm("cuda::gemm_bias", false, false, m, n, k, lda, ldb, ldc, 1);
   blas.last_fused_ = false;
   if (m == 0 || n == 0) return;
   if (!bias) throw ShapeError("cuda::gemm_bias: no bias (use gemm)");
-  if (k > 0 && blas.lt_enabled_ && lt_matmul_bias(blas, math, m, n, k, a, lda, b, ldb, bias, c, ldc)) {
+  if (k > 0 && blas.lt_enabled_ && lt_matmul_bias(blas, math, m, n, k, a, lda, b, ldb, bias, c, ldc, relu)) {
     blas.last_fused_ = true;
     return;
   }
@@ -374,6 +387,10 @@ void gemm_bias(Blas& blas, Math math, int m, int n, int k, const float* a, int l
   ATTNLAB_LAUNCH(bias_rows_kernel, detail::grid_for(total, 256), 256, 0, blas.stream())(c, bias, m, n, ldc);
   CUDA_CHECK_LAUNCH();
   gemm(blas, math, false, false, m, n, k, 1.0f, a, lda, b, ldb, 1.0f, c, ldc);
+  if (relu) {
+    ATTNLAB_LAUNCH(relu_rows_kernel, detail::grid_for(total, 256), 256, 0, blas.stream())(c, m, n, ldc);
+    CUDA_CHECK_LAUNCH();
+  }
 }
 
 void gemm_strided_batched(Blas& blas, Math math, bool ta, bool tb, int m, int n, int k, float alpha, const float* a,

@@ -46,7 +46,8 @@ class Blas {
   Lt& lt();
 
  private:
-  friend void gemm_bias(Blas&, Math, int, int, int, const float*, int, const float*, int, const float*, float*, int);
+  friend void gemm_bias(Blas&, Math, int, int, int, const float*, int, const float*, int, const float*, float*, int,
+                        bool);
   cublasContext* handle_ = nullptr;
   Stream stream_ = nullptr;
   bool lt_enabled_ = true, last_fused_ = false;
@@ -60,13 +61,15 @@ void gemm_strided_batched(Blas& blas, Math math, bool trans_a, bool trans_b, int
                           const float* a, int lda, long long stride_a, const float* b, int ldb, long long stride_b,
                           float beta, float* c, int ldc, long long stride_c, int batch);
 
-// C (m × n, written) = A (m × k) · B (k × n) + bias (n values, added to every row): a linear layer's
-// forward. One cuBLASLt matmul with the BIAS epilogue adds the bias as the product is written, so C
-// is written once; without it (no algorithm for these operands, cuBLASLt off, or k = 0) the bias is
-// first written into every row of C and the gemm adds the product to it (beta = 1): C written twice
-// and read once more. Both add the bias to the float32 product, so they agree to rounding.
+// C (m × n, written) = A (m × k) · B (k × n) + bias (n values, added to every row), then ReLU when
+// `relu`: a linear layer's forward. One cuBLASLt matmul with the BIAS (or RELU_BIAS) epilogue adds
+// the bias and applies ReLU as the product is written, so C is written once; without it (no
+// algorithm for these operands, cuBLASLt off, or k = 0) the bias is first written into every row of C,
+// the gemm adds the product to it (beta = 1), and ReLU is a pass of its own: C written two or three
+// times and read once or twice more. Both add the bias to the float32 product, so they agree to
+// rounding (ReLU itself is exact).
 void gemm_bias(Blas& blas, Math math, int m, int n, int k, const float* a, int lda, const float* b, int ldb,
-               const float* bias, float* c, int ldc);
+               const float* bias, float* c, int ldc, bool relu = false);
 
 // The three shapes the model uses, on packed matrices (leading dimension = column count), beta = 0:
 //   matmul_nn: C (m × n) = A (m × k) · B (k × n)       (a linear layer's forward)

@@ -1,10 +1,11 @@
 #pragma once
 // cuBLASLt as the emulation build provides it: the subset the backend calls (a matmul with a bias
-// epilogue, matmul.cu's gemm_bias). Descriptors keep what they are given; the heuristic offers one
-// algorithm for float32 operands with float32, TF32 or bf16 compute; cublasLtMatmul checks the
-// layouts against the operation, runs the product as cublasGemmEx would (cblas_sgemm, after the same
-// rounding of the inputs), then adds the bias to every column of the column-major D (one value per
-// row), as the BIAS epilogue does. Everything else answers CUBLAS_STATUS_NOT_SUPPORTED. As on a GPU,
+// epilogue, with or without ReLU: matmul.cu's gemm_bias). Descriptors keep what they are given; the
+// heuristic offers one algorithm for float32 operands with float32, TF32 or bf16 compute;
+// cublasLtMatmul checks the layouts against the operation, runs the product as cublasGemmEx would
+// (cblas_sgemm, after the same rounding of the inputs), then adds the bias to every column of the
+// column-major D (one value per row), as the BIAS epilogue does, and for RELU_BIAS (and RELU) sets
+// every element of D below zero to zero. Everything else answers CUBLAS_STATUS_NOT_SUPPORTED. As on a GPU,
 // the heuristic's algorithm assumes the pointers are aligned as the preference says (256 bytes unless
 // told otherwise), and cublasLtMatmul refuses a pointer less aligned (CUBLAS_STATUS_INVALID_VALUE).
 #include <cstddef>
@@ -37,7 +38,13 @@ enum cublasLtMatmulDescAttributes_t {
   CUBLASLT_MATMUL_DESC_EPILOGUE = 7,
   CUBLASLT_MATMUL_DESC_BIAS_POINTER = 8,
 };
-enum cublasLtEpilogue_t { CUBLASLT_EPILOGUE_DEFAULT = 1, CUBLASLT_EPILOGUE_BIAS = 4 };
+// cuBLASLt's values: RELU_BIAS is RELU | BIAS (the bias added, then ReLU).
+enum cublasLtEpilogue_t {
+  CUBLASLT_EPILOGUE_DEFAULT = 1,
+  CUBLASLT_EPILOGUE_RELU = 2,
+  CUBLASLT_EPILOGUE_BIAS = 4,
+  CUBLASLT_EPILOGUE_RELU_BIAS = 6,
+};
 enum cublasLtMatmulPreferenceAttributes_t {
   CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES = 1,
   CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES = 5,

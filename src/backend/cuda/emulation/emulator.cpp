@@ -1245,7 +1245,8 @@ bool lt_supported(const cublasLtMatmulDescOpaque_t& op, const cublasLtMatrixLayo
                   const cublasLtMatrixLayoutOpaque_t& b, const cublasLtMatrixLayoutOpaque_t& c,
                   const cublasLtMatrixLayoutOpaque_t& d) {
   return op.scale == CUDA_R_32F && float32_only(a.type, b.type, c.type, op.compute) && d.type == CUDA_R_32F &&
-         (op.epilogue == CUBLASLT_EPILOGUE_DEFAULT || op.epilogue == CUBLASLT_EPILOGUE_BIAS) &&
+         (op.epilogue == CUBLASLT_EPILOGUE_DEFAULT || op.epilogue == CUBLASLT_EPILOGUE_BIAS ||
+          op.epilogue == CUBLASLT_EPILOGUE_RELU || op.epilogue == CUBLASLT_EPILOGUE_RELU_BIAS) &&
          (op.ta == CUBLAS_OP_N || op.ta == CUBLAS_OP_T) && (op.tb == CUBLAS_OP_N || op.tb == CUBLAS_OP_T);
 }
 }  // namespace
@@ -1383,13 +1384,24 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc
                    static_cast<const float*>(A), static_cast<int>(a->ld), 0, static_cast<const float*>(B),
                    static_cast<int>(b->ld), 0, static_cast<const float*>(beta), dst, static_cast<int>(d->ld), 0, 1,
                    rounding_for(nullptr, desc->compute), true);
-  if (st != CUBLAS_STATUS_SUCCESS || desc->epilogue != CUBLASLT_EPILOGUE_BIAS) return st;
-  std::lock_guard lock(g_mutex);
-  if (!desc->bias || find_alloc(desc->bias, static_cast<std::size_t>(m) * 4) == g_allocs.end())
-    return illegal("cublasLtMatmul: the bias (" + std::to_string(m) + " floats from " + hex(desc->bias) +
-                   ") is not inside one device allocation");
-  // The BIAS epilogue: bias[i] added to row i of the column-major m × n result, every column.
-  for (int j = 0; j < n; ++j)
-    for (int i = 0; i < m; ++i) dst[static_cast<std::size_t>(j) * d->ld + i] += desc->bias[i];
+  if (st != CUBLAS_STATUS_SUCCESS) return st;
+  const bool bias = desc->epilogue == CUBLASLT_EPILOGUE_BIAS || desc->epilogue == CUBLASLT_EPILOGUE_RELU_BIAS;
+  const bool relu = desc->epilogue == CUBLASLT_EPILOGUE_RELU || desc->epilogue == CUBLASLT_EPILOGUE_RELU_BIAS;
+  if (bias) {
+    std::lock_guard lock(g_mutex);
+    if (!desc->bias || find_alloc(desc->bias, static_cast<std::size_t>(m) * 4) == g_allocs.end())
+      return illegal("cublasLtMatmul: the bias (" + std::to_string(m) + " floats from " + hex(desc->bias) +
+                     ") is not inside one device allocation");
+    // The BIAS epilogue: bias[i] added to row i of the column-major m × n result, every column.
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < m; ++i) dst[static_cast<std::size_t>(j) * d->ld + i] += desc->bias[i];
+  }
+  // Then ReLU, element by element (NaN to 0, as max(x, 0) gives).
+  if (relu)
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < m; ++i) {
+        float& x = dst[static_cast<std::size_t>(j) * d->ld + i];
+        x = x > 0.0f ? x : 0.0f;
+      }
   return CUBLAS_STATUS_SUCCESS;
 }
