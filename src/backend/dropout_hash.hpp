@@ -9,6 +9,9 @@
 // bijection with full avalanche, which is what a counter-based generator needs. Plain integer
 // arithmetic, so the same header compiles for the host and, under nvcc, for the device.
 #include <cstdint>
+#include <string>
+
+#include "util/error.hpp"
 
 #if defined(__CUDACC__)
 #define ATTNLAB_HOST_DEVICE __host__ __device__
@@ -31,6 +34,21 @@ inline std::uint32_t dropout_threshold(float p) {
   if (!(p > 0.0f)) return 0;
   const double t = static_cast<double>(p) * 4294967296.0;
   return t >= 4294967295.0 ? 0xFFFFFFFFu : static_cast<std::uint32_t>(t);
+}
+
+// What every backend's dropout needs for one call, computed once on the host: the kept elements'
+// scale 1/(1 − p), rounded once from double to T (1 for p = 0), and the threshold. ShapeError naming
+// `op` unless 0 ≤ p < 1. One definition, so the backends cannot round the scale differently.
+template <typename T>
+struct DropoutParams {
+  T keep_scale;
+  std::uint32_t threshold;
+};
+template <typename T>
+DropoutParams<T> dropout_params(const char* op, float p) {
+  if (!(p >= 0.0f && p < 1.0f))
+    throw ShapeError(std::string(op) + ": p = " + std::to_string(p) + " (need 0 ≤ p < 1)");
+  return {p > 0.0f ? static_cast<T>(1.0 / (1.0 - p)) : T(1), dropout_threshold(p)};
 }
 
 ATTNLAB_HOST_DEVICE inline bool dropout_keep(std::uint64_t seed, std::uint64_t i, std::uint32_t threshold) {

@@ -260,7 +260,6 @@ T Transformer<T>::forward(const Batch& b, T smoothing, bool train, std::uint64_t
   const float p = train ? cfg_.dropout : 0.0f;
   dropout_site_ = 0;
   if (p > 0.0f) dropout_base_ = rng ? splitmix64(*rng) : 0;
-  emb_dropout_ = p > 0.0f;
   emb_p_ = p;
   auto upload_ints = [&](backend::Buffer<int>& dst, const std::vector<int>& src) {
     dst.bind(be_);
@@ -277,7 +276,7 @@ T Transformer<T>::forward(const Batch& b, T smoothing, bool train, std::uint64_t
     const std::size_t src_emb = cfg_.tie_embeddings ? layout_.tok_emb : layout_.src_emb;
     be_.embedding_forward(sized(enc_emb_, n), src_dev_.data(), P(src_emb), pe_.data(), b.B, b.S, C, scale);
     // Without dropout the embedding is the first layer's input itself: no copy, no mask of ones.
-    if (emb_dropout_) {
+    if (emb_dropout()) {
       enc_emb_seed_ = next_dropout_seed();
       be_.dropout_forward(sized(enc_x0_, n), enc_emb_.data(), nullptr, n, p, enc_emb_seed_);
     }
@@ -296,7 +295,7 @@ T Transformer<T>::forward(const Batch& b, T smoothing, bool train, std::uint64_t
 
   const std::size_t n = static_cast<std::size_t>(b.B) * b.T * C;
   be_.embedding_forward(sized(dec_emb_, n), tgt_in_dev_.data(), P(layout_.tok_emb), pe_.data(), b.B, b.T, C, scale);
-  if (emb_dropout_) {
+  if (emb_dropout()) {
     dec_emb_seed_ = next_dropout_seed();
     be_.dropout_forward(sized(dec_x0_, n), dec_emb_.data(), nullptr, n, p, dec_emb_seed_);
   }
@@ -378,7 +377,7 @@ void Transformer<T>::backward() {
   // The embedding's gradient: through its dropout (the same mask, drawn again), or (no dropout) the
   // first layer's itself.
   const T* demb = ws_dy_.data();
-  if (emb_dropout_) {
+  if (emb_dropout()) {
     T* d = sized(ws_demb_, nt);
     be_.dropout_backward(d, ws_dy_.data(), nt, emb_p_, dec_emb_seed_, backend::GradMode::Write);
     demb = d;
@@ -398,7 +397,7 @@ void Transformer<T>::backward() {
     step_back(enc_[l].attn, Kind::SelfAttn, &L.attn, nullptr, L.ln1, b.S, nullptr, nullptr);
   }
   demb = ws_dy_.data();
-  if (emb_dropout_) {
+  if (emb_dropout()) {
     T* d = sized(ws_demb_, ns);
     be_.dropout_backward(d, ws_dy_.data(), ns, emb_p_, enc_emb_seed_, backend::GradMode::Write);
     demb = d;

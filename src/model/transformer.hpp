@@ -196,11 +196,12 @@ class Transformer {
   std::vector<EncLayer> enc_;
   LNAct enc_final_;
   Buf dec_emb_, dec_x0_;
-  // Whether the last forward dropped out the embeddings. The first layer's input is then the dropped-
-  // out embedding (enc_x0_, dec_x0_), else the embedding itself (enc_emb_, dec_emb_): first_input().
-  bool emb_dropout_ = false;
-  float emb_p_ = 0.0f;  // their rate
-  const T* first_input(const Buf& emb, const Buf& dropped) const { return emb_dropout_ ? dropped.data() : emb.data(); }
+  // The last forward's dropout rate for the embeddings (0: none). With dropout the first layer's input
+  // is the dropped-out embedding (enc_x0_, dec_x0_), else the embedding itself (enc_emb_, dec_emb_):
+  // first_input().
+  float emb_p_ = 0.0f;
+  bool emb_dropout() const { return emb_p_ > 0.0f; }
+  const T* first_input(const Buf& emb, const Buf& dropped) const { return emb_dropout() ? dropped.data() : emb.data(); }
   std::vector<DecLayer> dec_;
   LNAct dec_final_;
   Buf logits_, lse_;  // lse_: log Σ exp of each logits row (N), what the loss's backward needs

@@ -672,9 +672,10 @@ void dropout_case(Run<T>& r, float p, std::uint64_t seed) {
   // out's own gradient: the mask itself, which the forward's out must agree with element by element.
   const auto o = r.fetch(out, n), x = r.fetch(inp, n), g = r.fetch(dinp_w, n), d = r.fetch(dout, n);
   const T keep = p > 0.0f ? static_cast<T>(1.0 / (1.0 - p)) : T(1);
+  const std::uint32_t threshold = attnlab::backend::dropout_threshold(p);
   std::size_t kept = 0, wrong = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    const bool k = attnlab::backend::dropout_keep(seed, i, attnlab::backend::dropout_threshold(p));
+    const bool k = attnlab::backend::dropout_keep(seed, i, threshold);
     kept += k;
     wrong += o[i] != (k ? x[i] * keep : T(0)) || g[i] != (k ? d[i] * keep : T(0));
   }

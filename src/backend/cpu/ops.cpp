@@ -564,20 +564,10 @@ void attention_weights_recompute(T* att, const T* q, const T* k, const backend::
   for (int bh = 0; bh < s.B * s.H; ++bh) head_weights(att + bh * tile, static_cast<T*>(nullptr), q, k, s, bh / s.H, bh % s.H);
 }
 
-namespace {
-// 1/(1 − p) rounded once to T, and p · 2³²; ShapeError for p outside [0, 1).
-template <typename T>
-std::pair<T, std::uint32_t> dropout_params(const char* op, float p) {
-  if (!(p >= 0.0f && p < 1.0f))
-    throw ShapeError(std::string(op) + ": p = " + std::to_string(p) + " (need 0 ≤ p < 1)");
-  return {p > 0.0f ? static_cast<T>(1.0 / (1.0 - p)) : T(1), backend::dropout_threshold(p)};
-}
-}  // namespace
-
 template <typename T>
 void dropout_forward_hashed(T* out, const T* inp, const T* residual, std::size_t n, float p, std::uint64_t seed) {
   prof::Scope prof_scope(prof::Op::Elementwise);
-  const auto [keep_scale, threshold] = dropout_params<T>("dropout_forward", p);
+  const auto [keep_scale, threshold] = backend::dropout_params<T>("dropout_forward", p);
   par_range(n, kElementChunk, [&, keep_scale = keep_scale, threshold = threshold](std::size_t b, std::size_t e) {
     for (std::size_t i = b; i < e; ++i) {
       // The product on its own, then the sum: what the two separate ops computed, and what the CUDA
@@ -592,7 +582,7 @@ template <typename T>
 void dropout_backward_hashed(T* dinp, const T* dout, std::size_t n, float p, std::uint64_t seed,
                              backend::GradMode mode) {
   prof::Scope prof_scope(prof::Op::Elementwise);
-  const auto [keep_scale, threshold] = dropout_params<T>("dropout_backward", p);
+  const auto [keep_scale, threshold] = backend::dropout_params<T>("dropout_backward", p);
   const bool add = mode == backend::GradMode::Add;
   par_range(n, kElementChunk, [&, keep_scale = keep_scale, threshold = threshold](std::size_t b, std::size_t e) {
     for (std::size_t i = b; i < e; ++i) {

@@ -3,8 +3,6 @@
 // are allowed. sum_squares: a fixed grid of block sums in double, added on the host.
 #include "backend/cuda/elementwise.hpp"
 
-#include <string>
-#include <utility>
 #include <vector>
 
 #include "backend/dropout_hash.hpp"
@@ -146,18 +144,9 @@ void scale(float* x, std::size_t n, float s, Stream stream) {
   CUDA_CHECK_LAUNCH();
 }
 
-namespace {
-// 1/(1 − p) as the CPU rounds it, and p · 2³² (0 for p = 0: every element kept, with scale 1).
-std::pair<float, std::uint32_t> dropout_params(const char* op, float p) {
-  if (!(p >= 0.0f && p < 1.0f))
-    throw ShapeError(std::string(op) + ": p = " + std::to_string(p) + " (need 0 ≤ p < 1)");
-  return {p > 0.0f ? static_cast<float>(1.0 / (1.0 - p)) : 1.0f, backend::dropout_threshold(p)};
-}
-}  // namespace
-
 void dropout_forward(float* out, const float* inp, const float* residual, std::size_t n, float p, std::uint64_t seed,
                      Stream stream) {
-  const auto [keep_scale, threshold] = dropout_params("cuda::dropout_forward", p);
+  const auto [keep_scale, threshold] = backend::dropout_params<float>("cuda::dropout_forward", p);
   if (n == 0) return;
   if (residual) {
     ATTNLAB_LAUNCH(dropout_forward_kernel<true>, detail::grid_for(n, kThreads), kThreads, 0, stream)(
@@ -171,7 +160,7 @@ void dropout_forward(float* out, const float* inp, const float* residual, std::s
 
 void dropout_backward(float* dinp, const float* dout, std::size_t n, float p, std::uint64_t seed,
                       backend::GradMode mode, Stream stream) {
-  const auto [keep_scale, threshold] = dropout_params("cuda::dropout_backward", p);
+  const auto [keep_scale, threshold] = backend::dropout_params<float>("cuda::dropout_backward", p);
   if (n == 0) return;
   ATTNLAB_LAUNCH(dropout_backward_kernel, detail::grid_for(n, kThreads), kThreads, 0, stream)(
       dinp, dout, n, seed, threshold, keep_scale, mode == backend::GradMode::Add);
