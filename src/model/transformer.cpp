@@ -204,31 +204,34 @@ void Transformer<T>::sub_fwd(Sub& s, Kind kind, const AttnLayout* attn, const Ff
 
 template <typename T>
 void Transformer<T>::sub_bwd(Sub& s, Kind kind, const AttnLayout* attn, const FfnLayout* ffn, const NormLayout& norm,
-                             int Tq, const T* mem, const T* dy, T* dx, T* dmem) {
+                             int Tq, const T* mem, T* dy, T* dx, T* dmem) {
   const int N = batch_.B * Tq, C = cfg_.d_model;
   const std::size_t n = static_cast<std::size_t>(N) * C;
   using backend::GradMode;
-  const T* dsum = dy;  // pre-norm: the residual sum is the output itself
+  // The gradient of the residual sum: pre-norm, the output itself (dy); post-norm, the norm's backward,
+  // written straight into dx, where the residual path's share of dx belongs. Either way no copy: the
+  // residual's gradient is already where dx is built.
+  T* dsum = dy;
   if (!cfg_.pre_norm) {
-    T* d = sized(ws_dsum_, n);
-    ln_bwd(norm, s.sum.data(), N, s.ln, dy, d, GradMode::Write);
-    dsum = d;
+    ln_bwd(norm, s.sum.data(), N, s.ln, dy, dx, GradMode::Write);
+    dsum = dx;
   }
-  be_.copy(dx, dsum, n * sizeof(T));  // the residual path: the first gradient to reach dx
-  const T* dsub = dsum;               // no dropout in the forward: the sub-layer's gradient is the sum's
+  const T* dsub = dsum;  // no dropout in the forward: the sub-layer's gradient is the sum's
   if (s.p > 0.0f) {
     T* d = sized(ws_dsub_, n);
     be_.dropout_backward(d, dsum, n, s.p, s.seed, GradMode::Write);
     dsub = d;
   }
-  // Post-norm: the sub-layer saw x itself, so its gradient adds to the residual's in dx. Pre-norm:
-  // it saw LN(x), and its gradient goes to a fresh buffer, written first, then through the norm.
+  // Post-norm: the sub-layer saw x itself, so its gradient adds to dx. Without dropout dsub is dx: safe,
+  // because attn_bwd and ffn_bwd read their dout only in their first product, before anything adds to
+  // dx. Pre-norm: the sub-layer saw LN(x); its gradient goes to a fresh buffer, written first, then
+  // through the norm, which adds it to dsum = dy in place (dx is dy; the sub-layer is done with dy).
   T* din = cfg_.pre_norm ? sized(ws_din_, n) : dx;
   const GradMode mode = cfg_.pre_norm ? GradMode::Write : GradMode::Add;
   if (kind == Kind::SelfAttn) attn_bwd(*attn, s.sub_in, s.sub_in, s.attn, dsub, din, din, mode);
   else if (kind == Kind::CrossAttn) attn_bwd(*attn, s.sub_in, mem, s.attn, dsub, din, dmem, mode);
   else ffn_bwd(*ffn, s.sub_in, N, s.ffn, dsub, din, mode);
-  if (cfg_.pre_norm) ln_bwd(norm, s.x, N, s.ln, din, dx, GradMode::Add);
+  if (cfg_.pre_norm) ln_bwd(norm, s.x, N, s.ln, din, dsum, GradMode::Add);
 }
 
 // ---- whole model ----------------------------------------------------------------------------------
@@ -358,15 +361,19 @@ void Transformer<T>::backward() {
   }
   const T* y_last = dec_.empty() ? first_input(dec_emb_, dec_x0_) : dec_.back().ffn.y;
   sized(ws_dy_, nt);
-  sized(ws_dprev_, nt);
+  if (!cfg_.pre_norm) sized(ws_dprev_, nt);  // pre-norm's sub-layers update ws_dy_ in place
   ln_bwd(layout_.dec_norm, y_last, N, dec_final_, dh, ws_dy_.data(), backend::GradMode::Write);
 
   const T* memory = cfg_.decoder_only ? nullptr : enc_final_.out.data();
   T* dmem = cfg_.decoder_only ? nullptr : zeroed(ws_dmem_, static_cast<std::size_t>(b.B) * b.S * C);
   auto step_back = [&](Sub& s, Kind kind, const AttnLayout* attn, const FfnLayout* ffn, const NormLayout& norm, int Tq,
                        const T* mem, T* dm) {
-    sub_bwd(s, kind, attn, ffn, norm, Tq, mem, ws_dy_.data(), ws_dprev_.data(), dm);  // writes ws_dprev_
-    std::swap(ws_dy_, ws_dprev_);
+    if (cfg_.pre_norm) {
+      sub_bwd(s, kind, attn, ffn, norm, Tq, mem, ws_dy_.data(), ws_dy_.data(), dm);
+    } else {
+      sub_bwd(s, kind, attn, ffn, norm, Tq, mem, ws_dy_.data(), ws_dprev_.data(), dm);
+      std::swap(ws_dy_, ws_dprev_);
+    }
   };
   for (std::size_t l = dec_.size(); l-- > 0;) {
     const DecoderLayerLayout& L = layout_.dec[l];
@@ -389,7 +396,7 @@ void Transformer<T>::backward() {
   const std::size_t ns = static_cast<std::size_t>(NS) * C;
   const T* x_last = enc_.empty() ? first_input(enc_emb_, enc_x0_) : enc_.back().ffn.y;
   sized(ws_dy_, ns);
-  sized(ws_dprev_, ns);
+  if (!cfg_.pre_norm) sized(ws_dprev_, ns);
   ln_bwd(layout_.enc_norm, x_last, NS, enc_final_, dmem, ws_dy_.data(), backend::GradMode::Write);
   for (std::size_t l = enc_.size(); l-- > 0;) {
     const EncoderLayerLayout& L = layout_.enc[l];

@@ -172,10 +172,11 @@ class Transformer {
   enum class Kind { SelfAttn, CrossAttn, Ffn };
   void sub_fwd(Sub& s, Kind kind, const AttnLayout* attn, const FfnLayout* ffn, const NormLayout& norm, const T* x,
                int Tq, const T* mem, int Tk, bool masked, bool causal, float p);
-  // From the gradient dy of the sub-layer's output: dx (written: its prior contents are ignored), and
-  // for cross-attention dmem (added to).
+  // From the gradient dy of the sub-layer's output: dx, and for cross-attention dmem (added to).
+  // Pre-norm: dx must be dy, updated in place (dx = dy + the sub-layer's share). Post-norm: dx must not
+  // be dy; it is written, its prior contents ignored, and dy is left as it was.
   void sub_bwd(Sub& s, Kind kind, const AttnLayout* attn, const FfnLayout* ffn, const NormLayout& norm, int Tq,
-               const T* mem, const T* dy, T* dx, T* dmem);
+               const T* mem, T* dy, T* dx, T* dmem);
 
   void step_attention(const AttnLayout& o, const T* x, CacheLayer& c, bool cross, T* out);
 
@@ -207,7 +208,7 @@ class Transformer {
   Buf logits_, lse_;  // lse_: log Σ exp of each logits row (N), what the loss's backward needs
   // Backward-pass scratch, kept between steps so a training step does not allocate (and page-fault)
   // hundreds of megabytes every time: dlogits alone is (B·T) × V.
-  Buf dlogits_, ws_dctx_, ws_dq_, ws_dk_, ws_dv_, ws_da_, ws_dh_, ws_dsum_, ws_dsub_, ws_din_, ws_dh_out_, ws_dy_,
+  Buf dlogits_, ws_dctx_, ws_dq_, ws_dk_, ws_dv_, ws_da_, ws_dh_, ws_dsub_, ws_din_, ws_dh_out_, ws_dy_,
       ws_dprev_, ws_dmem_, ws_demb_;
 
   // Decoding state.
