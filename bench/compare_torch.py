@@ -8,9 +8,9 @@ same two models in PyTorch and times them the same way (median of --repeats afte
                    plus the interleaved sinusoidal positions; causal mask in the decoder;
   decoder-only:    torch.nn.TransformerEncoder with a causal mask (self-attention + feed-forward per
                    layer, as attnlab's decoder-only model), a final LayerNorm, tied embeddings.
-float32, train mode with dropout 0, cross-entropy with label smoothing 0.1, gradient clipping at 1.0,
-Adam(0.9, 0.98, 1e-9). "forward" is the training-mode forward (autograd recording, as attnlab's forward
-keeps its activations); "step" is forward + backward + clip + Adam. Tokens = source + target tokens.
+float32, train mode with dropout 0 (or --dropout P, below), cross-entropy with label smoothing 0.1,
+gradient clipping at 1.0, Adam(0.9, 0.98, 1e-9). "forward" is the training-mode forward (autograd
+recording, as attnlab's forward keeps its activations); "step" is forward + backward + clip + Adam. Tokens = source + target tokens.
 
 PyTorch gets the same OpenBLAS kernel as attnlab: OPENBLAS_CORETYPE is set to the kernel attnlab
 reports before torch (and with it OpenBLAS) is loaded, unless you set it yourself; so is attnlab's
@@ -34,6 +34,11 @@ inside its products: attnlab rounds the products' inputs to bf16 and keeps every
 loss under torch.autocast("cuda", bfloat16): bf16 products and bf16 activations between them, float32
 weights. That is "PyTorch eager at bf16" as people train with it, and it moves half the bytes.
 
+--dropout P trains both sides with dropout rate P where attnlab applies it: the embeddings (source and
+target) and each sub-layer's output before its residual add. PyTorch's layers also drop inside the
+attention weights and between the feed-forward's two products; those two are switched off, so both
+sides draw the same number of masks.
+
 --compile runs PyTorch's models through torch.compile (its default inductor backend) instead of eager,
 where that works on the machine; the compiling happens in untimed first calls, and a model whose
 compilation fails is measured eager, with the reason in the report ("torch_compile").
@@ -47,7 +52,7 @@ PyTorch's SDPA runs in bf16 (its flash kernel): the forward ratio is the full-si
 (≥ 0.7 of SDPA at n = 4096).
 
   /usr/bin/python3 bench/compare_torch.py --attnlab build/attnlab [--config NAME | --d-model ...]
-         [--batch B] [--seq T] [--threads K] [--repeats R] [--rounds N] [--backend cpu|cuda] [--precision fp32|tf32|bf16]
+         [--batch B] [--seq T] [--dropout P] [--threads K] [--repeats R] [--rounds N] [--backend cpu|cuda] [--precision fp32|tf32|bf16]
          [--attention-max N] [--compile] [--json] [--json-out FILE]
 
 """
@@ -72,6 +77,8 @@ def parse_args():
     p.add_argument("--vocab", type=int)
     p.add_argument("--batch", type=int, default=16)
     p.add_argument("--seq", type=int, default=128)
+    p.add_argument("--dropout", type=float, default=0.0,
+                   help="dropout rate of both sides' training-mode models, at attnlab's sites (see above)")
     p.add_argument("--threads", type=int, default=os.cpu_count())
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--rounds", type=int, default=1,
@@ -91,6 +98,8 @@ def parse_args():
     a = p.parse_args()
     if a.precision != "fp32" and a.backend != "cuda":
         p.error(f"--precision {a.precision} needs --backend cuda: the CPU computes matrix products in float32 only")
+    if not 0.0 <= a.dropout <= 0.99:
+        p.error(f"--dropout: expected a rate from 0 to 0.99 (as attnlab bench), got {a.dropout}")
     if a.attention_max and a.backend != "cuda":
         p.error("--attention-max compares the GPU's attention: it needs --backend cuda")
     return a
@@ -98,7 +107,8 @@ def parse_args():
 
 def run_attnlab(a):
     cmd = [a.attnlab, "bench", "--json", "--quiet", "--attention-max", "0", "--batch", str(a.batch), "--seq", str(a.seq),
-           "--threads", str(a.threads), "--repeats", str(a.repeats), "--backend", a.backend, "--precision", a.precision]
+           "--threads", str(a.threads), "--repeats", str(a.repeats), "--backend", a.backend, "--precision", a.precision,
+           "--dropout", repr(a.dropout)]
     if a.backend == "cuda":
         cmd += ["--device-attention-max", str(a.attention_max)]
     for flag, val in (("--config", a.config), ("--d-model", a.d_model), ("--heads", a.heads), ("--layers", a.layers),
@@ -167,6 +177,7 @@ def main():
 
     c = report["config"]
     C, H, L, Fd, V, B, T = c["d_model"], c["heads"], c["layers"], c["d_ff"], c["vocab"], c["batch"], c["seq"]
+    P = c["dropout"]  # the rate attnlab ran with
 
     def positions(n):
         pe = torch.zeros(n, C)
@@ -183,15 +194,23 @@ def main():
             self.decoder_only = decoder_only
             self.emb = nn.Embedding(V, C)
             self.register_buffer("pe", positions(T))
+            self.drop = nn.Dropout(P)  # on the embeddings, as attnlab
             if decoder_only:
-                layer = nn.TransformerEncoderLayer(C, H, Fd, dropout=0.0, batch_first=True)
+                layer = nn.TransformerEncoderLayer(C, H, Fd, dropout=P, batch_first=True)
                 self.body = nn.TransformerEncoder(layer, L, norm=nn.LayerNorm(C), enable_nested_tensor=False)
             else:
-                self.body = nn.Transformer(C, H, L, L, Fd, dropout=0.0, batch_first=True)
+                self.body = nn.Transformer(C, H, L, L, Fd, dropout=P, batch_first=True)
+            # attnlab drops each sub-layer's output (PyTorch's dropout1/2/3) but neither the attention
+            # weights nor the feed-forward's hidden layer: those two off here.
+            for m in self.body.modules():
+                if isinstance(m, nn.MultiheadAttention):
+                    m.dropout = 0.0
+                if isinstance(m, (nn.TransformerEncoderLayer, nn.TransformerDecoderLayer)):
+                    m.dropout = nn.Identity()
             self.register_buffer("causal", torch.triu(torch.full((T, T), float("-inf")), diagonal=1))
 
         def embed(self, tok):
-            return self.emb(tok) * math.sqrt(C) + self.pe[: tok.shape[1]]
+            return self.drop(self.emb(tok) * math.sqrt(C) + self.pe[: tok.shape[1]])
 
         def forward(self, src, tgt):
             if self.decoder_only:
@@ -382,7 +401,7 @@ def main():
         print(json.dumps(out, indent=2))
         return
     print(f"attnlab vs PyTorch {torch.__version__}: {c['name']}, d_model {C}, {H} heads, d_ff {Fd}, {L} layers, "
-          f"vocab {V}, batch {B} x {T} tokens, {a.threads} thread(s)")
+          f"vocab {V}, batch {B} x {T} tokens, dropout {P:g}, {a.threads} thread(s)")
     if a.backend == "cuda":
         sides = {"fp32": "float32, TF32 off on both sides", "tf32": "TF32 matrix products on both sides",
                  "bf16": "attnlab: bf16 products on float32 buffers; torch: autocast bf16"}[a.precision]

@@ -600,6 +600,9 @@ else
   # TF32 last: the same models with TF32 products on both sides.
   run bench_cuda_tf32 240 "$attnlab" bench --json-out "$logs/bench_cuda_tf32.json" --backend cuda --precision tf32 --attention-max 0 --device-attention-max 0
   compare compare_torch_cuda_tf32 --precision tf32
+  # Transformer-base as it trains (the paper's dropout 0.1), bf16, both sides dropping at the same sites
+  # (compare_torch.py --dropout): what the unstored dropout mask and its fused residual add are worth.
+  compare compare_torch_cuda_bf16_dropout --precision bf16 --dropout 0.1
 fi
 
 # ---- 7. compute-sanitizer (last: what a run cut short by the budget can best do without) -----

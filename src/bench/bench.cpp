@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <random>
+#include <string>
 #include <thread>
 
 #include <fmt/format.h>
@@ -479,7 +480,7 @@ nlohmann::ordered_json run_bench(const BenchOptions& o, const std::function<void
   j["config"] = {{"name", o.name},          {"d_model", mc.d_model},       {"heads", mc.heads},
                  {"layers", mc.decoder_layers}, {"d_ff", mc.d_ff},         {"vocab", mc.vocab_size},
                  {"batch", o.batch},        {"seq", o.seq},                {"repeats", o.repeats},
-                 {"dropout", 0.0},          {"norm", mc.pre_norm ? "pre" : "post"},
+                 {"dropout", std::stod(fmt::format("{:g}", mc.dropout))}, {"norm", mc.pre_norm ? "pre" : "post"},
                  {"tie_embeddings", mc.tie_embeddings}};
   j["flop_counting"] =
       "2·m·n·k per matrix product (m×k)·(k×n); every product counted: Q/K/V/output projections, Q·Kᵀ and "
@@ -542,7 +543,6 @@ nlohmann::ordered_json run_bench(const BenchOptions& o, const std::function<void
     model::ModelConfig ed = mc;
     ed.decoder_only = false;
     ed.max_len = std::max(ed.max_len, o.seq);
-    ed.dropout = 0.0f;
     models.push_back(measure_model("encoder-decoder", ed, o, model_ceiling, copy_gbs, say));
     model::ModelConfig lm = ed;
     lm.decoder_only = true;

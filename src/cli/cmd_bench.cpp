@@ -1,5 +1,6 @@
 // attnlab bench [--config NAME | --d-model D --heads H --layers N --d-ff F --vocab V] [--batch B] [--seq T]
-//               [--threads K] [--backend cpu|cuda] [--precision fp32|tf32|bf16] [--device-attention-max N] [--json]
+//               [--threads K] [--backend cpu|cuda] [--precision fp32|tf32|bf16] [--dropout P]
+//               [--device-attention-max N] [--json]
 // Measures how fast this machine runs the model: the sgemm ceiling, forward and training-step tokens/s
 // against it, attention alone (plain and tiled) over sequence lengths, and where a step's time goes;
 // on a GPU also the device's gemm ceiling, the fraction of the GPU's datasheet peak, and the device's
@@ -33,6 +34,7 @@ struct BenchCliOptions {
   int batch = defaults.batch, seq = defaults.seq, repeats = defaults.repeats, attention_max = defaults.attention_max;
   int block_q = defaults.block_q, block_k = defaults.block_k;
   int device_attention_max = defaults.device_attention_max;
+  double dropout = 0.0;  // the models' dropout rate in their training-mode forward and step
   bool json = false, no_models = false, quiet = false;
   std::string json_out;  // also write the JSON report to this file
   std::string backend = "cpu";
@@ -94,7 +96,7 @@ bench::BenchOptions to_bench_options(const BenchCliOptions& o) {
   }
   if (o.vocab) b.model.vocab_size = o.vocab;
   b.model.max_len = std::max(b.model.max_len, o.seq);
-  b.model.dropout = 0.0f;
+  b.model.dropout = static_cast<float>(o.dropout);
   model::validate(b.model, "bench");
   if (!o.no_models) {
     model::check_fits_in_memory(b.model, o.batch, o.seq,
@@ -133,9 +135,10 @@ void print_text(const nlohmann::ordered_json& j) {
   std::cout << fmt::format("  kernel    {} with {} thread(s): {}\n", b["kernel"].get<std::string>(), b["threads"].get<int>(),
                            b["verdict"].get<std::string>());
   std::cout << fmt::format("  model     d_model {}, {} heads, d_ff {}, {} layers (+{} for the encoder–decoder), vocab {}; "
-                           "batch {} × {} tokens; dropout 0\n",
+                           "batch {} × {} tokens; dropout {:g}\n",
                            c["d_model"].get<int>(), c["heads"].get<int>(), c["d_ff"].get<int>(), c["layers"].get<int>(),
-                           c["layers"].get<int>(), c["vocab"].get<int>(), c["batch"].get<int>(), c["seq"].get<int>());
+                           c["layers"].get<int>(), c["vocab"].get<int>(), c["batch"].get<int>(), c["seq"].get<int>(),
+                           c["dropout"].get<double>());
   std::cout << fmt::format("  timing    {}\n", j["timing"].get<std::string>());
   if (j.contains("gpu")) {
     const auto& g = j["gpu"];
@@ -402,6 +405,10 @@ void setup_bench(CLI::App& app) {
       ->check(whole_number(0, 1 << 17))->capture_default_str();
   sub->add_option("--block-q", o->block_q, "Query rows per tile of the tiled attention")->check(whole_number(1, 4096))->capture_default_str();
   sub->add_option("--block-k", o->block_k, "Keys per tile of the tiled attention")->check(whole_number(1, 4096))->capture_default_str();
+  sub->add_option("--dropout", o->dropout,
+                  "Dropout rate of the models' training-mode forward and step, at the sites training uses it "
+                  "(embeddings, each sub-layer's output)")
+      ->check(real_number(0.0, 0.99))->capture_default_str();
   sub->add_flag("--no-models", o->no_models, "Skip the model measurements (ceiling and attention only)");
   add_backend_option(*sub, o->backend);
   add_precision_option(*sub, o->precision);

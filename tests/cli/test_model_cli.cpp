@@ -13,6 +13,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -718,6 +719,34 @@ TEST_CASE("bench --backend cuda: the device's attention sweep (c') and the model
     CHECK(j["gpu"].contains("peak_tflops"));  // null for a part not in the table
     CHECK(j["device_copy"]["gbs"].get<double>() > 0.0);
   }
+  // --dropout: the training step drops at every site training does, each dropout fused with its
+  // residual add (no add_forward left), and the backward moves no copy of the residual's gradient.
+  // Per element: a sub-layer's site reads the output and the residual and writes the sum (3 floats),
+  // an embedding's reads and writes one each (2); every backward reads dout and writes dinp (2).
+  r = run({"bench", "--backend", "cuda", "--d-model", "32", "--heads", "2", "--layers", "1", "--d-ff", "64", "--vocab", "100",
+           "--batch", "2", "--seq", "16", "--repeats", "1", "--attention-max", "0", "--device-attention-max", "0",
+           "--dropout", "0.1", "--json", "--quiet"});
+  REQUIRE(r.code == 0);
+  const auto jd = nlohmann::json::parse(r.out);
+  CHECK(jd["config"]["dropout"].get<double>() == 0.1);
+  for (const auto& m : jd["models"]) {
+    INFO(m["model"].get<std::string>());
+    const bool ed = m["model"] == "encoder-decoder";
+    const double n = 2.0 * 16 * 32;                        // B · T · C, source and target alike
+    const double subs = ed ? 5 : 2, embs = ed ? 2 : 1;    // 1 layer a stack: 2 + 3 sub-layers, 2 embeddings
+    std::map<std::string, std::pair<double, double>> per_op;  // op -> calls, bytes per step
+    for (const auto& op : m["breakdown"]["ops"])
+      per_op[op["op"].get<std::string>()] = {op["calls_per_step"].get<double>(), op.value("gb_per_step", 0.0) * 1e9};
+    CHECK(per_op["dropout_forward"].first == subs + embs);
+    CHECK(per_op["dropout_forward"].second == doctest::Approx(4 * n * (3 * subs + 2 * embs)).epsilon(1e-9));
+    CHECK(per_op["dropout_backward"].first == subs + embs);
+    CHECK(per_op["dropout_backward"].second == doctest::Approx(4 * n * 2 * (subs + embs)).epsilon(1e-9));
+    CHECK(per_op["add_forward"].first == 0.0);
+    CHECK(per_op["copy"].first == 0.0);
+  }
+  r = run({"bench", "--backend", "cuda", "--d-model", "32", "--heads", "2", "--layers", "1", "--d-ff", "64", "--dropout", "1"});
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "--dropout"));
   // The text report says what moved, and (emulated) without a floor.
   r = run({"bench", "--backend", "cuda", "--d-model", "32", "--heads", "2", "--layers", "1", "--d-ff", "64", "--vocab", "100",
            "--batch", "2", "--seq", "16", "--repeats", "1", "--attention-max", "0", "--device-attention-max", "0", "--quiet"});
