@@ -10,7 +10,8 @@ same two models in PyTorch and times them the same way (median of --repeats afte
                    layer, as attnlab's decoder-only model), a final LayerNorm, tied embeddings.
 float32, train mode with dropout 0 (or --dropout P, below), cross-entropy with label smoothing 0.1,
 gradient clipping at 1.0, Adam(0.9, 0.98, 1e-9). "forward" is the training-mode forward (autograd
-recording, as attnlab's forward keeps its activations); "step" is forward + backward + clip + Adam. Tokens = source + target tokens.
+recording, as attnlab's forward keeps its activations); "step" is forward + backward + clip + Adam.
+Tokens = source + target tokens.
 
 PyTorch gets the same OpenBLAS kernel as attnlab: OPENBLAS_CORETYPE is set to the kernel attnlab
 reports before torch (and with it OpenBLAS) is loaded, unless you set it yourself; so is attnlab's
