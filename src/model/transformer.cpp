@@ -204,14 +204,14 @@ void Transformer<T>::sub_fwd(Sub& s, Kind kind, const AttnLayout* attn, const Ff
 
 template <typename T>
 void Transformer<T>::sub_bwd(Sub& s, Kind kind, const AttnLayout* attn, const FfnLayout* ffn, const NormLayout& norm,
-                             int Tq, const T* mem, T* dy, T* dx, T* dmem) {
+                             int Tq, const T* mem, const T* dy, T* dx, T* dmem) {
   const int N = batch_.B * Tq, C = cfg_.d_model;
   const std::size_t n = static_cast<std::size_t>(N) * C;
   using backend::GradMode;
-  // The gradient of the residual sum: pre-norm, the output itself (dy); post-norm, the norm's backward,
-  // written straight into dx, where the residual path's share of dx belongs. Either way no copy: the
-  // residual's gradient is already where dx is built.
-  T* dsum = dy;
+  // The gradient of the residual sum: pre-norm, the output itself (dy, which is dx); post-norm, the
+  // norm's backward, written straight into dx. Either way no copy: the residual path's share of dx is
+  // already where dx is built.
+  const T* dsum = dy;
   if (!cfg_.pre_norm) {
     ln_bwd(norm, s.sum.data(), N, s.ln, dy, dx, GradMode::Write);
     dsum = dx;
@@ -225,13 +225,13 @@ void Transformer<T>::sub_bwd(Sub& s, Kind kind, const AttnLayout* attn, const Ff
   // Post-norm: the sub-layer saw x itself, so its gradient adds to dx. Without dropout dsub is dx: safe,
   // because attn_bwd and ffn_bwd read their dout only in their first product, before anything adds to
   // dx. Pre-norm: the sub-layer saw LN(x); its gradient goes to a fresh buffer, written first, then
-  // through the norm, which adds it to dsum = dy in place (dx is dy; the sub-layer is done with dy).
+  // through the norm, which adds it to dx in place (dx is dy; the sub-layer is done with dy).
   T* din = cfg_.pre_norm ? sized(ws_din_, n) : dx;
   const GradMode mode = cfg_.pre_norm ? GradMode::Write : GradMode::Add;
   if (kind == Kind::SelfAttn) attn_bwd(*attn, s.sub_in, s.sub_in, s.attn, dsub, din, din, mode);
   else if (kind == Kind::CrossAttn) attn_bwd(*attn, s.sub_in, mem, s.attn, dsub, din, dmem, mode);
   else ffn_bwd(*ffn, s.sub_in, N, s.ffn, dsub, din, mode);
-  if (cfg_.pre_norm) ln_bwd(norm, s.x, N, s.ln, din, dsum, GradMode::Add);
+  if (cfg_.pre_norm) ln_bwd(norm, s.x, N, s.ln, din, dx, GradMode::Add);
 }
 
 // ---- whole model ----------------------------------------------------------------------------------
@@ -368,12 +368,9 @@ void Transformer<T>::backward() {
   T* dmem = cfg_.decoder_only ? nullptr : zeroed(ws_dmem_, static_cast<std::size_t>(b.B) * b.S * C);
   auto step_back = [&](Sub& s, Kind kind, const AttnLayout* attn, const FfnLayout* ffn, const NormLayout& norm, int Tq,
                        const T* mem, T* dm) {
-    if (cfg_.pre_norm) {
-      sub_bwd(s, kind, attn, ffn, norm, Tq, mem, ws_dy_.data(), ws_dy_.data(), dm);
-    } else {
-      sub_bwd(s, kind, attn, ffn, norm, Tq, mem, ws_dy_.data(), ws_dprev_.data(), dm);
-      std::swap(ws_dy_, ws_dprev_);
-    }
+    // Pre-norm updates ws_dy_ in place; post-norm writes ws_dprev_, which then becomes ws_dy_.
+    sub_bwd(s, kind, attn, ffn, norm, Tq, mem, ws_dy_.data(), cfg_.pre_norm ? ws_dy_.data() : ws_dprev_.data(), dm);
+    if (!cfg_.pre_norm) std::swap(ws_dy_, ws_dprev_);
   };
   for (std::size_t l = dec_.size(); l-- > 0;) {
     const DecoderLayerLayout& L = layout_.dec[l];

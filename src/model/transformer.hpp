@@ -176,7 +176,7 @@ class Transformer {
   // Pre-norm: dx must be dy, updated in place (dx = dy + the sub-layer's share). Post-norm: dx must not
   // be dy; it is written, its prior contents ignored, and dy is left as it was.
   void sub_bwd(Sub& s, Kind kind, const AttnLayout* attn, const FfnLayout* ffn, const NormLayout& norm, int Tq,
-               const T* mem, T* dy, T* dx, T* dmem);
+               const T* mem, const T* dy, T* dx, T* dmem);
 
   void step_attention(const AttnLayout& o, const T* x, CacheLayer& c, bool cross, T* out);
 
