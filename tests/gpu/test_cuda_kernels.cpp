@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <limits>
@@ -34,6 +35,7 @@
 #include "backend/cuda/layernorm.hpp"
 #include "backend/cuda/matmul.hpp"
 #include "backend/cuda/softmax.hpp"
+#include "backend/cuda/tensor_core.hpp"
 #include "device_gate.hpp"
 #include "kernel_check.hpp"
 #include "backend/cpu/ops.hpp"
@@ -460,8 +462,37 @@ struct AttentionCase {
   bool causal;
   std::vector<int> key_len;  // empty: all visible
   bool fused;                // Q, K, V as column blocks of one B·T × 3C buffer (self-attention only)
+  int pad = 0;               // forward, not fused: rows of q, k, v and out C + pad floats apart
 };
 }  // namespace
+
+TEST_CASE("mma.sync m16n8k16: the register layout of tensor_core.cuh is the hardware's" * doctest::test_suite("gpu")) {
+  // The register-tile attention kernel and the emulator both follow the PTX ISA's description of which
+  // lane holds which element; on a GPU this checks that description against the instruction itself
+  // (a wrong lane or a swapped half gives an error of order 1, not rounding). Inputs already bf16, so
+  // the product is exact in float and only the order of the 16-term sums differs.
+  std::mt19937 rng(fresh_seed());
+  INFO("seed " << fresh_seed());
+  for (int run = 0; run < 3; ++run) {
+    auto a = random_floats(rng, 16 * 16), b = random_floats(rng, 16 * 8);
+    const auto c = random_floats(rng, 16 * 8);
+    round_to_bf16(a);
+    round_to_bf16(b);
+    std::vector<double> want(16 * 8);
+    for (int i = 0; i < 16; ++i)
+      for (int n = 0; n < 8; ++n) {
+        double acc = c[i * 8 + n];
+        for (int k = 0; k < 16; ++k) acc += double(a[i * 16 + k]) * b[k * 8 + n];
+        want[i * 8 + n] = acc;
+      }
+    auto da = up(a), db = up(b), dc = up(c);
+    auto dd = poisoned(16 * 8);
+    cu::mma_layout_probe(dd.get(), da.get(), db.get(), dc.get());
+    const auto got = dd.download();
+    CHECK(compare(got, want, 1.0).nan == 0);
+    CHECK(compare(got, want, 1.0).rel < 1e-6);
+  }
+}
 
 TEST_CASE("bf16 tensor-core attention forward: within 1e-2 of the float32 CPU op, masks and strides included" *
           doctest::test_suite("gpu")) {
@@ -477,21 +508,31 @@ TEST_CASE("bf16 tensor-core attention forward: within 1e-2 of the float32 CPU op
       {"d 16, one query, a fully masked batch", 3, 1, 65, 16, 1, false, {0, 1, 65}, false},
       {"fused Q/K/V (ld = 3C), causal, d 16", 2, 64, 64, 64, 4, true, {}, true},
       {"one tile exactly, d 32", 1, 64, 64, 96, 3, false, {}, false},
+      // attention_forward_bf16 runs a register-tile kernel (mma.sync) for d = 32, 64, 128 and the wmma
+      // kernel for the other multiples of 16: these cover both past their first tiles.
+      {"d 48 (the wmma kernel), causal, three query blocks", 1, 150, 150, 96, 2, true, {}, false},
+      {"d 64, causal, 300 queries (three blocks, warps past the diagonal)", 1, 300, 300, 128, 2, true, {}, false},
+      {"fused Q/K/V (ld = 3C), d 64, padding", 2, 90, 90, 128, 2, false, {90, 33}, true},
+      {"odd row strides (scalar loads and stores), d 64, causal", 2, 40, 40, 64, 1, true, {}, false, 1},
+      {"odd row strides, d 32, cross, padding", 2, 17, 100, 64, 2, false, {100, 64}, false, 3},
   };
   for (const AttentionCase& c : cases) {
     INFO(std::string(c.what));
     attnlab::backend::AttentionShape sh = cu::packed_attention(nullptr, c.causal, c.B, c.Tq, c.Tk, c.C, c.H);
     std::vector<float> q, k, v;
     std::vector<float> qkv;
+    const int ld = c.C + c.pad;
     if (c.fused) {
       qkv = random_floats(rng, static_cast<std::size_t>(c.B) * c.Tq * 3 * c.C);
       sh.ldq = sh.ldk = sh.ldv = 3 * c.C;
     } else {
-      q = random_floats(rng, static_cast<std::size_t>(c.B) * c.Tq * c.C);
-      k = random_floats(rng, static_cast<std::size_t>(c.B) * c.Tk * c.C);
-      v = random_floats(rng, static_cast<std::size_t>(c.B) * c.Tk * c.C);
+      q = random_floats(rng, static_cast<std::size_t>(c.B) * c.Tq * ld);
+      k = random_floats(rng, static_cast<std::size_t>(c.B) * c.Tk * ld);
+      v = random_floats(rng, static_cast<std::size_t>(c.B) * c.Tk * ld);
+      sh.ldq = sh.ldk = sh.ldv = sh.ldo = ld;
     }
-    const std::size_t nout = static_cast<std::size_t>(c.B) * c.Tq * c.C, nlse = static_cast<std::size_t>(c.B) * c.H * c.Tq;
+    const std::size_t nout = static_cast<std::size_t>(c.B) * c.Tq * (c.fused ? c.C : ld),
+                      nlse = static_cast<std::size_t>(c.B) * c.H * c.Tq;
     // The CPU op on host memory (its key_len is host memory too).
     std::vector<float> want(nout), want_lse(nlse), scratch(cpu::attention_lse_scratch<float>(c.Tq, c.Tk));
     attnlab::backend::AttentionShape hs = sh;
@@ -511,13 +552,36 @@ TEST_CASE("bf16 tensor-core attention forward: within 1e-2 of the float32 CPU op
     const float* dv = c.fused ? gq.get() + 2 * c.C : gv.get();
     cu::attention_forward_bf16(gout.get(), glse.get(), dq, dk, dv, sh);
     cu::attention_forward(gref.get(), gref_lse.get(), dq, dk, dv, sh);
-    const auto out = gout.download(), lse = glse.download();
+    // The C columns of each output row (a padded row's last pad floats are written by no one).
+    auto columns = [&](const std::vector<float>& x) {
+      if (c.pad == 0) return x;
+      std::vector<float> r;
+      for (std::size_t row = 0; row < x.size() / ld; ++row)
+        r.insert(r.end(), x.begin() + static_cast<long>(row * ld), x.begin() + static_cast<long>(row * ld + c.C));
+      return r;
+    };
+    want = columns(want);
+    const auto out = columns(gout.download()), lse = glse.download();
     CHECK_CLOSE(out, want, kBf16Tol, 1.0);
     CHECK_CLOSE(lse, want_lse, kBf16Tol, 1.0);  // −inf rows must match exactly (compare())
-    CHECK_CLOSE(gref.download(), want, kFp32Tol, 1.0);
+    CHECK_CLOSE(columns(gref.download()), want, kFp32Tol, 1.0);
     const double e = compare(out, want, 1.0).rel;
     MESSAGE(std::string(c.what) << ": bf16 attention output error " << e << ", lse " << compare(lse, want_lse, 1.0).rel);
     CHECK(e > 1e-4);
+    // ATTNLAB_BF16_ATTENTION=wmma: the wmma kernel at every width, within the same bound; where the
+    // register-tile kernel ran first, the two must differ somewhere (they round the same bf16 inputs
+    // alike, but not their exponentials and sums), or the switch did nothing.
+    ::setenv("ATTNLAB_BF16_ATTENTION", "wmma", 1);
+    auto gw = poisoned(nout), gw_lse = poisoned(nlse);
+    cu::attention_forward_bf16(gw.get(), gw_lse.get(), dq, dk, dv, sh);
+    ::unsetenv("ATTNLAB_BF16_ATTENTION");
+    const auto wout = columns(gw.download());
+    CHECK_CLOSE(wout, want, kBf16Tol, 1.0);
+    CHECK_CLOSE(gw_lse.download(), want_lse, kBf16Tol, 1.0);
+    MESSAGE(std::string(c.what) << ": the wmma kernel's output error " << compare(wout, want, 1.0).rel);
+    const int d = c.C / c.H;
+    if (d == 32 || d == 64 || d == 128) CHECK(wout != out);
+    else CHECK(wout == out);
   }
 }
 

@@ -15,7 +15,9 @@
 //   weights    one warp per query row, lane j computing exp(s_ij − lse_i) for keys j, j + 32, …
 //              straight from global memory (a lessons-only op: no tiles).
 //   forward, bf16 tensor cores (attention_forward_bf16): FlashAttention-2's loop with Q·Kᵀ and P·V
-//              as wmma tiles; see its own comment below.
+//              on tensor cores, in two kernels: with S and O in registers through PTX mma.sync for
+//              d = 32, 64, 128, and with wmma tiles (S and O in shared memory) for the other
+//              multiples of 16; see their own comments below.
 //   dK/dV and dQ, bf16 tensor cores (attention_backward_bf16): the same two kernels' work with the
 //              five products as wmma tiles; see their comment below.
 //
@@ -28,6 +30,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include <cuda_bf16.h>
@@ -36,6 +40,7 @@
 #include "backend/cuda/check.hpp"
 #include "backend/cuda/launch.cuh"
 #include "backend/cuda/common.cuh"
+#include "backend/cuda/tensor_core.cuh"
 
 namespace attnlab::cuda {
 
@@ -544,6 +549,205 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// ---- forward on tensor cores, tiles in registers (bf16; head widths 32, 64, 128) ---------------------
+// FlashAttention-2's forward with its accumulators in registers, through PTX's mma.sync m16n8k16
+// (tensor_core.cuh), whose fragment layout is documented: a thread knows which rows and columns of S
+// and O it holds, so it rescales its rows of O in place and hands its S values, exponentiated and
+// rounded to bf16, straight to P·V as the A operand. Nothing but the staged K and V tiles goes
+// through shared memory. attention_forward_bf16 uses it for d = 32, 64 and 128 (the wmma kernel above
+// for the other multiples of 16).
+//   block   8 warps, 128 queries of one (batch, head); warp w owns queries 16w … 16w + 15, and within
+//           it thread (g = lane / 4, t = lane % 4) owns rows g and g + 8: their Q fragments (bf16,
+//           loaded once), running max m and normaliser l, and O columns 8n + 2t, 8n + 2t + 1 for every n.
+//   per key tile (64 keys, staged as bf16: K row-major, V transposed, so that both products' B
+//           fragments are one 32-bit shared load per register, 32 distinct banks with 8 bf16 of padding)
+//           S = Q·Kᵀ (16 × 64 per warp, 8 × D/16 mma), scaled by log2(e)/√d; masked keys −∞; the
+//           row max over the row's 4 threads by two shuffles; P = 2^(S − m'); l ← l·2^(m − m') + Σ P
+//           (each thread its own share, added across the 4 at the end); O ← O·2^(m − m') + P·V
+//           (4 × D/8 mma).
+//   end     O / l stored (two floats per store when the layout allows), lse = m·ln 2 + ln l.
+// Warps whose queries see no key of a tile (causal attention's upper triangle, rows past Tq) skip it
+// between the block's barriers; 16-key steps past the warp's last visible key are skipped too.
+namespace rf {
+constexpr int kWarps = 8;
+constexpr int kThreads = kWarps * kWarpSize;  // 256
+constexpr int kRowsPerWarp = 16;
+constexpr int kRows = kWarps * kRowsPerWarp;  // 128 queries per block
+constexpr int kTileKeys = 64;
+constexpr int kPad = 8;  // bf16 per row: a row stride of D + 8 (or 72) bf16 puts lanes (g, t) on 32 banks
+template <int D>
+struct Tile {
+  static constexpr int ldk = D + kPad;          // K tile: 64 rows (keys) of D, bf16
+  static constexpr int ldv = kTileKeys + kPad;  // Vᵀ tile: D rows (columns of V) of 64 keys, bf16
+  static_assert(D % 16 == 0 && ldk % 2 == 0 && ldv % 2 == 0, "bf16 pairs must not straddle rows");
+};
+}  // namespace rf
+
+template <int D>
+__global__ void __launch_bounds__(rf::kThreads, 1)
+    attention_forward_bf16_rf_kernel(float* __restrict__ out, float* __restrict__ lse, const float* __restrict__ q,
+                                     const float* __restrict__ k, const float* __restrict__ v,
+                                     const int* __restrict__ key_len, bool causal, Layout L, int qblocks,
+                                     float scale_log2, bool vec_kv, bool vec_o) {
+  using T = rf::Tile<D>;
+  constexpr int kSteps = D / 16;  // 16-wide k steps of Q·Kᵀ
+  constexpr int kOut = D / 8;     // 8-wide column blocks of O
+  // K and Vᵀ as bf16 pairs in 32-bit words (the fragments' register format).
+  __shared__ std::uint32_t Ks[rf::kTileKeys * T::ldk / 2];
+  __shared__ std::uint32_t Vt[D * T::ldv / 2];
+  const int Tq = L.Tq, Tk = L.Tk;
+  const int bh = blockIdx.x / qblocks, i0 = (blockIdx.x % qblocks) * rf::kRows;
+  const Head h = head_of(bh, key_len, L);
+  const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize, g = lane / 4, t = lane % 4;
+  const int w0 = i0 + warp * rf::kRowsPerWarp, r0 = w0 + g, r1 = r0 + 8;
+  const int lim0 = r0 < Tq ? visible_limit(r0, h.valid, causal) : 0;
+  const int lim1 = r1 < Tq ? visible_limit(r1, h.valid, causal) : 0;
+  const int wlast = min(Tq, w0 + rf::kRowsPerWarp) - 1;  // the warp's last query (limits grow with i)
+  const int wlim = wlast >= w0 ? visible_limit(wlast, h.valid, causal) : 0;
+
+  std::uint32_t qa[kSteps][4];
+  {
+    auto qv = [&](int r, int c) { return r < Tq ? q[h.q + static_cast<long long>(r) * L.ldq + c] : 0.0f; };
+#pragma unroll
+    for (int s = 0; s < kSteps; ++s) {
+      const int c = 16 * s + 2 * t;
+      qa[s][0] = detail::pack_bf16x2(qv(r0, c), qv(r0, c + 1));
+      qa[s][1] = detail::pack_bf16x2(qv(r1, c), qv(r1, c + 1));
+      qa[s][2] = detail::pack_bf16x2(qv(r0, c + 8), qv(r0, c + 9));
+      qa[s][3] = detail::pack_bf16x2(qv(r1, c + 8), qv(r1, c + 9));
+    }
+  }
+  float o[kOut][4];
+#pragma unroll
+  for (int n = 0; n < kOut; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
+  float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.0f, l1 = 0.0f;
+
+  const int rows = min(rf::kRows, Tq - i0);
+  const int kend = causal ? min(h.valid, min(Tk, i0 + rows)) : h.valid;  // keys any row of the block sees
+  for (int j0 = 0; j0 < kend; j0 += rf::kTileKeys) {
+    const int cols = min(rf::kTileKeys, kend - j0);
+    __syncthreads();  // every warp is done with the previous tile
+    // K: thread per (key, 4 columns), consecutive threads along a row.
+    for (int e = threadIdx.x; e < rf::kTileKeys * (D / 4); e += rf::kThreads) {
+      const int j = e / (D / 4), c = 4 * (e % (D / 4));
+      float x[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+      if (j < cols) {
+        const float* src = k + h.k + static_cast<long long>(j0 + j) * L.ldk + c;
+        if (vec_kv) detail::load_float4(x, src);
+        else x[0] = src[0], x[1] = src[1], x[2] = src[2], x[3] = src[3];
+      }
+      Ks[(j * T::ldk + c) / 2] = detail::pack_bf16x2(x[0], x[1]);
+      Ks[(j * T::ldk + c) / 2 + 1] = detail::pack_bf16x2(x[2], x[3]);
+    }
+    // Vᵀ: thread per (pair of keys, 4 columns), consecutive threads along the keys, so each of the
+    // four word stores (one per column) lands on 32 consecutive words of a Vᵀ row.
+    for (int e = threadIdx.x; e < (rf::kTileKeys / 2) * (D / 4); e += rf::kThreads) {
+      const int jp = e % (rf::kTileKeys / 2), c = 4 * (e / (rf::kTileKeys / 2)), j = 2 * jp;
+      float x0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, x1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+      const float* src = v + h.v + static_cast<long long>(j0 + j) * L.ldv + c;
+      if (j < cols) {
+        if (vec_kv) detail::load_float4(x0, src);
+        else x0[0] = src[0], x0[1] = src[1], x0[2] = src[2], x0[3] = src[3];
+      }
+      if (j + 1 < cols) {
+        if (vec_kv) detail::load_float4(x1, src + L.ldv);
+        else x1[0] = src[L.ldv], x1[1] = src[L.ldv + 1], x1[2] = src[L.ldv + 2], x1[3] = src[L.ldv + 3];
+      }
+#pragma unroll
+      for (int u = 0; u < 4; ++u) Vt[((c + u) * T::ldv + j) / 2] = detail::pack_bf16x2(x0[u], x1[u]);
+    }
+    __syncthreads();
+    if (j0 >= wlim) continue;  // no query of this warp sees a key of this tile (warp-uniform)
+    const int wcols = min(cols, wlim - j0);  // this tile's keys that some query of the warp sees
+
+    float s[rf::kTileKeys / 8][4];
+#pragma unroll
+    for (int n = 0; n < rf::kTileKeys / 8; ++n) {
+      s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
+      if (8 * n >= wcols) continue;
+      const std::uint32_t* krow = Ks + ((8 * n + g) * T::ldk + 2 * t) / 2;
+#pragma unroll
+      for (int st = 0; st < kSteps; ++st) {
+        const std::uint32_t b[2] = {krow[8 * st], krow[8 * st + 4]};  // K[8n + g][16st + 2t (+ 8)]
+        detail::mma_bf16_16816(s[n], qa[st], b);
+      }
+    }
+
+    // Online softmax in base 2; this thread's columns of the tile are 8n + 2t and 8n + 2t + 1.
+    float mx0 = m0, mx1 = m1;
+#pragma unroll
+    for (int n = 0; n < rf::kTileKeys / 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int j = j0 + 8 * n + 2 * t + e;
+        s[n][e] = j < lim0 ? s[n][e] * scale_log2 : -INFINITY;
+        s[n][2 + e] = j < lim1 ? s[n][2 + e] * scale_log2 : -INFINITY;
+        mx0 = fmaxf(mx0, s[n][e]);
+        mx1 = fmaxf(mx1, s[n][2 + e]);
+      }
+    mx0 = fmaxf(mx0, __shfl_xor_sync(kFullMask, mx0, 1));
+    mx0 = fmaxf(mx0, __shfl_xor_sync(kFullMask, mx0, 2));
+    mx1 = fmaxf(mx1, __shfl_xor_sync(kFullMask, mx1, 1));
+    mx1 = fmaxf(mx1, __shfl_xor_sync(kFullMask, mx1, 2));
+    // While a row has seen no key, m = −∞ and O, l are 0: the factor is 0, not 2^(−∞ + ∞).
+    const float c0 = m0 == -INFINITY ? 0.0f : exp2f(m0 - mx0), c1 = m1 == -INFINITY ? 0.0f : exp2f(m1 - mx1);
+    float sum0 = 0.0f, sum1 = 0.0f;
+#pragma unroll
+    for (int n = 0; n < rf::kTileKeys / 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        s[n][e] = s[n][e] == -INFINITY ? 0.0f : exp2f(s[n][e] - mx0);
+        s[n][2 + e] = s[n][2 + e] == -INFINITY ? 0.0f : exp2f(s[n][2 + e] - mx1);
+        sum0 += s[n][e];
+        sum1 += s[n][2 + e];
+      }
+    l0 = l0 * c0 + sum0;
+    l1 = l1 * c1 + sum1;
+    m0 = mx0;
+    m1 = mx1;
+#pragma unroll
+    for (int n = 0; n < kOut; ++n) o[n][0] *= c0, o[n][1] *= c0, o[n][2] *= c1, o[n][3] *= c1;
+
+    // O += P·V: the S accumulators of keys 16kt … 16kt + 15 are exactly P's A fragment for that k step.
+#pragma unroll
+    for (int kt = 0; kt < rf::kTileKeys / 16; ++kt) {
+      if (16 * kt >= wcols) continue;
+      const std::uint32_t a[4] = {detail::pack_bf16x2(s[2 * kt][0], s[2 * kt][1]),
+                                  detail::pack_bf16x2(s[2 * kt][2], s[2 * kt][3]),
+                                  detail::pack_bf16x2(s[2 * kt + 1][0], s[2 * kt + 1][1]),
+                                  detail::pack_bf16x2(s[2 * kt + 1][2], s[2 * kt + 1][3])};
+#pragma unroll
+      for (int n = 0; n < kOut; ++n) {
+        const std::uint32_t* vrow = Vt + ((8 * n + g) * T::ldv + 16 * kt + 2 * t) / 2;
+        const std::uint32_t b[2] = {vrow[0], vrow[4]};  // V[16kt + 2t (+ 8)][8n + g]
+        detail::mma_bf16_16816(o[n], a, b);
+      }
+    }
+  }
+
+  l0 += __shfl_xor_sync(kFullMask, l0, 1);
+  l0 += __shfl_xor_sync(kFullMask, l0, 2);
+  l1 += __shfl_xor_sync(kFullMask, l1, 1);
+  l1 += __shfl_xor_sync(kFullMask, l1, 2);
+  constexpr float kLn2 = 0.693147180559945309f;
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int r = half ? r1 : r0;
+    const float lr = half ? l1 : l0, mr = half ? m1 : m0;
+    if (r >= Tq) continue;
+    const bool any = lr > 0.0f;  // false for a row with no visible key: zeros and lse = −inf
+    const float inv = any ? 1.0f / lr : 0.0f;
+    float* dst = out + h.o + static_cast<long long>(r) * L.ldo + 2 * t;
+#pragma unroll
+    for (int n = 0; n < kOut; ++n) {
+      const float x0 = o[n][2 * half] * inv, x1 = o[n][2 * half + 1] * inv;
+      if (vec_o) detail::store_float2(dst + 8 * n, x0, x1);
+      else dst[8 * n] = x0, dst[8 * n + 1] = x1;
+    }
+    if (t == 0) lse[static_cast<std::size_t>(bh) * Tq + r] = any ? mr * kLn2 + logf(lr) : -INFINITY;
+  }
+}
+
 // ---- backward on tensor cores (bf16) ----------------------------------------------------------------
 // FlashAttention-2's backward with its five products on tensor cores, in two kernels like the float32
 // path (no atomics, results repeat bit for bit). Both recompute P = e^(s − lse) from bf16 Q and K and
@@ -821,6 +1025,39 @@ bool has_work(const backend::AttentionShape& s, bool add, int rows) {
   return s.B > 0 && rows > 0 && (!add || (s.Tq > 0 && s.Tk > 0));
 }
 
+// ATTNLAB_BF16_ATTENTION=wmma runs the wmma forward for every head width, so that one GPU session can
+// time the two kernels against each other (bench/gpu.sh does).
+bool wmma_forward_forced() {
+  const char* e = std::getenv("ATTNLAB_BF16_ATTENTION");
+  return e && std::strcmp(e, "wmma") == 0;
+}
+
+// The register-tile kernel for head width D. K and V are read four floats at a time when every row of
+// them starts 16-byte aligned, and out written two at a time when its rows start 8-byte aligned.
+template <int D>
+void launch_forward_bf16_rf(float* out, float* lse, const float* q, const float* k, const float* v,
+                            const backend::AttentionShape& s, const Layout& L, Stream stream) {
+  auto aligned = [](const void* p, std::size_t bytes) { return reinterpret_cast<std::uintptr_t>(p) % bytes == 0; };
+  const bool vec_kv = aligned(k, 16) && aligned(v, 16) && L.ldk % 4 == 0 && L.ldv % 4 == 0 && L.kb % 4 == 0 &&
+                      L.vb % 4 == 0;
+  const bool vec_o = aligned(out, 8) && L.ldo % 2 == 0 && L.ob % 2 == 0;
+  const int qblocks = (s.Tq + rf::kRows - 1) / rf::kRows;
+  const float scale_log2 = static_cast<float>(score_scale(s.C, s.H) * 1.4426950408889634);  // log2(e)/√d
+  ATTNLAB_LAUNCH(attention_forward_bf16_rf_kernel<D>, grid_of("cuda::attention_forward_bf16", s.B, s.H, qblocks),
+                 rf::kThreads, 0, stream)(out, lse, q, k, v, s.key_len, s.causal, L, qblocks, scale_log2, vec_kv, vec_o);
+  CUDA_CHECK_LAUNCH();
+}
+
+void attention_forward_bf16_rf(float* out, float* lse, const float* q, const float* k, const float* v,
+                               const backend::AttentionShape& s, const Layout& L, Stream stream) {
+  switch (s.C / s.H) {
+    case 32: return launch_forward_bf16_rf<32>(out, lse, q, k, v, s, L, stream);
+    case 64: return launch_forward_bf16_rf<64>(out, lse, q, k, v, s, L, stream);
+    case 128: return launch_forward_bf16_rf<128>(out, lse, q, k, v, s, L, stream);
+    default: throw ShapeError("cuda::attention_forward_bf16: no register-tile kernel for d = " + std::to_string(s.C / s.H));
+  }
+}
+
 }  // namespace
 
 void attention_forward(float* out, float* lse, const float* q, const float* k, const float* v,
@@ -841,6 +1078,10 @@ void attention_forward_bf16(float* out, float* lse, const float* q, const float*
     throw ShapeError("cuda::attention_forward_bf16: head width d = " + std::to_string(d) +
                      " is not a multiple of 16 (the tensor cores' tile); use attention_forward (float32)");
   if (s.B == 0 || s.Tq == 0) return;
+  if ((d == 32 || d == 64 || d == 128) && !wmma_forward_forced()) {
+    attention_forward_bf16_rf(out, lse, q, k, v, s, L, stream);
+    return;
+  }
   const int qblocks = (s.Tq + tc::kRows - 1) / tc::kRows;
   const std::size_t bytes = tc::smem_for(d).bytes;  // 70 KB at d = 64, 110 KB at d = 128: above the default 48 KB
   CUDA_CHECK(cudaFuncSetAttribute(attention_forward_bf16_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,

@@ -36,8 +36,11 @@ void attention_forward(float* out, float* lse, const float* q, const float* k, c
 // The same on tensor cores: Q·Kᵀ and P·V with bf16 inputs (Q, K, V rounded as they are read, the
 // weights P rounded before P·V) and float32 accumulation; the softmax statistics, lse and the output
 // stay float32. Errors against attention_forward about 1e-3 relative (bf16's 8 significant bits).
-// Head width d must be a multiple of 16 (ShapeError otherwise); 70 KB of shared memory per block at
-// d = 64, 110 KB at d = 128 (sm_80 and later).
+// Head width d must be a multiple of 16 (ShapeError otherwise). Two kernels (sm_80 and later): for
+// d = 32, 64 and 128, FlashAttention-2's loop with S and O in registers (PTX mma.sync, 128 queries per
+// block, 18 KB of static shared memory at d = 64, 36 KB at d = 128); for the other multiples of 16, or
+// when the environment sets ATTNLAB_BF16_ATTENTION=wmma, the wmma kernel with S and O in shared
+// memory (70 KB per block at d = 64, 110 KB at d = 128).
 void attention_forward_bf16(float* out, float* lse, const float* q, const float* k, const float* v,
                             const backend::AttentionShape& s, Stream stream = nullptr);
 

@@ -1,7 +1,7 @@
 #pragma once
-// bfloat16 as the emulation build provides it: the storage type and the two conversions the kernels
-// use. __float2bfloat16_rn rounds to nearest, ties to even (NaN stays a quiet NaN); __bfloat162float
-// is exact (a bf16 is the top half of a float).
+// bfloat16 as the emulation build provides it: the storage type, the two conversions the kernels use
+// and the raw bits (__bfloat16_as_ushort). __float2bfloat16_rn rounds to nearest, ties to even (NaN
+// stays a quiet NaN); __bfloat162float is exact (a bf16 is the top half of a float).
 #include <cstdint>
 #include <cstring>
 
@@ -26,3 +26,5 @@ inline float __bfloat162float(__nv_bfloat16 h) {
   std::memcpy(&f, &b, 4);
   return f;
 }
+
+inline unsigned short __bfloat16_as_ushort(__nv_bfloat16 h) { return h.bits; }

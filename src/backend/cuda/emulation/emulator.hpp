@@ -277,6 +277,7 @@ inline unsigned max(unsigned a, unsigned b) { return a < b ? b : a; }
 inline long long min(long long a, long long b) { return a < b ? a : b; }
 inline long long max(long long a, long long b) { return a < b ? b : a; }
 inline float __int_as_float(int i) { return ::attnlab::cuda::emu::from_bits<float>(static_cast<std::uint32_t>(i)); }
+inline float __uint_as_float(unsigned u) { return ::attnlab::cuda::emu::from_bits<float>(u); }
 inline int __float_as_int(float f) { return static_cast<int>(static_cast<std::uint32_t>(::attnlab::cuda::emu::to_bits(f))); }
 inline double __longlong_as_double(long long i) { return ::attnlab::cuda::emu::from_bits<double>(static_cast<std::uint64_t>(i)); }
 inline long long __double_as_longlong(double d) { return static_cast<long long>(::attnlab::cuda::emu::to_bits(d)); }
