@@ -582,10 +582,13 @@ else
   # (bf16 activations too); attention alone raced against SDPA, n = 512 ... 8192, 16 heads of d_k 64.
   run bench_cuda_bf16 240 "$attnlab" bench --json-out "$logs/bench_cuda_bf16.json" --backend cuda --precision bf16 --attention-max 0
   compare compare_torch_cuda_bf16 --precision bf16 --attention-max 8192
-  # The device's bf16 attention sweep again with the wmma forward (ATTNLAB_BF16_ATTENTION=wmma; the
-  # default for d_k 64 is the register-tile kernel): what keeping S and O in registers gains.
-  run bench_cuda_bf16_attention_wmma 120 env ATTNLAB_BF16_ATTENTION=wmma "$attnlab" bench \
-    --json-out "$logs/bench_cuda_bf16_attention_wmma.json" --backend cuda --precision bf16 --no-models --attention-max 0
+  # The device's bf16 attention sweep again with the wmma forward (ATTNLAB_BF16_ATTENTION=wmma), then
+  # with one 16-query tile per warp (=rf1; the default for d_k 64 gives each warp two): what keeping S
+  # and O in registers gains, and what reusing each fragment for two tiles does.
+  for variant in wmma rf1; do
+    run "bench_cuda_bf16_attention_$variant" 120 env ATTNLAB_BF16_ATTENTION=$variant "$attnlab" bench \
+      --json-out "$logs/bench_cuda_bf16_attention_$variant.json" --backend cuda --precision bf16 --no-models --attention-max 0
+  done
   # The same bf16 models with the linear layers' bias added the two-step way (ATTNLAB_CUBLASLT=0), for
   # what cuBLASLt's bias epilogue gains (docs/cuda.md, matmul.hpp), a minute apart on one machine.
   run bench_cuda_bf16_no_lt 240 env ATTNLAB_CUBLASLT=0 "$attnlab" bench --json-out "$logs/bench_cuda_bf16_no_lt.json" \

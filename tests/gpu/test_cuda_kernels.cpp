@@ -582,6 +582,15 @@ TEST_CASE("bf16 tensor-core attention forward: within 1e-2 of the float32 CPU op
     const int d = c.C / c.H;
     if (d == 32 || d == 64 || d == 128) CHECK(wout != out);
     else CHECK(wout == out);
+    // ATTNLAB_BF16_ATTENTION=rf1: the register-tile kernel with one row tile per warp (8 warps) where
+    // the default has two (4 warps, d ≤ 64). Each row's arithmetic is the same, so the output must be
+    // too, bit for bit.
+    ::setenv("ATTNLAB_BF16_ATTENTION", "rf1", 1);
+    auto g1 = poisoned(nout), g1_lse = poisoned(nlse);
+    cu::attention_forward_bf16(g1.get(), g1_lse.get(), dq, dk, dv, sh);
+    ::unsetenv("ATTNLAB_BF16_ATTENTION");
+    CHECK(columns(g1.download()) == out);
+    CHECK(g1_lse.download() == lse);
   }
 }
 

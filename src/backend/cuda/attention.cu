@@ -556,23 +556,24 @@ __global__ void __launch_bounds__(kThreads)
 // rounded to bf16, straight to P·V as the A operand. Nothing but the staged K and V tiles goes
 // through shared memory. attention_forward_bf16 uses it for d = 32, 64 and 128 (the wmma kernel above
 // for the other multiples of 16).
-//   block   8 warps, 128 queries of one (batch, head); warp w owns queries 16w … 16w + 15, and within
-//           it thread (g = lane / 4, t = lane % 4) owns rows g and g + 8: their Q fragments (bf16,
-//           loaded once), running max m and normaliser l, and O columns 8n + 2t, 8n + 2t + 1 for every n.
+//   block   W warps; warp w owns RT tiles of 16 queries (16·RT rows), and within a tile thread
+//           (g = lane / 4, t = lane % 4) owns rows g and g + 8: their Q fragments (bf16, loaded once),
+//           running max m and normaliser l, and O columns 8n + 2t, 8n + 2t + 1 for every n.
 //   per key tile (64 keys, staged as bf16: K row-major, V transposed, so that both products' B
 //           fragments are one 32-bit shared load per register, 32 distinct banks with 8 bf16 of padding)
-//           S = Q·Kᵀ (16 × 64 per warp, 8 × D/16 mma), scaled by log2(e)/√d; masked keys −∞; the
+//           S = Q·Kᵀ (16 × 64 per row tile, 8 × D/16 mma), scaled by log2(e)/√d; masked keys −∞; the
 //           row max over the row's 4 threads by two shuffles; P = 2^(S − m'); l ← l·2^(m − m') + Σ P
 //           (each thread its own share, added across the 4 at the end); O ← O·2^(m − m') + P·V
-//           (4 × D/8 mma).
+//           (4 × D/8 mma per row tile).
 //   end     O / l stored (two floats per store when the layout allows), lse = m·ln 2 + ln l.
+// Each B fragment read from shared memory feeds RT products, one per row tile: at one 256-byte fragment
+// per product, shared memory (128 bytes a cycle per SM) would hold the tensor cores to half speed, so
+// for d ≤ 64 a warp owns two row tiles (4 warps, 128 queries per block, about 200 registers); d = 128
+// has the registers for one (8 warps, 128 queries). ATTNLAB_BF16_ATTENTION=rf1 runs one row tile per
+// warp at every width, to time the two against each other on a GPU.
 // Warps whose queries see no key of a tile (causal attention's upper triangle, rows past Tq) skip it
 // between the block's barriers; 16-key steps past the warp's last visible key are skipped too.
 namespace rf {
-constexpr int kWarps = 8;
-constexpr int kThreads = kWarps * kWarpSize;  // 256
-constexpr int kRowsPerWarp = 16;
-constexpr int kRows = kWarps * kRowsPerWarp;  // 128 queries per block
 constexpr int kTileKeys = 64;
 constexpr int kPad = 8;  // bf16 per row: a row stride of D + 8 (or 72) bf16 puts lanes (g, t) on 32 banks
 template <int D>
@@ -583,52 +584,69 @@ struct Tile {
 };
 }  // namespace rf
 
-template <int D>
-__global__ void __launch_bounds__(rf::kThreads, 1)
+template <int D, int RT, int W>
+__global__ void __launch_bounds__(W * kWarpSize, 1)
     attention_forward_bf16_rf_kernel(float* __restrict__ out, float* __restrict__ lse, const float* __restrict__ q,
                                      const float* __restrict__ k, const float* __restrict__ v,
                                      const int* __restrict__ key_len, bool causal, Layout L, int qblocks,
                                      float scale_log2, bool vec_kv, bool vec_o) {
   using T = rf::Tile<D>;
-  constexpr int kSteps = D / 16;  // 16-wide k steps of Q·Kᵀ
-  constexpr int kOut = D / 8;     // 8-wide column blocks of O
+  constexpr int kThreadsW = W * kWarpSize;
+  constexpr int kWarpRows = 16 * RT;          // queries per warp
+  constexpr int kBlockRows = W * kWarpRows;   // queries per block
+  constexpr int kSteps = D / 16;              // 16-wide k steps of Q·Kᵀ
+  constexpr int kOut = D / 8;                 // 8-wide column blocks of O
+  constexpr int kN = rf::kTileKeys / 8;       // 8-key column blocks of S
   // K and Vᵀ as bf16 pairs in 32-bit words (the fragments' register format).
   __shared__ std::uint32_t Ks[rf::kTileKeys * T::ldk / 2];
   __shared__ std::uint32_t Vt[D * T::ldv / 2];
   const int Tq = L.Tq, Tk = L.Tk;
-  const int bh = blockIdx.x / qblocks, i0 = (blockIdx.x % qblocks) * rf::kRows;
+  const int bh = blockIdx.x / qblocks, i0 = (blockIdx.x % qblocks) * kBlockRows;
   const Head h = head_of(bh, key_len, L);
   const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize, g = lane / 4, t = lane % 4;
-  const int w0 = i0 + warp * rf::kRowsPerWarp, r0 = w0 + g, r1 = r0 + 8;
-  const int lim0 = r0 < Tq ? visible_limit(r0, h.valid, causal) : 0;
-  const int lim1 = r1 < Tq ? visible_limit(r1, h.valid, causal) : 0;
-  const int wlast = min(Tq, w0 + rf::kRowsPerWarp) - 1;  // the warp's last query (limits grow with i)
+  const int w0 = i0 + warp * kWarpRows;
+  // Row tile rt: this thread's rows w0 + 16rt + g (half 0) and + 8 (half 1); row index [rt][half].
+  int row[RT][2], lim[RT][2];
+#pragma unroll
+  for (int rt = 0; rt < RT; ++rt)
+#pragma unroll
+    for (int hf = 0; hf < 2; ++hf) {
+      row[rt][hf] = w0 + 16 * rt + 8 * hf + g;
+      lim[rt][hf] = row[rt][hf] < Tq ? visible_limit(row[rt][hf], h.valid, causal) : 0;
+    }
+  const int wlast = min(Tq, w0 + kWarpRows) - 1;  // the warp's last query (limits grow with i)
   const int wlim = wlast >= w0 ? visible_limit(wlast, h.valid, causal) : 0;
 
-  std::uint32_t qa[kSteps][4];
-  {
-    auto qv = [&](int r, int c) { return r < Tq ? q[h.q + static_cast<long long>(r) * L.ldq + c] : 0.0f; };
+  std::uint32_t qa[RT][kSteps][4];
 #pragma unroll
-    for (int s = 0; s < kSteps; ++s) {
-      const int c = 16 * s + 2 * t;
-      qa[s][0] = detail::pack_bf16x2(qv(r0, c), qv(r0, c + 1));
-      qa[s][1] = detail::pack_bf16x2(qv(r1, c), qv(r1, c + 1));
-      qa[s][2] = detail::pack_bf16x2(qv(r0, c + 8), qv(r0, c + 9));
-      qa[s][3] = detail::pack_bf16x2(qv(r1, c + 8), qv(r1, c + 9));
+  for (int rt = 0; rt < RT; ++rt) {
+    auto qv = [&](int r, int c) { return r < Tq ? q[h.q + static_cast<long long>(r) * L.ldq + c] : 0.0f; };
+    const int ra = row[rt][0], rb = row[rt][1];
+#pragma unroll
+    for (int st = 0; st < kSteps; ++st) {
+      const int c = 16 * st + 2 * t;
+      qa[rt][st][0] = detail::pack_bf16x2(qv(ra, c), qv(ra, c + 1));
+      qa[rt][st][1] = detail::pack_bf16x2(qv(rb, c), qv(rb, c + 1));
+      qa[rt][st][2] = detail::pack_bf16x2(qv(ra, c + 8), qv(ra, c + 9));
+      qa[rt][st][3] = detail::pack_bf16x2(qv(rb, c + 8), qv(rb, c + 9));
     }
   }
-  float o[kOut][4];
+  float o[RT][kOut][4], m[RT][2], l[RT][2];
 #pragma unroll
-  for (int n = 0; n < kOut; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
-  float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.0f, l1 = 0.0f;
+  for (int rt = 0; rt < RT; ++rt) {
+#pragma unroll
+    for (int n = 0; n < kOut; ++n) o[rt][n][0] = o[rt][n][1] = o[rt][n][2] = o[rt][n][3] = 0.0f;
+    m[rt][0] = m[rt][1] = -INFINITY;
+    l[rt][0] = l[rt][1] = 0.0f;
+  }
 
-  const int rows = min(rf::kRows, Tq - i0);
+  const int rows = min(kBlockRows, Tq - i0);
   const int kend = causal ? min(h.valid, min(Tk, i0 + rows)) : h.valid;  // keys any row of the block sees
   for (int j0 = 0; j0 < kend; j0 += rf::kTileKeys) {
     const int cols = min(rf::kTileKeys, kend - j0);
     __syncthreads();  // every warp is done with the previous tile
     // K: thread per (key, 4 columns), consecutive threads along a row.
-    for (int e = threadIdx.x; e < rf::kTileKeys * (D / 4); e += rf::kThreads) {
+    for (int e = threadIdx.x; e < rf::kTileKeys * (D / 4); e += kThreadsW) {
       const int j = e / (D / 4), c = 4 * (e % (D / 4));
       float x[4] = {0.0f, 0.0f, 0.0f, 0.0f};
       if (j < cols) {
@@ -641,17 +659,17 @@ __global__ void __launch_bounds__(rf::kThreads, 1)
     }
     // Vᵀ: thread per (pair of keys, 4 columns), consecutive threads along the keys, so each of the
     // four word stores (one per column) lands on 32 consecutive words of a Vᵀ row.
-    for (int e = threadIdx.x; e < (rf::kTileKeys / 2) * (D / 4); e += rf::kThreads) {
+    for (int e = threadIdx.x; e < (rf::kTileKeys / 2) * (D / 4); e += kThreadsW) {
       const int jp = e % (rf::kTileKeys / 2), c = 4 * (e / (rf::kTileKeys / 2)), j = 2 * jp;
       float x0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, x1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-      const float* src = v + h.v + static_cast<long long>(j0 + j) * L.ldv + c;
       if (j < cols) {
+        const float* src = v + h.v + static_cast<long long>(j0 + j) * L.ldv + c;
         if (vec_kv) detail::load_float4(x0, src);
         else x0[0] = src[0], x0[1] = src[1], x0[2] = src[2], x0[3] = src[3];
-      }
-      if (j + 1 < cols) {
-        if (vec_kv) detail::load_float4(x1, src + L.ldv);
-        else x1[0] = src[L.ldv], x1[1] = src[L.ldv + 1], x1[2] = src[L.ldv + 2], x1[3] = src[L.ldv + 3];
+        if (j + 1 < cols) {
+          if (vec_kv) detail::load_float4(x1, src + L.ldv);
+          else x1[0] = src[L.ldv], x1[1] = src[L.ldv + 1], x1[2] = src[L.ldv + 2], x1[3] = src[L.ldv + 3];
+        }
       }
 #pragma unroll
       for (int u = 0; u < 4; ++u) Vt[((c + u) * T::ldv + j) / 2] = detail::pack_bf16x2(x0[u], x1[u]);
@@ -660,92 +678,98 @@ __global__ void __launch_bounds__(rf::kThreads, 1)
     if (j0 >= wlim) continue;  // no query of this warp sees a key of this tile (warp-uniform)
     const int wcols = min(cols, wlim - j0);  // this tile's keys that some query of the warp sees
 
-    float s[rf::kTileKeys / 8][4];
+    float s[RT][kN][4];
 #pragma unroll
-    for (int n = 0; n < rf::kTileKeys / 8; ++n) {
-      s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
+    for (int n = 0; n < kN; ++n) {
+#pragma unroll
+      for (int rt = 0; rt < RT; ++rt) s[rt][n][0] = s[rt][n][1] = s[rt][n][2] = s[rt][n][3] = 0.0f;
       if (8 * n >= wcols) continue;
       const std::uint32_t* krow = Ks + ((8 * n + g) * T::ldk + 2 * t) / 2;
 #pragma unroll
       for (int st = 0; st < kSteps; ++st) {
         const std::uint32_t b[2] = {krow[8 * st], krow[8 * st + 4]};  // K[8n + g][16st + 2t (+ 8)]
-        detail::mma_bf16_16816(s[n], qa[st], b);
+#pragma unroll
+        for (int rt = 0; rt < RT; ++rt) detail::mma_bf16_16816(s[rt][n], qa[rt][st], b);
       }
     }
 
-    // Online softmax in base 2; this thread's columns of the tile are 8n + 2t and 8n + 2t + 1.
-    float mx0 = m0, mx1 = m1;
+    // Online softmax in base 2; this thread's columns of the tile are 8n + 2t and 8n + 2t + 1, and
+    // s[rt][n][2·hf + e] belongs to row[rt][hf].
 #pragma unroll
-    for (int n = 0; n < rf::kTileKeys / 8; ++n)
+    for (int rt = 0; rt < RT; ++rt)
 #pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const int j = j0 + 8 * n + 2 * t + e;
-        s[n][e] = j < lim0 ? s[n][e] * scale_log2 : -INFINITY;
-        s[n][2 + e] = j < lim1 ? s[n][2 + e] * scale_log2 : -INFINITY;
-        mx0 = fmaxf(mx0, s[n][e]);
-        mx1 = fmaxf(mx1, s[n][2 + e]);
+      for (int hf = 0; hf < 2; ++hf) {
+        float mx = m[rt][hf];
+#pragma unroll
+        for (int n = 0; n < kN; ++n)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            float& x = s[rt][n][2 * hf + e];
+            x = j0 + 8 * n + 2 * t + e < lim[rt][hf] ? x * scale_log2 : -INFINITY;
+            mx = fmaxf(mx, x);
+          }
+        mx = fmaxf(mx, __shfl_xor_sync(kFullMask, mx, 1));
+        mx = fmaxf(mx, __shfl_xor_sync(kFullMask, mx, 2));
+        // While a row has seen no key, m = −∞ and O, l are 0: the factor is 0, not 2^(−∞ + ∞).
+        const float corr = m[rt][hf] == -INFINITY ? 0.0f : exp2f(m[rt][hf] - mx);
+        float sum = 0.0f;
+#pragma unroll
+        for (int n = 0; n < kN; ++n)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            float& x = s[rt][n][2 * hf + e];
+            x = x == -INFINITY ? 0.0f : exp2f(x - mx);
+            sum += x;
+          }
+        l[rt][hf] = l[rt][hf] * corr + sum;
+        m[rt][hf] = mx;
+#pragma unroll
+        for (int n = 0; n < kOut; ++n) o[rt][n][2 * hf] *= corr, o[rt][n][2 * hf + 1] *= corr;
       }
-    mx0 = fmaxf(mx0, __shfl_xor_sync(kFullMask, mx0, 1));
-    mx0 = fmaxf(mx0, __shfl_xor_sync(kFullMask, mx0, 2));
-    mx1 = fmaxf(mx1, __shfl_xor_sync(kFullMask, mx1, 1));
-    mx1 = fmaxf(mx1, __shfl_xor_sync(kFullMask, mx1, 2));
-    // While a row has seen no key, m = −∞ and O, l are 0: the factor is 0, not 2^(−∞ + ∞).
-    const float c0 = m0 == -INFINITY ? 0.0f : exp2f(m0 - mx0), c1 = m1 == -INFINITY ? 0.0f : exp2f(m1 - mx1);
-    float sum0 = 0.0f, sum1 = 0.0f;
-#pragma unroll
-    for (int n = 0; n < rf::kTileKeys / 8; ++n)
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        s[n][e] = s[n][e] == -INFINITY ? 0.0f : exp2f(s[n][e] - mx0);
-        s[n][2 + e] = s[n][2 + e] == -INFINITY ? 0.0f : exp2f(s[n][2 + e] - mx1);
-        sum0 += s[n][e];
-        sum1 += s[n][2 + e];
-      }
-    l0 = l0 * c0 + sum0;
-    l1 = l1 * c1 + sum1;
-    m0 = mx0;
-    m1 = mx1;
-#pragma unroll
-    for (int n = 0; n < kOut; ++n) o[n][0] *= c0, o[n][1] *= c0, o[n][2] *= c1, o[n][3] *= c1;
 
     // O += P·V: the S accumulators of keys 16kt … 16kt + 15 are exactly P's A fragment for that k step.
 #pragma unroll
     for (int kt = 0; kt < rf::kTileKeys / 16; ++kt) {
       if (16 * kt >= wcols) continue;
-      const std::uint32_t a[4] = {detail::pack_bf16x2(s[2 * kt][0], s[2 * kt][1]),
-                                  detail::pack_bf16x2(s[2 * kt][2], s[2 * kt][3]),
-                                  detail::pack_bf16x2(s[2 * kt + 1][0], s[2 * kt + 1][1]),
-                                  detail::pack_bf16x2(s[2 * kt + 1][2], s[2 * kt + 1][3])};
+      std::uint32_t a[RT][4];
+#pragma unroll
+      for (int rt = 0; rt < RT; ++rt) {
+        a[rt][0] = detail::pack_bf16x2(s[rt][2 * kt][0], s[rt][2 * kt][1]);
+        a[rt][1] = detail::pack_bf16x2(s[rt][2 * kt][2], s[rt][2 * kt][3]);
+        a[rt][2] = detail::pack_bf16x2(s[rt][2 * kt + 1][0], s[rt][2 * kt + 1][1]);
+        a[rt][3] = detail::pack_bf16x2(s[rt][2 * kt + 1][2], s[rt][2 * kt + 1][3]);
+      }
 #pragma unroll
       for (int n = 0; n < kOut; ++n) {
         const std::uint32_t* vrow = Vt + ((8 * n + g) * T::ldv + 16 * kt + 2 * t) / 2;
         const std::uint32_t b[2] = {vrow[0], vrow[4]};  // V[16kt + 2t (+ 8)][8n + g]
-        detail::mma_bf16_16816(o[n], a, b);
+#pragma unroll
+        for (int rt = 0; rt < RT; ++rt) detail::mma_bf16_16816(o[rt][n], a[rt], b);
       }
     }
   }
 
-  l0 += __shfl_xor_sync(kFullMask, l0, 1);
-  l0 += __shfl_xor_sync(kFullMask, l0, 2);
-  l1 += __shfl_xor_sync(kFullMask, l1, 1);
-  l1 += __shfl_xor_sync(kFullMask, l1, 2);
   constexpr float kLn2 = 0.693147180559945309f;
 #pragma unroll
-  for (int half = 0; half < 2; ++half) {
-    const int r = half ? r1 : r0;
-    const float lr = half ? l1 : l0, mr = half ? m1 : m0;
-    if (r >= Tq) continue;
-    const bool any = lr > 0.0f;  // false for a row with no visible key: zeros and lse = −inf
-    const float inv = any ? 1.0f / lr : 0.0f;
-    float* dst = out + h.o + static_cast<long long>(r) * L.ldo + 2 * t;
+  for (int rt = 0; rt < RT; ++rt)
 #pragma unroll
-    for (int n = 0; n < kOut; ++n) {
-      const float x0 = o[n][2 * half] * inv, x1 = o[n][2 * half + 1] * inv;
-      if (vec_o) detail::store_float2(dst + 8 * n, x0, x1);
-      else dst[8 * n] = x0, dst[8 * n + 1] = x1;
+    for (int hf = 0; hf < 2; ++hf) {
+      float lr = l[rt][hf];
+      lr += __shfl_xor_sync(kFullMask, lr, 1);
+      lr += __shfl_xor_sync(kFullMask, lr, 2);
+      const int r = row[rt][hf];
+      if (r >= Tq) continue;
+      const bool any = lr > 0.0f;  // false for a row with no visible key: zeros and lse = −inf
+      const float inv = any ? 1.0f / lr : 0.0f;
+      float* dst = out + h.o + static_cast<long long>(r) * L.ldo + 2 * t;
+#pragma unroll
+      for (int n = 0; n < kOut; ++n) {
+        const float x0 = o[rt][n][2 * hf] * inv, x1 = o[rt][n][2 * hf + 1] * inv;
+        if (vec_o) detail::store_float2(dst + 8 * n, x0, x1);
+        else dst[8 * n] = x0, dst[8 * n + 1] = x1;
+      }
+      if (t == 0) lse[static_cast<std::size_t>(bh) * Tq + r] = any ? m[rt][hf] * kLn2 + logf(lr) : -INFINITY;
     }
-    if (t == 0) lse[static_cast<std::size_t>(bh) * Tq + r] = any ? mr * kLn2 + logf(lr) : -INFINITY;
-  }
 }
 
 // ---- backward on tensor cores (bf16) ----------------------------------------------------------------
@@ -1025,36 +1049,51 @@ bool has_work(const backend::AttentionShape& s, bool add, int rows) {
   return s.B > 0 && rows > 0 && (!add || (s.Tq > 0 && s.Tk > 0));
 }
 
-// ATTNLAB_BF16_ATTENTION=wmma runs the wmma forward for every head width, so that one GPU session can
-// time the two kernels against each other (bench/gpu.sh does).
-bool wmma_forward_forced() {
+// ATTNLAB_BF16_ATTENTION: "wmma" runs the wmma forward for every head width, "rf1" the register-tile
+// kernel with one row tile per warp at every width it takes, so that one GPU session can time the
+// variants against each other (bench/gpu.sh does). Anything else, or unset: the default choice.
+std::string bf16_attention_choice() {
   const char* e = std::getenv("ATTNLAB_BF16_ATTENTION");
-  return e && std::strcmp(e, "wmma") == 0;
+  return e ? std::string(e) : std::string();
 }
 
-// The register-tile kernel for head width D. K and V are read four floats at a time when every row of
-// them starts 16-byte aligned, and out written two at a time when its rows start 8-byte aligned.
-template <int D>
+// The register-tile kernel for head width D, RT row tiles per warp, W warps. K and V are read four
+// floats at a time when every row of them starts 16-byte aligned, and out written two at a time when
+// its rows start 8-byte aligned.
+template <int D, int RT, int W>
 void launch_forward_bf16_rf(float* out, float* lse, const float* q, const float* k, const float* v,
                             const backend::AttentionShape& s, const Layout& L, Stream stream) {
   auto aligned = [](const void* p, std::size_t bytes) { return reinterpret_cast<std::uintptr_t>(p) % bytes == 0; };
   const bool vec_kv = aligned(k, 16) && aligned(v, 16) && L.ldk % 4 == 0 && L.ldv % 4 == 0 && L.kb % 4 == 0 &&
                       L.vb % 4 == 0;
   const bool vec_o = aligned(out, 8) && L.ldo % 2 == 0 && L.ob % 2 == 0;
-  const int qblocks = (s.Tq + rf::kRows - 1) / rf::kRows;
+  constexpr int kBlockRows = 16 * RT * W;
+  const int qblocks = (s.Tq + kBlockRows - 1) / kBlockRows;
   const float scale_log2 = static_cast<float>(score_scale(s.C, s.H) * 1.4426950408889634);  // log2(e)/√d
-  ATTNLAB_LAUNCH(attention_forward_bf16_rf_kernel<D>, grid_of("cuda::attention_forward_bf16", s.B, s.H, qblocks),
-                 rf::kThreads, 0, stream)(out, lse, q, k, v, s.key_len, s.causal, L, qblocks, scale_log2, vec_kv, vec_o);
+  ATTNLAB_LAUNCH((attention_forward_bf16_rf_kernel<D, RT, W>),
+                 grid_of("cuda::attention_forward_bf16", s.B, s.H, qblocks), W * kWarpSize, 0,
+                 stream)(out, lse, q, k, v, s.key_len, s.causal, L, qblocks, scale_log2, vec_kv, vec_o);
   CUDA_CHECK_LAUNCH();
 }
 
-void attention_forward_bf16_rf(float* out, float* lse, const float* q, const float* k, const float* v,
-                               const backend::AttentionShape& s, const Layout& L, Stream stream) {
+// Whether the register-tile kernel takes head width d, and if so runs it (one_tile: one row tile per
+// warp, 8 warps; else the default for d).
+bool attention_forward_bf16_rf(float* out, float* lse, const float* q, const float* k, const float* v,
+                               const backend::AttentionShape& s, const Layout& L, bool one_tile, Stream stream) {
   switch (s.C / s.H) {
-    case 32: return launch_forward_bf16_rf<32>(out, lse, q, k, v, s, L, stream);
-    case 64: return launch_forward_bf16_rf<64>(out, lse, q, k, v, s, L, stream);
-    case 128: return launch_forward_bf16_rf<128>(out, lse, q, k, v, s, L, stream);
-    default: throw ShapeError("cuda::attention_forward_bf16: no register-tile kernel for d = " + std::to_string(s.C / s.H));
+    case 32:
+      if (one_tile) launch_forward_bf16_rf<32, 1, 8>(out, lse, q, k, v, s, L, stream);
+      else launch_forward_bf16_rf<32, 2, 4>(out, lse, q, k, v, s, L, stream);
+      return true;
+    case 64:
+      if (one_tile) launch_forward_bf16_rf<64, 1, 8>(out, lse, q, k, v, s, L, stream);
+      else launch_forward_bf16_rf<64, 2, 4>(out, lse, q, k, v, s, L, stream);
+      return true;
+    case 128:  // one row tile either way: two would need about 300 registers a thread
+      launch_forward_bf16_rf<128, 1, 8>(out, lse, q, k, v, s, L, stream);
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -1078,10 +1117,8 @@ void attention_forward_bf16(float* out, float* lse, const float* q, const float*
     throw ShapeError("cuda::attention_forward_bf16: head width d = " + std::to_string(d) +
                      " is not a multiple of 16 (the tensor cores' tile); use attention_forward (float32)");
   if (s.B == 0 || s.Tq == 0) return;
-  if ((d == 32 || d == 64 || d == 128) && !wmma_forward_forced()) {
-    attention_forward_bf16_rf(out, lse, q, k, v, s, L, stream);
-    return;
-  }
+  const std::string choice = bf16_attention_choice();
+  if (choice != "wmma" && attention_forward_bf16_rf(out, lse, q, k, v, s, L, choice == "rf1", stream)) return;
   const int qblocks = (s.Tq + tc::kRows - 1) / tc::kRows;
   const std::size_t bytes = tc::smem_for(d).bytes;  // 70 KB at d = 64, 110 KB at d = 128: above the default 48 KB
   CUDA_CHECK(cudaFuncSetAttribute(attention_forward_bf16_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,

@@ -40,7 +40,8 @@ void attention_forward(float* out, float* lse, const float* q, const float* k, c
 // d = 32, 64 and 128, FlashAttention-2's loop with S and O in registers (PTX mma.sync, 128 queries per
 // block, 18 KB of static shared memory at d = 64, 36 KB at d = 128); for the other multiples of 16, or
 // when the environment sets ATTNLAB_BF16_ATTENTION=wmma, the wmma kernel with S and O in shared
-// memory (70 KB per block at d = 64, 110 KB at d = 128).
+// memory (70 KB per block at d = 64, 110 KB at d = 128). ATTNLAB_BF16_ATTENTION=rf1 gives each warp
+// of the register-tile kernel one tile of 16 queries instead of two (d ≤ 64), the same results.
 void attention_forward_bf16(float* out, float* lse, const float* q, const float* k, const float* v,
                             const backend::AttentionShape& s, Stream stream = nullptr);
 
