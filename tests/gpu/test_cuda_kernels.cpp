@@ -611,14 +611,23 @@ TEST_CASE("bf16 tensor-core attention backward: dQ, dK, dV within their bound of
       {"d 16, one query, a fully masked batch", 3, 1, 65, 16, 1, false, {0, 1, 65}, false},
       {"fused Q/K/V (ld = 3C), causal, d 16", 2, 64, 64, 64, 4, true, {}, true},
       {"one tile exactly, d 32", 1, 64, 64, 96, 3, false, {}, false},
+      // attention_backward_bf16 runs register-tile kernels (mma.sync) for d = 32 and 64, the wmma ones
+      // for d = 16 and 48; each case runs both (ATTNLAB_BF16_ATTENTION=wmma).
+      {"d 64, causal, T = 200 (four key and query blocks)", 1, 200, 200, 128, 2, true, {}, false},
+      {"fused Q/K/V (ld = 3C), d 64, padding", 2, 90, 90, 128, 2, false, {90, 33}, true},
+      {"odd row strides (scalar loads), d 64, causal", 2, 40, 40, 64, 1, true, {}, false, 1},
+      {"odd row strides, d 32, cross, padding", 2, 17, 100, 64, 2, false, {100, 64}, false, 3},
+      {"d 48 (wmma kernels), cross", 1, 33, 70, 96, 2, false, {}, false},
   };
   for (const AttentionCase& c : cases) {
     INFO(std::string(c.what));
     attnlab::backend::AttentionShape sh = cu::packed_attention(nullptr, c.causal, c.B, c.Tq, c.Tk, c.C, c.H);
-    const int w = c.fused ? 3 * c.C : c.C;  // row width of the q/k/v (and gradient) buffers
+    const int w = c.fused ? 3 * c.C : c.C + c.pad;  // row width of the q/k/v (and gradient) buffers
     if (c.fused) sh.ldq = sh.ldk = sh.ldv = w;
+    if (c.pad) sh.ldq = sh.ldk = sh.ldv = sh.ldo = w;  // out and dout too
     const std::size_t nq = static_cast<std::size_t>(c.B) * c.Tq * w, nk = static_cast<std::size_t>(c.B) * c.Tk * w,
-                      nout = static_cast<std::size_t>(c.B) * c.Tq * c.C, nlse = static_cast<std::size_t>(c.B) * c.H * c.Tq;
+                      nout = static_cast<std::size_t>(c.B) * c.Tq * (c.pad ? w : c.C),
+                      nlse = static_cast<std::size_t>(c.B) * c.H * c.Tq;
     const auto q = random_floats(rng, nq), k = c.fused ? q : random_floats(rng, nk), v = c.fused ? q : random_floats(rng, nk);
     const auto dout = random_floats(rng, nout);
     const auto gq0 = random_floats(rng, nq), gk0 = c.fused ? gq0 : random_floats(rng, nk), gv0 = c.fused ? gq0 : random_floats(rng, nk);
@@ -641,8 +650,8 @@ TEST_CASE("bf16 tensor-core attention backward: dQ, dK, dV within their bound of
     const float* dqp = gq.get();
     const float* dkp = c.fused ? gq.get() + ko : gk.get();
     const float* dvp = c.fused ? gq.get() + vo : gv.get();
-    for (bool bf16_forward : {false, true}) {
-      INFO("forward in " << std::string(bf16_forward ? "bf16" : "float32"));
+    for (const auto& [bf16_forward, kernel] : {std::pair{false, ""}, std::pair{true, ""}, std::pair{true, "wmma"}}) {
+      INFO("forward in " << std::string(bf16_forward ? "bf16" : "float32") << ", ATTNLAB_BF16_ATTENTION=" << kernel);
       auto gout = poisoned(nout), glse = poisoned(nlse);
       if (bf16_forward)
         cu::attention_forward_bf16(gout.get(), glse.get(), dqp, dkp, dvp, sh);
@@ -652,7 +661,9 @@ TEST_CASE("bf16 tensor-core attention backward: dQ, dK, dV within their bound of
       float* gdq = ggq.get();
       float* gdk = c.fused ? ggq.get() + ko : ggk.get();
       float* gdv = c.fused ? ggq.get() + vo : ggv.get();
+      if (*kernel) ::setenv("ATTNLAB_BF16_ATTENTION", kernel, 1);
       cu::attention_backward_bf16(gdq, gdk, gdv, gdout.get(), gout.get(), glse.get(), dqp, dkp, dvp, sh);
+      ::unsetenv("ATTNLAB_BF16_ATTENTION");
       const auto rq = ggq.download(), rk = c.fused ? rq : ggk.download(), rv = c.fused ? rq : ggv.download();
       // The gradients alone (what was added), measured against the CPU's additions.
       auto added = [](const std::vector<float>& after, const std::vector<float>& before) {
@@ -667,9 +678,13 @@ TEST_CASE("bf16 tensor-core attention backward: dQ, dK, dV within their bound of
       // result can be far smaller than the terms whose bf16 rounding it carries.
       const double eq = compare(got_q, want_q, 1.0).rel, ek = compare(got_k, want_k, 1.0).rel,
                    ev = compare(got_v, want_v, 1.0).rel;
-      MESSAGE(std::string(c.what) << std::string(bf16_forward ? ", after the bf16 forward" : "") << ": dq " << eq << ", dk " << ek
+      MESSAGE(std::string(c.what) << std::string(bf16_forward ? ", after the bf16 forward" : "")
+                                  << std::string(*kernel ? ", the wmma kernels" : "") << ": dq " << eq << ", dk " << ek
                                   << ", dv " << ev);
       CHECK(compare(got_q, want_q, 1.0).nan == 0);
+      CHECK(compare(got_k, want_k, 1.0).nan == 0);
+      CHECK(compare(got_v, want_v, 1.0).nan == 0);
+
       CHECK(eq < 5e-2);
       CHECK(ek < 5e-2);
       CHECK(ev < 5e-2);

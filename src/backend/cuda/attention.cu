@@ -19,7 +19,8 @@
 //              d = 32, 64, 128, and with wmma tiles (S and O in shared memory) for the other
 //              multiples of 16; see their own comments below.
 //   dK/dV and dQ, bf16 tensor cores (attention_backward_bf16): the same two kernels' work with the
-//              five products as wmma tiles; see their comment below.
+//              five products on tensor cores, as wmma tiles or (d = 32, 64) mma.sync with S, dP and
+//              the gradients in registers; see their comments below.
 //
 // Rows are found through a Layout (the resolved backend::AttentionShape): row r of batch b of q starts
 // at q + b·qb + r·ldq, and so on for k, v and out; the gradients share the strides of their inputs.
@@ -214,6 +215,16 @@ __device__ void store_zero_key_rows(float* dk, float* dv, const Head& g, const L
   }
 }
 
+// Whether a dK/dV block of `rows` keys from j0 has nothing to compute: no query sees its keys (j0 at
+// or past the valid ones), so there is nothing to add, and under GradMode::Write zeros to store, which
+// this does. Uniform over the block, so the block may return at once (before any barrier).
+__device__ __forceinline__ bool unseen_key_block(float* dk, float* dv, const Head& g, const Layout& L, int j0, int rows,
+                                                 bool add) {
+  if (j0 < g.valid) return false;
+  if (!add) store_zero_key_rows(dk, dv, g, L, j0, min(rows, L.Tk - j0));
+  return true;
+}
+
 __global__ void __launch_bounds__(kThreads)
     attention_backward_dkdv_kernel(float* __restrict__ dk, float* __restrict__ dv, const float* __restrict__ dout,
                                    const float* __restrict__ out, const float* __restrict__ lse,
@@ -230,10 +241,7 @@ __global__ void __launch_bounds__(kThreads)
   const int bh = blockIdx.x / kblocks, j0 = (blockIdx.x % kblocks) * kKeys;
   const Head g = head_of(bh, key_len, L);
   const int d = g.d, cols = min(kKeys, Tk - j0);
-  if (j0 >= g.valid) {  // keys no query sees: nothing to add, zeros to store (uniform over the block)
-    if (!add) store_zero_key_rows(dk, dv, g, L, j0, cols);
-    return;
-  }
+  if (unseen_key_block(dk, dv, g, L, j0, kKeys, add)) return;
   const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
   load_tile(Ks, kPad, k, g.k, L.ldk, j0, cols, d);
   load_tile(Vs, kPad, v, g.v, L.ldv, j0, cols, d);
@@ -578,10 +586,68 @@ constexpr int kTileKeys = 64;
 constexpr int kPad = 8;  // bf16 per row: a row stride of D + 8 (or 72) bf16 puts lanes (g, t) on 32 banks
 template <int D>
 struct Tile {
-  static constexpr int ldk = D + kPad;          // K tile: 64 rows (keys) of D, bf16
-  static constexpr int ldv = kTileKeys + kPad;  // Vᵀ tile: D rows (columns of V) of 64 keys, bf16
+  static constexpr int ldk = D + kPad;          // a row-major tile: 64 rows (keys or queries) of D, bf16
+  static constexpr int ldv = kTileKeys + kPad;  // a transposed tile: D rows (columns) of 64 keys or queries
   static_assert(D % 16 == 0 && ldk % 2 == 0 && ldv % 2 == 0, "bf16 pairs must not straddle rows");
 };
+
+// Four floats of row r, columns c … c + 3, of a head's rows (ld apart from src + base); zeros past
+// `valid` rows.
+__device__ __forceinline__ void load4(float (&x)[4], const float* src, long long base, long long ld, int r, int c,
+                                      int valid, bool vec) {
+  x[0] = x[1] = x[2] = x[3] = 0.0f;
+  if (r >= valid) return;
+  const float* p = src + base + static_cast<long long>(r) * ld + c;
+  if (vec) detail::load_float4(x, p);
+  else x[0] = p[0], x[1] = p[1], x[2] = p[2], x[3] = p[3];
+}
+
+// A fragments of rows r0 … r0 + 15 of a head (16 × D, bf16 pairs along the width), straight from
+// global memory; zeros past `valid` rows. Thread (g, t) reads its own elements only.
+template <int D>
+__device__ __forceinline__ void load_a(std::uint32_t (&a)[D / 16][4], const float* src, long long base, long long ld,
+                                       int r0, int valid, int g, int t) {
+  auto x = [&](int r, int c) { return r < valid ? src[base + static_cast<long long>(r) * ld + c] : 0.0f; };
+#pragma unroll
+  for (int st = 0; st < D / 16; ++st) {
+    const int c = 16 * st + 2 * t;
+    a[st][0] = detail::pack_bf16x2(x(r0 + g, c), x(r0 + g, c + 1));
+    a[st][1] = detail::pack_bf16x2(x(r0 + g + 8, c), x(r0 + g + 8, c + 1));
+    a[st][2] = detail::pack_bf16x2(x(r0 + g, c + 8), x(r0 + g, c + 9));
+    a[st][3] = detail::pack_bf16x2(x(r0 + g + 8, c + 8), x(r0 + g + 8, c + 9));
+  }
+}
+
+// Rows r0 … r0 + 63 of a head as bf16 pairs, row-major (row stride Tile<D>::ldk bf16), zeros past
+// `valid` rows: a thread per (row, 4 columns), consecutive threads along a row. For B fragments
+// whose pairs run along the head width (Kᵀ in S = Q·Kᵀ, Vᵀ in dP = dO·Vᵀ).
+template <int D, int NT>
+__device__ __forceinline__ void stage_rows(std::uint32_t* dst, const float* src, long long base, long long ld, int r0,
+                                           int valid, bool vec) {
+  for (int e = threadIdx.x; e < kTileKeys * (D / 4); e += NT) {
+    const int r = e / (D / 4), c = 4 * (e % (D / 4));
+    float x[4];
+    load4(x, src, base, ld, r0 + r, c, valid, vec);
+    dst[(r * Tile<D>::ldk + c) / 2] = detail::pack_bf16x2(x[0], x[1]);
+    dst[(r * Tile<D>::ldk + c) / 2 + 1] = detail::pack_bf16x2(x[2], x[3]);
+  }
+}
+
+// The same 64 rows transposed (D rows of 64, row stride Tile<D>::ldv bf16): a thread per (pair of
+// rows, 4 columns), consecutive threads along the rows, so each of its four word stores lands on 32
+// consecutive words. For B fragments whose pairs run along the rows (V in O = P·V, K in dQ = dS·K).
+template <int D, int NT>
+__device__ __forceinline__ void stage_cols(std::uint32_t* dst, const float* src, long long base, long long ld, int r0,
+                                           int valid, bool vec) {
+  for (int e = threadIdx.x; e < (kTileKeys / 2) * (D / 4); e += NT) {
+    const int rp = e % (kTileKeys / 2), c = 4 * (e / (kTileKeys / 2)), r = 2 * rp;
+    float x0[4], x1[4];
+    load4(x0, src, base, ld, r0 + r, c, valid, vec);
+    load4(x1, src, base, ld, r0 + r + 1, c, valid, vec);
+#pragma unroll
+    for (int u = 0; u < 4; ++u) dst[((c + u) * Tile<D>::ldv + r) / 2] = detail::pack_bf16x2(x0[u], x1[u]);
+  }
+}
 }  // namespace rf
 
 template <int D, int RT, int W>
@@ -619,18 +685,7 @@ __global__ void __launch_bounds__(W * kWarpSize, 1)
 
   std::uint32_t qa[RT][kSteps][4];
 #pragma unroll
-  for (int rt = 0; rt < RT; ++rt) {
-    auto qv = [&](int r, int c) { return r < Tq ? q[h.q + static_cast<long long>(r) * L.ldq + c] : 0.0f; };
-    const int ra = row[rt][0], rb = row[rt][1];
-#pragma unroll
-    for (int st = 0; st < kSteps; ++st) {
-      const int c = 16 * st + 2 * t;
-      qa[rt][st][0] = detail::pack_bf16x2(qv(ra, c), qv(ra, c + 1));
-      qa[rt][st][1] = detail::pack_bf16x2(qv(rb, c), qv(rb, c + 1));
-      qa[rt][st][2] = detail::pack_bf16x2(qv(ra, c + 8), qv(ra, c + 9));
-      qa[rt][st][3] = detail::pack_bf16x2(qv(rb, c + 8), qv(rb, c + 9));
-    }
-  }
+  for (int rt = 0; rt < RT; ++rt) rf::load_a<D>(qa[rt], q, h.q, L.ldq, w0 + 16 * rt, Tq, g, t);
   float o[RT][kOut][4], m[RT][2], l[RT][2];
 #pragma unroll
   for (int rt = 0; rt < RT; ++rt) {
@@ -645,35 +700,8 @@ __global__ void __launch_bounds__(W * kWarpSize, 1)
   for (int j0 = 0; j0 < kend; j0 += rf::kTileKeys) {
     const int cols = min(rf::kTileKeys, kend - j0);
     __syncthreads();  // every warp is done with the previous tile
-    // K: thread per (key, 4 columns), consecutive threads along a row.
-    for (int e = threadIdx.x; e < rf::kTileKeys * (D / 4); e += kThreadsW) {
-      const int j = e / (D / 4), c = 4 * (e % (D / 4));
-      float x[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-      if (j < cols) {
-        const float* src = k + h.k + static_cast<long long>(j0 + j) * L.ldk + c;
-        if (vec_kv) detail::load_float4(x, src);
-        else x[0] = src[0], x[1] = src[1], x[2] = src[2], x[3] = src[3];
-      }
-      Ks[(j * T::ldk + c) / 2] = detail::pack_bf16x2(x[0], x[1]);
-      Ks[(j * T::ldk + c) / 2 + 1] = detail::pack_bf16x2(x[2], x[3]);
-    }
-    // Vᵀ: thread per (pair of keys, 4 columns), consecutive threads along the keys, so each of the
-    // four word stores (one per column) lands on 32 consecutive words of a Vᵀ row.
-    for (int e = threadIdx.x; e < (rf::kTileKeys / 2) * (D / 4); e += kThreadsW) {
-      const int jp = e % (rf::kTileKeys / 2), c = 4 * (e / (rf::kTileKeys / 2)), j = 2 * jp;
-      float x0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, x1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-      if (j < cols) {
-        const float* src = v + h.v + static_cast<long long>(j0 + j) * L.ldv + c;
-        if (vec_kv) detail::load_float4(x0, src);
-        else x0[0] = src[0], x0[1] = src[1], x0[2] = src[2], x0[3] = src[3];
-        if (j + 1 < cols) {
-          if (vec_kv) detail::load_float4(x1, src + L.ldv);
-          else x1[0] = src[L.ldv], x1[1] = src[L.ldv + 1], x1[2] = src[L.ldv + 2], x1[3] = src[L.ldv + 3];
-        }
-      }
-#pragma unroll
-      for (int u = 0; u < 4; ++u) Vt[((c + u) * T::ldv + j) / 2] = detail::pack_bf16x2(x0[u], x1[u]);
-    }
+    rf::stage_rows<D, kThreadsW>(Ks, k, h.k, L.ldk, j0, j0 + cols, vec_kv);
+    rf::stage_cols<D, kThreadsW>(Vt, v, h.v, L.ldv, j0, j0 + cols, vec_kv);
     __syncthreads();
     if (j0 >= wlim) continue;  // no query of this warp sees a key of this tile (warp-uniform)
     const int wcols = min(cols, wlim - j0);  // this tile's keys that some query of the warp sees
@@ -886,10 +914,7 @@ __global__ void __launch_bounds__(kThreads)
   const int Tq = L.Tq;
   const int bh = blockIdx.x / kblocks, j0 = (blockIdx.x % kblocks) * tc::kRows;
   const Head g = head_of(bh, key_len, L);
-  if (j0 >= g.valid) {  // keys no query sees: nothing to add, zeros to store (uniform over the block)
-    if (!add) store_zero_key_rows(dk, dv, g, L, j0, min(tc::kRows, L.Tk - j0));
-    return;
-  }
+  if (unseen_key_block(dk, dv, g, L, j0, tc::kRows, add)) return;
   const int d = g.d, dt = d / tc::kEdge, cols = min(tc::kRows, g.valid - j0);
   const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
   const tcb::Smem sm = tcb::smem_for(d, true);
@@ -1017,6 +1042,243 @@ __global__ void __launch_bounds__(kThreads)
       detail::put_grad(dq[g.q + static_cast<long long>(i) * L.ldq + c], scale * dQw[rl * sm.ldo + c], add);
 }
 
+// ---- backward on tensor cores, tiles in registers (bf16; head widths 32 and 64) ---------------------
+// FlashAttention-2's backward as the wmma kernels above do it (the same two kernels, no atomics, the
+// same bf16 roundings: Q, K, V, dO, P and dS), with the products through mma.sync so that S, dP and
+// the gradient accumulators stay in registers; only the bf16 tiles the B operands are read from go
+// through shared memory, row-major for products whose pairs run along the head width and transposed
+// for those whose pairs run along the tile (rf::stage_rows, rf::stage_cols). 4 warps, 16 rows each.
+//   dK/dV   a block owns 64 keys, a warp 16 (rows g, g + 8 of its thread), with K_w and V_w as A
+//           fragments in registers; per tile of 64 queries: Sᵀ = K_w·Qᵀ and dPᵀ = V_w·dOᵀ (16 × 64),
+//           Pᵀ = 2^(Sᵀ·log2(e)/√d − lse·log2(e)), dSᵀ = Pᵀ ⊙ (dPᵀ − D), then dV_w += Pᵀ·dO and
+//           dK_w += dSᵀ·Q with Pᵀ and dSᵀ rounded into A fragments in place.
+//   dQ      a block owns 64 queries, with Q_w and dO_w as A fragments; per tile of 64 keys: S = Q_w·Kᵀ,
+//           dP = dO_w·Vᵀ, P and dS, then dQ_w += dS·K.
+// D_i = dout_i · out_i in float32 from memory, as in the wmma kernels.
+namespace rfb {
+constexpr int kWarps = 4;
+constexpr int kThreads = kWarps * kWarpSize;
+constexpr int kRows = 64;  // keys (dK/dV) or queries (dQ) per block, 16 per warp
+constexpr float kLog2e = 1.4426950408889634f;
+
+// acc[n] (16 × 64 in 8 column blocks) = A (16 × D, fragments) · Bᵀ, B a row-major tile of 64 rows
+// (stage_rows): column block n is B's rows 8n … 8n + 7. Column blocks at or past `cols` are left 0.
+template <int D>
+__device__ __forceinline__ void product_abt(float (&acc)[8][4], const std::uint32_t (&a)[D / 16][4],
+                                            const std::uint32_t* b_tile, int cols, int g, int t) {
+#pragma unroll
+  for (int n = 0; n < 8; ++n) {
+    acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.0f;
+    if (8 * n >= cols) continue;
+    const std::uint32_t* brow = b_tile + ((8 * n + g) * rf::Tile<D>::ldk + 2 * t) / 2;
+#pragma unroll
+    for (int st = 0; st < D / 16; ++st) {
+      const std::uint32_t b[2] = {brow[8 * st], brow[8 * st + 4]};
+      detail::mma_bf16_16816(acc[n], a[st], b);
+    }
+  }
+}
+
+// acc[n] (16 × D in D/8 column blocks) += X (16 × 64, from 8 column blocks of float values, rounded to
+// bf16 here) · Y, Y a transposed tile (stage_cols) of 64 rows: Y's column 8n + g is the tile's row.
+// 16-row steps of Y at or past `cols` are skipped (X is 0 there).
+template <int D>
+__device__ __forceinline__ void accumulate_xy(float (&acc)[D / 8][4], const float (&x)[8][4], const std::uint32_t* y_t,
+                                              int cols, int g, int t) {
+#pragma unroll
+  for (int kt = 0; kt < 4; ++kt) {
+    if (16 * kt >= cols) continue;
+    const std::uint32_t a[4] = {detail::pack_bf16x2(x[2 * kt][0], x[2 * kt][1]),
+                                detail::pack_bf16x2(x[2 * kt][2], x[2 * kt][3]),
+                                detail::pack_bf16x2(x[2 * kt + 1][0], x[2 * kt + 1][1]),
+                                detail::pack_bf16x2(x[2 * kt + 1][2], x[2 * kt + 1][3])};
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n) {
+      const std::uint32_t* yrow = y_t + ((8 * n + g) * rf::Tile<D>::ldv + 16 * kt + 2 * t) / 2;
+      const std::uint32_t b[2] = {yrow[0], yrow[4]};
+      detail::mma_bf16_16816(acc[n], a, b);
+    }
+  }
+}
+
+// D_r = dout_r · out_r for row r of a head, by the 4 threads of a group (each a quarter of the width,
+// then two shuffles); 0 past `valid`. Every lane of the warp must call it.
+template <int D>
+__device__ __forceinline__ float row_dot(const float* dout, const float* out, long long base, long long ld, int r,
+                                         int valid, int t) {
+  float acc = 0.0f;
+  if (r < valid)
+    for (int c = t; c < D; c += 4)
+      acc += dout[base + static_cast<long long>(r) * ld + c] * out[base + static_cast<long long>(r) * ld + c];
+  acc += __shfl_xor_sync(kFullMask, acc, 1);
+  acc += __shfl_xor_sync(kFullMask, acc, 2);
+  return acc;
+}
+
+// Rows r0 + 8·hf + g (hf = 0, 1) of a 16-row accumulator, times `mul`, into a gradient under
+// GradMode (add or store).
+template <int D>
+__device__ __forceinline__ void put_rows(float* dst, long long base, long long ld, const float (&acc)[D / 8][4], int r0,
+                                         int valid, float mul, bool add, int g, int t) {
+#pragma unroll
+  for (int hf = 0; hf < 2; ++hf) {
+    const int r = r0 + 8 * hf + g;
+    if (r >= valid) continue;
+    float* row = dst + base + static_cast<long long>(r) * ld + 2 * t;
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n) {
+      detail::put_grad(row[8 * n], mul * acc[n][2 * hf], add);
+      detail::put_grad(row[8 * n + 1], mul * acc[n][2 * hf + 1], add);
+    }
+  }
+}
+}  // namespace rfb
+
+template <int D>
+__global__ void __launch_bounds__(rfb::kThreads, 1)
+    attention_backward_dkdv_bf16_rf_kernel(float* __restrict__ dk, float* __restrict__ dv,
+                                           const float* __restrict__ dout, const float* __restrict__ out,
+                                           const float* __restrict__ lse, const float* __restrict__ q,
+                                           const float* __restrict__ k, const float* __restrict__ v,
+                                           const int* __restrict__ key_len, bool causal, Layout L, int kblocks,
+                                           float scale, bool add, bool vec) {
+  using T = rf::Tile<D>;
+  __shared__ std::uint32_t Qs[rfb::kRows * T::ldk / 2], Gs[rfb::kRows * T::ldk / 2];  // Q, dO row-major
+  __shared__ std::uint32_t Qt[D * T::ldv / 2], Gt[D * T::ldv / 2];                    // Q, dO transposed
+  __shared__ float lse2_s[rfb::kRows], D_s[rfb::kRows];                               // lse·log2(e), D
+  const int Tq = L.Tq;
+  const int bh = blockIdx.x / kblocks, j0 = (blockIdx.x % kblocks) * rfb::kRows;
+  const Head h = head_of(bh, key_len, L);
+  if (unseen_key_block(dk, dv, h, L, j0, rfb::kRows, add)) return;
+  const int cols = min(rfb::kRows, h.valid - j0);  // this block's keys that some query may see
+  const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize, g = lane / 4, t = lane % 4;
+  const int kw0 = j0 + warp * 16;  // the warp's first key; this thread's keys kw0 + g and kw0 + g + 8
+  std::uint32_t ka[D / 16][4], va[D / 16][4];
+  rf::load_a<D>(ka, k, h.k, L.ldk, kw0, j0 + cols, g, t);
+  rf::load_a<D>(va, v, h.v, L.ldv, kw0, j0 + cols, g, t);
+  float dka[D / 8][4], dva[D / 8][4];
+#pragma unroll
+  for (int n = 0; n < D / 8; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) dka[n][e] = dva[n][e] = 0.0f;
+  const float* lse_bh = lse + static_cast<std::size_t>(bh) * Tq;
+  const float scale_log2 = scale * rfb::kLog2e;
+
+  // Causal: query i sees key j only if j ≤ i, so the query tiles before j0 see none of these keys.
+  for (int i0 = causal ? j0 : 0; i0 < Tq; i0 += rfb::kRows) {
+    const int rows = min(rfb::kRows, Tq - i0);
+    __syncthreads();  // every warp is done with the previous query tile
+    rf::stage_rows<D, rfb::kThreads>(Qs, q, h.q, L.ldq, i0, Tq, vec);
+    rf::stage_cols<D, rfb::kThreads>(Qt, q, h.q, L.ldq, i0, Tq, vec);
+    rf::stage_rows<D, rfb::kThreads>(Gs, dout, h.o, L.ldo, i0, Tq, vec);
+    rf::stage_cols<D, rfb::kThreads>(Gt, dout, h.o, L.ldo, i0, Tq, vec);
+    for (int r = warp; r < rfb::kRows; r += rfb::kWarps) {  // a warp per query row: D_i, and lse
+      float acc = 0.0f;
+      if (r < rows)
+        for (int c = lane; c < D; c += kWarpSize) {
+          const long long at = h.o + static_cast<long long>(i0 + r) * L.ldo + c;
+          acc += dout[at] * out[at];
+        }
+      acc = detail::warp_sum(acc);
+      if (lane == 0) {
+        D_s[r] = acc;
+        lse2_s[r] = r < rows ? lse_bh[i0 + r] * rfb::kLog2e : 0.0f;
+      }
+    }
+    __syncthreads();
+
+    float sp[8][4], dp[8][4];  // Sᵀ then Pᵀ; dPᵀ then dSᵀ: this thread's keys × queries 8n + 2t (+1)
+    rfb::product_abt<D>(sp, ka, Qs, rows, g, t);
+    rfb::product_abt<D>(dp, va, Gs, rows, g, t);
+#pragma unroll
+    for (int hf = 0; hf < 2; ++hf) {
+      const int j = kw0 + 8 * hf + g;
+      const bool key_in = j < j0 + cols;
+#pragma unroll
+      for (int n = 0; n < 8; ++n)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int c = 8 * n + 2 * t + e, i = i0 + c;
+          const bool vis = key_in && c < rows && (!causal || j <= i);
+          float& p = sp[n][2 * hf + e];
+          p = vis ? exp2f(p * scale_log2 - lse2_s[c]) : 0.0f;
+          float& ds = dp[n][2 * hf + e];
+          ds = p == 0.0f ? 0.0f : p * (ds - D_s[c]);
+        }
+    }
+    rfb::accumulate_xy<D>(dva, sp, Gt, rows, g, t);
+    rfb::accumulate_xy<D>(dka, dp, Qt, rows, g, t);
+  }
+
+  if (dv) rfb::put_rows<D>(dv, h.v, L.ldv, dva, kw0, j0 + cols, 1.0f, add, g, t);
+  if (dk) rfb::put_rows<D>(dk, h.k, L.ldk, dka, kw0, j0 + cols, scale, add, g, t);
+  // The keys of this tile past h.valid, which no query sees.
+  if (!add) store_zero_key_rows(dk, dv, h, L, j0 + cols, min(rfb::kRows, L.Tk - j0) - cols);
+}
+
+template <int D>
+__global__ void __launch_bounds__(rfb::kThreads, 1)
+    attention_backward_dq_bf16_rf_kernel(float* __restrict__ dq, const float* __restrict__ dout,
+                                         const float* __restrict__ out, const float* __restrict__ lse,
+                                         const float* __restrict__ q, const float* __restrict__ k,
+                                         const float* __restrict__ v, const int* __restrict__ key_len, bool causal,
+                                         Layout L, int qblocks, float scale, bool add, bool vec) {
+  using T = rf::Tile<D>;
+  __shared__ std::uint32_t Ks[rfb::kRows * T::ldk / 2], Vs[rfb::kRows * T::ldk / 2];  // K, V row-major
+  __shared__ std::uint32_t Kt[D * T::ldv / 2];                                        // K transposed
+  const int Tq = L.Tq, Tk = L.Tk;
+  const int bh = blockIdx.x / qblocks, i0 = (blockIdx.x % qblocks) * rfb::kRows;
+  const Head h = head_of(bh, key_len, L);
+  const int rows = min(rfb::kRows, Tq - i0);
+  const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize, g = lane / 4, t = lane % 4;
+  const int qw0 = i0 + warp * 16;  // the warp's first query; this thread's rows qw0 + g and qw0 + g + 8
+  std::uint32_t qa[D / 16][4], ga[D / 16][4];
+  rf::load_a<D>(qa, q, h.q, L.ldq, qw0, Tq, g, t);
+  rf::load_a<D>(ga, dout, h.o, L.ldo, qw0, Tq, g, t);
+  const float scale_log2 = scale * rfb::kLog2e;
+  float lse2[2], Drow[2];
+  int lim[2];
+#pragma unroll
+  for (int hf = 0; hf < 2; ++hf) {
+    const int i = qw0 + 8 * hf + g;
+    lse2[hf] = i < Tq ? lse[static_cast<std::size_t>(bh) * Tq + i] * rfb::kLog2e : 0.0f;
+    Drow[hf] = rfb::row_dot<D>(dout, out, h.o, L.ldo, i, Tq, t);
+    lim[hf] = i < Tq ? visible_limit(i, h.valid, causal) : 0;
+  }
+  float dqa[D / 8][4];
+#pragma unroll
+  for (int n = 0; n < D / 8; ++n) dqa[n][0] = dqa[n][1] = dqa[n][2] = dqa[n][3] = 0.0f;
+
+  const int kend = causal ? min(h.valid, min(Tk, i0 + rows)) : h.valid;
+  for (int j0 = 0; j0 < kend; j0 += rfb::kRows) {
+    const int cols = min(rfb::kRows, kend - j0);
+    __syncthreads();  // every warp is done with the previous key tile
+    rf::stage_rows<D, rfb::kThreads>(Ks, k, h.k, L.ldk, j0, j0 + cols, vec);
+    rf::stage_rows<D, rfb::kThreads>(Vs, v, h.v, L.ldv, j0, j0 + cols, vec);
+    rf::stage_cols<D, rfb::kThreads>(Kt, k, h.k, L.ldk, j0, j0 + cols, vec);
+    __syncthreads();
+
+    float sp[8][4], dp[8][4];  // S then P; dP then dS: this thread's queries × keys 8n + 2t (+1)
+    rfb::product_abt<D>(sp, qa, Ks, cols, g, t);
+    rfb::product_abt<D>(dp, ga, Vs, cols, g, t);
+#pragma unroll
+    for (int hf = 0; hf < 2; ++hf)
+#pragma unroll
+      for (int n = 0; n < 8; ++n)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int j = j0 + 8 * n + 2 * t + e;
+          float& p = sp[n][2 * hf + e];
+          p = j < lim[hf] ? exp2f(p * scale_log2 - lse2[hf]) : 0.0f;
+          float& ds = dp[n][2 * hf + e];
+          ds = p == 0.0f ? 0.0f : p * (ds - Drow[hf]);
+        }
+    rfb::accumulate_xy<D>(dqa, dp, Kt, cols, g, t);
+  }
+
+  rfb::put_rows<D>(dq, h.q, L.ldq, dqa, qw0, Tq, scale, add, g, t);  // 0 for a row that sees no key
+}
+
 // The resolved strides as the kernels take them; throws ShapeError for sizes the kernels cannot take.
 Layout check_shape(const char* what, const backend::AttentionShape& shape) {
   const backend::AttentionShape s = shape.resolved();
@@ -1097,6 +1359,32 @@ bool attention_forward_bf16_rf(float* out, float* lse, const float* q, const flo
   }
 }
 
+// The register-tile backward for head width D (dK/dV, then dQ, as the wmma path). Tiles are read four
+// floats at a time when every row of q, k, v and dout starts 16-byte aligned.
+template <int D>
+void launch_backward_bf16_rf(float* dq, float* dk, float* dv, const float* dout, const float* out, const float* lse,
+                             const float* q, const float* k, const float* v, const backend::AttentionShape& s,
+                             const Layout& L, bool add, float scale, Stream stream) {
+  auto aligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
+  const bool vec = aligned(q) && aligned(k) && aligned(v) && aligned(dout) && L.ldq % 4 == 0 && L.ldk % 4 == 0 &&
+                   L.ldv % 4 == 0 && L.ldo % 4 == 0 && L.qb % 4 == 0 && L.kb % 4 == 0 && L.vb % 4 == 0 &&
+                   L.ob % 4 == 0;
+  if ((dk || dv) && has_work(s, add, s.Tk)) {
+    const int kblocks = (s.Tk + rfb::kRows - 1) / rfb::kRows;
+    ATTNLAB_LAUNCH(attention_backward_dkdv_bf16_rf_kernel<D>, grid_of("cuda::attention_backward_bf16", s.B, s.H, kblocks),
+                   rfb::kThreads, 0, stream)(dk, dv, dout, out, lse, q, k, v, s.key_len, s.causal, L, kblocks, scale,
+                                             add, vec);
+    CUDA_CHECK_LAUNCH();
+  }
+  if (dq && has_work(s, add, s.Tq)) {
+    const int qblocks = (s.Tq + rfb::kRows - 1) / rfb::kRows;
+    ATTNLAB_LAUNCH(attention_backward_dq_bf16_rf_kernel<D>, grid_of("cuda::attention_backward_bf16", s.B, s.H, qblocks),
+                   rfb::kThreads, 0, stream)(dq, dout, out, lse, q, k, v, s.key_len, s.causal, L, qblocks, scale, add,
+                                             vec);
+    CUDA_CHECK_LAUNCH();
+  }
+}
+
 }  // namespace
 
 void attention_forward(float* out, float* lse, const float* q, const float* k, const float* v,
@@ -1169,6 +1457,11 @@ void attention_backward_bf16(float* dq, float* dk, float* dv, const float* dout,
                      std::to_string(s.B) + " batches) is not supported (see attention_backward)");
   const bool add = mode == backend::GradMode::Add;  // no query or no key: as attention_backward
   const float scale = score_scale(s.C, s.H);
+  if ((d == 32 || d == 64) && bf16_attention_choice() != "wmma") {
+    if (d == 32) launch_backward_bf16_rf<32>(dq, dk, dv, dout, out, lse, q, k, v, s, L, add, scale, stream);
+    else launch_backward_bf16_rf<64>(dq, dk, dv, dout, out, lse, q, k, v, s, L, add, scale, stream);
+    return;
+  }
   if ((dk || dv) && has_work(s, add, s.Tk)) {
     const int kblocks = (s.Tk + tc::kRows - 1) / tc::kRows;
     const std::size_t bytes = tcb::smem_for(d, true).bytes;  // 108 KB at d = 64

@@ -60,7 +60,10 @@ void attention_backward(float* dq, float* dk, float* dv, const float* dout, cons
 // The same on tensor cores: S, dP and the three gradient products with bf16 inputs (Q, K, V, dout, P
 // and dS rounded) and float32 accumulation; lse, D and the softmax arithmetic float32. Errors against
 // attention_backward about 1e-2 relative. Head width d: a multiple of 16, at most 64 (ShapeError
-// otherwise); the same refusal of a batch stride of 0.
+// otherwise); the same refusal of a batch stride of 0. For d = 32 and 64 the products run through
+// mma.sync with S, dP and the gradients in registers (static shared memory: 37 KB for dK/dV, 27 KB for
+// dQ at d = 64); for d = 16 and 48, or with ATTNLAB_BF16_ATTENTION=wmma, the wmma kernels with them in
+// shared memory (108 KB and 81 KB at d = 64).
 void attention_backward_bf16(float* dq, float* dk, float* dv, const float* dout, const float* out, const float* lse,
                              const float* q, const float* k, const float* v, const backend::AttentionShape& s,
                              backend::GradMode mode = backend::GradMode::Add, Stream stream = nullptr);
