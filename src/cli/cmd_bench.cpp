@@ -123,6 +123,9 @@ std::string human_bytes(double b) {
   return fmt::format("{:.0f} B", b);
 }
 
+// "1 head", "8 heads".
+std::string counted(int n, const char* noun) { return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s"); }
+
 void print_text(const nlohmann::ordered_json& j) {
   const auto& m = j["machine"];
   const auto& b = j["blas"];
@@ -134,11 +137,11 @@ void print_text(const nlohmann::ordered_json& j) {
   std::cout << fmt::format("  BLAS      {}\n", b["library"].get<std::string>());
   std::cout << fmt::format("  kernel    {} with {} thread(s): {}\n", b["kernel"].get<std::string>(), b["threads"].get<int>(),
                            b["verdict"].get<std::string>());
-  std::cout << fmt::format("  model     d_model {}, {} heads, d_ff {}, {} layers (+{} for the encoder–decoder), vocab {}; "
+  std::cout << fmt::format("  model     d_model {}, {}, d_ff {}, {} (+{} for the encoder–decoder), vocab {}; "
                            "batch {} × {} tokens; dropout {:g}\n",
-                           c["d_model"].get<int>(), c["heads"].get<int>(), c["d_ff"].get<int>(), c["layers"].get<int>(),
-                           c["layers"].get<int>(), c["vocab"].get<int>(), c["batch"].get<int>(), c["seq"].get<int>(),
-                           c["dropout"].get<double>());
+                           c["d_model"].get<int>(), counted(c["heads"].get<int>(), "head"), c["d_ff"].get<int>(),
+                           counted(c["layers"].get<int>(), "layer"), c["layers"].get<int>(), c["vocab"].get<int>(),
+                           c["batch"].get<int>(), c["seq"].get<int>(), c["dropout"].get<double>());
   std::cout << fmt::format("  timing    {}\n", j["timing"].get<std::string>());
   if (j.contains("gpu")) {
     const auto& g = j["gpu"];
@@ -299,8 +302,8 @@ void print_text(const nlohmann::ordered_json& j) {
   }
   if (j.contains("device_attention")) {
     const auto& a = j["device_attention"];
-    std::cout << fmt::format("(c') attention alone on {}: {} heads, d_k = {}; {}\n", a["backend"].get<std::string>(),
-                             a["heads"].get<int>(), a["d_k"].get<int>(), a["what"].get<std::string>());
+    std::cout << fmt::format("(c') attention alone on {}: {}, d_k = {}; {}\n", a["backend"].get<std::string>(),
+                             counted(a["heads"].get<int>(), "head"), a["d_k"].get<int>(), a["what"].get<std::string>());
     std::cout << fmt::format("  {:>6}  {:>10} {:>8} {:>10} {:>8}  {:>11} {:>11} {:>14}\n", "n", "forward", "TFLOP/s",
                              "backward", "TFLOP/s", "in + out", "extra", "weights if formed");
     for (const auto& r : a["rows"])
