@@ -610,6 +610,9 @@ else
   # Transformer-base as it trains (the paper's dropout 0.1), bf16, both sides dropping at the same sites
   # (compare_torch.py --dropout): what the unstored dropout mask and its fused residual add are worth.
   compare compare_torch_cuda_bf16_dropout --precision bf16 --dropout 0.1
+  # The three speed targets from the reports above (logs/targets.json; "not measured" where a
+  # step did not run or was cut short).
+  run targets 30 python3 "$root/bench/targets.py" "$logs" --json-out "$logs/targets.json"
 fi
 
 # ---- 7. compute-sanitizer (last: what a run cut short by the budget can best do without) -----

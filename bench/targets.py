@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""The full-size-runs issue's three speed targets, read from one GPU kit run's JSON reports.
+
+usage: bench/targets.py LOGS_DIR [--json-out FILE]
+
+LOGS_DIR is the folder bench/gpu.sh writes its reports into (logs/, also in logs.tar.gz). Read:
+  compare_torch_cuda_bf16.json  Transformer-base's encoder-decoder training step against PyTorch eager
+                                under bf16 autocast on the same GPU (target: at least 1.2 times its
+                                tokens/s), and the fused attention forward against
+                                scaled_dot_product_attention at n = 4096, d_k = 64, bf16 (target: at
+                                least 70 % of its speed)
+  bench_cuda_bf16_gpt2.json     the GPT-2-small-sized decoder-only training step (8 x 1024 tokens) as a
+                                fraction of the GPU's bf16 datasheet peak (target: at least 35 %)
+
+Prints one line per target: the figure, the target and "met", "not met" or "not measured" with why (a
+report missing or without that figure: a step cut short, no CUDA torch). The figures are the reports'
+own (medians over alternated rounds for the comparisons), not recomputed. Exits 0 whatever the
+verdicts, 2 when LOGS_DIR is not a folder or a report is not valid JSON.
+"""
+import argparse
+import json
+import os
+import sys
+
+ATTENTION_N = 4096
+
+
+def fail(message):
+    """Bad input: one line on stderr, exit 2."""
+    print(f"targets.py: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def load(logs, name):
+    """The report NAME in LOGS, or None when it is not there."""
+    path = os.path.join(logs, name)
+    if not os.path.exists(path):
+        return None
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        fail(f"{path}: not a JSON report ({e})")
+
+
+def model_entry(report, name):
+    for m in report.get("models", []):
+        if m.get("model") == name:
+            return m
+    return None
+
+
+def step_vs_torch(logs):
+    name = "compare_torch_cuda_bf16.json"
+    r = load(logs, name)
+    if r is None:
+        return None, f"{name} is missing"
+    m = model_entry(r, "encoder-decoder")
+    ratio = m and m.get("step_tokens_per_s", {}).get("ratio")
+    if ratio is None:
+        return None, f"{name} has no encoder-decoder training step"
+    return ratio, f"{name}: attnlab {m['step_tokens_per_s']['attnlab']:,.0f} tokens/s, PyTorch {m['step_tokens_per_s']['torch']:,.0f}"
+
+
+def attention_vs_sdpa(logs):
+    name = "compare_torch_cuda_bf16.json"
+    r = load(logs, name)
+    if r is None:
+        return None, f"{name} is missing"
+    for row in r.get("attention", {}).get("rows", []):
+        if row.get("n") == ATTENTION_N:
+            f = row["forward_s"]
+            return f["ratio"], (f"{name}: n = {ATTENTION_N}, forward {f['attnlab'] * 1e3:.3f} ms, "
+                                f"SDPA {f['torch_sdpa'] * 1e3:.3f} ms")
+    return None, f"{name} has no attention row at n = {ATTENTION_N}"
+
+
+def gpt2_fraction_of_peak(logs):
+    name = "bench_cuda_bf16_gpt2.json"
+    r = load(logs, name)
+    if r is None:
+        return None, f"{name} is missing"
+    m = model_entry(r, "decoder-only")
+    frac = m and m.get("train_step", {}).get("fraction_of_peak")
+    if frac is None:
+        return None, f"{name} has no decoder-only training step against a known peak"
+    gpu = r.get("gpu", {})
+    return frac, f"{name}: {m['train_step']['gflops'] / 1e3:.1f} TFLOP/s of {gpu.get('peak_tflops', '?')} ({gpu.get('peak_source', 'peak unknown')})"
+
+
+TARGETS = [
+    ("transformer_base_step_vs_torch_eager_bf16", "Transformer-base training step, times PyTorch eager (bf16)", 1.2,
+     lambda v: f"{v:.2f}x", step_vs_torch),
+    ("attention_forward_vs_sdpa_n4096", "attention forward at n = 4096, d_k = 64, share of SDPA's speed (bf16)", 0.70,
+     lambda v: f"{100 * v:.0f}%", attention_vs_sdpa),
+    ("gpt2_small_step_fraction_of_bf16_peak", "GPT-2-small training step, share of the GPU's bf16 peak", 0.35,
+     lambda v: f"{100 * v:.1f}%", gpt2_fraction_of_peak),
+]
+
+
+def main():
+    ap = argparse.ArgumentParser(description="The full-size-runs issue's speed targets from a GPU kit run's reports.")
+    ap.add_argument("logs", help="the folder of the kit's JSON reports (its logs/)")
+    ap.add_argument("--json-out", help="also write the verdicts as JSON to this file")
+    a = ap.parse_args()
+    if not os.path.isdir(a.logs):
+        fail(f"{a.logs}: not a folder (expected the GPU kit's logs/)")
+    out = []
+    print(f"targets (from {a.logs}):")
+    for key, what, target, show, measure in TARGETS:
+        value, source = measure(a.logs)
+        verdict = "not measured" if value is None else ("met" if value >= target else "not met")
+        figure = "-" if value is None else show(value)
+        print(f"  {what}: {figure} (target {show(target)}): {verdict}; {source}")
+        out.append({"target": key, "what": what, "value": value, "goal": target, "verdict": verdict, "source": source})
+    if a.json_out:
+        tmp = a.json_out + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump({"targets": out}, f, indent=2)
+        os.replace(tmp, a.json_out)
+
+
+if __name__ == "__main__":
+    main()
