@@ -576,7 +576,7 @@ __global__ void __launch_bounds__(kThreads)
 //   end     O / l stored (two floats per store when the layout allows), lse = m·ln 2 + ln l.
 // Each B fragment read from shared memory feeds RT products, one per row tile: at one 256-byte fragment
 // per product, shared memory (128 bytes a cycle per SM) would hold the tensor cores to half speed, so
-// for d ≤ 64 a warp owns two row tiles (4 warps, 128 queries per block, about 200 registers); d = 128
+// for d ≤ 64 a warp owns two row tiles (4 warps, 128 queries per block, 168 to 247 registers); d = 128
 // has the registers for one (8 warps, 128 queries). ATTNLAB_BF16_ATTENTION=rf1 runs one row tile per
 // warp at every width, to time the two against each other on a GPU.
 // Warps whose queries see no key of a tile (causal attention's upper triangle, rows past Tq) skip it
