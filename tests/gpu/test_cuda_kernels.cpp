@@ -462,7 +462,7 @@ struct AttentionCase {
   bool causal;
   std::vector<int> key_len;  // empty: all visible
   bool fused;                // Q, K, V as column blocks of one B·T × 3C buffer (self-attention only)
-  int pad = 0;               // forward, not fused: rows of q, k, v and out C + pad floats apart
+  int pad = 0;               // not fused: rows of q, k, v, out (dout, the gradients) C + pad floats apart
 };
 }  // namespace
 
