@@ -587,7 +587,8 @@ else
   # and O in registers gains, and what reusing each fragment for two tiles does.
   for variant in wmma rf1; do
     run "bench_cuda_bf16_attention_$variant" 120 env ATTNLAB_BF16_ATTENTION=$variant "$attnlab" bench \
-      --json-out "$logs/bench_cuda_bf16_attention_$variant.json" --backend cuda --precision bf16 --no-models --attention-max 0
+      --json-out "$logs/bench_cuda_bf16_attention_$variant.json" --backend cuda --precision bf16 --no-models \
+      --attention-max 0
   done
   # The same bf16 models with the linear layers' bias added the two-step way (ATTNLAB_CUBLASLT=0), for
   # what cuBLASLt's bias epilogue gains (docs/cuda.md, matmul.hpp), a minute apart on one machine.

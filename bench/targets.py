@@ -59,7 +59,8 @@ def step_vs_torch(logs):
     ratio = m and m.get("step_tokens_per_s", {}).get("ratio")
     if ratio is None:
         return None, f"{name} has no encoder-decoder training step"
-    return ratio, f"{name}: attnlab {m['step_tokens_per_s']['attnlab']:,.0f} tokens/s, PyTorch {m['step_tokens_per_s']['torch']:,.0f}"
+    tps = m["step_tokens_per_s"]
+    return ratio, f"{name}: attnlab {tps['attnlab']:,.0f} tokens/s, PyTorch {tps['torch']:,.0f}"
 
 
 def attention_vs_sdpa(logs):
@@ -85,7 +86,9 @@ def gpt2_fraction_of_peak(logs):
     if frac is None:
         return None, f"{name} has no decoder-only training step against a known peak"
     gpu = r.get("gpu", {})
-    return frac, f"{name}: {m['train_step']['gflops'] / 1e3:.1f} TFLOP/s of {gpu.get('peak_tflops', '?')} ({gpu.get('peak_source', 'peak unknown')})"
+    tflops = m["train_step"]["gflops"] / 1e3
+    peak, source = gpu.get("peak_tflops", "?"), gpu.get("peak_source", "peak unknown")
+    return frac, f"{name}: {tflops:.1f} TFLOP/s of {peak} ({source})"
 
 
 TARGETS = [

@@ -27,8 +27,10 @@ def write(folder, name, obj):
         f.write(obj if isinstance(obj, str) else json.dumps(obj))
 
 
-compare = {"models": [{"model": "encoder-decoder", "step_tokens_per_s": {"attnlab": 130000.0, "torch": 100000.0, "ratio": 1.3}},
-                      {"model": "decoder-only", "step_tokens_per_s": {"attnlab": 90000.0, "torch": 100000.0, "ratio": 0.9}}],
+compare = {"models": [{"model": "encoder-decoder",
+                       "step_tokens_per_s": {"attnlab": 130000.0, "torch": 100000.0, "ratio": 1.3}},
+                      {"model": "decoder-only",
+                       "step_tokens_per_s": {"attnlab": 90000.0, "torch": 100000.0, "ratio": 0.9}}],
            "attention": {"rows": [{"n": 2048, "forward_s": {"attnlab": 1.0, "torch_sdpa": 0.9, "ratio": 0.9}},
                                   {"n": 4096, "forward_s": {"attnlab": 0.004, "torch_sdpa": 0.0026, "ratio": 0.65}}]}}
 gpt2 = {"gpu": {"peak_tflops": 989.4, "peak_source": "H100 SXM datasheet"},
@@ -42,10 +44,12 @@ with tempfile.TemporaryDirectory() as d:
     r = run(d, "--json-out", out)
     check(r.returncode == 0, f"all reports: exit 0 (got {r.returncode}: {r.stderr})")
     lines = r.stdout.splitlines()
-    check(any("Transformer-base" in l and "1.30x" in l and ": met;" in l for l in lines), "the step ratio 1.3 meets 1.2")
+    check(any("Transformer-base" in l and "1.30x" in l and ": met;" in l for l in lines),
+          "the step ratio 1.3 meets 1.2")
     check(any("attention forward" in l and "65%" in l and "not met" in l for l in lines),
           "the n = 4096 row (not n = 2048) is read, 65 % misses 70 %")
-    check(any("GPT-2" in l and "40.4%" in l and ": met;" in l for l in lines), "the decoder-only step's 40.4 % meets 35 %")
+    check(any("GPT-2" in l and "40.4%" in l and ": met;" in l for l in lines),
+          "the decoder-only step's 40.4 % meets 35 %")
     j = json.load(open(out))
     check([t["verdict"] for t in j["targets"]] == ["met", "not met", "met"], f"the JSON verdicts ({j})")
     check(j["targets"][0]["value"] == 1.3 and j["targets"][0]["goal"] == 1.2, "the JSON carries value and goal")
@@ -64,7 +68,8 @@ with tempfile.TemporaryDirectory() as d:
     check(r.returncode == 2 and "not a JSON report" in r.stderr and len(r.stderr.strip().splitlines()) == 1,
           f"a broken report: exit 2 and one line (got {r.returncode}: {r.stderr!r})")
     r = run(os.path.join(d, "nowhere"))
-    check(r.returncode == 2 and "not a folder" in r.stderr, f"no such folder: exit 2 (got {r.returncode}: {r.stderr!r})")
+    check(r.returncode == 2 and "not a folder" in r.stderr,
+          f"no such folder: exit 2 (got {r.returncode}: {r.stderr!r})")
 
 print("test_targets: " + ("FAILED" if failures else "all checks passed"))
 sys.exit(1 if failures else 0)

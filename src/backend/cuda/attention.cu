@@ -1371,16 +1371,16 @@ void launch_backward_bf16_rf(float* dq, float* dk, float* dv, const float* dout,
                    L.ob % 4 == 0;
   if ((dk || dv) && has_work(s, add, s.Tk)) {
     const int kblocks = (s.Tk + rfb::kRows - 1) / rfb::kRows;
-    ATTNLAB_LAUNCH(attention_backward_dkdv_bf16_rf_kernel<D>, grid_of("cuda::attention_backward_bf16", s.B, s.H, kblocks),
-                   rfb::kThreads, 0, stream)(dk, dv, dout, out, lse, q, k, v, s.key_len, s.causal, L, kblocks, scale,
-                                             add, vec);
+    ATTNLAB_LAUNCH(attention_backward_dkdv_bf16_rf_kernel<D>,
+                   grid_of("cuda::attention_backward_bf16", s.B, s.H, kblocks), rfb::kThreads, 0,
+                   stream)(dk, dv, dout, out, lse, q, k, v, s.key_len, s.causal, L, kblocks, scale, add, vec);
     CUDA_CHECK_LAUNCH();
   }
   if (dq && has_work(s, add, s.Tq)) {
     const int qblocks = (s.Tq + rfb::kRows - 1) / rfb::kRows;
-    ATTNLAB_LAUNCH(attention_backward_dq_bf16_rf_kernel<D>, grid_of("cuda::attention_backward_bf16", s.B, s.H, qblocks),
-                   rfb::kThreads, 0, stream)(dq, dout, out, lse, q, k, v, s.key_len, s.causal, L, qblocks, scale, add,
-                                             vec);
+    ATTNLAB_LAUNCH(attention_backward_dq_bf16_rf_kernel<D>,
+                   grid_of("cuda::attention_backward_bf16", s.B, s.H, qblocks), rfb::kThreads, 0,
+                   stream)(dq, dout, out, lse, q, k, v, s.key_len, s.causal, L, qblocks, scale, add, vec);
     CUDA_CHECK_LAUNCH();
   }
 }

@@ -28,7 +28,8 @@ __device__ __forceinline__ std::uint32_t pack_bf16x2(float lo, float hi) {
          (static_cast<std::uint32_t>(__bfloat16_as_ushort(__float2bfloat16_rn(hi))) << 16);
 }
 
-__device__ __forceinline__ void mma_bf16_16816(float (&c)[4], const std::uint32_t (&a)[4], const std::uint32_t (&b)[2]) {
+__device__ __forceinline__ void mma_bf16_16816(float (&c)[4], const std::uint32_t (&a)[4],
+                                               const std::uint32_t (&b)[2]) {
 #if defined(__CUDACC__)
   asm volatile(
       "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
