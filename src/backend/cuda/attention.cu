@@ -1311,9 +1311,10 @@ bool has_work(const backend::AttentionShape& s, bool add, int rows) {
   return s.B > 0 && rows > 0 && (!add || (s.Tq > 0 && s.Tk > 0));
 }
 
-// ATTNLAB_BF16_ATTENTION: "wmma" runs the wmma forward for every head width, "rf1" the register-tile
-// kernel with one row tile per warp at every width it takes, so that one GPU session can time the
-// variants against each other (bench/gpu.sh does). Anything else, or unset: the default choice.
+// ATTNLAB_BF16_ATTENTION: "wmma" runs the wmma kernels (forward and backward) for every head width,
+// "rf1" the register-tile forward with one row tile per warp at every width it takes, so that one GPU
+// session can time the variants against each other (bench/gpu.sh does). Anything else, or unset: the
+// default choice.
 std::string bf16_attention_choice() {
   const char* e = std::getenv("ATTNLAB_BF16_ATTENTION");
   return e ? std::string(e) : std::string();
