@@ -43,24 +43,25 @@ def load(logs, name):
         fail(f"{path}: not a JSON report ({e})")
 
 
-def model_entry(report, name):
-    for m in report.get("models", []):
-        if m.get("model") == name:
-            return m
-    return None
+def training_step(logs, name, model, point, field):
+    """MODEL's training-step figures (the dict POINT) in the report NAME, when they include FIELD:
+    (report, figures, None), else (report or None, None, why not)."""
+    r = load(logs, name)
+    if r is None:
+        return None, None, f"{name} is missing"
+    m = next((m for m in r.get("models", []) if m.get("model") == model), {})
+    p = m.get(point, {})
+    if p.get(field) is None:
+        return r, None, f"{name} has no {model} training step with {point}.{field}"
+    return r, p, None
 
 
 def step_vs_torch(logs):
     name = "compare_torch_cuda_bf16.json"
-    r = load(logs, name)
-    if r is None:
-        return None, f"{name} is missing"
-    m = model_entry(r, "encoder-decoder")
-    ratio = m and m.get("step_tokens_per_s", {}).get("ratio")
-    if ratio is None:
-        return None, f"{name} has no encoder-decoder training step"
-    tps = m["step_tokens_per_s"]
-    return ratio, f"{name}: attnlab {tps['attnlab']:,.0f} tokens/s, PyTorch {tps['torch']:,.0f}"
+    _, tps, why = training_step(logs, name, "encoder-decoder", "step_tokens_per_s", "ratio")
+    if why:
+        return None, why
+    return tps["ratio"], f"{name}: attnlab {tps['attnlab']:,.0f} tokens/s, PyTorch {tps['torch']:,.0f}"
 
 
 def attention_vs_sdpa(logs):
@@ -78,17 +79,12 @@ def attention_vs_sdpa(logs):
 
 def gpt2_fraction_of_peak(logs):
     name = "bench_cuda_bf16_gpt2.json"
-    r = load(logs, name)
-    if r is None:
-        return None, f"{name} is missing"
-    m = model_entry(r, "decoder-only")
-    frac = m and m.get("train_step", {}).get("fraction_of_peak")
-    if frac is None:
-        return None, f"{name} has no decoder-only training step against a known peak"
+    r, step, why = training_step(logs, name, "decoder-only", "train_step", "fraction_of_peak")
+    if why:
+        return None, why
     gpu = r.get("gpu", {})
-    tflops = m["train_step"]["gflops"] / 1e3
     peak, source = gpu.get("peak_tflops", "?"), gpu.get("peak_source", "peak unknown")
-    return frac, f"{name}: {tflops:.1f} TFLOP/s of {peak} ({source})"
+    return step["fraction_of_peak"], f"{name}: {step['gflops'] / 1e3:.1f} TFLOP/s of {peak} ({source})"
 
 
 TARGETS = [
