@@ -850,9 +850,11 @@ __device__ __forceinline__ void stage(__nv_bfloat16* dst, int ldh, const float* 
   }
 }
 
-// lse_i and D_i = dout_i · out_i (float32, from memory) for the 64 query rows from i0; zeros past Tq.
+// lse_i · lse_mul and D_i = dout_i · out_i (float32, from memory) for the 64 query rows from i0; zeros
+// past Tq. A warp per row; blockDim.x must be kWarps warps.
 __device__ __forceinline__ void stage_stats(float* lse_s, float* D_s, const float* lse_bh, const float* dout,
-                                            const float* out, long long orow0, long long ldo, int i0, int rows, int d) {
+                                            const float* out, long long orow0, long long ldo, int i0, int rows, int d,
+                                            float lse_mul = 1.0f) {
   const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
   for (int r = warp; r < tc::kRows; r += kWarps) {
     float acc = 0.0f;
@@ -861,7 +863,7 @@ __device__ __forceinline__ void stage_stats(float* lse_s, float* D_s, const floa
     acc = detail::warp_sum(acc);
     if (lane == 0) {
       D_s[r] = acc;
-      lse_s[r] = r < rows ? lse_bh[i0 + r] : 0.0f;
+      lse_s[r] = r < rows ? lse_bh[i0 + r] * lse_mul : 0.0f;
     }
   }
 }
@@ -1060,6 +1062,7 @@ constexpr int kWarps = 4;
 constexpr int kThreads = kWarps * kWarpSize;
 constexpr int kRows = 64;  // keys (dK/dV) or queries (dQ) per block, 16 per warp
 constexpr float kLog2e = 1.4426950408889634f;
+static_assert(kRows == tc::kRows && kWarps == ::attnlab::cuda::kWarps, "tcb::stage_stats's tile and block shape");
 
 // acc[n] (16 × 64 in 8 column blocks) = A (16 × D, fragments) · Bᵀ, B a row-major tile of 64 rows
 // (stage_rows): column block n is B's rows 8n … 8n + 7. Column blocks at or past `cols` are left 0.
@@ -1172,19 +1175,7 @@ __global__ void __launch_bounds__(rfb::kThreads, 1)
     rf::stage_cols<D, rfb::kThreads>(Qt, q, h.q, L.ldq, i0, Tq, vec);
     rf::stage_rows<D, rfb::kThreads>(Gs, dout, h.o, L.ldo, i0, Tq, vec);
     rf::stage_cols<D, rfb::kThreads>(Gt, dout, h.o, L.ldo, i0, Tq, vec);
-    for (int r = warp; r < rfb::kRows; r += rfb::kWarps) {  // a warp per query row: D_i, and lse
-      float acc = 0.0f;
-      if (r < rows)
-        for (int c = lane; c < D; c += kWarpSize) {
-          const long long at = h.o + static_cast<long long>(i0 + r) * L.ldo + c;
-          acc += dout[at] * out[at];
-        }
-      acc = detail::warp_sum(acc);
-      if (lane == 0) {
-        D_s[r] = acc;
-        lse2_s[r] = r < rows ? lse_bh[i0 + r] * rfb::kLog2e : 0.0f;
-      }
-    }
+    tcb::stage_stats(lse2_s, D_s, lse_bh, dout, out, h.o, L.ldo, i0, rows, D, rfb::kLog2e);
     __syncthreads();
 
     float sp[8][4], dp[8][4];  // Sᵀ then Pᵀ; dPᵀ then dSᵀ: this thread's keys × queries 8n + 2t (+1)
@@ -1311,6 +1302,13 @@ bool has_work(const backend::AttentionShape& s, bool add, int rows) {
   return s.B > 0 && rows > 0 && (!add || (s.Tq > 0 && s.Tk > 0));
 }
 
+// Whether every row of a head's matrix (base p, rows ld apart, batches batch apart) starts on a
+// multiple of `floats` floats, so that the register-tile kernels may read or write it that many at a time.
+bool rows_aligned(const float* p, long long ld, long long batch, int floats) {
+  return reinterpret_cast<std::uintptr_t>(p) % (sizeof(float) * floats) == 0 && ld % floats == 0 &&
+         batch % floats == 0;
+}
+
 // ATTNLAB_BF16_ATTENTION: "wmma" runs the wmma kernels (forward and backward) for every head width,
 // "rf1" the register-tile forward with one row tile per warp at every width it takes, so that one GPU
 // session can time the variants against each other (bench/gpu.sh does). Anything else, or unset: the
@@ -1326,10 +1324,8 @@ std::string bf16_attention_choice() {
 template <int D, int RT, int W>
 void launch_forward_bf16_rf(float* out, float* lse, const float* q, const float* k, const float* v,
                             const backend::AttentionShape& s, const Layout& L, Stream stream) {
-  auto aligned = [](const void* p, std::size_t bytes) { return reinterpret_cast<std::uintptr_t>(p) % bytes == 0; };
-  const bool vec_kv = aligned(k, 16) && aligned(v, 16) && L.ldk % 4 == 0 && L.ldv % 4 == 0 && L.kb % 4 == 0 &&
-                      L.vb % 4 == 0;
-  const bool vec_o = aligned(out, 8) && L.ldo % 2 == 0 && L.ob % 2 == 0;
+  const bool vec_kv = rows_aligned(k, L.ldk, L.kb, 4) && rows_aligned(v, L.ldv, L.vb, 4);
+  const bool vec_o = rows_aligned(out, L.ldo, L.ob, 2);
   constexpr int kBlockRows = 16 * RT * W;
   const int qblocks = (s.Tq + kBlockRows - 1) / kBlockRows;
   const float scale_log2 = static_cast<float>(score_scale(s.C, s.H) * 1.4426950408889634);  // log2(e)/√d
@@ -1366,10 +1362,8 @@ template <int D>
 void launch_backward_bf16_rf(float* dq, float* dk, float* dv, const float* dout, const float* out, const float* lse,
                              const float* q, const float* k, const float* v, const backend::AttentionShape& s,
                              const Layout& L, bool add, float scale, Stream stream) {
-  auto aligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
-  const bool vec = aligned(q) && aligned(k) && aligned(v) && aligned(dout) && L.ldq % 4 == 0 && L.ldk % 4 == 0 &&
-                   L.ldv % 4 == 0 && L.ldo % 4 == 0 && L.qb % 4 == 0 && L.kb % 4 == 0 && L.vb % 4 == 0 &&
-                   L.ob % 4 == 0;
+  const bool vec = rows_aligned(q, L.ldq, L.qb, 4) && rows_aligned(k, L.ldk, L.kb, 4) &&
+                   rows_aligned(v, L.ldv, L.vb, 4) && rows_aligned(dout, L.ldo, L.ob, 4);
   if ((dk || dv) && has_work(s, add, s.Tk)) {
     const int kblocks = (s.Tk + rfb::kRows - 1) / rfb::kRows;
     ATTNLAB_LAUNCH(attention_backward_dkdv_bf16_rf_kernel<D>,
