@@ -9,6 +9,7 @@
 #ifdef ATTNLAB_WITH_CUDA
 #include "backend/cuda/cuda_backend.hpp"
 #include "backend/cuda/device.hpp"
+#include "backend/cuda/matmul.hpp"
 #endif
 
 namespace attnlab::backend {
@@ -33,6 +34,16 @@ Ops<float>& backend_named(const std::string& name, const std::string& option) {
 #else
   throw InputError(option + ": expected a backend this build has (cpu), got cuda: attnlab was built without CUDA; "
                    "install the CUDA toolkit (nvcc) and rebuild with -DATTNLAB_CUDA=ON, or use --backend cpu");
+#endif
+}
+
+std::array<double, 3> cuda_bf16_storage_seconds(int m, int n, int k, bool trans_b, int repeats) {
+#ifdef ATTNLAB_WITH_CUDA
+  const cuda::StorageSeconds s = cuda::bf16_storage_seconds(m, n, k, trans_b, repeats);
+  return {s.fp32, s.bf16_inputs, s.bf16};
+#else
+  (void)m, (void)n, (void)k, (void)trans_b, (void)repeats;
+  throw InputError("bf16 storage products: attnlab was built without CUDA");
 #endif
 }
 

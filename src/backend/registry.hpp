@@ -3,6 +3,7 @@
 // (`attnlab doctor`). The only place outside backend/cuda/ that knows CUDA exists: the command line
 // and the model reach it through here. Compiled into attnlab_backends, which links the CUDA library
 // when the build has one.
+#include <array>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,12 @@ const std::vector<std::string>& backend_names();
 // InputError (exit 2) naming the option, what was asked and what to do instead when it cannot be
 // had: an unknown name, "cuda" in a build without CUDA, or no usable device.
 Ops<float>& backend_named(const std::string& name, const std::string& option = "--backend");
+
+// For `attnlab bench --backend cuda --precision bf16`: seconds per call of the CUDA device's bf16
+// product (m × k)·(k × n) with its operands stored as float32, as bf16 inputs with a float32 output,
+// and all bf16, timed together (backend/cuda/matmul.hpp, bf16_storage_seconds). InputError in a build
+// without CUDA.
+std::array<double, 3> cuda_bf16_storage_seconds(int m, int n, int k, bool trans_b, int repeats);
 
 // What `attnlab doctor` says about CUDA.
 struct CudaReport {

@@ -3,6 +3,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -111,7 +112,9 @@ nlohmann::ordered_json device_gemm_point(backend::Ops<float>& be, const std::str
     be.gemm(false, trans_b, m, n, k, 1.0f, a.data(), k, b.data(), trans_b ? k : n, 0.0f, c.data(), n);
     be.synchronize();
   });
-  return gemm_point_json(label, m, n, k, s);
+  nlohmann::ordered_json j = gemm_point_json(label, m, n, k, s);
+  j["trans_b"] = trans_b;
+  return j;
 }
 
 // The device's memory bandwidth as its own copy reaches it: one 512 MiB device-to-device copy, counted
@@ -518,6 +521,28 @@ nlohmann::ordered_json run_bench(const BenchOptions& o, const std::function<void
     dg.push_back(device_gemm_point(*device, fmt::format("N×C · C×F  {}·({}×{})  feed-forward in", NC, C, F), N, F, C, false, o.repeats));
     dg.push_back(device_gemm_point(*device, fmt::format("N×F · F×C  ({}×{})·({}×{})  feed-forward out", N, F, F, C), N, C, F, false, o.repeats));
     dg.push_back(device_gemm_point(*device, fmt::format("N×C · C×V  {}·({}×{})ᵀ  output projection", NC, V, C), N, V, C, true, o.repeats));
+    // The model's shapes again with the operands stored in bf16 (bf16_storage above): not the large
+    // square, which no model multiplies (and which takes seconds a call under the emulator).
+    if (o.bf16_storage) {
+      say(fmt::format("{} bf16 products with float32 and with bf16 storage, alternating", device->name()));
+      for (auto& g : dg) {
+        const std::array<double, 3> s =
+            o.bf16_storage(g["m"].get<int>(), g["n"].get<int>(), g["k"].get<int>(), g["trans_b"].get<bool>());
+        const double flop = 2.0 * g["m"].get<double>() * g["n"].get<double>() * g["k"].get<double>();
+        g["bf16_storage"] = {{"float32_seconds", s[0]},
+                             {"bf16_inputs_seconds", s[1]},
+                             {"bf16_seconds", s[2]},
+                             {"float32_gflops", flop / s[0] / 1e9},
+                             {"bf16_inputs_gflops", flop / s[1] / 1e9},
+                             {"bf16_gflops", flop / s[2] / 1e9},
+                             {"bf16_inputs_speedup", s[0] / s[1]},
+                             {"bf16_speedup", s[0] / s[2]}};
+      }
+      j["device_gemm_bf16_storage"] =
+          "each model shape's bf16 product timed three ways in alternating rounds, medians: float32 A, B, C (cuBLAS "
+          "converts as it reads: the model's products now), bf16 A and B with a float32 C, and all bf16 (PyTorch's "
+          "autocast); the speedups are the float32 storage's time over the others'";
+    }
     dg.push_back(device_gemm_point(*device, "4096×4096 · 4096×4096  large square", 4096, 4096, 4096, false, o.repeats));
     model_ceiling = 0.0;
     for (const auto& g : dg) model_ceiling = std::max(model_ceiling, g["gflops"].get<double>());

@@ -11,6 +11,7 @@
 // projection to the vocabulary. A training step counts 3 × the forward (the backward pass does two
 // matrix products for each one of the forward: one for the input's gradient, one for the weight's).
 // Softmax, layer norm, the loss and Adam are real time but not FLOPs in this count.
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -41,6 +42,12 @@ struct BenchOptions {
   // Where the models run (null: the CPU). The sgemm ceiling and the attention sweep are always the
   // CPU's; against another backend the models' "fraction_of_ceiling" is not computed.
   backend::Ops<float>* backend = nullptr;
+  // When set (the CLI sets it for --backend cuda --precision bf16): seconds per call of the device's
+  // bf16 product (m × k)·(k × n) (B stored n × k when trans_b) with its operands stored as float32
+  // (the model's way), as bf16 inputs with a float32 output, and all bf16, measured together in
+  // alternating rounds (backend/cuda/matmul.hpp, bf16_storage_seconds). (a') then gives each of the
+  // model's shapes all three: what storing activations in bf16 would gain in the products.
+  std::function<std::array<double, 3>(int m, int n, int k, bool trans_b)> bf16_storage;
 };
 
 // Runs every measurement and returns the report as JSON (the CLI prints it as text or JSON).

@@ -166,6 +166,17 @@ void print_text(const nlohmann::ordered_json& j) {
                                g["shape"].get<std::string>());
     std::cout << fmt::format("  ceiling (best of the above): {:.1f} GFLOP/s; the models' \"of ceil.\" is against it\n",
                              j["device_gemm_ceiling_gflops"].get<double>());
+    if (j.contains("device_gemm_bf16_storage")) {
+      std::cout << "  stored as float32 (the model's) / bf16 in, float32 out / all bf16, alternating rounds:\n";
+      for (const auto& g : j["device_gemm"]) {
+        if (!g.contains("bf16_storage")) continue;
+        const auto& st = g["bf16_storage"];
+        std::cout << fmt::format("  {:>8.1f} / {:>8.1f} / {:>8.1f} GFLOP/s  ×{:.2f} / ×{:.2f}  {}\n",
+                                 st["float32_gflops"].get<double>(), st["bf16_inputs_gflops"].get<double>(),
+                                 st["bf16_gflops"].get<double>(), st["bf16_inputs_speedup"].get<double>(),
+                                 st["bf16_speedup"].get<double>(), g["shape"].get<std::string>());
+      }
+    }
     const auto& g = j.contains("gpu") ? j["gpu"] : nlohmann::ordered_json();
     if (g.contains("peak_tflops") && g["peak_tflops"].is_number())
       std::cout << fmt::format("  peak: {:.1f} TFLOP/s ({}); the ceiling is {:.0f}% of it, the models' \"of peak\" is against it\n",
@@ -350,6 +361,10 @@ void run_bench_cmd(const BenchCliOptions& o) {
   backend::Ops<float>& be = open_backend(o.backend);
   apply_precision(be, o.precision);  // exit 2 on the CPU for tf32/bf16, before any measurement
   b.backend = &be;
+  if (be.name() != "cpu" && o.precision == "bf16")
+    b.bf16_storage = [repeats = b.repeats](int m, int n, int k, bool trans_b) {
+      return backend::cuda_bf16_storage_seconds(m, n, k, trans_b, repeats);
+    };
   auto progress = [&](const std::string& s) {
     if (!o.quiet) std::cerr << "bench: " << s << '\n';
   };

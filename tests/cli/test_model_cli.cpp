@@ -620,6 +620,18 @@ TEST_CASE("bench --backend cuda: the device's attention sweep (c') and the model
   REQUIRE(r.code == 0);
   const auto j = nlohmann::json::parse(r.out);
   CHECK(j["precision"] == "bf16");
+  // (a') at bf16: the model's four product shapes also timed with bf16 storage (not the large square).
+  REQUIRE(j["device_gemm"].size() == 5);
+  CHECK(j.contains("device_gemm_bf16_storage"));
+  for (std::size_t i = 0; i < 5; ++i) {
+    const auto& g = j["device_gemm"][i];
+    INFO(g["shape"].get<std::string>());
+    REQUIRE(g.contains("bf16_storage") == (i < 4));
+    if (i == 4) continue;
+    for (const char* key : {"float32_seconds", "bf16_inputs_seconds", "bf16_seconds"}) CHECK(g["bf16_storage"][key].get<double>() > 0.0);
+    CHECK(g["bf16_storage"]["bf16_speedup"].get<double>() ==
+          doctest::Approx(g["bf16_storage"]["float32_seconds"].get<double>() / g["bf16_storage"]["bf16_seconds"].get<double>()));
+  }
   REQUIRE(j["models"].size() == 2);
   for (const auto& m : j["models"]) {
     INFO(m["model"].get<std::string>());

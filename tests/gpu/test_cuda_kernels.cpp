@@ -424,6 +424,77 @@ TEST_CASE("gemm_bias: cuBLASLt's bias (and ReLU) epilogue and the two-step path 
   }
 }
 
+namespace {
+// bf16 bits of values already representable in bf16 (round_to_bf16 above), and back.
+std::vector<std::uint16_t> bf16_bits(const std::vector<float>& v) {
+  std::vector<std::uint16_t> out(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    std::uint32_t b;
+    std::memcpy(&b, &v[i], 4);
+    out[i] = static_cast<std::uint16_t>(b >> 16);
+  }
+  return out;
+}
+std::vector<float> bf16_floats(const std::vector<std::uint16_t>& v) {
+  std::vector<float> out(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const std::uint32_t b = static_cast<std::uint32_t>(v[i]) << 16;
+    std::memcpy(&out[i], &b, 4);
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("cuBLAS with bf16 storage: bf16 A and B, a float32 or bf16 C, row-major with padding" *
+          doctest::test_suite("gpu")) {
+  // The inputs are bf16 values, so the float32 C is their product to float32 accumulation (1e-5), and
+  // the bf16 C that rounded once more: within one bf16 rounding (2^-8 of the largest value) of it.
+  std::mt19937 rng(fresh_seed());
+  INFO("seed " << fresh_seed());
+  cu::Blas blas;
+  struct Shape {
+    int m, n, k;
+  };
+  for (const Shape& s : {Shape{1, 1, 1}, Shape{37, 5, 129}, Shape{64, 48, 32}, Shape{129, 37, 65}}) {
+    for (bool ta : {false, true}) {
+      for (bool tb : {false, true}) {
+        INFO("m " << s.m << " n " << s.n << " k " << s.k << " ta " << ta << " tb " << tb);
+        const int ar = ta ? s.k : s.m, ac = ta ? s.m : s.k, br = tb ? s.n : s.k, bc = tb ? s.k : s.n;
+        const int lda = ac + 3, ldb = bc + 1, ldc = s.n + 2;
+        auto a = random_floats(rng, static_cast<std::size_t>(ar) * lda);
+        auto b = random_floats(rng, static_cast<std::size_t>(br) * ldb);
+        auto c0 = random_floats(rng, static_cast<std::size_t>(s.m) * ldc);
+        round_to_bf16(a);
+        round_to_bf16(b);
+        round_to_bf16(c0);  // so the bf16 C starts from the same values as the float32 one
+        const float alpha = 0.75f, beta = 0.5f;
+        std::vector<double> ad(a.begin(), a.end()), bd(b.begin(), b.end()), want(c0.begin(), c0.end());
+        cpu::gemm<double>(ta, tb, s.m, s.n, s.k, alpha, ad.data(), lda, bd.data(), ldb, beta, want.data(), ldc);
+        cu::DeviceArray<std::uint16_t> ga(bf16_bits(a)), gb(bf16_bits(b)), gc16(bf16_bits(c0));
+        auto gc = up(c0);
+        cu::gemm_bf16_storage(blas, ta, tb, s.m, s.n, s.k, alpha, ga.get(), lda, gb.get(), ldb, beta, gc.get(), ldc);
+        CHECK_CLOSE(gc.download(), want, kFp32Tol, 1.0);
+        cu::gemm_bf16_storage(blas, ta, tb, s.m, s.n, s.k, alpha, ga.get(), lda, gb.get(), ldb, beta, gc16.get(), ldc);
+        const std::vector<float> c16 = bf16_floats(gc16.download());
+        CHECK_CLOSE(c16, want, 1.0 / 256, 1.0);
+        // Really rounded to bf16 (every value has a zero lower half), not a float32 result cut short.
+        std::vector<float> again = c16;
+        round_to_bf16(again);
+        CHECK(again == c16);
+      }
+    }
+  }
+  CHECK_THROWS_AS(cu::gemm_bf16_storage(blas, false, false, 2, 2, 0, 1.0f, static_cast<const std::uint16_t*>(nullptr), 1,
+                                        static_cast<const std::uint16_t*>(nullptr), 2, 0.0f,
+                                        static_cast<float*>(nullptr), 2),
+                  attnlab::ShapeError);
+  // The bench's timing of the three storages runs and times something.
+  const cu::StorageSeconds t = cu::bf16_storage_seconds(64, 96, 32, true, 1);
+  CHECK(t.fp32 > 0.0);
+  CHECK(t.bf16_inputs > 0.0);
+  CHECK(t.bf16 > 0.0);
+}
+
 TEST_CASE("TF32 and bf16 on arbitrary float32 inputs: each within its own error, and really rounded" *
           doctest::test_suite("gpu")) {
   // Inputs not representable in TF32 or bf16, so the tensor cores really convert them. Simulated in

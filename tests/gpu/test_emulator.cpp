@@ -402,6 +402,40 @@ TEST_CASE("planted: a swapped cuBLAS transpose flag is caught") {
   CHECK(caught == 2);
 }
 
+TEST_CASE("cublasGemmEx with bf16 storage: the combinations cuBLAS documents, sized in bf16 elements") {
+  // A 2 × 3 times 3 × 2 of small integers (exact in bf16); the buffers hold exactly their bf16
+  // elements, so an emulator that sized them as floats would call them out of bounds.
+  auto bits = [](std::vector<float> v) {
+    std::vector<std::uint16_t> out;
+    for (float x : v) out.push_back(__bfloat16_as_ushort(__float2bfloat16_rn(x)));
+    return out;
+  };
+  const std::vector<float> a{1, 2, 3, 4, 5, 6}, b{1, -1, 2, 0, -2, 3};  // row-major 2 × 3 and 3 × 2
+  std::uint16_t* da = dev(bits(a));
+  std::uint16_t* db = dev(bits(b));
+  float* dc = dev(std::vector<float>(4, 0.0f));
+  std::uint16_t* dc16 = dev(std::vector<std::uint16_t>(4, 0));
+  cublasHandle_t h;
+  REQUIRE(cublasCreate(&h) == CUBLAS_STATUS_SUCCESS);
+  const float one = 1.0f, zero = 0.0f;
+  // Row-major C = A·B as column-major Cᵀ = Bᵀ·Aᵀ (matmul.cu's mapping).
+  auto gemm = [&](cudaDataType_t at, cudaDataType_t bt, void* c, cudaDataType_t ct, cublasComputeType_t compute) {
+    return cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 3, &one, db, bt, 2, da, at, 3, &zero, c, ct, 2, compute,
+                        CUBLAS_GEMM_DEFAULT);
+  };
+  const std::vector<float> want{-1, 8, 2, 14};
+  CHECK(gemm(CUDA_R_16BF, CUDA_R_16BF, dc, CUDA_R_32F, CUBLAS_COMPUTE_32F) == CUBLAS_STATUS_SUCCESS);
+  CHECK(host(dc, 4) == want);
+  CHECK(gemm(CUDA_R_16BF, CUDA_R_16BF, dc16, CUDA_R_16BF, CUBLAS_COMPUTE_32F) == CUBLAS_STATUS_SUCCESS);
+  CHECK(host(dc16, 4) == bits(want));
+  // Mixed operands, or a FAST_16BF compute on bf16 inputs: not a combination cuBLAS offers.
+  CHECK(gemm(CUDA_R_16BF, CUDA_R_32F, dc, CUDA_R_32F, CUBLAS_COMPUTE_32F) == CUBLAS_STATUS_NOT_SUPPORTED);
+  CHECK(gemm(CUDA_R_32F, CUDA_R_32F, dc16, CUDA_R_16BF, CUBLAS_COMPUTE_32F) == CUBLAS_STATUS_NOT_SUPPORTED);
+  CHECK(gemm(CUDA_R_16BF, CUDA_R_16BF, dc, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_16BF) == CUBLAS_STATUS_NOT_SUPPORTED);
+  cublasDestroy(h);
+  cudaDeviceReset();
+}
+
 TEST_CASE("a full-mask shuffle waiting for lanes that exited is reported, not hung") {
   float* out = dev(std::vector<float>(32, 0.0f));
   ATTNLAB_LAUNCH(early_exit_shuffle_kernel, 1, 32, 0, nullptr)(out);

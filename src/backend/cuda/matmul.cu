@@ -2,14 +2,18 @@
 #include "backend/cuda/matmul.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <random>
 #include <string>
+#include <vector>
 #include <tuple>
 #include <type_traits>
 
 #include <cublasLt.h>
+#include <cuda_bf16.h>
 
 #include "backend/cuda/check.hpp"
 #include "backend/cuda/launch.cuh"
@@ -403,6 +407,97 @@ void gemm_strided_batched(Blas& blas, Math math, bool ta, bool tb, int m, int n,
                                           n, m, k, &alpha, b, CUDA_R_32F, ldb, stride_b, a, CUDA_R_32F, lda, stride_a,
                                           &beta, c, CUDA_R_32F, ldc, stride_c, batch, compute_type(math),
                                           CUBLAS_GEMM_DEFAULT));
+}
+
+namespace {
+// gemm_bf16_storage's one call: bf16 A and B, C of type c_type, computed in float32.
+void gemm_bf16_ex(Blas& blas, bool ta, bool tb, int m, int n, int k, float alpha, const std::uint16_t* a, int lda,
+                  const std::uint16_t* b, int ldb, float beta, void* c, cudaDataType_t c_type, int ldc) {
+  check_gemm("cuda::gemm_bf16_storage", ta, tb, m, n, k, lda, ldb, ldc, 1);
+  if (k == 0) throw ShapeError("cuda::gemm_bf16_storage: k = 0 (a product of nothing; use gemm)");
+  if (m == 0 || n == 0) return;
+  // The row-major mapping of gemm (B first, the same transpose flags).
+  CUBLAS_CHECK(cublas().gemm_ex(blas.handle(), tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k,
+                                &alpha, b, CUDA_R_16BF, ldb, a, CUDA_R_16BF, lda, &beta, c, c_type, ldc,
+                                CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+}
+}  // namespace
+
+void gemm_bf16_storage(Blas& blas, bool ta, bool tb, int m, int n, int k, float alpha, const std::uint16_t* a, int lda,
+                       const std::uint16_t* b, int ldb, float beta, float* c, int ldc) {
+  gemm_bf16_ex(blas, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, CUDA_R_32F, ldc);
+}
+
+void gemm_bf16_storage(Blas& blas, bool ta, bool tb, int m, int n, int k, float alpha, const std::uint16_t* a, int lda,
+                       const std::uint16_t* b, int ldb, float beta, std::uint16_t* c, int ldc) {
+  gemm_bf16_ex(blas, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, CUDA_R_16BF, ldc);
+}
+
+StorageSeconds bf16_storage_seconds(int m, int n, int k, bool trans_b, int repeats) {
+  if (m < 1 || n < 1 || k < 1 || repeats < 1)
+    throw ShapeError("cuda::bf16_storage_seconds: m, n, k and repeats must be ≥ 1 (m = " + std::to_string(m) +
+                     ", n = " + std::to_string(n) + ", k = " + std::to_string(k) + ")");
+  const std::size_t na = static_cast<std::size_t>(m) * k, nb = static_cast<std::size_t>(k) * n,
+                    nc = static_cast<std::size_t>(m) * n;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> ha(na), hb(nb);
+  for (float& x : ha) x = u(rng);
+  for (float& x : hb) x = u(rng);
+  std::vector<std::uint16_t> ha16(na), hb16(nb);
+  for (std::size_t i = 0; i < na; ++i) ha16[i] = __bfloat16_as_ushort(__float2bfloat16_rn(ha[i]));
+  for (std::size_t i = 0; i < nb; ++i) hb16[i] = __bfloat16_as_ushort(__float2bfloat16_rn(hb[i]));
+  DeviceArray<float> a(ha), b(hb), c(nc);
+  DeviceArray<std::uint16_t> a16(ha16), b16(hb16), c16(nc);
+  Blas blas;
+  const int ldb = trans_b ? k : n;
+  auto run = [&](int variant) {
+    if (variant == 0) gemm(blas, Math::Bf16, false, trans_b, m, n, k, 1.0f, a.get(), k, b.get(), ldb, 0.0f, c.get(), n);
+    else if (variant == 1) gemm_bf16_storage(blas, false, trans_b, m, n, k, 1.0f, a16.get(), k, b16.get(), ldb, 0.0f, c.get(), n);
+    else gemm_bf16_storage(blas, false, trans_b, m, n, k, 1.0f, a16.get(), k, b16.get(), ldb, 0.0f, c16.get(), n);
+  };
+  struct Event {  // destroyed however the function leaves
+    cudaEvent_t e = nullptr;
+    Event() { CUDA_CHECK(cudaEventCreate(&e)); }
+    ~Event() { (void)cudaEventDestroy(e); }
+    Event(const Event&) = delete;
+    Event& operator=(const Event&) = delete;
+  } start, stop;
+  // Seconds of `calls` back-to-back calls of one variant. The emulator's events carry no time (its
+  // work is done when issued): there the host's clock, which times the CPU, never a GPU.
+  const bool emulated = cuda_emulated();
+  auto timed = [&](int variant, int calls) {
+    if (emulated) {
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < calls; ++i) run(variant);
+      device_synchronize();
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+    CUDA_CHECK(cudaEventRecord(start.e, blas.stream()));
+    for (int i = 0; i < calls; ++i) run(variant);
+    CUDA_CHECK(cudaEventRecord(stop.e, blas.stream()));
+    CUDA_CHECK(cudaEventSynchronize(stop.e));
+    float ms = 0.0f;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, start.e, stop.e));
+    return static_cast<double>(ms) / 1e3;
+  };
+  int calls[3];
+  for (int v = 0; v < 3; ++v) {  // warm-up (cuBLAS picks its kernel), and the calls a round takes
+    const double once = timed(v, 1);
+    calls[v] = std::clamp(static_cast<int>(1e-3 / std::max(once, 1e-6)), 1, 50);
+  }
+  std::vector<double> s[3];
+  for (int r = 0; r < repeats; ++r)
+    for (int v = 0; v < 3; ++v) s[v].push_back(timed(v, calls[v]) / calls[v]);
+  auto median = [](std::vector<double>& x) {
+    std::sort(x.begin(), x.end());
+    return x.size() % 2 ? x[x.size() / 2] : 0.5 * (x[x.size() / 2 - 1] + x[x.size() / 2]);
+  };
+  StorageSeconds out;
+  out.fp32 = median(s[0]);
+  out.bf16_inputs = median(s[1]);
+  out.bf16 = median(s[2]);
+  return out;
 }
 
 void matmul_nn(Blas& blas, Math math, float* c, const float* a, const float* b, int m, int n, int k) {

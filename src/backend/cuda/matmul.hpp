@@ -16,6 +16,7 @@
 // the float32 inputs to bfloat16 (7-bit mantissa; CUBLAS_COMPUTE_32F_FAST_16BF) and accumulates in
 // float32: twice TF32's tensor-core rate, relative error ~1e-2. The buffers stay float32 either way:
 // cuBLAS converts as it reads them.
+#include <cstdint>
 #include <memory>
 
 #include "backend/cuda/device.hpp"
@@ -70,6 +71,30 @@ void gemm_strided_batched(Blas& blas, Math math, bool trans_a, bool trans_b, int
 // rounding (ReLU itself is exact).
 void gemm_bias(Blas& blas, Math math, int m, int n, int k, const float* a, int lda, const float* b, int ldb,
                const float* bias, float* c, int ldc, bool relu = false);
+
+// The same product with A and B *stored* in bfloat16 (raw bits: the top half of a float's bits; C
+// float32, or bfloat16 in the second overload), read by cuBLAS as they are and accumulated in float32
+// (CUDA_R_16BF operands, CUBLAS_COMPUTE_32F): half the bytes of gemm's bf16 math, which reads float32
+// and converts. The model's activations are float32, so the model does not call it; `attnlab bench`
+// times it beside gemm (bf16_storage_seconds below) for what bf16 activations would gain, and the
+// tests check it against the same product in double. A bf16 C receives the float32 result rounded to
+// nearest, ties to even. k ≥ 1 (ShapeError otherwise).
+void gemm_bf16_storage(Blas& blas, bool trans_a, bool trans_b, int m, int n, int k, float alpha, const std::uint16_t* a,
+                       int lda, const std::uint16_t* b, int ldb, float beta, float* c, int ldc);
+void gemm_bf16_storage(Blas& blas, bool trans_a, bool trans_b, int m, int n, int k, float alpha, const std::uint16_t* a,
+                       int lda, const std::uint16_t* b, int ldb, float beta, std::uint16_t* c, int ldc);
+
+// Seconds per call of one bf16 product C (m × n) = A (m × k) · B (k × n, or n × k stored when
+// trans_b), packed, stored three ways: float32 A, B, C through gemm with Math::Bf16 (what the model
+// does now); bf16 A and B, float32 C; bf16 A, B and C (PyTorch's autocast). The three alternate within
+// each of `repeats` rounds (after one warm-up call each), each round timed with CUDA events around
+// enough back-to-back calls to take about a millisecond; the medians. On inputs of random values in
+// (−1, 1), on a Blas of its own on the default stream. Under the emulator the host's clock (the CPU's
+// time, no GPU's).
+struct StorageSeconds {
+  double fp32 = 0.0, bf16_inputs = 0.0, bf16 = 0.0;
+};
+StorageSeconds bf16_storage_seconds(int m, int n, int k, bool trans_b, int repeats);
 
 // The three shapes the model uses, on packed matrices (leading dimension = column count), beta = 0:
 //   matmul_nn: C (m × n) = A (m × k) · B (k × n)       (a linear layer's forward)

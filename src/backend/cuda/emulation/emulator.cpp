@@ -19,6 +19,7 @@
 
 #include "cublasLt.h"
 #include "cublas_v2.h"
+#include "cuda_bf16.h"
 #include "cuda_runtime.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -1058,10 +1059,27 @@ cublasStatus_t illegal(const std::string& what) {
   return CUBLAS_STATUS_EXECUTION_FAILED;
 }
 
+// How a product's operands are stored: A and B float32 (rounded as `Rounding` says) or both bfloat16
+// (read exactly: a bf16 is a float's top half); C float32, or bfloat16 (the float32 result rounded to
+// nearest, ties to even, as cuBLAS writes a bf16 output). bf16 storage is the cublasGemmEx combination
+// "A, B CUDA_R_16BF; C CUDA_R_16BF or CUDA_R_32F; CUBLAS_COMPUTE_32F".
+struct Storage {
+  cudaDataType_t ab = CUDA_R_32F, c = CUDA_R_32F;
+};
+std::size_t element_bytes(cudaDataType_t t) { return t == CUDA_R_16BF ? 2 : 4; }
+const char* element_name(cudaDataType_t t) { return t == CUDA_R_16BF ? " bf16 values" : " floats"; }
+// n bf16 values from p, widened to float (exactly).
+void widen_bf16(std::vector<float>& out, const void* p, std::size_t n) {
+  const auto* h = static_cast<const __nv_bfloat16*>(p);
+  out.resize(n);
+  for (std::size_t i = 0; i < n; ++i) out[i] = __bfloat162float(h[i]);
+}
+
 cublasStatus_t gemm_batched(const char* call, cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
-                            int k, const float* alpha, const float* A, int lda, long long sa, const float* B, int ldb,
-                            long long sb, const float* beta, float* C, int ldc, long long sc, int batch, Rounding rounding,
-                            bool lt_call = false) {  // lt_call: from cublasLtMatmul, which checked its own handle; h unused
+                            int k, const float* alpha, const void* A, int lda, long long sa, const void* B, int ldb,
+                            long long sb, const float* beta, void* C, int ldc, long long sc, int batch, Rounding rounding,
+                            bool lt_call = false,  // from cublasLtMatmul, which checked its own handle; h unused
+                            Storage storage = {}) {
   std::lock_guard lock(g_mutex);
   if (!lt_call && !valid(h)) return CUBLAS_STATUS_NOT_INITIALIZED;
   if (g_sticky) return CUBLAS_STATUS_EXECUTION_FAILED;
@@ -1074,21 +1092,31 @@ cublasStatus_t gemm_batched(const char* call, cublasHandle_t h, cublasOperation_
   if (lda < std::max(1, a_rows) || ldb < std::max(1, b_rows) || ldc < std::max(1, m)) return CUBLAS_STATUS_INVALID_VALUE;
   if (m == 0 || n == 0 || batch == 0) return CUBLAS_STATUS_SUCCESS;
   const std::size_t na = k ? span(a_rows, a_cols, lda) : 0, nb = k ? span(b_rows, b_cols, ldb) : 0, nc = span(m, n, ldc);
-  std::vector<float> ra, rb;
+  const std::size_t ab_bytes = element_bytes(storage.ab), c_bytes = element_bytes(storage.c);
+  const bool bf16_in = storage.ab == CUDA_R_16BF, bf16_out = storage.c == CUDA_R_16BF;
+  std::vector<float> ra, rb, rc;
   for (int i = 0; i < batch; ++i) {
-    const float* a = A + i * sa;
-    const float* b = B + i * sb;
-    float* c = C + i * sc;
-    if (na && find_alloc(a, na * 4) == g_allocs.end())
+    const void* a_at = static_cast<const char*>(A) + i * sa * static_cast<long long>(ab_bytes);
+    const void* b_at = static_cast<const char*>(B) + i * sb * static_cast<long long>(ab_bytes);
+    void* c_at = static_cast<char*>(C) + i * sc * static_cast<long long>(c_bytes);
+    if (na && find_alloc(a_at, na * ab_bytes) == g_allocs.end())
       return illegal(std::string(call) + ": A of batch " + std::to_string(i) + " (" + std::to_string(na) +
-                     " floats from " + hex(a) + ") is not inside one device allocation");
-    if (nb && find_alloc(b, nb * 4) == g_allocs.end())
+                     element_name(storage.ab) + " from " + hex(a_at) + ") is not inside one device allocation");
+    if (nb && find_alloc(b_at, nb * ab_bytes) == g_allocs.end())
       return illegal(std::string(call) + ": B of batch " + std::to_string(i) + " (" + std::to_string(nb) +
-                     " floats from " + hex(b) + ") is not inside one device allocation");
-    if (find_alloc(c, nc * 4) == g_allocs.end())
+                     element_name(storage.ab) + " from " + hex(b_at) + ") is not inside one device allocation");
+    if (find_alloc(c_at, nc * c_bytes) == g_allocs.end())
       return illegal(std::string(call) + ": C of batch " + std::to_string(i) + " (" + std::to_string(nc) +
-                     " floats from " + hex(c) + ") is not inside one device allocation");
-    if (rounding != Rounding::None && k) {
+                     element_name(storage.c) + " from " + hex(c_at) + ") is not inside one device allocation");
+    const float* a = static_cast<const float*>(a_at);
+    const float* b = static_cast<const float*>(b_at);
+    float* c = static_cast<float*>(c_at);
+    if (bf16_in && k) {
+      widen_bf16(ra, a_at, na);
+      widen_bf16(rb, b_at, nb);
+      a = ra.data();
+      b = rb.data();
+    } else if (rounding != Rounding::None && k) {
       ra.assign(a, a + na);
       rb.assign(b, b + nb);
       float (*round)(float) = rounding == Rounding::Tf32 ? &to_tf32 : &to_bf16;
@@ -1097,18 +1125,35 @@ cublasStatus_t gemm_batched(const char* call, cublasHandle_t h, cublasOperation_
       a = ra.data();
       b = rb.data();
     }
+    if (bf16_out) {  // computed in float32 (C widened for beta), then every element of its span rounded
+      widen_bf16(rc, c_at, nc);
+      c = rc.data();
+    }
     // Passed through unchanged: column-major, the caller's transposes and leading dimensions.
     cblas_sgemm(CblasColMajor, ta == CUBLAS_OP_N ? CblasNoTrans : CblasTrans, tb == CUBLAS_OP_N ? CblasNoTrans : CblasTrans,
                 m, n, k, *alpha, a, lda, b, ldb, *beta, c, ldc);
+    if (bf16_out) {
+      auto* out = static_cast<__nv_bfloat16*>(c_at);
+      for (std::size_t e = 0; e < nc; ++e) out[e] = __float2bfloat16_rn(rc[e]);
+    }
   }
   return CUBLAS_STATUS_SUCCESS;
 }
 
-// The emulator does float32 operands with float32, TF32 or bf16 compute only.
+// cuBLASLt and cublasGemmEx in the emulator: float32 operands with float32, TF32 or bf16 compute ...
 bool float32_only(cudaDataType_t at, cudaDataType_t bt, cudaDataType_t ct, cublasComputeType_t compute) {
   return at == CUDA_R_32F && bt == CUDA_R_32F && ct == CUDA_R_32F &&
          (compute == CUBLAS_COMPUTE_32F || compute == CUBLAS_COMPUTE_32F_FAST_TF32 ||
           compute == CUBLAS_COMPUTE_32F_FAST_16BF);
+}
+// ... and for cublasGemmEx also bf16 A and B with a bf16 or float32 C, computed in float32 (what
+// `storage` is then set to). Anything else is CUBLAS_STATUS_NOT_SUPPORTED.
+bool supported_ex(cudaDataType_t at, cudaDataType_t bt, cudaDataType_t ct, cublasComputeType_t compute, Storage& storage) {
+  if (float32_only(at, bt, ct, compute)) return true;
+  if (at != CUDA_R_16BF || bt != CUDA_R_16BF || (ct != CUDA_R_16BF && ct != CUDA_R_32F) || compute != CUBLAS_COMPUTE_32F)
+    return false;
+  storage = {CUDA_R_16BF, ct};
+  return true;
 }
 
 Rounding rounding_for(cublasHandle_t h, cublasComputeType_t ct) {
@@ -1170,10 +1215,10 @@ cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperat
                             const void* alpha, const void* A, cudaDataType_t at, int lda, const void* B,
                             cudaDataType_t bt, int ldb, const void* beta, void* C, cudaDataType_t ct, int ldc,
                             cublasComputeType_t compute, cublasGemmAlgo_t) {
-  if (!float32_only(at, bt, ct, compute)) return CUBLAS_STATUS_NOT_SUPPORTED;
-  return gemm_batched("cublasGemmEx", h, ta, tb, m, n, k, static_cast<const float*>(alpha), static_cast<const float*>(A),
-                      lda, 0, static_cast<const float*>(B), ldb, 0, static_cast<const float*>(beta), static_cast<float*>(C),
-                      ldc, 0, 1, rounding_for(h, compute));
+  Storage storage;
+  if (!supported_ex(at, bt, ct, compute, storage)) return CUBLAS_STATUS_NOT_SUPPORTED;
+  return gemm_batched("cublasGemmEx", h, ta, tb, m, n, k, static_cast<const float*>(alpha), A, lda, 0, B, ldb, 0,
+                      static_cast<const float*>(beta), C, ldc, 0, 1, rounding_for(h, compute), false, storage);
 }
 
 cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
@@ -1181,10 +1226,11 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta
                                           long long sa, const void* B, cudaDataType_t bt, int ldb, long long sb,
                                           const void* beta, void* C, cudaDataType_t ct, int ldc, long long sc,
                                           int batch, cublasComputeType_t compute, cublasGemmAlgo_t) {
-  if (!float32_only(at, bt, ct, compute)) return CUBLAS_STATUS_NOT_SUPPORTED;
-  return gemm_batched("cublasGemmStridedBatchedEx", h, ta, tb, m, n, k, static_cast<const float*>(alpha),
-                      static_cast<const float*>(A), lda, sa, static_cast<const float*>(B), ldb, sb,
-                      static_cast<const float*>(beta), static_cast<float*>(C), ldc, sc, batch, rounding_for(h, compute));
+  Storage storage;
+  if (!supported_ex(at, bt, ct, compute, storage)) return CUBLAS_STATUS_NOT_SUPPORTED;
+  return gemm_batched("cublasGemmStridedBatchedEx", h, ta, tb, m, n, k, static_cast<const float*>(alpha), A, lda, sa, B,
+                      ldb, sb, static_cast<const float*>(beta), C, ldc, sc, batch, rounding_for(h, compute), false,
+                      storage);
 }
 
 cublasStatus_t cublasSgemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
