@@ -648,6 +648,57 @@ __device__ __forceinline__ void stage_cols(std::uint32_t* dst, const float* src,
     for (int u = 0; u < 4; ++u) dst[((c + u) * Tile<D>::ldv + r) / 2] = detail::pack_bf16x2(x0[u], x1[u]);
   }
 }
+
+// The two products of every register-tile kernel, for RT 16-row tiles of A at once (the forward's
+// warps own two, the backward's one): each B fragment read from shared memory feeds RT products.
+//
+// acc[rt][n] (16 × 64 in 8 column blocks) = A[rt] (16 × D, fragments) · Bᵀ, B a row-major tile of 64
+// rows (stage_rows): column block n is B's rows 8n … 8n + 7. Column blocks at or past `cols` are 0.
+template <int D, int RT>
+__device__ __forceinline__ void product_abt(float (&acc)[RT][8][4], const std::uint32_t (&a)[RT][D / 16][4],
+                                            const std::uint32_t* b_tile, int cols, int g, int t) {
+#pragma unroll
+  for (int n = 0; n < 8; ++n) {
+#pragma unroll
+    for (int rt = 0; rt < RT; ++rt) acc[rt][n][0] = acc[rt][n][1] = acc[rt][n][2] = acc[rt][n][3] = 0.0f;
+    if (8 * n >= cols) continue;
+    const std::uint32_t* brow = b_tile + ((8 * n + g) * Tile<D>::ldk + 2 * t) / 2;
+#pragma unroll
+    for (int st = 0; st < D / 16; ++st) {
+      const std::uint32_t b[2] = {brow[8 * st], brow[8 * st + 4]};  // B[8n + g][16st + 2t (+ 8)]
+#pragma unroll
+      for (int rt = 0; rt < RT; ++rt) detail::mma_bf16_16816(acc[rt][n], a[rt][st], b);
+    }
+  }
+}
+
+// acc[rt][n] (16 × D in D/8 column blocks) += X[rt] (16 × 64, from 8 column blocks of float values,
+// rounded to bf16 here: an accumulator of product_abt is exactly the A fragment of its 16 columns) · Y,
+// Y a transposed tile (stage_cols) of 64 rows: Y's column 8n + g is the tile's row. 16-row steps of Y
+// at or past `cols` are skipped (X is 0 there).
+template <int D, int RT>
+__device__ __forceinline__ void accumulate_xy(float (&acc)[RT][D / 8][4], const float (&x)[RT][8][4],
+                                              const std::uint32_t* y_t, int cols, int g, int t) {
+#pragma unroll
+  for (int kt = 0; kt < kTileKeys / 16; ++kt) {
+    if (16 * kt >= cols) continue;
+    std::uint32_t a[RT][4];
+#pragma unroll
+    for (int rt = 0; rt < RT; ++rt) {
+      a[rt][0] = detail::pack_bf16x2(x[rt][2 * kt][0], x[rt][2 * kt][1]);
+      a[rt][1] = detail::pack_bf16x2(x[rt][2 * kt][2], x[rt][2 * kt][3]);
+      a[rt][2] = detail::pack_bf16x2(x[rt][2 * kt + 1][0], x[rt][2 * kt + 1][1]);
+      a[rt][3] = detail::pack_bf16x2(x[rt][2 * kt + 1][2], x[rt][2 * kt + 1][3]);
+    }
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n) {
+      const std::uint32_t* yrow = y_t + ((8 * n + g) * Tile<D>::ldv + 16 * kt + 2 * t) / 2;
+      const std::uint32_t b[2] = {yrow[0], yrow[4]};  // Y[16kt + 2t (+ 8)][8n + g]
+#pragma unroll
+      for (int rt = 0; rt < RT; ++rt) detail::mma_bf16_16816(acc[rt][n], a[rt], b);
+    }
+  }
+}
 }  // namespace rf
 
 template <int D, int RT, int W>
@@ -707,19 +758,7 @@ __global__ void __launch_bounds__(W * kWarpSize, 1)
     const int wcols = min(cols, wlim - j0);  // this tile's keys that some query of the warp sees
 
     float s[RT][kN][4];
-#pragma unroll
-    for (int n = 0; n < kN; ++n) {
-#pragma unroll
-      for (int rt = 0; rt < RT; ++rt) s[rt][n][0] = s[rt][n][1] = s[rt][n][2] = s[rt][n][3] = 0.0f;
-      if (8 * n >= wcols) continue;
-      const std::uint32_t* krow = Ks + ((8 * n + g) * T::ldk + 2 * t) / 2;
-#pragma unroll
-      for (int st = 0; st < kSteps; ++st) {
-        const std::uint32_t b[2] = {krow[8 * st], krow[8 * st + 4]};  // K[8n + g][16st + 2t (+ 8)]
-#pragma unroll
-        for (int rt = 0; rt < RT; ++rt) detail::mma_bf16_16816(s[rt][n], qa[rt][st], b);
-      }
-    }
+    rf::product_abt<D, RT>(s, qa, Ks, wcols, g, t);  // S = Q·Kᵀ
 
     // Online softmax in base 2; this thread's columns of the tile are 8n + 2t and 8n + 2t + 1, and
     // s[rt][n][2·hf + e] belongs to row[rt][hf].
@@ -755,26 +794,7 @@ __global__ void __launch_bounds__(W * kWarpSize, 1)
         for (int n = 0; n < kOut; ++n) o[rt][n][2 * hf] *= corr, o[rt][n][2 * hf + 1] *= corr;
       }
 
-    // O += P·V: the S accumulators of keys 16kt … 16kt + 15 are exactly P's A fragment for that k step.
-#pragma unroll
-    for (int kt = 0; kt < rf::kTileKeys / 16; ++kt) {
-      if (16 * kt >= wcols) continue;
-      std::uint32_t a[RT][4];
-#pragma unroll
-      for (int rt = 0; rt < RT; ++rt) {
-        a[rt][0] = detail::pack_bf16x2(s[rt][2 * kt][0], s[rt][2 * kt][1]);
-        a[rt][1] = detail::pack_bf16x2(s[rt][2 * kt][2], s[rt][2 * kt][3]);
-        a[rt][2] = detail::pack_bf16x2(s[rt][2 * kt + 1][0], s[rt][2 * kt + 1][1]);
-        a[rt][3] = detail::pack_bf16x2(s[rt][2 * kt + 1][2], s[rt][2 * kt + 1][3]);
-      }
-#pragma unroll
-      for (int n = 0; n < kOut; ++n) {
-        const std::uint32_t* vrow = Vt + ((8 * n + g) * T::ldv + 16 * kt + 2 * t) / 2;
-        const std::uint32_t b[2] = {vrow[0], vrow[4]};  // V[16kt + 2t (+ 8)][8n + g]
-#pragma unroll
-        for (int rt = 0; rt < RT; ++rt) detail::mma_bf16_16816(o[rt][n], a[rt], b);
-      }
-    }
+    rf::accumulate_xy<D, RT>(o, s, Vt, wcols, g, t);  // O += P·V
   }
 
   constexpr float kLn2 = 0.693147180559945309f;
@@ -1064,46 +1084,6 @@ constexpr int kRows = 64;  // keys (dK/dV) or queries (dQ) per block, 16 per war
 constexpr float kLog2e = 1.4426950408889634f;
 static_assert(kRows == tc::kRows && kWarps == ::attnlab::cuda::kWarps, "tcb::stage_stats's tile and block shape");
 
-// acc[n] (16 × 64 in 8 column blocks) = A (16 × D, fragments) · Bᵀ, B a row-major tile of 64 rows
-// (stage_rows): column block n is B's rows 8n … 8n + 7. Column blocks at or past `cols` are left 0.
-template <int D>
-__device__ __forceinline__ void product_abt(float (&acc)[8][4], const std::uint32_t (&a)[D / 16][4],
-                                            const std::uint32_t* b_tile, int cols, int g, int t) {
-#pragma unroll
-  for (int n = 0; n < 8; ++n) {
-    acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.0f;
-    if (8 * n >= cols) continue;
-    const std::uint32_t* brow = b_tile + ((8 * n + g) * rf::Tile<D>::ldk + 2 * t) / 2;
-#pragma unroll
-    for (int st = 0; st < D / 16; ++st) {
-      const std::uint32_t b[2] = {brow[8 * st], brow[8 * st + 4]};
-      detail::mma_bf16_16816(acc[n], a[st], b);
-    }
-  }
-}
-
-// acc[n] (16 × D in D/8 column blocks) += X (16 × 64, from 8 column blocks of float values, rounded to
-// bf16 here) · Y, Y a transposed tile (stage_cols) of 64 rows: Y's column 8n + g is the tile's row.
-// 16-row steps of Y at or past `cols` are skipped (X is 0 there).
-template <int D>
-__device__ __forceinline__ void accumulate_xy(float (&acc)[D / 8][4], const float (&x)[8][4], const std::uint32_t* y_t,
-                                              int cols, int g, int t) {
-#pragma unroll
-  for (int kt = 0; kt < 4; ++kt) {
-    if (16 * kt >= cols) continue;
-    const std::uint32_t a[4] = {detail::pack_bf16x2(x[2 * kt][0], x[2 * kt][1]),
-                                detail::pack_bf16x2(x[2 * kt][2], x[2 * kt][3]),
-                                detail::pack_bf16x2(x[2 * kt + 1][0], x[2 * kt + 1][1]),
-                                detail::pack_bf16x2(x[2 * kt + 1][2], x[2 * kt + 1][3])};
-#pragma unroll
-    for (int n = 0; n < D / 8; ++n) {
-      const std::uint32_t* yrow = y_t + ((8 * n + g) * rf::Tile<D>::ldv + 16 * kt + 2 * t) / 2;
-      const std::uint32_t b[2] = {yrow[0], yrow[4]};
-      detail::mma_bf16_16816(acc[n], a, b);
-    }
-  }
-}
-
 // D_r = dout_r · out_r for row r of a head, by the 4 threads of a group (each a quarter of the width,
 // then two shuffles); 0 past `valid`. Every lane of the warp must call it.
 template <int D>
@@ -1156,14 +1136,15 @@ __global__ void __launch_bounds__(rfb::kThreads, 1)
   const int cols = min(rfb::kRows, h.valid - j0);  // this block's keys that some query may see
   const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize, g = lane / 4, t = lane % 4;
   const int kw0 = j0 + warp * 16;  // the warp's first key; this thread's keys kw0 + g and kw0 + g + 8
-  std::uint32_t ka[D / 16][4], va[D / 16][4];
-  rf::load_a<D>(ka, k, h.k, L.ldk, kw0, j0 + cols, g, t);
-  rf::load_a<D>(va, v, h.v, L.ldv, kw0, j0 + cols, g, t);
-  float dka[D / 8][4], dva[D / 8][4];
+  // One 16-row tile per warp: the [1] of rf::product_abt's and accumulate_xy's tile count.
+  std::uint32_t ka[1][D / 16][4], va[1][D / 16][4];
+  rf::load_a<D>(ka[0], k, h.k, L.ldk, kw0, j0 + cols, g, t);
+  rf::load_a<D>(va[0], v, h.v, L.ldv, kw0, j0 + cols, g, t);
+  float dka[1][D / 8][4], dva[1][D / 8][4];
 #pragma unroll
   for (int n = 0; n < D / 8; ++n)
 #pragma unroll
-    for (int e = 0; e < 4; ++e) dka[n][e] = dva[n][e] = 0.0f;
+    for (int e = 0; e < 4; ++e) dka[0][n][e] = dva[0][n][e] = 0.0f;
   const float* lse_bh = lse + static_cast<std::size_t>(bh) * Tq;
   const float scale_log2 = scale * rfb::kLog2e;
 
@@ -1178,9 +1159,9 @@ __global__ void __launch_bounds__(rfb::kThreads, 1)
     tcb::stage_stats(lse2_s, D_s, lse_bh, dout, out, h.o, L.ldo, i0, rows, D, rfb::kLog2e);
     __syncthreads();
 
-    float sp[8][4], dp[8][4];  // Sᵀ then Pᵀ; dPᵀ then dSᵀ: this thread's keys × queries 8n + 2t (+1)
-    rfb::product_abt<D>(sp, ka, Qs, rows, g, t);
-    rfb::product_abt<D>(dp, va, Gs, rows, g, t);
+    float sp[1][8][4], dp[1][8][4];  // Sᵀ then Pᵀ; dPᵀ then dSᵀ: this thread's keys × queries 8n + 2t (+1)
+    rf::product_abt<D, 1>(sp, ka, Qs, rows, g, t);
+    rf::product_abt<D, 1>(dp, va, Gs, rows, g, t);
 #pragma unroll
     for (int hf = 0; hf < 2; ++hf) {
       const int j = kw0 + 8 * hf + g;
@@ -1191,18 +1172,18 @@ __global__ void __launch_bounds__(rfb::kThreads, 1)
         for (int e = 0; e < 2; ++e) {
           const int c = 8 * n + 2 * t + e, i = i0 + c;
           const bool vis = key_in && c < rows && (!causal || j <= i);
-          float& p = sp[n][2 * hf + e];
+          float& p = sp[0][n][2 * hf + e];
           p = vis ? exp2f(p * scale_log2 - lse2_s[c]) : 0.0f;
-          float& ds = dp[n][2 * hf + e];
+          float& ds = dp[0][n][2 * hf + e];
           ds = p == 0.0f ? 0.0f : p * (ds - D_s[c]);
         }
     }
-    rfb::accumulate_xy<D>(dva, sp, Gt, rows, g, t);
-    rfb::accumulate_xy<D>(dka, dp, Qt, rows, g, t);
+    rf::accumulate_xy<D, 1>(dva, sp, Gt, rows, g, t);
+    rf::accumulate_xy<D, 1>(dka, dp, Qt, rows, g, t);
   }
 
-  if (dv) rfb::put_rows<D>(dv, h.v, L.ldv, dva, kw0, j0 + cols, 1.0f, add, g, t);
-  if (dk) rfb::put_rows<D>(dk, h.k, L.ldk, dka, kw0, j0 + cols, scale, add, g, t);
+  if (dv) rfb::put_rows<D>(dv, h.v, L.ldv, dva[0], kw0, j0 + cols, 1.0f, add, g, t);
+  if (dk) rfb::put_rows<D>(dk, h.k, L.ldk, dka[0], kw0, j0 + cols, scale, add, g, t);
   // The keys of this tile past h.valid, which no query sees.
   if (!add) store_zero_key_rows(dk, dv, h, L, j0 + cols, min(rfb::kRows, L.Tk - j0) - cols);
 }
@@ -1223,9 +1204,9 @@ __global__ void __launch_bounds__(rfb::kThreads, 1)
   const int rows = min(rfb::kRows, Tq - i0);
   const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize, g = lane / 4, t = lane % 4;
   const int qw0 = i0 + warp * 16;  // the warp's first query; this thread's rows qw0 + g and qw0 + g + 8
-  std::uint32_t qa[D / 16][4], ga[D / 16][4];
-  rf::load_a<D>(qa, q, h.q, L.ldq, qw0, Tq, g, t);
-  rf::load_a<D>(ga, dout, h.o, L.ldo, qw0, Tq, g, t);
+  std::uint32_t qa[1][D / 16][4], ga[1][D / 16][4];  // one 16-row tile per warp, as in the dK/dV kernel
+  rf::load_a<D>(qa[0], q, h.q, L.ldq, qw0, Tq, g, t);
+  rf::load_a<D>(ga[0], dout, h.o, L.ldo, qw0, Tq, g, t);
   const float scale_log2 = scale * rfb::kLog2e;
   float lse2[2], Drow[2];
   int lim[2];
@@ -1236,9 +1217,9 @@ __global__ void __launch_bounds__(rfb::kThreads, 1)
     Drow[hf] = rfb::row_dot<D>(dout, out, h.o, L.ldo, i, Tq, t);
     lim[hf] = i < Tq ? visible_limit(i, h.valid, causal) : 0;
   }
-  float dqa[D / 8][4];
+  float dqa[1][D / 8][4];
 #pragma unroll
-  for (int n = 0; n < D / 8; ++n) dqa[n][0] = dqa[n][1] = dqa[n][2] = dqa[n][3] = 0.0f;
+  for (int n = 0; n < D / 8; ++n) dqa[0][n][0] = dqa[0][n][1] = dqa[0][n][2] = dqa[0][n][3] = 0.0f;
 
   const int kend = causal ? min(h.valid, min(Tk, i0 + rows)) : h.valid;
   for (int j0 = 0; j0 < kend; j0 += rfb::kRows) {
@@ -1249,9 +1230,9 @@ __global__ void __launch_bounds__(rfb::kThreads, 1)
     rf::stage_cols<D, rfb::kThreads>(Kt, k, h.k, L.ldk, j0, j0 + cols, vec);
     __syncthreads();
 
-    float sp[8][4], dp[8][4];  // S then P; dP then dS: this thread's queries × keys 8n + 2t (+1)
-    rfb::product_abt<D>(sp, qa, Ks, cols, g, t);
-    rfb::product_abt<D>(dp, ga, Vs, cols, g, t);
+    float sp[1][8][4], dp[1][8][4];  // S then P; dP then dS: this thread's queries × keys 8n + 2t (+1)
+    rf::product_abt<D, 1>(sp, qa, Ks, cols, g, t);
+    rf::product_abt<D, 1>(dp, ga, Vs, cols, g, t);
 #pragma unroll
     for (int hf = 0; hf < 2; ++hf)
 #pragma unroll
@@ -1259,15 +1240,15 @@ __global__ void __launch_bounds__(rfb::kThreads, 1)
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
           const int j = j0 + 8 * n + 2 * t + e;
-          float& p = sp[n][2 * hf + e];
+          float& p = sp[0][n][2 * hf + e];
           p = j < lim[hf] ? exp2f(p * scale_log2 - lse2[hf]) : 0.0f;
-          float& ds = dp[n][2 * hf + e];
+          float& ds = dp[0][n][2 * hf + e];
           ds = p == 0.0f ? 0.0f : p * (ds - Drow[hf]);
         }
-    rfb::accumulate_xy<D>(dqa, dp, Kt, cols, g, t);
+    rf::accumulate_xy<D, 1>(dqa, dp, Kt, cols, g, t);
   }
 
-  rfb::put_rows<D>(dq, h.q, L.ldq, dqa, qw0, Tq, scale, add, g, t);  // 0 for a row that sees no key
+  rfb::put_rows<D>(dq, h.q, L.ldq, dqa[0], qw0, Tq, scale, add, g, t);  // 0 for a row that sees no key
 }
 
 // The resolved strides as the kernels take them; throws ShapeError for sizes the kernels cannot take.
