@@ -481,7 +481,9 @@ void head_weights(T* a, T* lse, const T* q, const T* k, const backend::Attention
 
 void check_attention_shape(const backend::AttentionShape& s) {
   if (s.B < 1 || s.Tq < 1 || s.Tk < 1 || s.H < 1 || s.C < s.H || s.C % s.H != 0)
-    throw ShapeError("attention: B, Tq, Tk, H must be ≥ 1 and C a multiple of H");
+    throw ShapeError("attention: B, Tq, Tk, H must be ≥ 1 and C a multiple of H (B = " + std::to_string(s.B) +
+                     ", Tq = " + std::to_string(s.Tq) + ", Tk = " + std::to_string(s.Tk) + ", C = " +
+                     std::to_string(s.C) + ", H = " + std::to_string(s.H) + ")");
 }
 
 }  // namespace
