@@ -12,6 +12,7 @@
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <string>
 
 namespace attnlab::cpu {
 
