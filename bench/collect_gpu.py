@@ -77,17 +77,18 @@ def bench_section(name, r, lines):
     cfg = r.get("config", {})
     layers = cfg.get("layers")
     gpu = r.get("gpu", {})
+    flag = "" if gpu.get("measured") else f". **Not a GPU measurement**: {gpu.get('why', 'no GPU in the report')}"
     lines.append(f"**{name}** (step `{name[:-5]}`): `{cfg.get('name', '?')}` (d_model {cfg.get('d_model')}, {layers} "
                  f"layer{'' if layers == 1 else 's'}, batch {cfg.get('batch')} × {cfg.get('seq')}), precision "
-                 f"{r.get('precision', 'fp32')}"
-                 + ("" if gpu.get("measured") else f". **Not a GPU measurement**: {gpu.get('why', 'no GPU in the report')}"))
+                 f"{r.get('precision', 'fp32')}{flag}")
     lines.append("")
     if r.get("models"):
         lines.append("| model | forward tokens/s | step tokens/s | step TFLOP/s | of ceiling | of peak |")
         lines.append("|---|---:|---:|---:|---:|---:|")
         for m in r["models"]:
             f, s = m.get("forward", {}), m.get("train_step", {})
-            lines.append(f"| {m.get('model')} | {fmt_rate(f.get('tokens_per_s'))} | {fmt_rate(s.get('tokens_per_s'))} | "
+            lines.append(f"| {m.get('model')} | {fmt_rate(f.get('tokens_per_s'))} | "
+                         f"{fmt_rate(s.get('tokens_per_s'))} | "
                          f"{s.get('gflops', 0) / 1e3:.1f} | {pct(s.get('fraction_of_ceiling'))} | "
                          f"{pct(s.get('fraction_of_peak'))} |")
         lines.append("")
@@ -103,8 +104,9 @@ def bench_section(name, r, lines):
             lines.append("|---|---:|---:|---:|---:|")
             for g in stored:
                 b = g["bf16_storage"]
-                lines.append(f"| {g['shape']} | {b['float32_gflops'] / 1e3:.1f} | {b['bf16_inputs_gflops'] / 1e3:.1f} | "
-                             f"{b['bf16_gflops'] / 1e3:.1f} | ×{b['bf16_inputs_speedup']:.2f} / ×{b['bf16_speedup']:.2f} |")
+                lines.append(f"| {g['shape']} | {b['float32_gflops'] / 1e3:.1f} | "
+                             f"{b['bf16_inputs_gflops'] / 1e3:.1f} | {b['bf16_gflops'] / 1e3:.1f} | "
+                             f"×{b['bf16_inputs_speedup']:.2f} / ×{b['bf16_speedup']:.2f} |")
         lines.append("")
     da = r.get("device_attention")
     if da and da.get("rows"):

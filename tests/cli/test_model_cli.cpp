@@ -628,9 +628,11 @@ TEST_CASE("bench --backend cuda: the device's attention sweep (c') and the model
     INFO(g["shape"].get<std::string>());
     REQUIRE(g.contains("bf16_storage") == (i < 4));
     if (i == 4) continue;
-    for (const char* key : {"float32_seconds", "bf16_inputs_seconds", "bf16_seconds"}) CHECK(g["bf16_storage"][key].get<double>() > 0.0);
-    CHECK(g["bf16_storage"]["bf16_speedup"].get<double>() ==
-          doctest::Approx(g["bf16_storage"]["float32_seconds"].get<double>() / g["bf16_storage"]["bf16_seconds"].get<double>()));
+    const auto& st = g["bf16_storage"];
+    for (const char* key : {"float32_seconds", "bf16_inputs_seconds", "bf16_seconds"})
+      CHECK(st[key].get<double>() > 0.0);
+    CHECK(st["bf16_speedup"].get<double>() ==
+          doctest::Approx(st["float32_seconds"].get<double>() / st["bf16_seconds"].get<double>()));
   }
   REQUIRE(j["models"].size() == 2);
   for (const auto& m : j["models"]) {

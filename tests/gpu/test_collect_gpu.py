@@ -58,10 +58,12 @@ bench = {"format": "attnlab-bench", "precision": "bf16",
          "device_attention": {"heads": 16, "d_k": 64,
                               "rows": [{"n": 4096, "forward_s": 0.0021, "forward_tflops": 261.8, "backward_s": 0.0061,
                                         "backward_tflops": 225.3}]}}
-compare = {"torch_mode": "eager", "precision": "bf16", "rounds_run": 3, "attnlab_command": "attnlab bench --backend cuda",
+compare = {"torch_mode": "eager", "precision": "bf16", "rounds_run": 3,
+           "attnlab_command": "attnlab bench --backend cuda",
            "models": [{"model": "encoder-decoder",
                        "forward_tokens_per_s": {"attnlab": 2.0e5, "torch": 1.6e5, "ratio": 1.25},
-                       "step_tokens_per_s": {"attnlab": 7.0e4, "torch": 5.0e4, "ratio": 1.4, "ratio_range": [1.31, 1.52]}}],
+                       "step_tokens_per_s": {"attnlab": 7.0e4, "torch": 5.0e4, "ratio": 1.4,
+                                             "ratio_range": [1.31, 1.52]}}],
            "attention": {"rows": [{"n": 4096, "forward_s": {"ratio": 0.83}, "backward_s": {"ratio": 0.61}}]}}
 targets = {"targets": [{"what": "Transformer-base training step, times PyTorch eager (bf16)", "verdict": "met",
                         "value": 1.4, "goal": 1.2, "source": "compare_torch_cuda_bf16.json"}]}
@@ -99,7 +101,8 @@ with tempfile.TemporaryDirectory() as d:
     check("| 4096×4096 · 4096×4096 |" not in text, "the large square has no bf16-storage row")
 
     r = run(out, "--results", res)
-    check(r.returncode == 2 and "already there" in r.stderr, f"a second collection: exit 2 ({r.returncode}, {r.stderr})")
+    check(r.returncode == 2 and "already there" in r.stderr,
+          f"a second collection: exit 2 ({r.returncode}, {r.stderr})")
     check(json.load(open(os.path.join(dest, "bench_cuda_bf16.json"))) == bench, "... and the first is left as it was")
 
 with tempfile.TemporaryDirectory() as d:

@@ -484,8 +484,8 @@ TEST_CASE("cuBLAS with bf16 storage: bf16 A and B, a float32 or bf16 C, row-majo
       }
     }
   }
-  CHECK_THROWS_AS(cu::gemm_bf16_storage(blas, false, false, 2, 2, 0, 1.0f, static_cast<const std::uint16_t*>(nullptr), 1,
-                                        static_cast<const std::uint16_t*>(nullptr), 2, 0.0f,
+  const std::uint16_t* none = nullptr;
+  CHECK_THROWS_AS(cu::gemm_bf16_storage(blas, false, false, 2, 2, 0, 1.0f, none, 1, none, 2, 0.0f,
                                         static_cast<float*>(nullptr), 2),
                   attnlab::ShapeError);
   // The bench's timing of the three storages runs and times something.

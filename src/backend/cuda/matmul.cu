@@ -8,9 +8,9 @@
 #include <map>
 #include <random>
 #include <string>
-#include <vector>
 #include <tuple>
 #include <type_traits>
+#include <vector>
 
 #include <cublasLt.h>
 #include <cuda_bf16.h>
@@ -452,9 +452,12 @@ StorageSeconds bf16_storage_seconds(int m, int n, int k, bool trans_b, int repea
   Blas blas;
   const int ldb = trans_b ? k : n;
   auto run = [&](int variant) {
-    if (variant == 0) gemm(blas, Math::Bf16, false, trans_b, m, n, k, 1.0f, a.get(), k, b.get(), ldb, 0.0f, c.get(), n);
-    else if (variant == 1) gemm_bf16_storage(blas, false, trans_b, m, n, k, 1.0f, a16.get(), k, b16.get(), ldb, 0.0f, c.get(), n);
-    else gemm_bf16_storage(blas, false, trans_b, m, n, k, 1.0f, a16.get(), k, b16.get(), ldb, 0.0f, c16.get(), n);
+    if (variant == 0)
+      gemm(blas, Math::Bf16, false, trans_b, m, n, k, 1.0f, a.get(), k, b.get(), ldb, 0.0f, c.get(), n);
+    else if (variant == 1)
+      gemm_bf16_storage(blas, false, trans_b, m, n, k, 1.0f, a16.get(), k, b16.get(), ldb, 0.0f, c.get(), n);
+    else
+      gemm_bf16_storage(blas, false, trans_b, m, n, k, 1.0f, a16.get(), k, b16.get(), ldb, 0.0f, c16.get(), n);
   };
   struct Event {  // destroyed however the function leaves
     cudaEvent_t e = nullptr;

@@ -1077,7 +1077,8 @@ void widen_bf16(std::vector<float>& out, const void* p, std::size_t n) {
 
 cublasStatus_t gemm_batched(const char* call, cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
                             int k, const float* alpha, const void* A, int lda, long long sa, const void* B, int ldb,
-                            long long sb, const float* beta, void* C, int ldc, long long sc, int batch, Rounding rounding,
+                            long long sb, const float* beta, void* C, int ldc, long long sc, int batch,
+                            Rounding rounding,
                             bool lt_call = false,  // from cublasLtMatmul, which checked its own handle; h unused
                             Storage storage = {}) {
   std::lock_guard lock(g_mutex);
@@ -1148,9 +1149,11 @@ bool float32_only(cudaDataType_t at, cudaDataType_t bt, cudaDataType_t ct, cubla
 }
 // ... and for cublasGemmEx also bf16 A and B with a bf16 or float32 C, computed in float32 (what
 // `storage` is then set to). Anything else is CUBLAS_STATUS_NOT_SUPPORTED.
-bool supported_ex(cudaDataType_t at, cudaDataType_t bt, cudaDataType_t ct, cublasComputeType_t compute, Storage& storage) {
+bool supported_ex(cudaDataType_t at, cudaDataType_t bt, cudaDataType_t ct, cublasComputeType_t compute,
+                  Storage& storage) {
   if (float32_only(at, bt, ct, compute)) return true;
-  if (at != CUDA_R_16BF || bt != CUDA_R_16BF || (ct != CUDA_R_16BF && ct != CUDA_R_32F) || compute != CUBLAS_COMPUTE_32F)
+  if (at != CUDA_R_16BF || bt != CUDA_R_16BF || (ct != CUDA_R_16BF && ct != CUDA_R_32F) ||
+      compute != CUBLAS_COMPUTE_32F)
     return false;
   storage = {CUDA_R_16BF, ct};
   return true;
