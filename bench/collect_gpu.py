@@ -73,6 +73,16 @@ def pct(x):
     return "-" if x is None else f"{100 * x:.1f}%"
 
 
+def table(lines, heads, rows):
+    """A Markdown table: HEADS the column titles, the first left-aligned and the rest right-aligned
+    (numbers); ROWS lists of cells. Then a blank line."""
+    lines.append("| " + " | ".join(heads) + " |")
+    lines.append("|" + "---|" + "---:|" * (len(heads) - 1))
+    for cells in rows:
+        lines.append("| " + " | ".join(str(c) for c in cells) + " |")
+    lines.append("")
+
+
 def bench_section(name, r, lines):
     cfg = r.get("config", {})
     layers = cfg.get("layers")
@@ -83,41 +93,31 @@ def bench_section(name, r, lines):
                  f"{r.get('precision', 'fp32')}{flag}")
     lines.append("")
     if r.get("models"):
-        lines.append("| model | forward tokens/s | step tokens/s | step TFLOP/s | of ceiling | of peak |")
-        lines.append("|---|---:|---:|---:|---:|---:|")
+        rows = []
         for m in r["models"]:
             f, s = m.get("forward", {}), m.get("train_step", {})
-            lines.append(f"| {m.get('model')} | {fmt_rate(f.get('tokens_per_s'))} | "
-                         f"{fmt_rate(s.get('tokens_per_s'))} | "
-                         f"{s.get('gflops', 0) / 1e3:.1f} | {pct(s.get('fraction_of_ceiling'))} | "
-                         f"{pct(s.get('fraction_of_peak'))} |")
-        lines.append("")
+            rows.append([m.get("model"), fmt_rate(f.get("tokens_per_s")), fmt_rate(s.get("tokens_per_s")),
+                         f"{s.get('gflops', 0) / 1e3:.1f}", pct(s.get("fraction_of_ceiling")),
+                         pct(s.get("fraction_of_peak"))])
+        table(lines, ["model", "forward tokens/s", "step tokens/s", "step TFLOP/s", "of ceiling", "of peak"], rows)
     if r.get("device_gemm"):
         peak = gpu.get("peak_tflops")
         lines.append(f"Device gemm ceiling {r.get('device_gemm_ceiling_gflops', 0) / 1e3:.1f} TFLOP/s"
                      + (f", {pct(gpu.get('ceiling_fraction_of_peak'))} of the {peak} TFLOP/s peak "
                         f"({gpu.get('peak_source')})" if peak else "") + ".")
-        stored = [g for g in r["device_gemm"] if "bf16_storage" in g]
-        if stored:
-            lines.append("")
-            lines.append("| product | float32 stored TFLOP/s | bf16 in, float32 out | all bf16 | speedups |")
-            lines.append("|---|---:|---:|---:|---:|")
-            for g in stored:
-                b = g["bf16_storage"]
-                lines.append(f"| {g['shape']} | {b['float32_gflops'] / 1e3:.1f} | "
-                             f"{b['bf16_inputs_gflops'] / 1e3:.1f} | {b['bf16_gflops'] / 1e3:.1f} | "
-                             f"×{b['bf16_inputs_speedup']:.2f} / ×{b['bf16_speedup']:.2f} |")
         lines.append("")
+        rows = [[g["shape"], f"{b['float32_gflops'] / 1e3:.1f}", f"{b['bf16_inputs_gflops'] / 1e3:.1f}",
+                 f"{b['bf16_gflops'] / 1e3:.1f}", f"×{b['bf16_inputs_speedup']:.2f} / ×{b['bf16_speedup']:.2f}"]
+                for g in r["device_gemm"] if (b := g.get("bf16_storage"))]
+        if rows:
+            table(lines, ["product", "float32 stored TFLOP/s", "bf16 in, float32 out", "all bf16", "speedups"], rows)
     da = r.get("device_attention")
     if da and da.get("rows"):
         lines.append(f"Attention alone, {da.get('heads')} heads of d_k {da.get('d_k')}:")
         lines.append("")
-        lines.append("| n | forward ms | TFLOP/s | backward ms | TFLOP/s |")
-        lines.append("|---:|---:|---:|---:|---:|")
-        for row in da["rows"]:
-            lines.append(f"| {row['n']} | {row['forward_s'] * 1e3:.3f} | {row['forward_tflops']:.1f} | "
-                         f"{row['backward_s'] * 1e3:.3f} | {row['backward_tflops']:.1f} |")
-        lines.append("")
+        table(lines, ["n", "forward ms", "TFLOP/s", "backward ms", "TFLOP/s"],
+              [[row["n"], f"{row['forward_s'] * 1e3:.3f}", f"{row['forward_tflops']:.1f}",
+                f"{row['backward_s'] * 1e3:.3f}", f"{row['backward_tflops']:.1f}"] for row in da["rows"]])
 
 
 def compare_section(name, r, lines):
@@ -128,21 +128,18 @@ def compare_section(name, r, lines):
                  f"`{r.get('attnlab_command', '?')}`")
     lines.append("")
     if r.get("models"):
-        lines.append("| model | forward ratio | step ratio | attnlab step tokens/s | PyTorch |")
-        lines.append("|---|---:|---:|---:|---:|")
+        rows = []
         for m in r["models"]:
             f, s = m["forward_tokens_per_s"], m["step_tokens_per_s"]
-            rng = s.get("ratio_range", [None, None])
-            lines.append(f"| {m['model']} | {f['ratio']:.2f} | {s['ratio']:.2f} ({rng[0]:.2f}–{rng[1]:.2f}) | "
-                         f"{fmt_rate(s['attnlab'])} | {fmt_rate(s['torch'])} |")
-        lines.append("")
+            lo, hi = s.get("ratio_range", [s["ratio"], s["ratio"]])
+            rows.append([m["model"], f"{f['ratio']:.2f}", f"{s['ratio']:.2f} ({lo:.2f}–{hi:.2f})",
+                         fmt_rate(s["attnlab"]), fmt_rate(s["torch"])])
+        table(lines, ["model", "forward ratio", "step ratio", "attnlab step tokens/s", "PyTorch"], rows)
     att = r.get("attention", {})
     if att.get("rows"):
-        lines.append("| n | forward: SDPA s / attnlab s | backward |")
-        lines.append("|---:|---:|---:|")
-        for row in att["rows"]:
-            lines.append(f"| {row['n']} | {row['forward_s']['ratio']:.2f} | {row['backward_s']['ratio']:.2f} |")
-        lines.append("")
+        table(lines, ["n", "forward: SDPA s / attnlab s", "backward"],
+              [[row["n"], f"{row['forward_s']['ratio']:.2f}", f"{row['backward_s']['ratio']:.2f}"]
+               for row in att["rows"]])
 
 
 def main():

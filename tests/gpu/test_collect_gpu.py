@@ -5,24 +5,15 @@ a report that is not JSON. Runs without a GPU."""
 import io
 import json
 import os
-import subprocess
 import sys
 import tarfile
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SCRIPT = os.path.join(ROOT, "bench", "collect_gpu.py")
-failures = []
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from script_check import ScriptCheck  # noqa: E402
 
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print(f"FAIL: {what}")
-
-
-def run(*args):
-    return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True)
+kit = ScriptCheck("bench/collect_gpu.py")
+check, run = kit.check, kit.run
 
 
 def kit_run(folder, members):
@@ -123,7 +114,4 @@ with tempfile.TemporaryDirectory() as d:
           f"a broken report: exit 2 naming it ({r.stderr})")
     check(os.listdir(os.path.join(d, "res2")) == [], "... and nothing is filed")
 
-if failures:
-    print(f"{len(failures)} check(s) failed")
-    sys.exit(1)
-print("collect_gpu.py: all checks passed")
+kit.finish("test_collect_gpu")

@@ -3,23 +3,14 @@
 exit status 2 for a missing folder or a broken report. Runs without a GPU."""
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SCRIPT = os.path.join(ROOT, "bench", "targets.py")
-failures = []
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from script_check import ScriptCheck  # noqa: E402
 
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print(f"FAIL: {what}")
-
-
-def run(*args):
-    return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True)
+kit = ScriptCheck("bench/targets.py")
+check, run = kit.check, kit.run
 
 
 def write(folder, name, obj):
@@ -71,5 +62,4 @@ with tempfile.TemporaryDirectory() as d:
     check(r.returncode == 2 and "not a folder" in r.stderr,
           f"no such folder: exit 2 (got {r.returncode}: {r.stderr!r})")
 
-print("test_targets: " + ("FAILED" if failures else "all checks passed"))
-sys.exit(1 if failures else 0)
+kit.finish("test_targets")
