@@ -55,7 +55,8 @@ compare = {"torch_mode": "eager", "precision": "bf16", "rounds_run": 3,
                        "forward_tokens_per_s": {"attnlab": 2.0e5, "torch": 1.6e5, "ratio": 1.25},
                        "step_tokens_per_s": {"attnlab": 7.0e4, "torch": 5.0e4, "ratio": 1.4,
                                              "ratio_range": [1.31, 1.52]}}],
-           "attention": {"rows": [{"n": 4096, "forward_s": {"ratio": 0.83}, "backward_s": {"ratio": 0.61}}]}}
+           "attention": {"rows": [{"n": 4096, "forward_s": {"attnlab": 0.004, "torch_sdpa": 0.00332, "ratio": 0.83},
+                                   "backward_s": {"attnlab": 0.01, "torch_sdpa": 0.0061, "ratio": 0.61}}]}}
 targets = {"targets": [{"what": "Transformer-base training step, times PyTorch eager (bf16)", "verdict": "met",
                         "value": 1.4, "goal": 1.2, "source": "compare_torch_cuda_bf16.json"}]}
 
@@ -95,6 +96,22 @@ with tempfile.TemporaryDirectory() as d:
     check(r.returncode == 2 and "already there" in r.stderr,
           f"a second collection: exit 2 ({r.returncode}, {r.stderr})")
     check(json.load(open(os.path.join(dest, "bench_cuda_bf16.json"))) == bench, "... and the first is left as it was")
+
+with tempfile.TemporaryDirectory() as d:
+    # The kit's targets step did not run: the verdicts are worked out from the filed reports.
+    gpt2 = dict(bench, config={"name": "gpt2-small"},
+                models=[{"model": "decoder-only", "train_step": {"gflops": 300000.0, "fraction_of_peak": 0.303}}])
+    kit_run(d, {"bench_cuda_bf16.json": bench, "compare_torch_cuda_bf16.json": compare,
+                "bench_cuda_bf16_gpt2.json": gpt2})
+    os.makedirs(os.path.join(d, "res"))
+    r = run(d, "--results", os.path.join(d, "res"))
+    check(r.returncode == 0, f"no targets.json: exit 0 ({r.stderr})")
+    check("Targets (bench/targets.py here, on the filed reports" in r.stdout, "the verdicts say where they come from")
+    for want in ["times PyTorch eager (bf16): met (1.4 against 1.2)", "share of SDPA's speed (bf16): met (0.83",
+                 "share of the GPU's bf16 peak: not met (0.303 against 0.35)"]:
+        check(want in r.stdout, f"a computed verdict: {want!r}")
+    filed = os.listdir(os.path.join(d, "res", "gpu-2026-12-01-nvidia-h100-80gb-hbm3"))
+    check("targets.json" not in filed, f"nothing but the kit's own files is filed ({filed})")
 
 with tempfile.TemporaryDirectory() as d:
     r = run(d, "--results", d)
