@@ -204,18 +204,10 @@ def main():
     how = "the kit's `targets` step"
     if not (isinstance(targets, dict) and targets.get("targets")):
         # The kit's targets step did not run (the budget ran out first): the same verdicts from the
-        # reports just filed, by bench/targets.py's own functions.
+        # reports just filed, by bench/targets.py's own rules.
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import targets as target_rules
-        targets = {"targets": []}
-        for key, what, goal, _, measure in target_rules.TARGETS:
-            try:
-                value, source = measure(dest)
-            except (KeyError, TypeError, ValueError) as e:  # a report without a figure the rule reads
-                value, source = None, f"a report lacks what this target reads ({type(e).__name__}: {e})"
-            verdict = "not measured" if value is None else ("met" if value >= goal else "not met")
-            targets["targets"].append({"target": key, "what": what, "value": value, "goal": goal, "verdict": verdict,
-                                       "source": source})
+        targets = {"targets": target_rules.evaluate(dest)}
         how = "bench/targets.py here, on the filed reports: the kit's `targets` step did not run"
     if targets["targets"]:
         lines.append(f"Targets ({how}):")

@@ -97,6 +97,21 @@ TARGETS = [
 ]
 
 
+def evaluate(logs):
+    """Each target's verdict from the reports in the folder LOGS, in TARGETS' order: dicts of target,
+    what, value (None when not measured), goal, verdict and source. A report that holds the right
+    entries but lacks a figure a rule reads gives "not measured" with what was missing."""
+    out = []
+    for key, what, goal, _, measure in TARGETS:
+        try:
+            value, source = measure(logs)
+        except (KeyError, TypeError, ValueError) as e:
+            value, source = None, f"a report lacks a figure this target reads ({type(e).__name__}: {e})"
+        verdict = "not measured" if value is None else ("met" if value >= goal else "not met")
+        out.append({"target": key, "what": what, "value": value, "goal": goal, "verdict": verdict, "source": source})
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description="The full-size-runs issue's speed targets from a GPU kit run's reports.")
     ap.add_argument("logs", help="the folder of the kit's JSON reports (its logs/)")
@@ -104,14 +119,11 @@ def main():
     a = ap.parse_args()
     if not os.path.isdir(a.logs):
         fail(f"{a.logs}: not a folder (expected the GPU kit's logs/)")
-    out = []
+    out = evaluate(a.logs)
     print(f"targets (from {a.logs}):")
-    for key, what, target, show, measure in TARGETS:
-        value, source = measure(a.logs)
-        verdict = "not measured" if value is None else ("met" if value >= target else "not met")
-        figure = "-" if value is None else show(value)
-        print(f"  {what}: {figure} (target {show(target)}): {verdict}; {source}")
-        out.append({"target": key, "what": what, "value": value, "goal": target, "verdict": verdict, "source": source})
+    for t, (_, _, _, show, _) in zip(out, TARGETS):
+        figure = "-" if t["value"] is None else show(t["value"])
+        print(f"  {t['what']}: {figure} (target {show(t['goal'])}): {t['verdict']}; {t['source']}")
     if a.json_out:
         tmp = a.json_out + ".tmp"
         with open(tmp, "w") as f:

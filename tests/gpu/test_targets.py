@@ -54,6 +54,13 @@ with tempfile.TemporaryDirectory() as d:
     check("has no encoder-decoder training step" in r.stdout, "a report without the figure is named")
 
 with tempfile.TemporaryDirectory() as d:
+    # The n = 4096 row is there but without the seconds the line quotes: not measured, not a traceback.
+    write(d, "compare_torch_cuda_bf16.json", {"attention": {"rows": [{"n": 4096, "forward_s": {"ratio": 0.8}}]}})
+    r = run(d)
+    check(r.returncode == 0 and "a report lacks a figure this target reads (KeyError: 'attnlab')" in r.stdout,
+          f"a row without a figure: not measured, with what was missing ({r.returncode}: {r.stdout}{r.stderr})")
+
+with tempfile.TemporaryDirectory() as d:
     write(d, "bench_cuda_bf16_gpt2.json", "{ truncated")
     r = run(d)
     check(r.returncode == 2 and "not a JSON report" in r.stderr and len(r.stderr.strip().splitlines()) == 1,
