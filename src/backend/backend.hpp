@@ -32,6 +32,7 @@
 #include <utility>
 #include <vector>
 
+#include "backend/bf16.hpp"
 #include "util/error.hpp"
 
 namespace attnlab::backend {
@@ -186,8 +187,10 @@ struct AdamStep {
 // Tf32: tensor cores round each input to TF32 (10 mantissa bits, about 3 decimal digits) and
 // accumulate in float32. Bf16: tensor cores round each input to bfloat16 (7 mantissa bits, about 2
 // decimal digits) and accumulate in float32: twice TF32's rate on Ampere and Hopper. Either way
-// attention, softmax, normalisation, the loss and the optimizer stay float32, and so do the stored
-// weights and every activation between ops (the products' inputs are rounded as they are read).
+// softmax, normalisation, the loss's sums and the optimizer compute in float32, and the stored
+// weights and the activations between the backend's float ops stay float32 (the products' inputs are
+// rounded as they are read); what a model stores in bf16 it passes through the bf16 ops below (at
+// Bf16 model::Transformer keeps its logits and their gradient there).
 enum class MatmulPrecision { Fp32, Tf32, Bf16 };
 inline const char* precision_name(MatmulPrecision p) {
   return p == MatmulPrecision::Tf32 ? "tf32" : p == MatmulPrecision::Bf16 ? "bf16" : "fp32";
@@ -328,6 +331,262 @@ class Ops : public Memory {
   // One AdamW update (model/optim.hpp has the formula). decay_mask: n bytes, 1 = decay, or null.
   virtual void adamw_step(T* params, const T* grads, T* m, T* v, const std::uint8_t* decay_mask, std::size_t n,
                           const AdamStep& h) = 0;
+
+  // ---- bf16 storage ------------------------------------------------------------------------------
+  // Buffers of Bf16 (backend/bf16.hpp) hold values in 16 bits: an op that reads or writes one moves
+  // half the bytes of a T buffer. They are for activations and their gradients, the operands of the
+  // matrix products; what a small error would compound in stays T (parameters, their gradients,
+  // optimizer moments, the residual stream, softmax and normalisation statistics). Every bf16 op has
+  // the contract of its T op on the widened inputs, each bf16 output rounded once from the T result
+  // (to nearest, ties to even): the default implementations below do exactly that through the
+  // conversions and the T op, so every backend has them and the CPU's are the reference; a backend
+  // overrides them where it can read and write the 16 bits directly (the CUDA backend), and is
+  // tested against the reference with a bf16 tolerance.
+
+  // dst = src rounded to bf16 (to nearest, ties to even; NaN stays NaN);  dst = src widened (exact).
+  virtual void to_bf16(Bf16* dst, const T* src, std::size_t n) = 0;
+  virtual void from_bf16(T* dst, const Bf16* src, std::size_t n) = 0;
+
+  // gemm on bf16 A and B (the tied output projection: logits = h · Eᵀ and its gradients), C in bf16
+  // (rounded once from alpha · op(A) · op(B) + beta · C) or in T.
+  virtual void gemm_bf16(bool trans_a, bool trans_b, int m, int n, int k, T alpha, const Bf16* a, int lda,
+                         const Bf16* b, int ldb, T beta, Bf16* c, int ldc);
+  virtual void gemm_bf16(bool trans_a, bool trans_b, int m, int n, int k, T alpha, const Bf16* a, int lda,
+                         const Bf16* b, int ldb, T beta, T* c, int ldc);
+
+  // linear_forward on bf16 inp (N × IC) and w (IC × OC), the bias T: out = bf16(act(inp · w + bias)).
+  virtual void linear_forward_bf16(Bf16* out, const Bf16* inp, const Bf16* w, const T* bias, int N, int IC, int OC,
+                                   Activation act = Activation::None);
+  // linear_backward on bf16 dout, inp and w: dinp = bf16(dinp + dout · wᵀ) (Add) or bf16(dout · wᵀ)
+  // (Write), one rounding either way; dw and dbias are T and accumulate as in linear_backward.
+  virtual void linear_backward_bf16(Bf16* dinp, T* dw, T* dbias, const Bf16* dout, const Bf16* inp, const Bf16* w,
+                                    int N, int IC, int OC, GradMode dinp_mode = GradMode::Add);
+  // The same with dinp in T (a post-norm sub-layer's input gradient, added to the residual stream's):
+  // dinp += dout · wᵀ (Add) or = (Write) in T, from bf16 operands.
+  virtual void linear_backward_bf16(T* dinp, T* dw, T* dbias, const Bf16* dout, const Bf16* inp, const Bf16* w, int N,
+                                    int IC, int OC, GradMode dinp_mode = GradMode::Add);
+  // layernorm_forward with the output rounded to bf16 into out, and kept in T in out_t too when that
+  // is not null (a post-norm layer's output is both the next sub-layer's input and the residual
+  // stream); mean and rstd T, as the statistics of the T op.
+  virtual void layernorm_forward_bf16(Bf16* out, T* out_t, T* mean, T* rstd, const T* inp, const T* gamma,
+                                      const T* beta, int N, int C, T eps) {
+    const std::size_t n = static_cast<std::size_t>(N) * C;
+    Buffer<T> y(*this, out_t ? 0 : n);
+    T* full = out_t ? out_t : y.data();
+    layernorm_forward(full, mean, rstd, inp, gamma, beta, N, C, eps);
+    to_bf16(out, full, n);
+  }
+  // layernorm_backward with dout in bf16; dinp (by mode), dgamma and dbeta T.
+  virtual void layernorm_backward_bf16(T* dinp, T* dgamma, T* dbeta, const Bf16* dout, const T* inp, const T* gamma,
+                                       const T* mean, const T* rstd, int N, int C, GradMode mode = GradMode::Add) {
+    const std::size_t n = static_cast<std::size_t>(N) * C;
+    Buffer<T> g(*this, n);
+    from_bf16(g.data(), dout, n);
+    layernorm_backward(dinp, dgamma, dbeta, g.data(), inp, gamma, mean, rstd, N, C, mode);
+  }
+  // relu_backward on bf16: dinp = bf16(dinp + (x > 0 ? dout : 0)) (Add) or bf16(x > 0 ? dout : 0).
+  virtual void relu_backward_bf16(Bf16* dinp, const Bf16* dout, const Bf16* x, std::size_t n,
+                                  GradMode mode = GradMode::Add) {
+    Buffer<T> d(*this, n), g(*this, n), xx(*this, n);
+    from_bf16(g.data(), dout, n);
+    from_bf16(xx.data(), x, n);
+    if (mode == GradMode::Add) from_bf16(d.data(), dinp, n);
+    relu_backward(d.data(), g.data(), xx.data(), n, mode);
+    to_bf16(dinp, d.data(), n);
+  }
+  // dropout_forward of a bf16 sub-layer output into the T residual stream: out = residual + inp ⊙ mask.
+  virtual void dropout_forward_bf16(T* out, const Bf16* inp, const T* residual, std::size_t n, float p,
+                                    std::uint64_t seed) {
+    Buffer<T> x(*this, n);
+    from_bf16(x.data(), inp, n);
+    dropout_forward(out, x.data(), residual, n, p, seed);
+  }
+  // dropout_backward from the T residual stream's gradient into a bf16 one: dinp = bf16(dinp + dout ⊙
+  // mask) (Add) or bf16(dout ⊙ mask) (Write).
+  virtual void dropout_backward_bf16(Bf16* dinp, const T* dout, std::size_t n, float p, std::uint64_t seed,
+                                     GradMode mode = GradMode::Add) {
+    Buffer<T> d(*this, n);
+    if (mode == GradMode::Add) from_bf16(d.data(), dinp, n);
+    dropout_backward(d.data(), dout, n, p, seed, mode);
+    to_bf16(dinp, d.data(), n);
+  }
+  // Attention on bf16 q, k, v and out (and their gradients), lse T; strides as attention_forward's.
+  // The backward's gradients are rounded once (Add: the old value widened, the sum rounded).
+  virtual void attention_forward_bf16(Bf16* out, T* lse, const Bf16* q, const Bf16* k, const Bf16* v,
+                                      const AttentionShape& s);
+  virtual void attention_backward_bf16(Bf16* dq, Bf16* dk, Bf16* dv, const Bf16* dout, const Bf16* out, const T* lse,
+                                       const Bf16* q, const Bf16* k, const Bf16* v, const AttentionShape& s,
+                                       GradMode mode = GradMode::Add);
+  // Cross-entropy on bf16 logits (lse T, the loss as cross_entropy_forward's); the backward writes
+  // bf16 dlogits (dlogits may alias logits).
+  virtual T cross_entropy_forward_bf16(T* lse, const Bf16* logits, const int* targets, int N, int V, T smoothing,
+                                       int ignore_index, int* count) {
+    const std::size_t n = static_cast<std::size_t>(N) * V;
+    Buffer<T> x(*this, n);
+    from_bf16(x.data(), logits, n);
+    return cross_entropy_forward(lse, x.data(), targets, N, V, smoothing, ignore_index, count);
+  }
+  virtual void cross_entropy_backward_bf16(Bf16* dlogits, const Bf16* logits, const T* lse, const int* targets, int N,
+                                           int V, T smoothing, int ignore_index, int count, T dloss) {
+    const std::size_t n = static_cast<std::size_t>(N) * V;
+    Buffer<T> x(*this, n);
+    from_bf16(x.data(), logits, n);
+    cross_entropy_backward(x.data(), x.data(), lse, targets, N, V, smoothing, ignore_index, count, dloss);
+    to_bf16(dlogits, x.data(), n);
+  }
+  // adamw_step, and params_bf16 = bf16(params) after the update: the bf16 copy of the weights that
+  // the bf16 products read, kept in step with the float32 masters the update works on.
+  virtual void adamw_step_bf16(T* params, Bf16* params_bf16, const T* grads, T* m, T* v,
+                               const std::uint8_t* decay_mask, std::size_t n, const AdamStep& h) {
+    adamw_step(params, grads, m, v, decay_mask, n, h);
+    to_bf16(params_bf16, params, n);
+  }
+
+ protected:
+  void round_rows(Bf16* dst, const T* src, int B, int rows, int C, std::int64_t ld, std::int64_t batch);
 };
+
+// ---- the bf16 ops' reference implementations --------------------------------------------------------
+// Widen every bf16 input into a T buffer of this backend, run the T op, round the bf16 outputs: the
+// contract itself, at the cost of a copy of each operand (and, for an accumulated bf16 output, of
+// widening it first so that the sum is rounded once).
+
+template <typename T>
+void Ops<T>::linear_forward_bf16(Bf16* out, const Bf16* inp, const Bf16* w, const T* bias, int N, int IC, int OC,
+                                 Activation act) {
+  const std::size_t n_in = static_cast<std::size_t>(N) * IC, n_w = static_cast<std::size_t>(IC) * OC,
+                    n_out = static_cast<std::size_t>(N) * OC;
+  Buffer<T> x(*this, n_in), wt(*this, n_w), y(*this, n_out);
+  from_bf16(x.data(), inp, n_in);
+  from_bf16(wt.data(), w, n_w);
+  linear_forward(y.data(), x.data(), wt.data(), bias, N, IC, OC, act);
+  to_bf16(out, y.data(), n_out);
+}
+
+template <typename T>
+void Ops<T>::linear_backward_bf16(Bf16* dinp, T* dw, T* dbias, const Bf16* dout, const Bf16* inp, const Bf16* w,
+                                  int N, int IC, int OC, GradMode dinp_mode) {
+  const std::size_t n_in = static_cast<std::size_t>(N) * IC, n_w = static_cast<std::size_t>(IC) * OC,
+                    n_out = static_cast<std::size_t>(N) * OC;
+  Buffer<T> g(*this, n_out), x(*this, dw ? n_in : 0), wt(*this, dinp ? n_w : 0), dx(*this, dinp ? n_in : 0);
+  from_bf16(g.data(), dout, n_out);
+  if (dw) from_bf16(x.data(), inp, n_in);
+  if (dinp) {
+    from_bf16(wt.data(), w, n_w);
+    if (dinp_mode == GradMode::Add) from_bf16(dx.data(), dinp, n_in);
+  }
+  linear_backward(dinp ? dx.data() : nullptr, dw, dbias, g.data(), dw ? x.data() : nullptr,
+                  dinp ? wt.data() : nullptr, N, IC, OC, dinp_mode);
+  if (dinp) to_bf16(dinp, dx.data(), n_in);
+}
+
+template <typename T>
+void Ops<T>::linear_backward_bf16(T* dinp, T* dw, T* dbias, const Bf16* dout, const Bf16* inp, const Bf16* w, int N,
+                                  int IC, int OC, GradMode dinp_mode) {
+  const std::size_t n_in = static_cast<std::size_t>(N) * IC, n_w = static_cast<std::size_t>(IC) * OC,
+                    n_out = static_cast<std::size_t>(N) * OC;
+  Buffer<T> g(*this, n_out), x(*this, dw ? n_in : 0), wt(*this, dinp ? n_w : 0);
+  from_bf16(g.data(), dout, n_out);
+  if (dw) from_bf16(x.data(), inp, n_in);
+  if (dinp) from_bf16(wt.data(), w, n_w);
+  linear_backward(dinp, dw, dbias, g.data(), dw ? x.data() : nullptr, dinp ? wt.data() : nullptr, N, IC, OC,
+                  dinp_mode);
+}
+
+namespace detail {
+// Elements from the first row of batch 0 to the end of the last row's C values: what an attention
+// operand with these strides spans (a batch stride of 0: one batch's rows).
+inline std::size_t attention_span(int B, int rows, int C, std::int64_t ld, std::int64_t batch) {
+  if (B <= 0 || rows <= 0) return 0;
+  return static_cast<std::size_t>((B - 1) * batch + (rows - 1) * ld + C);
+}
+}  // namespace detail
+
+namespace detail {
+// Elements a row-major rows × cols matrix with leading dimension ld spans.
+inline std::size_t matrix_span(int rows, int cols, int ld) {
+  return rows <= 0 || cols <= 0 ? 0 : static_cast<std::size_t>(rows - 1) * ld + cols;
+}
+}  // namespace detail
+
+template <typename T>
+void Ops<T>::gemm_bf16(bool trans_a, bool trans_b, int m, int n, int k, T alpha, const Bf16* a, int lda,
+                       const Bf16* b, int ldb, T beta, T* c, int ldc) {
+  const std::size_t na = trans_a ? detail::matrix_span(k, m, lda) : detail::matrix_span(m, k, lda),
+                    nb = trans_b ? detail::matrix_span(n, k, ldb) : detail::matrix_span(k, n, ldb);
+  Buffer<T> wa(*this, na), wb(*this, nb);
+  from_bf16(wa.data(), a, na);
+  from_bf16(wb.data(), b, nb);
+  gemm(trans_a, trans_b, m, n, k, alpha, wa.data(), lda, wb.data(), ldb, beta, c, ldc);
+}
+
+template <typename T>
+void Ops<T>::gemm_bf16(bool trans_a, bool trans_b, int m, int n, int k, T alpha, const Bf16* a, int lda,
+                       const Bf16* b, int ldb, T beta, Bf16* c, int ldc) {
+  const std::size_t nc = detail::matrix_span(m, n, ldc);
+  Buffer<T> wc(*this, nc);
+  if (beta != T(0)) from_bf16(wc.data(), c, nc);  // beta = 0: C is not read, as in gemm
+  gemm_bf16(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, wc.data(), ldc);
+  round_rows(c, wc.data(), 1, m, n, ldc, static_cast<std::int64_t>(m) * ldc);
+}
+
+// The C values of each of B × rows rows (strides ld and batch) of src rounded into dst, and nothing
+// between them: a fused Q/K/V buffer's other columns belong to other operands.
+template <typename T>
+void Ops<T>::round_rows(Bf16* dst, const T* src, int B, int rows, int C, std::int64_t ld, std::int64_t batch) {
+  if (ld == C && batch == static_cast<std::int64_t>(rows) * C) {
+    to_bf16(dst, src, static_cast<std::size_t>(B) * rows * C);
+    return;
+  }
+  for (int b = 0; b < B; ++b)
+    for (int t = 0; t < rows; ++t) {
+      const std::int64_t off = b * batch + t * ld;
+      to_bf16(dst + off, src + off, static_cast<std::size_t>(C));
+    }
+}
+
+template <typename T>
+void Ops<T>::attention_forward_bf16(Bf16* out, T* lse, const Bf16* q, const Bf16* k, const Bf16* v,
+                                    const AttentionShape& s) {
+  const AttentionShape r = s.resolved();
+  const std::size_t nq = detail::attention_span(s.B, s.Tq, s.C, r.ldq, r.q_batch),
+                    nk = detail::attention_span(s.B, s.Tk, s.C, r.ldk, r.k_batch),
+                    nv = detail::attention_span(s.B, s.Tk, s.C, r.ldv, r.v_batch),
+                    no = detail::attention_span(s.B, s.Tq, s.C, r.ldo, r.o_batch);
+  Buffer<T> wq(*this, nq), wk(*this, nk), wv(*this, nv), wo(*this, no);
+  from_bf16(wq.data(), q, nq);
+  from_bf16(wk.data(), k, nk);
+  from_bf16(wv.data(), v, nv);
+  attention_forward(wo.data(), lse, wq.data(), wk.data(), wv.data(), s);
+  round_rows(out, wo.data(), s.B, s.Tq, s.C, r.ldo, r.o_batch);
+}
+
+template <typename T>
+void Ops<T>::attention_backward_bf16(Bf16* dq, Bf16* dk, Bf16* dv, const Bf16* dout, const Bf16* out, const T* lse,
+                                     const Bf16* q, const Bf16* k, const Bf16* v, const AttentionShape& s,
+                                     GradMode mode) {
+  const AttentionShape r = s.resolved();
+  const std::size_t nq = detail::attention_span(s.B, s.Tq, s.C, r.ldq, r.q_batch),
+                    nk = detail::attention_span(s.B, s.Tk, s.C, r.ldk, r.k_batch),
+                    nv = detail::attention_span(s.B, s.Tk, s.C, r.ldv, r.v_batch),
+                    no = detail::attention_span(s.B, s.Tq, s.C, r.ldo, r.o_batch);
+  Buffer<T> wq(*this, nq), wk(*this, nk), wv(*this, nv), wo(*this, no), wdo(*this, no);
+  Buffer<T> gq(*this, dq ? nq : 0), gk(*this, dk ? nk : 0), gv(*this, dv ? nv : 0);
+  from_bf16(wq.data(), q, nq);
+  from_bf16(wk.data(), k, nk);
+  from_bf16(wv.data(), v, nv);
+  from_bf16(wo.data(), out, no);
+  from_bf16(wdo.data(), dout, no);
+  if (mode == GradMode::Add) {  // the sums rounded once
+    if (dq) from_bf16(gq.data(), dq, nq);
+    if (dk) from_bf16(gk.data(), dk, nk);
+    if (dv) from_bf16(gv.data(), dv, nv);
+  }
+  attention_backward(dq ? gq.data() : nullptr, dk ? gk.data() : nullptr, dv ? gv.data() : nullptr, wdo.data(),
+                     wo.data(), lse, wq.data(), wk.data(), wv.data(), s, mode);
+  if (dq) round_rows(dq, gq.data(), s.B, s.Tq, s.C, r.ldq, r.q_batch);
+  if (dk) round_rows(dk, gk.data(), s.B, s.Tk, s.C, r.ldk, r.k_batch);
+  if (dv) round_rows(dv, gv.data(), s.B, s.Tk, s.C, r.ldv, r.v_batch);
+}
 
 }  // namespace attnlab::backend

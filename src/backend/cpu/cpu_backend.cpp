@@ -217,6 +217,9 @@ class CpuBackend final : public Ops<T> {
                   const AdamStep& h) override {
     cpu::adamw_step<T>(params, grads, m, v, decay_mask, n, h);
   }
+  // The bf16 ops other than these are Ops' reference implementations: widen, the T op, round.
+  void to_bf16(Bf16* dst, const T* src, std::size_t n) override { backend::to_bf16(dst, src, n); }
+  void from_bf16(T* dst, const Bf16* src, std::size_t n) override { backend::from_bf16(dst, src, n); }
 
  private:
   std::vector<T> scratch_;  // attention's per-thread score tiles, kept between calls

@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "backend/cuda/bf16.cuh"
 #include "backend/cuda/check.hpp"
 #include "backend/cuda/launch.cuh"
 #include "backend/cuda/common.cuh"
@@ -16,7 +17,7 @@ constexpr unsigned kThreads = 256;
 __global__ void adamw_kernel(float* __restrict__ p, const float* __restrict__ g, float* __restrict__ m,
                              float* __restrict__ v, const std::uint8_t* __restrict__ decay_mask, std::size_t n,
                              float lr, float step_size, float inv_sqrt_c2, float b1, float b2, float eps, float wd,
-                             float grad_scale) {
+                             float grad_scale, std::uint16_t* __restrict__ p_bf16) {
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
     const float gi = g[i] * grad_scale;  // the clipping factor, rounded as a separate multiply
@@ -28,13 +29,14 @@ __global__ void adamw_kernel(float* __restrict__ p, const float* __restrict__ g,
     if (wd > 0.0f && (decay_mask == nullptr || decay_mask[i])) pi -= lr * wd * pi;
     pi -= step_size * mi / (sqrtf(vi) * inv_sqrt_c2 + eps);
     p[i] = pi;
+    if (p_bf16) detail::store(p_bf16 + i, pi);
   }
 }
 
 }  // namespace
 
 void adamw_step(float* params, const float* grads, float* m, float* v, const std::uint8_t* decay_mask, std::size_t n,
-                std::int64_t step, double lr, const AdamWParams& cfg, Stream stream) {
+                std::int64_t step, double lr, const AdamWParams& cfg, Stream stream, std::uint16_t* params_bf16) {
   if (step < 1) throw ShapeError("cuda::adamw_step: step " + std::to_string(step) + " (steps count from 1)");
   if (n == 0) return;
   // Exactly the CPU's scalars (model/optim.cpp): corrections in double, then rounded to float.
@@ -45,7 +47,8 @@ void adamw_step(float* params, const float* grads, float* m, float* v, const std
   const float inv_sqrt_c2 = static_cast<float>(1.0 / std::sqrt(c2));
   ATTNLAB_LAUNCH(adamw_kernel, detail::grid_for(n, kThreads), kThreads, 0, stream)(params, grads, m, v, decay_mask, n, lr_f,
                                                                        step_size, inv_sqrt_c2, cfg.beta1, cfg.beta2,
-                                                                       cfg.eps, cfg.weight_decay, cfg.grad_scale);
+                                                                       cfg.eps, cfg.weight_decay, cfg.grad_scale,
+                                                                       params_bf16);
   CUDA_CHECK_LAUNCH();
 }
 

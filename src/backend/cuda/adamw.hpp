@@ -20,7 +20,11 @@ struct AdamWParams {
   float grad_scale = 1.0f;  // each gradient used as g · grad_scale (backend::AdamStep)
 };
 
+// params_bf16 (n bf16 values as raw bits, or null): also receives each updated parameter rounded to
+// bf16, in the same pass (the weights' copy that bf16 products read: one 2-byte store per parameter,
+// where a conversion of its own would read the 4 bytes again).
 void adamw_step(float* params, const float* grads, float* m, float* v, const std::uint8_t* decay_mask, std::size_t n,
-                std::int64_t step, double lr, const AdamWParams& cfg, Stream stream = nullptr);
+                std::int64_t step, double lr, const AdamWParams& cfg, Stream stream = nullptr,
+                std::uint16_t* params_bf16 = nullptr);
 
 }  // namespace attnlab::cuda

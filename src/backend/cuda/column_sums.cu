@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "backend/cuda/bf16.cuh"
 #include "backend/cuda/check.hpp"
 #include "backend/cuda/common.cuh"
 #include "backend/cuda/launch.cuh"
@@ -17,14 +18,15 @@ using detail::kWarpSize;
 // Stage 1: block (x, y) = (32 columns, chunk y). Thread (tx, ty) adds rows ty, ty + 8, … of the chunk
 // in column c (adjacent threads read adjacent columns: each row's read is coalesced); then thread
 // ty = 0 adds the 8 partial sums in order and writes the chunk's sum.
+template <typename Src>
 __global__ void __launch_bounds__(kWarpSize * kColumnRowThreads)
-    column_partials_kernel(float* __restrict__ partials, const float* __restrict__ src, int N, int C) {
+    column_partials_kernel(float* __restrict__ partials, const Src* __restrict__ src, int N, int C) {
   __shared__ float part[kColumnRowThreads][kWarpSize + 1];
   const int c = blockIdx.x * kWarpSize + threadIdx.x;
   const int r0 = blockIdx.y * kColumnChunkRows, r1 = min(N, r0 + kColumnChunkRows);
   float s = 0.0f;
   if (c < C)
-    for (int r = r0 + threadIdx.y; r < r1; r += kColumnRowThreads) s += src[static_cast<std::size_t>(r) * C + c];
+    for (int r = r0 + threadIdx.y; r < r1; r += kColumnRowThreads) s += detail::load(src + static_cast<std::size_t>(r) * C + c);
   part[threadIdx.y][threadIdx.x] = s;
   __syncthreads();
   if (threadIdx.y == 0 && c < C) {
@@ -59,16 +61,25 @@ void add_column_partials(float* dst0, float* dst1, const float* partials, int ch
   CUDA_CHECK_LAUNCH();
 }
 
-void column_sums(float* dst, const float* src, int N, int C, float* scratch, Stream stream) {
+template <typename Src>
+void column_sums_of(float* dst, const Src* src, int N, int C, float* scratch, Stream stream) {
   if (N < 0 || C < 0) throw ShapeError("cuda::column_sums: N = " + std::to_string(N) + ", C = " + std::to_string(C));
   const int chunks = column_chunks(N);
   if (chunks == 0 || C == 0) return;
   if (chunks > 65535) throw ShapeError("cuda::column_sums: N = " + std::to_string(N) + " rows is more than 65,535 chunks");
   if (!scratch) throw ShapeError("cuda::column_sums: no scratch for " + std::to_string(chunks) + " × " + std::to_string(C) + " partial sums");
   const dim3 grid(static_cast<unsigned>((C + kWarpSize - 1) / kWarpSize), static_cast<unsigned>(chunks));
-  ATTNLAB_LAUNCH(column_partials_kernel, grid, dim3(kWarpSize, kColumnRowThreads), 0, stream)(scratch, src, N, C);
+  ATTNLAB_LAUNCH(column_partials_kernel<Src>, grid, dim3(kWarpSize, kColumnRowThreads), 0, stream)(scratch, src, N, C);
   CUDA_CHECK_LAUNCH();
   add_column_partials(dst, nullptr, scratch, chunks, C, stream);
+}
+
+void column_sums(float* dst, const float* src, int N, int C, float* scratch, Stream stream) {
+  column_sums_of(dst, src, N, C, scratch, stream);
+}
+
+void column_sums(float* dst, const std::uint16_t* src, int N, int C, float* scratch, Stream stream) {
+  column_sums_of(dst, src, N, C, scratch, stream);
 }
 
 }  // namespace attnlab::cuda

@@ -13,6 +13,7 @@
 //
 // Shape legend: src N × C row-major; dst C (accumulated: dst += column sums); scratch as below.
 #include <cstddef>
+#include <cstdint>
 
 #include "backend/cuda/device.hpp"
 
@@ -25,8 +26,10 @@ inline std::size_t column_sums_scratch(int N, int C, int arrays) {
   return static_cast<std::size_t>(column_chunks(N)) * static_cast<std::size_t>(C > 0 ? C : 0) * arrays;
 }
 
-// dst[c] += Σ_r src[r, c]; scratch: column_sums_scratch(N, C, 1) floats on the device.
+// dst[c] += Σ_r src[r, c]; scratch: column_sums_scratch(N, C, 1) floats on the device. src float32,
+// or bf16 (raw bits, widened as read: a bf16 linear layer's bias gradient), summed in float32 either way.
 void column_sums(float* dst, const float* src, int N, int C, float* scratch, Stream stream = nullptr);
+void column_sums(float* dst, const std::uint16_t* src, int N, int C, float* scratch, Stream stream = nullptr);
 
 // Stage 2 on its own, for a stage 1 of another kernel (layer norm's): dst0[c] += Σ_k partials[k·C + c]
 // and, when dst1 is not null, dst1[c] += Σ_k partials[(chunks + k)·C + c], k = 0 … chunks − 1 in order.

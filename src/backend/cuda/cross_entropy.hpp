@@ -9,6 +9,7 @@
 // Shape legend: N rows (B·T tokens), V vocabulary.
 //   logits, dlogits, probs  N × V        targets  N int32        lse  N        row_loss  N doubles
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "backend/cuda/device.hpp"
@@ -42,6 +43,14 @@ inline float cross_entropy_mean(const std::vector<double>& row_loss, const std::
 // element is read and then written by the same thread).
 void cross_entropy_backward(float* dlogits, const float* logits, const float* lse, const int* targets, int N, int V,
                             float smoothing, int ignore_index, int count, float dloss, Stream stream = nullptr);
+
+// The same two on bf16 logits and dlogits (raw bits; backend::Ops::cross_entropy_forward_bf16 /
+// backward_bf16): the logits widened as read, the gradient computed in float32 and stored rounded.
+void cross_entropy_forward_bf16(float* lse, double* row_loss, const std::uint16_t* logits, const int* targets, int N,
+                                int V, float smoothing, int ignore_index, Stream stream = nullptr);
+void cross_entropy_backward_bf16(std::uint16_t* dlogits, const std::uint16_t* logits, const float* lse,
+                                 const int* targets, int N, int V, float smoothing, int ignore_index, int count,
+                                 float dloss, Stream stream = nullptr);
 
 // probs = exp(logits − lse), row by row (written).
 void softmax_from_lse(float* probs, const float* logits, const float* lse, int N, int V, Stream stream = nullptr);

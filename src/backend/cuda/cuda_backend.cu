@@ -4,10 +4,12 @@
 
 #include <climits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "backend/cuda/adamw.hpp"
 #include "backend/cuda/attention.hpp"
+#include "backend/cuda/bf16_storage.hpp"
 #include "backend/cuda/check.hpp"
 #include "backend/cuda/column_sums.hpp"
 #include "backend/cuda/cross_entropy.hpp"
@@ -71,12 +73,27 @@ std::string attention_shape(const AttentionShape& sh) {
 constexpr double kF = sizeof(float), kI = sizeof(int);
 double floats(double n) { return kF * n; }
 double passes(GradMode m) { return m == GradMode::Add ? 2.0 : 1.0; }  // a gradient output's
+constexpr double kH = sizeof(Bf16);  // a bf16 element's bytes
+
+// A bf16 buffer as the launchers take it: its raw bits (bf16.hpp: Bf16 is exactly those 2 bytes).
+std::uint16_t* bits(Bf16* p) { return reinterpret_cast<std::uint16_t*>(p); }
+const std::uint16_t* bits(const Bf16* p) { return reinterpret_cast<const std::uint16_t*>(p); }
 
 // The operands of one attention call, in elements: q-shaped (q, out, dq, dout: B·Tq rows of C),
 // k-shaped (k, v, dk, dv: B·Tk rows) and lse (B·H·Tq); plus the key lengths' bytes where masked.
 struct AttentionSizes {
   double q, k, lse, key_len_bytes;
 };
+cuda::AdamWParams adamw_params(const AdamStep& h) {
+  cuda::AdamWParams p;
+  p.beta1 = h.beta1;
+  p.beta2 = h.beta2;
+  p.eps = h.eps;
+  p.weight_decay = h.weight_decay;
+  p.grad_scale = h.grad_scale;
+  return p;
+}
+
 AttentionSizes attention_sizes(const AttentionShape& sh) {
   return {1.0 * sh.B * sh.Tq * sh.C, 1.0 * sh.B * sh.Tk * sh.C, 1.0 * sh.B * sh.H * sh.Tq, sh.key_len ? kI * sh.B : 0.0};
 }
@@ -130,6 +147,14 @@ class CudaBackend final : public Ops<float> {
     cuda::TimedOp t(timer_, "gemm", 2.0 * m * n * k, floats(1.0 * m * k + 1.0 * k * n + (beta != 0.0f ? 2.0 : 1.0) * m * n),
                     [&] { return product_shape(m, k, n, ta, tb); });
     cuda::gemm(blas_, math_, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  }
+  void gemm_bf16(bool ta, bool tb, int m, int n, int k, float alpha, const Bf16* a, int lda, const Bf16* b, int ldb,
+                 float beta, Bf16* c, int ldc) override {
+    gemm_bf16_to(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, kH);
+  }
+  void gemm_bf16(bool ta, bool tb, int m, int n, int k, float alpha, const Bf16* a, int lda, const Bf16* b, int ldb,
+                 float beta, float* c, int ldc) override {
+    gemm_bf16_to(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, kF);
   }
   void set_matmul_precision(MatmulPrecision p) override {
     math_ = p == MatmulPrecision::Tf32 ? cuda::Math::Tf32 : p == MatmulPrecision::Bf16 ? cuda::Math::Bf16 : cuda::Math::Fp32;
@@ -201,6 +226,114 @@ class CudaBackend final : public Ops<float> {
                     [&] { return product_shape(N, IC, OC); });
     float* scratch = dbias ? column_partials_.get(cuda::column_sums_scratch(N, OC, 1)) : nullptr;
     cuda::linear_backward(blas_, dinp, dw, dbias, dout, inp, w, N, IC, OC, math_, scratch, dinp_mode);
+  }
+
+  // ---- bf16 storage: the 16 bits read and written directly ----
+  void to_bf16(Bf16* dst, const float* src, std::size_t n) override {
+    cuda::TimedOp t(timer_, "to_bf16", floats(1.0 * n) + kH * n);
+    cuda::to_bf16(bits(dst), src, n, s());
+  }
+  void from_bf16(float* dst, const Bf16* src, std::size_t n) override {
+    cuda::TimedOp t(timer_, "from_bf16", floats(1.0 * n) + kH * n);
+    cuda::from_bf16(dst, bits(src), n, s());
+  }
+  void linear_forward_bf16(Bf16* out, const Bf16* inp, const Bf16* w, const float* bias, int N, int IC, int OC,
+                           Activation act = Activation::None) override {
+    const bool relu = act == Activation::Relu;
+    // The product's operands and output in 16 bits, and, with a bias or ReLU, the output read and
+    // written once more by their pass.
+    const double out_passes = bias || relu ? 3.0 : 1.0;
+    cuda::TimedOp t(timer_, "linear_forward_bf16", 2.0 * N * IC * OC,
+                    kH * (1.0 * N * IC + 1.0 * IC * OC + out_passes * N * OC) + (bias ? floats(OC) : 0.0),
+                    [&] { return product_shape(N, IC, OC) + (relu ? ", ReLU" : ""); });
+    cuda::linear_forward_bf16(blas_, bits(out), bits(inp), bits(w), bias, N, IC, OC, relu);
+  }
+  void linear_backward_bf16(Bf16* dinp, float* dw, float* dbias, const Bf16* dout, const Bf16* inp, const Bf16* w,
+                            int N, int IC, int OC, GradMode dinp_mode = GradMode::Add) override {
+    linear_backward_bf16_on(bits(dinp), kH, dw, dbias, dout, inp, w, N, IC, OC, dinp_mode);
+  }
+  void linear_backward_bf16(float* dinp, float* dw, float* dbias, const Bf16* dout, const Bf16* inp, const Bf16* w,
+                            int N, int IC, int OC, GradMode dinp_mode = GradMode::Add) override {
+    linear_backward_bf16_on(dinp, kF, dw, dbias, dout, inp, w, N, IC, OC, dinp_mode);
+  }
+  void relu_backward_bf16(Bf16* dinp, const Bf16* dout, const Bf16* x, std::size_t n,
+                          GradMode mode = GradMode::Add) override {
+    cuda::TimedOp t(timer_, "relu_backward_bf16", kH * (2.0 + passes(mode)) * n);
+    cuda::relu_backward_bf16(bits(dinp), bits(dout), bits(x), n, mode, s());
+  }
+  void dropout_forward_bf16(float* out, const Bf16* inp, const float* residual, std::size_t n, float p,
+                            std::uint64_t seed) override {
+    cuda::TimedOp t(timer_, "dropout_forward_bf16", kH * n + floats((residual ? 2.0 : 1.0) * n));
+    cuda::dropout_forward_bf16(out, bits(inp), residual, n, p, seed, s());
+  }
+  void dropout_backward_bf16(Bf16* dinp, const float* dout, std::size_t n, float p, std::uint64_t seed,
+                             GradMode mode = GradMode::Add) override {
+    cuda::TimedOp t(timer_, "dropout_backward_bf16", floats(1.0 * n) + kH * passes(mode) * n);
+    cuda::dropout_backward_bf16(bits(dinp), dout, n, p, seed, mode, s());
+  }
+
+  void layernorm_forward_bf16(Bf16* out, float* out_t, float* mean, float* rstd, const float* inp, const float* gamma,
+                              const float* beta, int N, int C, float eps) override {
+    cuda::TimedOp t(timer_, "layernorm_forward_bf16",
+                    floats((out_t ? 2.0 : 1.0) * N * C + 2.0 * C + 2.0 * N) + kH * N * C);
+    cuda::layernorm_forward_bf16(bits(out), out_t, mean, rstd, inp, gamma, beta, N, C, eps, s());
+  }
+  void layernorm_backward_bf16(float* dinp, float* dgamma, float* dbeta, const Bf16* dout, const float* inp,
+                               const float* gamma, const float* mean, const float* rstd, int N, int C,
+                               GradMode mode = GradMode::Add) override {
+    cuda::TimedOp t(timer_, "layernorm_backward_bf16",
+                    floats((1.0 + passes(mode)) * N * C + 5.0 * C + 2.0 * N) + kH * N * C);
+    cuda::layernorm_backward_bf16(dinp, dgamma, dbeta, bits(dout), inp, gamma, mean, rstd, N, C,
+                                  column_partials_.get(cuda::column_sums_scratch(N, C, 2)), mode, s());
+  }
+
+  // Both gemm_bf16 overloads: C of c_bytes a value (bf16 bits or a float). k = 0 (C = beta · C, which
+  // cuBLAS's bf16 product refuses) through Ops' default.
+  template <typename C>
+  void gemm_bf16_to(bool ta, bool tb, int m, int n, int k, float alpha, const Bf16* a, int lda, const Bf16* b,
+                    int ldb, float beta, C* c, int ldc, double c_bytes) {
+    if (k == 0) {
+      Ops<float>::gemm_bf16(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+      return;
+    }
+    cuda::TimedOp t(timer_, "gemm_bf16", 2.0 * m * n * k,
+                    kH * (1.0 * m * k + 1.0 * k * n) + c_bytes * (beta != 0.0f ? 2.0 : 1.0) * m * n,
+                    [&] { return product_shape(m, k, n, ta, tb); });
+    if constexpr (std::is_same_v<C, Bf16>)
+      cuda::gemm_bf16_storage(blas_, ta, tb, m, n, k, alpha, bits(a), lda, bits(b), ldb, beta, bits(c), ldc);
+    else
+      cuda::gemm_bf16_storage(blas_, ta, tb, m, n, k, alpha, bits(a), lda, bits(b), ldb, beta, c, ldc);
+  }
+
+  // The loss's mean over the rows, for both cross_entropy_forward storages: `rows` writes each row's
+  // loss (double) into the device array it is given; the mean on the host, in row order and double,
+  // as the CPU: the same sum on both backends.
+  template <typename Rows>
+  float cross_entropy_mean_of(int N, int V, const int* targets, int ignore_index, int* count, Rows rows) {
+    if (N < 0 || V < 1)
+      throw ShapeError("cuda cross_entropy_forward: N = " + std::to_string(N) + ", V = " + std::to_string(V));
+    const std::size_t n = static_cast<std::size_t>(N);
+    double* row_loss = row_loss_.get(n);
+    rows(row_loss);
+    host_row_loss_.resize(n);
+    host_tokens_.resize(n);
+    download(host_row_loss_.data(), row_loss, n * sizeof(double));
+    download(host_tokens_.data(), targets, n * sizeof(int));
+    return cuda::cross_entropy_mean(host_row_loss_, host_tokens_, ignore_index, count);
+  }
+
+  // Both linear_backward_bf16 overloads: dinp of dinp_bytes a value (bf16 bits or a float).
+  template <typename Dinp>
+  void linear_backward_bf16_on(Dinp* dinp, double dinp_bytes, float* dw, float* dbias, const Bf16* dout,
+                               const Bf16* inp, const Bf16* w, int N, int IC, int OC, GradMode dinp_mode) {
+    // As linear_backward's, with dout, w and inp in 16 bits.
+    const double bytes = kH * (1.0 * N * OC + (dinp ? 1.0 * IC * OC : 0.0) + (dw ? 1.0 * N * IC : 0.0)) +
+                         (dinp ? dinp_bytes * passes(dinp_mode) * N * IC : 0.0) +
+                         floats((dw ? 2.0 * IC * OC : 0.0) + (dbias ? 2.0 * OC : 0.0));
+    cuda::TimedOp t(timer_, "linear_backward_bf16", 2.0 * N * IC * OC * ((dinp ? 1 : 0) + (dw ? 1 : 0)), bytes,
+                    [&] { return product_shape(N, IC, OC); });
+    float* scratch = dbias ? column_partials_.get(cuda::column_sums_scratch(N, OC, 1)) : nullptr;
+    cuda::linear_backward_bf16(blas_, dinp, dw, dbias, bits(dout), bits(inp), bits(w), N, IC, OC, scratch, dinp_mode);
   }
 
   void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* gamma,
@@ -299,22 +432,28 @@ class CudaBackend final : public Ops<float> {
                               int ignore_index, int* count) override {
     // logits and targets read; lse and each row's loss (double) written.
     cuda::TimedOp t(timer_, "cross_entropy_forward", floats(1.0 * N * V + N) + kI * N + sizeof(double) * N);
-    if (N < 0 || V < 1)
-      throw ShapeError("cuda cross_entropy_forward: N = " + std::to_string(N) + ", V = " + std::to_string(V));
-    const std::size_t n = static_cast<std::size_t>(N);
-    double* row_loss = row_loss_.get(n);
-    cuda::cross_entropy_forward(lse, row_loss, logits, targets, N, V, smoothing, ignore_index, s());
-    // The mean on the host, in row order and double, as the CPU: the same sum on both backends.
-    host_row_loss_.resize(n);
-    host_tokens_.resize(n);
-    download(host_row_loss_.data(), row_loss, n * sizeof(double));
-    download(host_tokens_.data(), targets, n * sizeof(int));
-    return cuda::cross_entropy_mean(host_row_loss_, host_tokens_, ignore_index, count);
+    return cross_entropy_mean_of(N, V, targets, ignore_index, count, [&](double* row_loss) {
+      cuda::cross_entropy_forward(lse, row_loss, logits, targets, N, V, smoothing, ignore_index, s());
+    });
+  }
+  float cross_entropy_forward_bf16(float* lse, const Bf16* logits, const int* targets, int N, int V, float smoothing,
+                                   int ignore_index, int* count) override {
+    cuda::TimedOp t(timer_, "cross_entropy_forward_bf16",
+                    kH * N * V + floats(1.0 * N) + kI * N + sizeof(double) * N);
+    return cross_entropy_mean_of(N, V, targets, ignore_index, count, [&](double* row_loss) {
+      cuda::cross_entropy_forward_bf16(lse, row_loss, bits(logits), targets, N, V, smoothing, ignore_index, s());
+    });
   }
   void cross_entropy_backward(float* dlogits, const float* logits, const float* lse, const int* targets, int N, int V,
                               float smoothing, int ignore_index, int count, float dloss) override {
     cuda::TimedOp t(timer_, "cross_entropy_backward", floats(2.0 * N * V + N) + kI * N);
     cuda::cross_entropy_backward(dlogits, logits, lse, targets, N, V, smoothing, ignore_index, count, dloss, s());
+  }
+  void cross_entropy_backward_bf16(Bf16* dlogits, const Bf16* logits, const float* lse, const int* targets, int N,
+                                   int V, float smoothing, int ignore_index, int count, float dloss) override {
+    cuda::TimedOp t(timer_, "cross_entropy_backward_bf16", kH * 2.0 * N * V + floats(1.0 * N) + kI * N);
+    cuda::cross_entropy_backward_bf16(bits(dlogits), bits(logits), lse, targets, N, V, smoothing, ignore_index, count,
+                                      dloss, s());
   }
   void softmax_from_lse(float* probs, const float* logits, const float* lse, int N, int V) override {
     cuda::TimedOp t(timer_, "softmax_from_lse", floats(2.0 * N * V + N));
@@ -325,13 +464,13 @@ class CudaBackend final : public Ops<float> {
                   std::size_t n, const AdamStep& h) override {
     // params, m and v read and written, grads read, one mask byte per parameter.
     cuda::TimedOp t(timer_, "adamw_step", floats(7.0 * n) + (decay_mask ? 1.0 * n : 0.0));
-    cuda::AdamWParams p;
-    p.beta1 = h.beta1;
-    p.beta2 = h.beta2;
-    p.eps = h.eps;
-    p.weight_decay = h.weight_decay;
-    p.grad_scale = h.grad_scale;
-    cuda::adamw_step(params, grads, m, v, decay_mask, n, h.step, h.lr, p, s());
+    cuda::adamw_step(params, grads, m, v, decay_mask, n, h.step, h.lr, adamw_params(h), s());
+  }
+  void adamw_step_bf16(float* params, Bf16* params_bf16, const float* grads, float* m, float* v,
+                       const std::uint8_t* decay_mask, std::size_t n, const AdamStep& h) override {
+    // adamw_step's bytes and the bf16 copy written in the same pass.
+    cuda::TimedOp t(timer_, "adamw_step_bf16", floats(7.0 * n) + kH * n + (decay_mask ? 1.0 * n : 0.0));
+    cuda::adamw_step(params, grads, m, v, decay_mask, n, h.step, h.lr, adamw_params(h), s(), bits(params_bf16));
   }
 
  private:

@@ -7,6 +7,7 @@
 
 #include "backend/dropout_hash.hpp"
 
+#include "backend/cuda/bf16.cuh"
 #include "backend/cuda/check.hpp"
 #include "backend/cuda/launch.cuh"
 #include "backend/cuda/common.cuh"
@@ -36,11 +37,12 @@ __global__ void relu_forward_kernel(float* out, const float* inp, std::size_t n)
   ATTNLAB_GRID_STRIDE(i, n) out[i] = inp[i] > 0.0f ? inp[i] : 0.0f;
 }
 
-// add: dinp += …; else dinp = … without reading it (the buffer may hold anything).
-__global__ void relu_backward_kernel(float* dinp, const float* dout,
-                                     const float* inp, std::size_t n, bool add) {
+// add: dinp += …; else dinp = … without reading it (the buffer may hold anything). E: float, or bf16
+// bits for all three arrays.
+template <typename E>
+__global__ void relu_backward_kernel(E* dinp, const E* dout, const E* inp, std::size_t n, bool add) {
   ATTNLAB_GRID_STRIDE(i, n) {
-    detail::put_grad(dinp[i], inp[i] > 0.0f ? dout[i] : 0.0f, add);
+    detail::put_grad_to(dinp + i, detail::load(inp + i) > 0.0f ? detail::load(dout + i) : 0.0f, add);
   }
 }
 
@@ -68,19 +70,23 @@ __global__ void scale_kernel(float* x, std::size_t n, float s) {
 
 // The mask depends on (seed, i) only, so any grid gives the CPU's mask, and the backward draws it
 // again. __fmul_rn: the product rounded on its own, as the CPU rounds it, not fused into the sum.
-template <bool kResidual>
-__global__ void dropout_forward_kernel(float* out, const float* inp, const float* residual, std::size_t n,
+// In: the input's storage (float, or bf16 bits: a sub-layer's bf16 output); out and residual float.
+template <bool kResidual, typename In>
+__global__ void dropout_forward_kernel(float* out, const In* inp, const float* residual, std::size_t n,
                                        std::uint64_t seed, std::uint32_t threshold, float keep_scale) {
   ATTNLAB_GRID_STRIDE(i, n) {
-    const float dropped = __fmul_rn(inp[i], backend::dropout_keep(seed, i, threshold) ? keep_scale : 0.0f);
+    const float dropped =
+        __fmul_rn(detail::load(inp + i), backend::dropout_keep(seed, i, threshold) ? keep_scale : 0.0f);
     out[i] = kResidual ? residual[i] + dropped : dropped;
   }
 }
 
-__global__ void dropout_backward_kernel(float* dinp, const float* dout, std::size_t n, std::uint64_t seed,
+// G: dinp's storage (float, or bf16 bits); dout float.
+template <typename G>
+__global__ void dropout_backward_kernel(G* dinp, const float* dout, std::size_t n, std::uint64_t seed,
                                         std::uint32_t threshold, float keep_scale, bool add) {
   ATTNLAB_GRID_STRIDE(i, n) {
-    detail::put_grad(dinp[i], dout[i] * (backend::dropout_keep(seed, i, threshold) ? keep_scale : 0.0f), add);
+    detail::put_grad_to(dinp + i, dout[i] * (backend::dropout_keep(seed, i, threshold) ? keep_scale : 0.0f), add);
   }
 }
 
@@ -121,7 +127,15 @@ void relu_forward(float* out, const float* inp, std::size_t n, Stream stream) {
 void relu_backward(float* dinp, const float* dout, const float* inp, std::size_t n, backend::GradMode mode,
                    Stream stream) {
   if (n == 0) return;
-  ATTNLAB_LAUNCH(relu_backward_kernel, detail::grid_for(n, kThreads), kThreads, 0, stream)(
+  ATTNLAB_LAUNCH(relu_backward_kernel<float>, detail::grid_for(n, kThreads), kThreads, 0, stream)(
+      dinp, dout, inp, n, mode == backend::GradMode::Add);
+  CUDA_CHECK_LAUNCH();
+}
+
+void relu_backward_bf16(std::uint16_t* dinp, const std::uint16_t* dout, const std::uint16_t* inp, std::size_t n,
+                        backend::GradMode mode, Stream stream) {
+  if (n == 0) return;
+  ATTNLAB_LAUNCH(relu_backward_kernel<std::uint16_t>, detail::grid_for(n, kThreads), kThreads, 0, stream)(
       dinp, dout, inp, n, mode == backend::GradMode::Add);
   CUDA_CHECK_LAUNCH();
 }
@@ -144,27 +158,51 @@ void scale(float* x, std::size_t n, float s, Stream stream) {
   CUDA_CHECK_LAUNCH();
 }
 
-void dropout_forward(float* out, const float* inp, const float* residual, std::size_t n, float p, std::uint64_t seed,
-                     Stream stream) {
-  const auto [keep_scale, threshold] = backend::dropout_params<float>("cuda::dropout_forward", p);
+namespace {
+template <typename In>
+void dropout_forward_of(const char* what, float* out, const In* inp, const float* residual, std::size_t n, float p,
+                        std::uint64_t seed, Stream stream) {
+  const auto [keep_scale, threshold] = backend::dropout_params<float>(what, p);
   if (n == 0) return;
   if (residual) {
-    ATTNLAB_LAUNCH(dropout_forward_kernel<true>, detail::grid_for(n, kThreads), kThreads, 0, stream)(
+    ATTNLAB_LAUNCH((dropout_forward_kernel<true, In>), detail::grid_for(n, kThreads), kThreads, 0, stream)(
         out, inp, residual, n, seed, threshold, keep_scale);
   } else {
-    ATTNLAB_LAUNCH(dropout_forward_kernel<false>, detail::grid_for(n, kThreads), kThreads, 0, stream)(
+    ATTNLAB_LAUNCH((dropout_forward_kernel<false, In>), detail::grid_for(n, kThreads), kThreads, 0, stream)(
         out, inp, residual, n, seed, threshold, keep_scale);
   }
   CUDA_CHECK_LAUNCH();
 }
 
-void dropout_backward(float* dinp, const float* dout, std::size_t n, float p, std::uint64_t seed,
-                      backend::GradMode mode, Stream stream) {
-  const auto [keep_scale, threshold] = backend::dropout_params<float>("cuda::dropout_backward", p);
+template <typename G>
+void dropout_backward_of(const char* what, G* dinp, const float* dout, std::size_t n, float p, std::uint64_t seed,
+                         backend::GradMode mode, Stream stream) {
+  const auto [keep_scale, threshold] = backend::dropout_params<float>(what, p);
   if (n == 0) return;
-  ATTNLAB_LAUNCH(dropout_backward_kernel, detail::grid_for(n, kThreads), kThreads, 0, stream)(
+  ATTNLAB_LAUNCH(dropout_backward_kernel<G>, detail::grid_for(n, kThreads), kThreads, 0, stream)(
       dinp, dout, n, seed, threshold, keep_scale, mode == backend::GradMode::Add);
   CUDA_CHECK_LAUNCH();
+}
+}  // namespace
+
+void dropout_forward(float* out, const float* inp, const float* residual, std::size_t n, float p, std::uint64_t seed,
+                     Stream stream) {
+  dropout_forward_of("cuda::dropout_forward", out, inp, residual, n, p, seed, stream);
+}
+
+void dropout_forward_bf16(float* out, const std::uint16_t* inp, const float* residual, std::size_t n, float p,
+                          std::uint64_t seed, Stream stream) {
+  dropout_forward_of("cuda::dropout_forward_bf16", out, inp, residual, n, p, seed, stream);
+}
+
+void dropout_backward(float* dinp, const float* dout, std::size_t n, float p, std::uint64_t seed,
+                      backend::GradMode mode, Stream stream) {
+  dropout_backward_of("cuda::dropout_backward", dinp, dout, n, p, seed, mode, stream);
+}
+
+void dropout_backward_bf16(std::uint16_t* dinp, const float* dout, std::size_t n, float p, std::uint64_t seed,
+                           backend::GradMode mode, Stream stream) {
+  dropout_backward_of("cuda::dropout_backward_bf16", dinp, dout, n, p, seed, mode, stream);
 }
 
 void sum_squares_partials(double* partials, const float* x, std::size_t n, Stream stream) {

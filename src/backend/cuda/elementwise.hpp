@@ -23,6 +23,11 @@ void relu_forward(float* out, const float* inp, std::size_t n, Stream stream = n
 void relu_backward(float* dinp, const float* dout, const float* inp, std::size_t n, backend::GradMode mode,
                    Stream stream = nullptr);
 
+// relu_backward on bf16 buffers (raw bits; backend::Ops::relu_backward_bf16): the sum in float32,
+// stored rounded once.
+void relu_backward_bf16(std::uint16_t* dinp, const std::uint16_t* dout, const std::uint16_t* inp, std::size_t n,
+                        backend::GradMode mode, Stream stream = nullptr);
+
 // GELU in its tanh form (GPT-2's; torch.nn.GELU(approximate="tanh")):
 //   gelu(x) = ½·x·(1 + tanh(u)),  u = √(2/π)·(x + 0.044715·x³)
 //   gelu'(x) = ½·(1 + tanh(u)) + ½·x·(1 − tanh²(u))·√(2/π)·(1 + 3·0.044715·x²)
@@ -43,6 +48,13 @@ void dropout_forward(float* out, const float* inp, const float* residual, std::s
 // dinp += (or =, mode) dout · mask, the forward's mask for the same p and seed.
 void dropout_backward(float* dinp, const float* dout, std::size_t n, float p, std::uint64_t seed,
                       backend::GradMode mode, Stream stream = nullptr);
+
+// The same with inp in bf16 (raw bits, widened as read; out and residual float32), and with dinp in
+// bf16 (the float32 value stored rounded once): backend::Ops::dropout_forward_bf16 / backward_bf16.
+void dropout_forward_bf16(float* out, const std::uint16_t* inp, const float* residual, std::size_t n, float p,
+                          std::uint64_t seed, Stream stream = nullptr);
+void dropout_backward_bf16(std::uint16_t* dinp, const float* dout, std::size_t n, float p, std::uint64_t seed,
+                           backend::GradMode mode, Stream stream = nullptr);
 
 // Σ x² in double, deterministically: a fixed grid of kSumSquaresBlocks blocks (whatever the device)
 // each writes the double sum of its grid-stride share to partials[block] (a fixed-shape tree inside

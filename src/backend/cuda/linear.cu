@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <string>
 
+#include "backend/cuda/bf16_storage.hpp"
 #include "backend/cuda/column_sums.hpp"
 #include "backend/cuda/elementwise.hpp"
 
@@ -39,6 +40,43 @@ void linear_backward(Blas& blas, float* dinp, float* dw, float* dbias, const flo
   if (dinp && IC > 0) gemm(blas, math, false, true, N, IC, OC, 1.0f, dout, OC, w, OC, dinp_beta, dinp, IC);
   if (dw && IC > 0) gemm(blas, math, true, false, IC, OC, N, 1.0f, inp, IC, dout, OC, 1.0f, dw, OC);
   if (dbias) column_sums(dbias, dout, N, OC, scratch, blas.stream());
+}
+
+void linear_forward_bf16(Blas& blas, std::uint16_t* out, const std::uint16_t* inp, const std::uint16_t* w,
+                         const float* bias, int N, int IC, int OC, bool relu) {
+  check_shape("cuda::linear_forward_bf16", N, IC, OC);
+  if (static_cast<std::size_t>(N) * OC == 0) return;
+  // gemm_bf16_storage refuses k = 0 (a product of nothing): the output is then the bias alone.
+  if (IC > 0) gemm_bf16_storage(blas, false, false, N, OC, IC, 1.0f, inp, IC, w, OC, 0.0f, out, OC);
+  if (bias || relu || IC == 0) bias_act_bf16(out, bias, N, OC, relu, IC > 0, blas.stream());
+}
+
+namespace {
+// dinp: bf16 bits or float; gemm_bf16_storage has both forms of C.
+template <typename Dinp>
+void linear_backward_bf16_to(Blas& blas, Dinp* dinp, float* dw, float* dbias, const std::uint16_t* dout,
+                             const std::uint16_t* inp, const std::uint16_t* w, int N, int IC, int OC, float* scratch,
+                             backend::GradMode dinp_mode) {
+  check_shape("cuda::linear_backward_bf16", N, IC, OC);
+  const float dinp_beta = dinp_mode == backend::GradMode::Add ? 1.0f : 0.0f;
+  if (N > 0 && IC > 0) {
+    if (dinp) gemm_bf16_storage(blas, false, true, N, IC, OC, 1.0f, dout, OC, w, OC, dinp_beta, dinp, IC);
+    if (dw) gemm_bf16_storage(blas, true, false, IC, OC, N, 1.0f, inp, IC, dout, OC, 1.0f, dw, OC);
+  }
+  if (dbias) column_sums(dbias, dout, N, OC, scratch, blas.stream());
+}
+}  // namespace
+
+void linear_backward_bf16(Blas& blas, std::uint16_t* dinp, float* dw, float* dbias, const std::uint16_t* dout,
+                          const std::uint16_t* inp, const std::uint16_t* w, int N, int IC, int OC, float* scratch,
+                          backend::GradMode dinp_mode) {
+  linear_backward_bf16_to(blas, dinp, dw, dbias, dout, inp, w, N, IC, OC, scratch, dinp_mode);
+}
+
+void linear_backward_bf16(Blas& blas, float* dinp, float* dw, float* dbias, const std::uint16_t* dout,
+                          const std::uint16_t* inp, const std::uint16_t* w, int N, int IC, int OC, float* scratch,
+                          backend::GradMode dinp_mode) {
+  linear_backward_bf16_to(blas, dinp, dw, dbias, dout, inp, w, N, IC, OC, scratch, dinp_mode);
 }
 
 }  // namespace attnlab::cuda

@@ -6,6 +6,8 @@
 // Shape legend (llm.c style): N rows (B·T tokens), IC input channels, OC output channels.
 //   inp, dinp  N × IC        w, dw  IC × OC        bias, dbias  OC        out, dout  N × OC
 // out = inp · w + bias (the row-vector convention of the lessons), or ReLU of it.
+#include <cstdint>
+
 #include "backend/backend.hpp"  // GradMode
 #include "backend/cuda/device.hpp"
 #include "backend/cuda/matmul.hpp"
@@ -25,5 +27,23 @@ void linear_forward(Blas& blas, float* out, const float* inp, const float* w, co
 void linear_backward(Blas& blas, float* dinp, float* dw, float* dbias, const float* dout, const float* inp,
                      const float* w, int N, int IC, int OC, Math math, float* scratch,
                      backend::GradMode dinp_mode = backend::GradMode::Add);
+
+// The same layer on bf16 storage (backend::Ops::linear_forward_bf16 / linear_backward_bf16): inp, w,
+// out, dout and dinp are bf16 (raw bits), the bias, dw and dbias float32. The products through
+// gemm_bf16_storage (bf16 operands read as they are, float32 accumulation): out and dinp rounded to
+// bf16 as cuBLAS stores them (dinp under Add: the old value widened, added in float32, rounded once),
+// dw added to in float32. The forward's bias and ReLU are a pass of their own over the bf16 output
+// (bias_act_bf16: the product rounded, then the sum: two roundings where the reference has one; a
+// cuBLASLt epilogue on bf16 output would make it one pass and one rounding, not tried without a GPU).
+// dbias: the column sums of the widened dout (column_sums.hpp), scratch as linear_backward's.
+void linear_forward_bf16(Blas& blas, std::uint16_t* out, const std::uint16_t* inp, const std::uint16_t* w,
+                         const float* bias, int N, int IC, int OC, bool relu = false);
+void linear_backward_bf16(Blas& blas, std::uint16_t* dinp, float* dw, float* dbias, const std::uint16_t* dout,
+                          const std::uint16_t* inp, const std::uint16_t* w, int N, int IC, int OC, float* scratch,
+                          backend::GradMode dinp_mode = backend::GradMode::Add);
+// dinp in float32 (added to in float32, or stored): a post-norm sub-layer's input gradient.
+void linear_backward_bf16(Blas& blas, float* dinp, float* dw, float* dbias, const std::uint16_t* dout,
+                          const std::uint16_t* inp, const std::uint16_t* w, int N, int IC, int OC, float* scratch,
+                          backend::GradMode dinp_mode = backend::GradMode::Add);
 
 }  // namespace attnlab::cuda
