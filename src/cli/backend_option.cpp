@@ -16,12 +16,14 @@ void add_backend_option(CLI::App& sub, std::string& name) {
 void add_precision_option(CLI::App& sub, std::string& name) {
   sub.add_option("--precision", name,
                  "Matrix products in fp32, or tf32 or bf16 on a GPU's tensor cores (inputs rounded, float32 "
-                 "accumulation; weights, activations, attention and the optimizer stay fp32)")
+                 "accumulation; weights, the optimizer and the activations stay fp32, except at bf16 the logits "
+                 "and their gradient, stored in bf16)")
       ->check(CLI::IsMember({"fp32", "tf32", "bf16"}))
       ->capture_default_str();
 }
 
-// Whether the bf16 kernels (cuBLAS's FAST_16BF products, the wmma attention in attention.cu) have
+// Whether the bf16 kernels (cuBLAS's FAST_16BF and bf16-storage products, the tensor-core attention
+// in attention.cu, the bf16 loss head's ops) have
 // passed their tests on a real GPU. Until the GPU kit's tests group has run them on one (docs/cuda.md),
 // a bf16 run on a device says so.
 constexpr bool kBf16TestedOnGpu = false;

@@ -317,6 +317,26 @@ T Transformer<T>::forward(const Batch& b, T smoothing, bool train, std::uint64_t
     y = dec_[l].ffn.y;
   }
   const int N = b.B * b.T;
+  bf16_head_ = be_.matmul_precision() == backend::MatmulPrecision::Bf16;
+  if (bf16_head_) {
+    // The logits are the largest activation (N × V: 1.6 GB a step for GPT-2 small at 8 × 1024 in
+    // float32), written by the product and read by the loss's forward, its backward (which writes
+    // their gradient) and the two backward products: stored in bf16, each of those moves half the
+    // bytes. The weights' bf16 copy is rounded here, once per forward (V × C read, half that written).
+    const std::size_t nh = static_cast<std::size_t>(N) * C, nw = static_cast<std::size_t>(V) * C;
+    const std::size_t w_off = cfg_.tie_embeddings ? layout_.tok_emb : layout_.out_proj;
+    be_.layernorm_forward_bf16(sized16(h16_, nh), nullptr, sized(dec_final_.mean, N), sized(dec_final_.rstd, N), y,
+                               P(layout_.dec_norm.g), P(layout_.dec_norm.b), N, C, static_cast<T>(cfg_.ln_eps));
+    be_.to_bf16(sized16(w16_, nw), P(w_off), nw);
+    backend::Bf16* logits16 = sized16(logits16_, static_cast<std::size_t>(N) * V);
+    if (cfg_.tie_embeddings) {
+      be_.gemm_bf16(false, true, N, V, C, T(1), h16_.data(), C, w16_.data(), C, T(0), logits16, V);
+    } else {
+      be_.linear_forward_bf16(logits16, h16_.data(), w16_.data(), nullptr, N, C, V);
+    }
+    return be_.cross_entropy_forward_bf16(sized(lse_, N), logits16, tgt_out_dev_.data(), N, V, smoothing, kPad,
+                                          &count_);
+  }
   ln_fwd(layout_.dec_norm, y, N, dec_final_);
   T* logits = sized(logits_, static_cast<std::size_t>(N) * V);
   if (cfg_.tie_embeddings) {
@@ -329,11 +349,33 @@ T Transformer<T>::forward(const Batch& b, T smoothing, bool train, std::uint64_t
 }
 
 template <typename T>
+backend::Bf16* Transformer<T>::sized16(backend::Buffer<backend::Bf16>& b, std::size_t n) const {
+  b.bind(be_);
+  b.resize(n);
+  return b.data();
+}
+
+template <typename T>
+std::vector<T> Transformer<T>::logits() const {
+  if (!bf16_head_) return logits_.download();
+  Buf wide;
+  sized(wide, logits16_.size());
+  be_.from_bf16(wide.data(), logits16_.data(), logits16_.size());
+  return wide.download();
+}
+
+template <typename T>
 std::vector<T> Transformer<T>::probabilities() const {
-  if (lse_.empty()) return std::vector<T>(logits_.size());
-  Buf p;
-  sized(p, logits_.size());
-  be_.softmax_from_lse(p.data(), logits_.data(), lse_.data(), static_cast<int>(lse_.size()), cfg_.vocab_size);
+  const std::size_t n = bf16_head_ ? logits16_.size() : logits_.size();
+  if (lse_.empty()) return std::vector<T>(n);
+  Buf p, wide;
+  sized(p, n);
+  const T* logits = logits_.data();
+  if (bf16_head_) {
+    be_.from_bf16(sized(wide, n), logits16_.data(), n);
+    logits = wide.data();
+  }
+  be_.softmax_from_lse(p.data(), logits, lse_.data(), static_cast<int>(lse_.size()), cfg_.vocab_size);
   return p.download();
 }
 
@@ -344,20 +386,35 @@ void Transformer<T>::backward() {
   const T scale = static_cast<T>(std::sqrt(static_cast<double>(C)));
   grads.zero();
 
-  // No zero fill: the loss's backward writes every value.
-  T* dlogits = sized(dlogits_, static_cast<std::size_t>(N) * V);
-  be_.cross_entropy_backward(dlogits, logits_.data(), lse_.data(), tgt_out_dev_.data(), N, V, smoothing_, kPad, count_,
-                             T(1));
   const std::size_t nt = static_cast<std::size_t>(N) * C;
   // Activation gradients below are written by the first op that produces them (GradMode::Write, a
   // gemm with beta = 0, a copy), so no buffer is zero-filled first; parameter gradients accumulate.
   T* dh = sized(ws_dh_out_, nt);
-  if (cfg_.tie_embeddings) {
-    be_.gemm(false, false, N, C, V, T(1), dlogits, V, P(layout_.tok_emb), C, T(0), dh, C);
-    be_.gemm(true, false, V, C, N, T(1), dlogits, V, dec_final_.out.data(), C, T(1), G(layout_.tok_emb), C);
+  if (bf16_head_) {
+    // The forward's bf16 head: dlogits in bf16 (written by the loss's backward), dh and the weights'
+    // gradient in float32 from the bf16 operands.
+    backend::Bf16* dlogits16 = sized16(dlogits16_, static_cast<std::size_t>(N) * V);
+    be_.cross_entropy_backward_bf16(dlogits16, logits16_.data(), lse_.data(), tgt_out_dev_.data(), N, V, smoothing_,
+                                    kPad, count_, T(1));
+    if (cfg_.tie_embeddings) {
+      be_.gemm_bf16(false, false, N, C, V, T(1), dlogits16, V, w16_.data(), C, T(0), dh, C);
+      be_.gemm_bf16(true, false, V, C, N, T(1), dlogits16, V, h16_.data(), C, T(1), G(layout_.tok_emb), C);
+    } else {
+      be_.linear_backward_bf16(dh, G(layout_.out_proj), nullptr, dlogits16, h16_.data(), w16_.data(), N, C, V,
+                               backend::GradMode::Write);
+    }
   } else {
-    be_.linear_backward(dh, G(layout_.out_proj), nullptr, dlogits, dec_final_.out.data(), P(layout_.out_proj), N, C, V,
-                        backend::GradMode::Write);
+    // No zero fill: the loss's backward writes every value.
+    T* dlogits = sized(dlogits_, static_cast<std::size_t>(N) * V);
+    be_.cross_entropy_backward(dlogits, logits_.data(), lse_.data(), tgt_out_dev_.data(), N, V, smoothing_, kPad,
+                               count_, T(1));
+    if (cfg_.tie_embeddings) {
+      be_.gemm(false, false, N, C, V, T(1), dlogits, V, P(layout_.tok_emb), C, T(0), dh, C);
+      be_.gemm(true, false, V, C, N, T(1), dlogits, V, dec_final_.out.data(), C, T(1), G(layout_.tok_emb), C);
+    } else {
+      be_.linear_backward(dh, G(layout_.out_proj), nullptr, dlogits, dec_final_.out.data(), P(layout_.out_proj), N, C,
+                          V, backend::GradMode::Write);
+    }
   }
   const T* y_last = dec_.empty() ? first_input(dec_emb_, dec_x0_) : dec_.back().ffn.y;
   sized(ws_dy_, nt);

@@ -64,7 +64,12 @@ class Transformer {
   // Gradients of the last forward's loss with respect to every parameter (grads is overwritten).
   void backward();
 
-  std::vector<T> logits() const { return logits_.download(); }  // (B·T) × V of the last forward
+  // (B·T) × V of the last forward (stored in bf16 when bf16_logits(): widened here).
+  std::vector<T> logits() const;
+  // Whether the last forward stored the final normalised hidden states, the logits and (in backward)
+  // their gradient in bf16: on a backend whose matrix products are bf16 (backend::MatmulPrecision).
+  // The rest of the model's activations are float32 either way (docs/cuda.md, "What remains").
+  bool bf16_logits() const { return bf16_head_; }
   int targets_counted() const { return count_; }
 
   // Attention weights of the last forward (B × H × Tq × Tk), recomputed on request from the saved
@@ -206,6 +211,12 @@ class Transformer {
   std::vector<DecLayer> dec_;
   LNAct dec_final_;
   Buf logits_, lse_;  // lse_: log Σ exp of each logits row (N), what the loss's backward needs
+  // The bf16 loss head (bf16_logits()): the final norm's output, the output projection's weights
+  // (rounded from the float32 parameters at each forward), the logits and their gradient, in bf16;
+  // logits_ and dec_final_.out are then not written.
+  bool bf16_head_ = false;
+  backend::Buffer<backend::Bf16> h16_, w16_, logits16_, dlogits16_;
+  backend::Bf16* sized16(backend::Buffer<backend::Bf16>& b, std::size_t n) const;
   // Backward-pass scratch, kept between steps so a training step does not allocate (and page-fault)
   // hundreds of megabytes every time: dlogits alone is (B·T) × V.
   Buf dlogits_, ws_dctx_, ws_dq_, ws_dk_, ws_dv_, ws_da_, ws_dh_, ws_dsub_, ws_din_, ws_dh_out_, ws_dy_,
