@@ -540,7 +540,8 @@ nlohmann::ordered_json run_bench(const BenchOptions& o, const std::function<void
       }
       j["device_gemm_bf16_storage"] =
           "each model shape's bf16 product timed three ways in alternating rounds, medians: float32 A, B, C (cuBLAS "
-          "converts as it reads: the model's products now), bf16 A and B with a float32 C, and all bf16 (PyTorch's "
+          "converts as it reads: attention's projections at bf16), bf16 A and B with a float32 C, and all bf16 (the "
+          "feed-forward's and the logits' products at bf16, and PyTorch's "
           "autocast); the speedups are the float32 storage's time over the others'";
     }
     dg.push_back(device_gemm_point(*device, "4096×4096 · 4096×4096  large square", 4096, 4096, 4096, false, o.repeats));

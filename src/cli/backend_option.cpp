@@ -16,8 +16,8 @@ void add_backend_option(CLI::App& sub, std::string& name) {
 void add_precision_option(CLI::App& sub, std::string& name) {
   sub.add_option("--precision", name,
                  "Matrix products in fp32, or tf32 or bf16 on a GPU's tensor cores (inputs rounded, float32 "
-                 "accumulation; weights, the optimizer and the activations stay fp32, except at bf16 the logits "
-                 "and their gradient, stored in bf16)")
+                 "accumulation; weights, the optimizer and the residual stream stay fp32; at bf16 the logits and "
+                 "the feed-forward activations are stored in bf16)")
       ->check(CLI::IsMember({"fp32", "tf32", "bf16"}))
       ->capture_default_str();
 }

@@ -167,7 +167,8 @@ void print_text(const nlohmann::ordered_json& j) {
     std::cout << fmt::format("  ceiling (best of the above): {:.1f} GFLOP/s; the models' \"of ceil.\" is against it\n",
                              j["device_gemm_ceiling_gflops"].get<double>());
     if (j.contains("device_gemm_bf16_storage")) {
-      std::cout << "  stored as float32 (the model's) / bf16 in, float32 out / all bf16, alternating rounds:\n";
+      std::cout << "  stored as float32 (attention's projections) / bf16 in, float32 out / all bf16 (feed-forward, "
+                   "logits), alternating rounds:\n";
       for (const auto& g : j["device_gemm"]) {
         if (!g.contains("bf16_storage")) continue;
         const auto& st = g["bf16_storage"];

@@ -168,6 +168,10 @@ void Transformer<T>::sub_fwd(Sub& s, Kind kind, const AttnLayout* attn, const Ff
   const int N = batch_.B * Tq, C = cfg_.d_model;
   const std::size_t n = static_cast<std::size_t>(N) * C;
   s.x = x;
+  if (bf16_ && kind == Kind::Ffn) {
+    ffn_sub_fwd16(s, *ffn, norm, x, N, p);
+    return;
+  }
   const T* in = x;
   if (cfg_.pre_norm) {
     ln_fwd(norm, x, N, s.ln);
@@ -216,6 +220,10 @@ void Transformer<T>::sub_bwd(Sub& s, Kind kind, const AttnLayout* attn, const Ff
     ln_bwd(norm, s.sum.data(), N, s.ln, dy, dx, GradMode::Write);
     dsum = dx;
   }
+  if (bf16_ && kind == Kind::Ffn) {
+    ffn_sub_bwd16(s, *ffn, norm, N, dsum, dx);
+    return;
+  }
   const T* dsub = dsum;  // no dropout in the forward: the sub-layer's gradient is the sum's
   if (s.p > 0.0f) {
     T* d = sized(ws_dsub_, n);
@@ -232,6 +240,69 @@ void Transformer<T>::sub_bwd(Sub& s, Kind kind, const AttnLayout* attn, const Ff
   else if (kind == Kind::CrossAttn) attn_bwd(*attn, s.sub_in, mem, s.attn, dsub, din, dmem, mode);
   else ffn_bwd(*ffn, s.sub_in, N, s.ffn, dsub, din, mode);
   if (cfg_.pre_norm) ln_bwd(norm, s.x, N, s.ln, din, dx, GradMode::Add);
+}
+
+template <typename T>
+const backend::Bf16* Transformer<T>::weights16(backend::Buffer<backend::Bf16>& b, std::size_t off, std::size_t n) {
+  be_.to_bf16(sized16(b, n), P(off), n);
+  return b.data();
+}
+
+// The feed-forward sub-layer with bf16 activations: the same ops as sub_fwd's, on bf16 buffers.
+// Pre-norm, the norm writes its output in bf16 only (the block is its one reader); post-norm the
+// input is the residual stream itself (float32, the previous norm's output), rounded once here.
+// Without dropout the residual sum is dropout's at p = 0 (every element kept, ×1 exact).
+template <typename T>
+void Transformer<T>::ffn_sub_fwd16(Sub& s, const FfnLayout& o, const NormLayout& norm, const T* x, int N, float p) {
+  const int C = cfg_.d_model, F = cfg_.d_ff;
+  const std::size_t n = static_cast<std::size_t>(N) * C, nf = static_cast<std::size_t>(N) * F;
+  FfnAct& a = s.ffn;
+  backend::Bf16* in = sized16(a.in16, n);
+  if (cfg_.pre_norm) {
+    be_.layernorm_forward_bf16(in, nullptr, sized(s.ln.mean, N), sized(s.ln.rstd, N), x, P(norm.g), P(norm.b), N, C,
+                               static_cast<T>(cfg_.ln_eps));
+  } else {
+    be_.to_bf16(in, x, n);
+  }
+  s.sub_in = nullptr;  // not a float32 buffer here: a.in16 holds it
+  const backend::Bf16* w1 = weights16(a.w1_16, o.w1, static_cast<std::size_t>(C) * F);
+  const backend::Bf16* w2 = weights16(a.w2_16, o.w2, static_cast<std::size_t>(F) * C);
+  be_.linear_forward_bf16(sized16(a.a16, nf), in, w1, P(o.b1), N, C, F, backend::Activation::Relu);
+  be_.linear_forward_bf16(sized16(a.out16, n), a.a16.data(), w2, P(o.b2), N, F, C);
+  s.p = p;
+  if (p > 0.0f) s.seed = next_dropout_seed();
+  be_.dropout_forward_bf16(sized(s.sum, n), a.out16.data(), x, n, p, s.seed);
+  if (cfg_.pre_norm) {
+    s.y = s.sum.data();
+  } else {
+    ln_fwd(norm, s.sum.data(), N, s.ln);
+    s.y = s.ln.out.data();
+  }
+}
+
+// Its backward from dsum (the residual sum's gradient, float32): dout, da and dh in bf16; dx as in
+// sub_bwd (pre-norm: the norm's backward adds into it from the bf16 gradient of its output;
+// post-norm: the first product adds into it in float32).
+template <typename T>
+void Transformer<T>::ffn_sub_bwd16(Sub& s, const FfnLayout& o, const NormLayout& norm, int N, const T* dsum, T* dx) {
+  using backend::GradMode;
+  const int C = cfg_.d_model, F = cfg_.d_ff;
+  const std::size_t n = static_cast<std::size_t>(N) * C, nf = static_cast<std::size_t>(N) * F;
+  const FfnAct& a = s.ffn;
+  backend::Bf16* dout = sized16(ws_dout16_, n);
+  backend::Bf16* da = sized16(ws_da16_, nf);
+  backend::Bf16* dh = sized16(ws_dh16_, nf);
+  be_.dropout_backward_bf16(dout, dsum, n, s.p, s.seed, GradMode::Write);
+  be_.linear_backward_bf16(da, G(o.w2), G(o.b2), dout, a.a16.data(), a.w2_16.data(), N, F, C, GradMode::Write);
+  be_.relu_backward_bf16(dh, da, a.a16.data(), nf, GradMode::Write);
+  if (cfg_.pre_norm) {
+    backend::Bf16* din = sized16(ws_din16_, n);
+    be_.linear_backward_bf16(din, G(o.w1), G(o.b1), dh, a.in16.data(), a.w1_16.data(), N, C, F, GradMode::Write);
+    be_.layernorm_backward_bf16(dx, G(norm.g), G(norm.b), din, s.x, P(norm.g), s.ln.mean.data(), s.ln.rstd.data(), N,
+                                C, GradMode::Add);
+  } else {
+    be_.linear_backward_bf16(dx, G(o.w1), G(o.b1), dh, a.in16.data(), a.w1_16.data(), N, C, F, GradMode::Add);
+  }
 }
 
 // ---- whole model ----------------------------------------------------------------------------------
@@ -259,6 +330,7 @@ T Transformer<T>::forward(const Batch& b, T smoothing, bool train, std::uint64_t
   }
   batch_ = b;
   smoothing_ = smoothing;
+  bf16_ = be_.matmul_precision() == backend::MatmulPrecision::Bf16;
   const T scale = static_cast<T>(std::sqrt(static_cast<double>(C)));
   const float p = train ? cfg_.dropout : 0.0f;
   dropout_site_ = 0;
@@ -317,8 +389,7 @@ T Transformer<T>::forward(const Batch& b, T smoothing, bool train, std::uint64_t
     y = dec_[l].ffn.y;
   }
   const int N = b.B * b.T;
-  bf16_head_ = be_.matmul_precision() == backend::MatmulPrecision::Bf16;
-  if (bf16_head_) {
+  if (bf16_) {
     // The logits are the largest activation (N × V: 1.6 GB a step for GPT-2 small at 8 × 1024 in
     // float32), written by the product and read by the loss's forward, its backward (which writes
     // their gradient) and the two backward products: stored in bf16, each of those moves half the
@@ -327,7 +398,7 @@ T Transformer<T>::forward(const Batch& b, T smoothing, bool train, std::uint64_t
     const std::size_t w_off = cfg_.tie_embeddings ? layout_.tok_emb : layout_.out_proj;
     be_.layernorm_forward_bf16(sized16(h16_, nh), nullptr, sized(dec_final_.mean, N), sized(dec_final_.rstd, N), y,
                                P(layout_.dec_norm.g), P(layout_.dec_norm.b), N, C, static_cast<T>(cfg_.ln_eps));
-    be_.to_bf16(sized16(w16_, nw), P(w_off), nw);
+    weights16(w16_, w_off, nw);
     backend::Bf16* logits16 = sized16(logits16_, static_cast<std::size_t>(N) * V);
     if (cfg_.tie_embeddings) {
       be_.gemm_bf16(false, true, N, V, C, T(1), h16_.data(), C, w16_.data(), C, T(0), logits16, V);
@@ -357,7 +428,7 @@ backend::Bf16* Transformer<T>::sized16(backend::Buffer<backend::Bf16>& b, std::s
 
 template <typename T>
 std::vector<T> Transformer<T>::logits() const {
-  if (!bf16_head_) return logits_.download();
+  if (!bf16_) return logits_.download();
   Buf wide;
   sized(wide, logits16_.size());
   be_.from_bf16(wide.data(), logits16_.data(), logits16_.size());
@@ -366,12 +437,12 @@ std::vector<T> Transformer<T>::logits() const {
 
 template <typename T>
 std::vector<T> Transformer<T>::probabilities() const {
-  const std::size_t n = bf16_head_ ? logits16_.size() : logits_.size();
+  const std::size_t n = bf16_ ? logits16_.size() : logits_.size();
   if (lse_.empty()) return std::vector<T>(n);
   Buf p, wide;
   sized(p, n);
   const T* logits = logits_.data();
-  if (bf16_head_) {
+  if (bf16_) {
     be_.from_bf16(sized(wide, n), logits16_.data(), n);
     logits = wide.data();
   }
@@ -390,7 +461,7 @@ void Transformer<T>::backward() {
   // Activation gradients below are written by the first op that produces them (GradMode::Write, a
   // gemm with beta = 0, a copy), so no buffer is zero-filled first; parameter gradients accumulate.
   T* dh = sized(ws_dh_out_, nt);
-  if (bf16_head_) {
+  if (bf16_) {
     // The forward's bf16 head: dlogits in bf16 (written by the loss's backward), dh and the weights'
     // gradient in float32 from the bf16 operands.
     backend::Bf16* dlogits16 = sized16(dlogits16_, static_cast<std::size_t>(N) * V);

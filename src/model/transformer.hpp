@@ -64,12 +64,15 @@ class Transformer {
   // Gradients of the last forward's loss with respect to every parameter (grads is overwritten).
   void backward();
 
-  // (B·T) × V of the last forward (stored in bf16 when bf16_logits(): widened here).
+  // (B·T) × V of the last forward (stored in bf16 when bf16_storage(): widened here).
   std::vector<T> logits() const;
-  // Whether the last forward stored the final normalised hidden states, the logits and (in backward)
-  // their gradient in bf16: on a backend whose matrix products are bf16 (backend::MatmulPrecision).
-  // The rest of the model's activations are float32 either way (docs/cuda.md, "What remains").
-  bool bf16_logits() const { return bf16_head_; }
+  // Whether the last forward stored activations in bf16, as it does on a backend whose matrix
+  // products are bf16 (backend::MatmulPrecision): the loss head's (the final norm's output, the
+  // logits and their gradient) and the feed-forward blocks' (their input, hidden layer and output,
+  // and the gradients of those), each product reading a bf16 copy of its weights. The residual
+  // stream, attention's activations, the parameters and their gradients stay float32 (docs/cuda.md,
+  // "What remains").
+  bool bf16_storage() const { return bf16_; }
   int targets_counted() const { return count_; }
 
   // Attention weights of the last forward (B × H × Tq × Tk), recomputed on request from the saved
@@ -127,6 +130,9 @@ class Transformer {
   };
   struct FfnAct {
     Buf a, out;  // a = ReLU(x·W1 + b1), one op (linear_forward with ReLU): its backward needs only a > 0
+    // bf16_storage(): the block's input, a and out in bf16 instead, and the weights' bf16 copies
+    // (rounded at each forward, kept for the backward).
+    backend::Buffer<backend::Bf16> in16, a16, out16, w1_16, w2_16;
   };
   // One residual sub-layer: attention or feed-forward, with its norm, dropout and residual sum.
   struct Sub {
@@ -211,12 +217,18 @@ class Transformer {
   std::vector<DecLayer> dec_;
   LNAct dec_final_;
   Buf logits_, lse_;  // lse_: log Σ exp of each logits row (N), what the loss's backward needs
-  // The bf16 loss head (bf16_logits()): the final norm's output, the output projection's weights
-  // (rounded from the float32 parameters at each forward), the logits and their gradient, in bf16;
-  // logits_ and dec_final_.out are then not written.
-  bool bf16_head_ = false;
-  backend::Buffer<backend::Bf16> h16_, w16_, logits16_, dlogits16_;
+  // bf16_storage(): the loss head's final norm output, output projection weights (rounded from the
+  // float32 parameters at each forward), logits and their gradient, in bf16 (logits_ and
+  // dec_final_.out are then not written); and the feed-forward blocks' gradient scratch.
+  bool bf16_ = false;
+  backend::Buffer<backend::Bf16> h16_, w16_, logits16_, dlogits16_, ws_dout16_, ws_da16_, ws_dh16_, ws_din16_;
   backend::Bf16* sized16(backend::Buffer<backend::Bf16>& b, std::size_t n) const;
+  // A bf16 copy of n parameters at offset off, into b.
+  const backend::Bf16* weights16(backend::Buffer<backend::Bf16>& b, std::size_t off, std::size_t n);
+  // The feed-forward sub-layer of sub_fwd / sub_bwd when bf16_: its input (LN(x) or x) in bf16, both
+  // products and ReLU's backward on bf16, dropout with the residual from and to bf16.
+  void ffn_sub_fwd16(Sub& s, const FfnLayout& o, const NormLayout& norm, const T* x, int N, float p);
+  void ffn_sub_bwd16(Sub& s, const FfnLayout& o, const NormLayout& norm, int N, const T* dsum, T* dx);
   // Backward-pass scratch, kept between steps so a training step does not allocate (and page-fault)
   // hundreds of megabytes every time: dlogits alone is (B·T) × V.
   Buf dlogits_, ws_dctx_, ws_dq_, ws_dk_, ws_dv_, ws_da_, ws_dh_, ws_dsub_, ws_din_, ws_dh_out_, ws_dy_,

@@ -1318,7 +1318,8 @@ void bf16_conversions_on(Ops<T>& be) {
     const double w = widened(bits[i].bits);
     wrong += !(std::isnan(w) ? std::isnan(static_cast<double>(wide[i])) : static_cast<double>(wide[i]) == w);
   }
-  CHECK_MESSAGE(wrong == 0, wrong << " of " << host.size() << " elements not rounded as backend::to_bf16 or not widened exactly");
+  CHECK_MESSAGE(wrong == 0,
+                wrong << " of " << host.size() << " elements not rounded as backend::to_bf16 or not widened exactly");
 }
 
 TEST_CASE("bf16 conversions on every backend: bit for bit the host's") {
@@ -1409,7 +1410,7 @@ Bf16Linear bf16_linear_exact(const Bf16LinearInputs& x) {
   return r;
 }
 
-TEST_CASE("bf16 linear layer on every backend: the reference within one rounding of the exact result, the others within bf16's tolerance of it") {
+TEST_CASE("bf16 linear layer on every backend: the reference one rounding from exact, the others bf16's tolerance from it") {
   // The reference (the CPU's, Ops' widen-compute-round) may differ from the exact bf16 result by one
   // unit in bf16's last place where the float32 result lies within float32 rounding of a halfway
   // point: 2^-7 relative to an element, so at most 2^-7 normwise. The other backends are held to the
@@ -1608,7 +1609,8 @@ TEST_CASE("bf16 ReLU backward and dropout on every backend: their T ops on the w
       Buffer<float> out16(*be, n), outf(*be, n);
       be->dropout_forward_bf16(out16.data(), x16.data(), with_residual ? rf.data() : nullptr, n, p, seed);
       be->dropout_forward(outf.data(), xf.data(), with_residual ? rf.data() : nullptr, n, p, seed);
-      CHECK_MESSAGE(out16.download() == outf.download(), "dropout_forward_bf16" << (with_residual ? " + residual" : ""));
+      CHECK_MESSAGE(out16.download() == outf.download(),
+                    "dropout_forward_bf16" << (with_residual ? " + residual" : ""));
     }
   }
 }
@@ -1632,7 +1634,8 @@ TEST_CASE("bf16 attention and cross-entropy on every backend: their T ops on the
     Buffer<int> kl(*be);
     kl.upload(key_len);
     s.key_len = kl.data();
-    Buffer<Bf16> q16 = bf16_buffer(*be, qkv), do16 = bf16_buffer(*be, dout), o16 = bf16_buffer(*be, std::vector<double>(no, 7.0));
+    Buffer<Bf16> q16 = bf16_buffer(*be, qkv), do16 = bf16_buffer(*be, dout),
+                 o16 = bf16_buffer(*be, std::vector<double>(no, 7.0));
     Buffer<float> qf = t_buffer(*be, qkv), dof = t_buffer(*be, dout), of = t_buffer(*be, std::vector<double>(no, 7.0));
     Buffer<float> lse16(*be, static_cast<std::size_t>(B) * H * T), lsef(*be, static_cast<std::size_t>(B) * H * T);
     const Bf16* qp = q16.data();

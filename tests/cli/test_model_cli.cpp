@@ -650,12 +650,18 @@ TEST_CASE("bench --backend cuda: the device's attention sweep (c') and the model
     const double fwd = m["forward"]["gflop"].get<double>();
     CHECK(sum("forward_breakdown") == doctest::Approx(fwd).epsilon(1e-9));
     CHECK(sum("breakdown") == doctest::Approx(3 * fwd + 0.5 * sum("forward_breakdown", "attention_forward")).epsilon(1e-9));
+    // At bf16 the feed-forward's and the logits' layers run as the bf16 ops (bf16 storage), the
+    // attention projections as the float32 ones: each backward twice its forward either way.
     CHECK(sum("breakdown", "linear_backward") == doctest::Approx(2 * sum("breakdown", "linear_forward")).epsilon(1e-9));
+    CHECK(sum("breakdown", "linear_backward_bf16") ==
+          doctest::Approx(2 * sum("breakdown", "linear_forward_bf16")).epsilon(1e-9));
+    CHECK(sum("breakdown", "linear_forward_bf16") > 0.0);
     // Bytes per op (what its contract moves). ReLU has no forward op of its own: the feed-forward's
     // first linear layer applies it as the product is stored (its shape row says ", ReLU"). ReLU's
     // backward reads dout and x and writes dinp (the model asks for GradMode::Write: its gradient is
-    // the first to reach the buffer): 3 floats for each output of those layers. The step's device
-    // total is its rows' without the host transfers.
+    // the first to reach the buffer): 3 values for each output of those layers, bf16 ones here (the
+    // feed-forward stores bf16 at --precision bf16: linear_forward_bf16, relu_backward_bf16). The
+    // step's device total is its rows' without the host transfers.
     auto gb = [&](const char* which, const std::string& only = "") {
       double g = 0;
       for (const auto& op : m[which]["ops"])
@@ -663,9 +669,10 @@ TEST_CASE("bench --backend cuda: the device's attention sweep (c') and the model
       return g;
     };
     CHECK(gb("breakdown", "relu_forward") == 0.0);
+    CHECK(gb("breakdown", "relu_backward") == 0.0);  // the float32 one: no feed-forward is float32 at bf16
     double relu_outputs = 0, relu_calls = 0;  // per step, from the "N×IC · IC×OC, ReLU" shape rows
     for (const auto& op : m["breakdown"]["ops"]) {
-      if (op["op"] != "linear_forward") continue;
+      if (op["op"] != "linear_forward_bf16") continue;
       for (const auto& x : op["shapes"]) {
         const std::string shape = x["shape"];
         if (shape.find(", ReLU") == std::string::npos) continue;
@@ -675,7 +682,7 @@ TEST_CASE("bench --backend cuda: the device's attention sweep (c') and the model
       }
     }
     CHECK(relu_calls == (m["model"] == "encoder-decoder" ? 2.0 : 1.0));  // one feed-forward a stack
-    CHECK(gb("breakdown", "relu_backward") == doctest::Approx(3 * 4 * relu_outputs / 1e9).epsilon(1e-9));
+    CHECK(gb("breakdown", "relu_backward_bf16") == doctest::Approx(3 * 2 * relu_outputs / 1e9).epsilon(1e-9));
     // Attention's backward stores dq, dk, dv (Write) after reading dout, out, q, k, v and lse: twice
     // the forward's q, k, v read and out written, less one lse and key lengths. Accumulating would read
     // the three gradients too, well over twice the forward.

@@ -26,7 +26,8 @@ __global__ void __launch_bounds__(kWarpSize * kColumnRowThreads)
   const int r0 = blockIdx.y * kColumnChunkRows, r1 = min(N, r0 + kColumnChunkRows);
   float s = 0.0f;
   if (c < C)
-    for (int r = r0 + threadIdx.y; r < r1; r += kColumnRowThreads) s += detail::load(src + static_cast<std::size_t>(r) * C + c);
+    for (int r = r0 + threadIdx.y; r < r1; r += kColumnRowThreads)
+      s += detail::load(src + static_cast<std::size_t>(r) * C + c);
   part[threadIdx.y][threadIdx.x] = s;
   __syncthreads();
   if (threadIdx.y == 0 && c < C) {

@@ -151,7 +151,8 @@ void layernorm_backward_from(const char* what, float* dinp, float* dgamma, float
       dinp, dout, inp, gamma, mean, rstd, N, C, mode == backend::GradMode::Add);
   CUDA_CHECK_LAUNCH();
   const int chunks = column_chunks(N);
-  if (chunks > 65535) throw ShapeError(std::string(what) + ": N = " + std::to_string(N) + " rows is more than 65,535 chunks");
+  if (chunks > 65535)
+    throw ShapeError(std::string(what) + ": N = " + std::to_string(N) + " rows is more than 65,535 chunks");
   if (!scratch) throw ShapeError(std::string(what) + ": no scratch for the γ and β partial sums");
   const dim3 grid(static_cast<unsigned>((C + kWarpSize - 1) / kWarpSize), static_cast<unsigned>(chunks));
   ATTNLAB_LAUNCH(layernorm_backward_params_kernel<Dout>, grid, dim3(kWarpSize, detail::kColumnRowThreads), 0, stream)(

@@ -75,9 +75,9 @@ void gemm_bias(Blas& blas, Math math, int m, int n, int k, const float* a, int l
 // The same product with A and B *stored* in bfloat16 (raw bits: the top half of a float's bits; C
 // float32, or bfloat16 in the second overload), read by cuBLAS as they are and accumulated in float32
 // (CUDA_R_16BF operands, CUBLAS_COMPUTE_32F): half the bytes of gemm's bf16 math, which reads float32
-// and converts. The model's activations are float32, so the model does not call it; `attnlab bench`
-// times it beside gemm (bf16_storage_seconds below) for what bf16 activations would gain, and the
-// tests check it against the same product in double. A bf16 C receives the float32 result rounded to
+// and converts. The backend's bf16 ops (linear.hpp's bf16 layer, Ops::gemm_bf16) call it; `attnlab
+// bench` times it beside gemm (bf16_storage_seconds below), and the tests check it against the same
+// product in double. A bf16 C receives the float32 result rounded to
 // nearest, ties to even. k ≥ 1 (ShapeError otherwise).
 void gemm_bf16_storage(Blas& blas, bool trans_a, bool trans_b, int m, int n, int k, float alpha, const std::uint16_t* a,
                        int lda, const std::uint16_t* b, int ldb, float beta, float* c, int ldc);
