@@ -198,6 +198,12 @@ void Transformer<T>::sub_fwd(Sub& s, Kind kind, const AttnLayout* attn, const Ff
   } else {
     be_.add_forward(sized(s.sum, n), x, out, n);
   }
+  sub_output(s, norm, N);
+}
+
+// The sub-layer's output from its residual sum: the sum itself (pre-norm), or its norm (post-norm).
+template <typename T>
+void Transformer<T>::sub_output(Sub& s, const NormLayout& norm, int N) {
   if (cfg_.pre_norm) {
     s.y = s.sum.data();
   } else {
@@ -272,12 +278,7 @@ void Transformer<T>::ffn_sub_fwd16(Sub& s, const FfnLayout& o, const NormLayout&
   s.p = p;
   if (p > 0.0f) s.seed = next_dropout_seed();
   be_.dropout_forward_bf16(sized(s.sum, n), a.out16.data(), x, n, p, s.seed);
-  if (cfg_.pre_norm) {
-    s.y = s.sum.data();
-  } else {
-    ln_fwd(norm, s.sum.data(), N, s.ln);
-    s.y = s.ln.out.data();
-  }
+  sub_output(s, norm, N);
 }
 
 // Its backward from dsum (the residual sum's gradient, float32): dout, da and dh in bf16; dx as in

@@ -183,6 +183,7 @@ class Transformer {
   enum class Kind { SelfAttn, CrossAttn, Ffn };
   void sub_fwd(Sub& s, Kind kind, const AttnLayout* attn, const FfnLayout* ffn, const NormLayout& norm, const T* x,
                int Tq, const T* mem, int Tk, bool masked, bool causal, float p);
+  void sub_output(Sub& s, const NormLayout& norm, int N);  // s.y from s.sum (post-norm: through the norm)
   // From the gradient dy of the sub-layer's output: dx, and for cross-attention dmem (added to).
   // Pre-norm: dx must be dy, updated in place (dx = dy + the sub-layer's share). Post-norm: dx must not
   // be dy; it is written, its prior contents ignored, and dy is left as it was.
