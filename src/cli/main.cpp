@@ -4,6 +4,7 @@
 // errors are turned into messages and exit codes: 0 success, 1 run-time failure, 2 bad input or usage.
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 
@@ -32,12 +33,19 @@ namespace {
 // into 1 with the reason, unless the command already failed. A reader that went away (EPIPE, as in
 // `attnlab lessons | head -1` with SIGPIPE ignored) is not an error worth a message.
 bool g_stdout_was_closed = false;
+// ensure_blas_kernel may restart the program (backend/cpu/blas_setup.hpp), and the restarted one
+// finds fd 1 already on /dev/full: this variable, set only around that restart, carries the fact.
+constexpr const char* kStdoutClosedVar = "ATTNLAB_STDOUT_WAS_CLOSED";
 
 // A program started with stdin, stdout or stderr closed would hand those descriptor numbers to the
 // next files it opens: a checkpoint being written could then receive the output meant for stdout.
 // Fill them first: stdin and stderr with /dev/null, stdout with /dev/full so that writing to it fails
 // and finish_output says why.
 void guard_standard_fds() {
+  if (std::getenv(kStdoutClosedVar)) {
+    g_stdout_was_closed = true;
+    ::unsetenv(kStdoutClosedVar);
+  }
   for (int fd = 0; fd <= 2; ++fd) {
     if (fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
     const int got = open(fd == 1 ? "/dev/full" : "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
@@ -94,7 +102,9 @@ int main(int argc, char** argv) {
 namespace {
 
 int run(int argc, char** argv) {
+  if (g_stdout_was_closed) ::setenv(kStdoutClosedVar, "1", 1);
   attnlab::cpu::ensure_blas_kernel(argv);  // may restart the program with the right OpenBLAS kernel
+  ::unsetenv(kStdoutClosedVar);            // not restarted: nothing to carry, and no child inherits it
   attnlab::cli::set_command_line(argc, argv);  // for the footer of --html pages
   CLI::App app{"attnlab: learn self-attention and multi-head attention step by step, on real sentences,\n"
                "with every intermediate matrix printed.",
