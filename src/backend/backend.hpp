@@ -346,6 +346,11 @@ class Ops : public Memory {
   // dst = src rounded to bf16 (to nearest, ties to even; NaN stays NaN);  dst = src widened (exact).
   virtual void to_bf16(Bf16* dst, const T* src, std::size_t n) = 0;
   virtual void from_bf16(T* dst, const Bf16* src, std::size_t n) = 0;
+  // to_bf16 on the C values of each of B × rows rows of a strided operand (row stride ld, batch stride
+  // batch, as an attention operand's), leaving the elements between them alone: a fused Q/K/V buffer's
+  // other columns belong to other operands. The default calls to_bf16 once per row (or once in all when
+  // the rows are contiguous); a device backend should do it in one pass.
+  virtual void to_bf16_rows(Bf16* dst, const T* src, int B, int rows, int C, std::int64_t ld, std::int64_t batch);
 
   // gemm on bf16 A and B (the tied output projection: logits = h · Eᵀ and its gradients), C in bf16
   // (rounded once from alpha · op(A) · op(B) + beta · C) or in T.
@@ -441,9 +446,6 @@ class Ops : public Memory {
     adamw_step(params, grads, m, v, decay_mask, n, h);
     to_bf16(params_bf16, params, n);
   }
-
- protected:
-  void round_rows(Bf16* dst, const T* src, int B, int rows, int C, std::int64_t ld, std::int64_t batch);
 };
 
 // ---- the bf16 ops' reference implementations --------------------------------------------------------
@@ -466,17 +468,11 @@ void Ops<T>::linear_forward_bf16(Bf16* out, const Bf16* inp, const Bf16* w, cons
 template <typename T>
 void Ops<T>::linear_backward_bf16(Bf16* dinp, T* dw, T* dbias, const Bf16* dout, const Bf16* inp, const Bf16* w,
                                   int N, int IC, int OC, GradMode dinp_mode) {
-  const std::size_t n_in = static_cast<std::size_t>(N) * IC, n_w = static_cast<std::size_t>(IC) * OC,
-                    n_out = static_cast<std::size_t>(N) * OC;
-  Buffer<T> g(*this, n_out), x(*this, dw ? n_in : 0), wt(*this, dinp ? n_w : 0), dx(*this, dinp ? n_in : 0);
-  from_bf16(g.data(), dout, n_out);
-  if (dw) from_bf16(x.data(), inp, n_in);
-  if (dinp) {
-    from_bf16(wt.data(), w, n_w);
-    if (dinp_mode == GradMode::Add) from_bf16(dx.data(), dinp, n_in);
-  }
-  linear_backward(dinp ? dx.data() : nullptr, dw, dbias, g.data(), dw ? x.data() : nullptr,
-                  dinp ? wt.data() : nullptr, N, IC, OC, dinp_mode);
+  // The T-dinp form on a widened dinp (the old gradient too, under Add, so that the sum is rounded once).
+  const std::size_t n_in = static_cast<std::size_t>(N) * IC;
+  Buffer<T> dx(*this, dinp ? n_in : 0);
+  if (dinp && dinp_mode == GradMode::Add) from_bf16(dx.data(), dinp, n_in);
+  linear_backward_bf16(dinp ? dx.data() : nullptr, dw, dbias, dout, inp, w, N, IC, OC, dinp_mode);
   if (dinp) to_bf16(dinp, dx.data(), n_in);
 }
 
@@ -527,13 +523,11 @@ void Ops<T>::gemm_bf16(bool trans_a, bool trans_b, int m, int n, int k, T alpha,
   Buffer<T> wc(*this, nc);
   if (beta != T(0)) from_bf16(wc.data(), c, nc);  // beta = 0: C is not read, as in gemm
   gemm_bf16(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, wc.data(), ldc);
-  round_rows(c, wc.data(), 1, m, n, ldc, static_cast<std::int64_t>(m) * ldc);
+  to_bf16_rows(c, wc.data(), 1, m, n, ldc, static_cast<std::int64_t>(m) * ldc);
 }
 
-// The C values of each of B × rows rows (strides ld and batch) of src rounded into dst, and nothing
-// between them: a fused Q/K/V buffer's other columns belong to other operands.
 template <typename T>
-void Ops<T>::round_rows(Bf16* dst, const T* src, int B, int rows, int C, std::int64_t ld, std::int64_t batch) {
+void Ops<T>::to_bf16_rows(Bf16* dst, const T* src, int B, int rows, int C, std::int64_t ld, std::int64_t batch) {
   if (ld == C && batch == static_cast<std::int64_t>(rows) * C) {
     to_bf16(dst, src, static_cast<std::size_t>(B) * rows * C);
     return;
@@ -558,7 +552,7 @@ void Ops<T>::attention_forward_bf16(Bf16* out, T* lse, const Bf16* q, const Bf16
   from_bf16(wk.data(), k, nk);
   from_bf16(wv.data(), v, nv);
   attention_forward(wo.data(), lse, wq.data(), wk.data(), wv.data(), s);
-  round_rows(out, wo.data(), s.B, s.Tq, s.C, r.ldo, r.o_batch);
+  to_bf16_rows(out, wo.data(), s.B, s.Tq, s.C, r.ldo, r.o_batch);
 }
 
 template <typename T>
@@ -584,9 +578,9 @@ void Ops<T>::attention_backward_bf16(Bf16* dq, Bf16* dk, Bf16* dv, const Bf16* d
   }
   attention_backward(dq ? gq.data() : nullptr, dk ? gk.data() : nullptr, dv ? gv.data() : nullptr, wdo.data(),
                      wo.data(), lse, wq.data(), wk.data(), wv.data(), s, mode);
-  if (dq) round_rows(dq, gq.data(), s.B, s.Tq, s.C, r.ldq, r.q_batch);
-  if (dk) round_rows(dk, gk.data(), s.B, s.Tk, s.C, r.ldk, r.k_batch);
-  if (dv) round_rows(dv, gv.data(), s.B, s.Tk, s.C, r.ldv, r.v_batch);
+  if (dq) to_bf16_rows(dq, gq.data(), s.B, s.Tq, s.C, r.ldq, r.q_batch);
+  if (dk) to_bf16_rows(dk, gk.data(), s.B, s.Tk, s.C, r.ldk, r.k_batch);
+  if (dv) to_bf16_rows(dv, gv.data(), s.B, s.Tk, s.C, r.ldv, r.v_batch);
 }
 
 }  // namespace attnlab::backend

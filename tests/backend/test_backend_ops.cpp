@@ -1320,6 +1320,32 @@ void bf16_conversions_on(Ops<T>& be) {
   }
   CHECK_MESSAGE(wrong == 0,
                 wrong << " of " << host.size() << " elements not rounded as backend::to_bf16 or not widened exactly");
+
+  // to_bf16_rows: B × rows rows of C values at strides ld and batch (a fused Q/K/V buffer's operand,
+  // and a padded matrix); the elements between the rows keep what they held.
+  struct Rows { int B, rows, C; std::int64_t ld, batch; };
+  for (const Rows r : {Rows{2, 3, 5, 12, 40}, Rows{3, 4, 7, 7, 28}, Rows{1, 6, 3, 9, 54}, Rows{2, 0, 4, 4, 0}}) {
+    INFO("B = " << r.B << ", rows = " << r.rows << ", C = " << r.C << ", ld = " << r.ld << ", batch = " << r.batch);
+    const std::size_t span = static_cast<std::size_t>(r.B) * static_cast<std::size_t>(r.batch) + 16;
+    std::vector<T> values(span);
+    for (std::size_t i = 0; i < span; ++i) values[i] = host[i % host.size()];
+    const Bf16 sentinel{0x1234};
+    Buffer<T> rows_src(be);
+    rows_src.upload(values);
+    Buffer<Bf16> rows_dst(be);
+    rows_dst.upload(std::vector<Bf16>(span, sentinel));
+    be.to_bf16_rows(rows_dst.data(), rows_src.data(), r.B, r.rows, r.C, r.ld, r.batch);
+    const auto got = rows_dst.download();
+    std::vector<char> covered(span, 0);
+    for (int b = 0; b < r.B; ++b)
+      for (int t = 0; t < r.rows; ++t)
+        for (int c = 0; c < r.C; ++c) covered[static_cast<std::size_t>(b * r.batch + t * r.ld + c)] = 1;
+    std::size_t rows_wrong = 0;
+    for (std::size_t i = 0; i < span; ++i)
+      rows_wrong += got[i].bits != (covered[i] ? attnlab::backend::to_bf16(values[i]).bits : sentinel.bits);
+    CHECK_MESSAGE(rows_wrong == 0, rows_wrong << " of " << span << " elements wrong (a row not rounded as"
+                                                " backend::to_bf16, or an element between rows written)");
+  }
 }
 
 TEST_CASE("bf16 conversions on every backend: bit for bit the host's") {

@@ -17,6 +17,10 @@ namespace attnlab::cuda {
 // dst = bf16(src);  dst = float(src). n elements, grid-stride; dst and src do not overlap.
 void to_bf16(std::uint16_t* dst, const float* src, std::size_t n, Stream stream = nullptr);
 void from_bf16(float* dst, const std::uint16_t* src, std::size_t n, Stream stream = nullptr);
+// to_bf16 on the first C elements of each of B × rows rows, row r of batch b at src + b·batch + r·ld
+// (dst alike); what lies between them is not touched. One launch for all of them.
+void to_bf16_rows(std::uint16_t* dst, const float* src, int B, int rows, int C, std::int64_t ld,
+                  std::int64_t batch, Stream stream = nullptr);
 
 // out[r, c] = bf16(act(p[r, c] + bias[c])), in place, where p is what out holds (the product, already
 // rounded to bf16 by cuBLAS) or 0 when `product` is false (a product over IC = 0 inputs); bias may be

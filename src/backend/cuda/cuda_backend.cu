@@ -237,6 +237,12 @@ class CudaBackend final : public Ops<float> {
     cuda::TimedOp t(timer_, "from_bf16", floats(1.0 * n) + kH * n);
     cuda::from_bf16(dst, bits(src), n, s());
   }
+  void to_bf16_rows(Bf16* dst, const float* src, int B, int rows, int C, std::int64_t ld,
+                    std::int64_t batch) override {
+    const double n = 1.0 * B * rows * C;
+    cuda::TimedOp t(timer_, "to_bf16_rows", floats(n) + kH * n);
+    cuda::to_bf16_rows(bits(dst), src, B, rows, C, ld, batch, s());
+  }
   void linear_forward_bf16(Bf16* out, const Bf16* inp, const Bf16* w, const float* bias, int N, int IC, int OC,
                            Activation act = Activation::None) override {
     const bool relu = act == Activation::Relu;
