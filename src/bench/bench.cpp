@@ -191,7 +191,7 @@ nlohmann::ordered_json measure_model(const std::string& label, const model::Mode
     // As the trainer: the clipping factor goes into the update (backend::AdamStep::grad_scale).
     backend::AdamStep h = model::adam_hyper(adam, ++step, 1e-4);
     h.grad_scale = model::grad_clip(be, net.grads.data(), net.grads.size(), 1.0).scale;
-    be.adamw_step(net.params.data(), net.grads.data(), m.data(), v.data(), nullptr, net.params.size(), h);
+    net.adamw_step(m.data(), v.data(), nullptr, h);  // at bf16 also the weights' bf16 copy, as in training
     be.synchronize();
   };
 

@@ -240,8 +240,7 @@ std::int64_t Trainer::run(const std::vector<Example>& train, const std::vector<E
     info.lr = noam_lr(step_, mcfg_.d_model, tcfg_.warmup, tcfg_.lr_scale);
     backend::AdamStep h = adam_hyper(adam, step_, info.lr);
     h.grad_scale = clip.scale;  // clipped as the update reads them: no pass over the gradients of its own
-    be.adamw_step(model_.params.data(), model_.grads.data(), m_.data(), v_.data(), decay_mask_.data(),
-                  model_.params.size(), h);
+    model_.adamw_step(m_.data(), v_.data(), decay_mask_.data(), h);
     losses_.push_back(loss);
     tokens_done += static_cast<std::size_t>(model_.targets_counted());
     info.step = step_;

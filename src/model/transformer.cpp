@@ -250,8 +250,21 @@ void Transformer<T>::sub_bwd(Sub& s, Kind kind, const AttnLayout* attn, const Ff
 
 template <typename T>
 const backend::Bf16* Transformer<T>::weights16(backend::Buffer<backend::Bf16>& b, std::size_t off, std::size_t n) {
+  if (params16_now_) return params16_now_ + off;
   be_.to_bf16(sized16(b, n), P(off), n);
   return b.data();
+}
+
+template <typename T>
+void Transformer<T>::adamw_step(T* m, T* v, const std::uint8_t* decay_mask, const backend::AdamStep& h) {
+  if (be_.matmul_precision() != backend::MatmulPrecision::Bf16) {
+    params16_fresh_ = false;
+    be_.adamw_step(params.data(), grads.data(), m, v, decay_mask, params.size(), h);
+    return;
+  }
+  be_.adamw_step_bf16(params.data(), sized16(params16_, params.size()), grads.data(), m, v, decay_mask,
+                      params.size(), h);
+  params16_fresh_ = true;
 }
 
 // The feed-forward sub-layer with bf16 activations: the same ops as sub_fwd's, on bf16 buffers.
@@ -271,10 +284,10 @@ void Transformer<T>::ffn_sub_fwd16(Sub& s, const FfnLayout& o, const NormLayout&
     be_.to_bf16(in, x, n);
   }
   s.sub_in = nullptr;  // not a float32 buffer here: a.in16 holds it
-  const backend::Bf16* w1 = weights16(a.w1_16, o.w1, static_cast<std::size_t>(C) * F);
-  const backend::Bf16* w2 = weights16(a.w2_16, o.w2, static_cast<std::size_t>(F) * C);
-  be_.linear_forward_bf16(sized16(a.a16, nf), in, w1, P(o.b1), N, C, F, backend::Activation::Relu);
-  be_.linear_forward_bf16(sized16(a.out16, n), a.a16.data(), w2, P(o.b2), N, F, C);
+  a.w1 = weights16(a.w1_16, o.w1, static_cast<std::size_t>(C) * F);
+  a.w2 = weights16(a.w2_16, o.w2, static_cast<std::size_t>(F) * C);
+  be_.linear_forward_bf16(sized16(a.a16, nf), in, a.w1, P(o.b1), N, C, F, backend::Activation::Relu);
+  be_.linear_forward_bf16(sized16(a.out16, n), a.a16.data(), a.w2, P(o.b2), N, F, C);
   s.p = p;
   if (p > 0.0f) s.seed = next_dropout_seed();
   be_.dropout_forward_bf16(sized(s.sum, n), a.out16.data(), x, n, p, s.seed);
@@ -294,15 +307,15 @@ void Transformer<T>::ffn_sub_bwd16(Sub& s, const FfnLayout& o, const NormLayout&
   backend::Bf16* da = sized16(ws_da16_, nf);
   backend::Bf16* dh = sized16(ws_dh16_, nf);
   be_.dropout_backward_bf16(dout, dsum, n, s.p, s.seed, GradMode::Write);
-  be_.linear_backward_bf16(da, G(o.w2), G(o.b2), dout, a.a16.data(), a.w2_16.data(), N, F, C, GradMode::Write);
+  be_.linear_backward_bf16(da, G(o.w2), G(o.b2), dout, a.a16.data(), a.w2, N, F, C, GradMode::Write);
   be_.relu_backward_bf16(dh, da, a.a16.data(), nf, GradMode::Write);
   if (cfg_.pre_norm) {
     backend::Bf16* din = sized16(ws_din16_, n);
-    be_.linear_backward_bf16(din, G(o.w1), G(o.b1), dh, a.in16.data(), a.w1_16.data(), N, C, F, GradMode::Write);
+    be_.linear_backward_bf16(din, G(o.w1), G(o.b1), dh, a.in16.data(), a.w1, N, C, F, GradMode::Write);
     be_.layernorm_backward_bf16(dx, G(norm.g), G(norm.b), din, s.x, P(norm.g), s.ln.mean.data(), s.ln.rstd.data(), N,
                                 C, GradMode::Add);
   } else {
-    be_.linear_backward_bf16(dx, G(o.w1), G(o.b1), dh, a.in16.data(), a.w1_16.data(), N, C, F, GradMode::Add);
+    be_.linear_backward_bf16(dx, G(o.w1), G(o.b1), dh, a.in16.data(), a.w1, N, C, F, GradMode::Add);
   }
 }
 
@@ -332,6 +345,9 @@ T Transformer<T>::forward(const Batch& b, T smoothing, bool train, std::uint64_t
   batch_ = b;
   smoothing_ = smoothing;
   bf16_ = be_.matmul_precision() == backend::MatmulPrecision::Bf16;
+  // The optimizer's bf16 copy serves this forward (and its backward) only: see adamw_step.
+  params16_now_ = bf16_ && params16_fresh_ && params16_.size() == params.size() ? params16_.data() : nullptr;
+  params16_fresh_ = false;
   const T scale = static_cast<T>(std::sqrt(static_cast<double>(C)));
   const float p = train ? cfg_.dropout : 0.0f;
   dropout_site_ = 0;
@@ -394,17 +410,17 @@ T Transformer<T>::forward(const Batch& b, T smoothing, bool train, std::uint64_t
     // The logits are the largest activation (N × V: 1.6 GB a step for GPT-2 small at 8 × 1024 in
     // float32), written by the product and read by the loss's forward, its backward (which writes
     // their gradient) and the two backward products: stored in bf16, each of those moves half the
-    // bytes. The weights' bf16 copy is rounded here, once per forward (V × C read, half that written).
+    // bytes. The weights' bf16 copy is the optimizer's, or rounded here (V × C read, half that written).
     const std::size_t nh = static_cast<std::size_t>(N) * C, nw = static_cast<std::size_t>(V) * C;
     const std::size_t w_off = cfg_.tie_embeddings ? layout_.tok_emb : layout_.out_proj;
     be_.layernorm_forward_bf16(sized16(h16_, nh), nullptr, sized(dec_final_.mean, N), sized(dec_final_.rstd, N), y,
                                P(layout_.dec_norm.g), P(layout_.dec_norm.b), N, C, static_cast<T>(cfg_.ln_eps));
-    weights16(w16_, w_off, nw);
+    head_w16_ = weights16(w16_, w_off, nw);
     backend::Bf16* logits16 = sized16(logits16_, static_cast<std::size_t>(N) * V);
     if (cfg_.tie_embeddings) {
-      be_.gemm_bf16(false, true, N, V, C, T(1), h16_.data(), C, w16_.data(), C, T(0), logits16, V);
+      be_.gemm_bf16(false, true, N, V, C, T(1), h16_.data(), C, head_w16_, C, T(0), logits16, V);
     } else {
-      be_.linear_forward_bf16(logits16, h16_.data(), w16_.data(), nullptr, N, C, V);
+      be_.linear_forward_bf16(logits16, h16_.data(), head_w16_, nullptr, N, C, V);
     }
     return be_.cross_entropy_forward_bf16(sized(lse_, N), logits16, tgt_out_dev_.data(), N, V, smoothing, kPad,
                                           &count_);
@@ -469,10 +485,10 @@ void Transformer<T>::backward() {
     be_.cross_entropy_backward_bf16(dlogits16, logits16_.data(), lse_.data(), tgt_out_dev_.data(), N, V, smoothing_,
                                     kPad, count_, T(1));
     if (cfg_.tie_embeddings) {
-      be_.gemm_bf16(false, false, N, C, V, T(1), dlogits16, V, w16_.data(), C, T(0), dh, C);
+      be_.gemm_bf16(false, false, N, C, V, T(1), dlogits16, V, head_w16_, C, T(0), dh, C);
       be_.gemm_bf16(true, false, V, C, N, T(1), dlogits16, V, h16_.data(), C, T(1), G(layout_.tok_emb), C);
     } else {
-      be_.linear_backward_bf16(dh, G(layout_.out_proj), nullptr, dlogits16, h16_.data(), w16_.data(), N, C, V,
+      be_.linear_backward_bf16(dh, G(layout_.out_proj), nullptr, dlogits16, h16_.data(), head_w16_, N, C, V,
                                backend::GradMode::Write);
     }
   } else {

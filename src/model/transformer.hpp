@@ -63,6 +63,14 @@ class Transformer {
   T forward(const Batch& batch, T smoothing, bool train, std::uint64_t* rng);
   // Gradients of the last forward's loss with respect to every parameter (grads is overwritten).
   void backward();
+  // One AdamW step on params from grads (backend adamw_step; m, v and decay_mask as there). When the
+  // backend's products are bf16 it is adamw_step_bf16, which also writes a bf16 copy of every updated
+  // parameter in the same pass: the next forward's bf16 products read that copy instead of rounding
+  // their weights again (a read of V × C and more, and a launch per matrix, saved each step). The copy
+  // is exactly those parameters rounded, so the results are bit for bit the same; it serves that one
+  // forward (and its backward) only, so a write to params in between must not happen: none does in
+  // this code (Trainer steps, evaluates, checkpoints, steps).
+  void adamw_step(T* m, T* v, const std::uint8_t* decay_mask, const backend::AdamStep& h);
 
   // (B·T) × V of the last forward (stored in bf16 when bf16_storage(): widened here).
   std::vector<T> logits() const;
@@ -131,8 +139,10 @@ class Transformer {
   struct FfnAct {
     Buf a, out;  // a = ReLU(x·W1 + b1), one op (linear_forward with ReLU): its backward needs only a > 0
     // bf16_storage(): the block's input, a and out in bf16 instead, and the weights' bf16 copies
-    // (rounded at each forward, kept for the backward).
+    // (w1, w2: the optimizer's copy, or rounded into w1_16, w2_16 at the forward; kept for the backward).
     backend::Buffer<backend::Bf16> in16, a16, out16, w1_16, w2_16;
+    const backend::Bf16* w1 = nullptr;
+    const backend::Bf16* w2 = nullptr;
   };
   // One residual sub-layer: attention or feed-forward, with its norm, dropout and residual sum.
   struct Sub {
@@ -223,8 +233,14 @@ class Transformer {
   // dec_final_.out are then not written); and the feed-forward blocks' gradient scratch.
   bool bf16_ = false;
   backend::Buffer<backend::Bf16> h16_, w16_, logits16_, dlogits16_, ws_dout16_, ws_da16_, ws_dh16_, ws_din16_;
+  const backend::Bf16* head_w16_ = nullptr;  // the output projection's bf16 weights (w16_ or params16_)
+  // adamw_step's bf16 copy of params (same layout), and whether the next forward may read it.
+  backend::Buffer<backend::Bf16> params16_;
+  bool params16_fresh_ = false;
+  const backend::Bf16* params16_now_ = nullptr;  // params16_ during the forward that reads it, else null
   backend::Bf16* sized16(backend::Buffer<backend::Bf16>& b, std::size_t n) const;
-  // A bf16 copy of n parameters at offset off, into b.
+  // A bf16 copy of n parameters at offset off: in the optimizer's copy when this forward reads it,
+  // else rounded into b.
   const backend::Bf16* weights16(backend::Buffer<backend::Bf16>& b, std::size_t off, std::size_t n);
   // The feed-forward sub-layer of sub_fwd / sub_bwd when bf16_: its input (LN(x) or x) in bf16, both
   // products and ReLU's backward on bf16, dropout with the residual from and to bf16.

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <iostream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <unistd.h>
@@ -348,6 +349,24 @@ TEST_CASE("one training step with bf16 matrix products: loss within 1e-2, gradie
   CHECK(bf16.grad_error > 3 * tf32.grad_error);
 }
 
+namespace {
+// The bf16 storage tests' model: post-norm with tied embeddings, or pre-norm with an output projection.
+ModelConfig bf16_storage_config(bool tied) {
+  ModelConfig c;
+  c.vocab_size = 37;
+  c.d_model = 32;
+  c.heads = 2;
+  c.d_ff = 64;
+  c.encoder_layers = 1;
+  c.decoder_layers = 2;
+  c.max_len = 8;
+  c.dropout = 0.0f;
+  c.tie_embeddings = tied;
+  c.pre_norm = !tied;
+  return c;
+}
+}  // namespace
+
 TEST_CASE("bf16 storage: the loss head and the feed-forward blocks in bf16, pre- or post-norm, near fp32") {
   // At --precision bf16 the model keeps the final norm's output, the output projection's weights,
   // the logits and their gradient in bf16, and the feed-forward blocks' activations and gradients
@@ -361,17 +380,7 @@ TEST_CASE("bf16 storage: the loss head and the feed-forward blocks in bf16, pre-
   if (g_gate != 0) return;
   for (bool tied : {true, false}) {
     INFO(std::string(tied ? "tied embeddings" : "separate output projection"));
-    ModelConfig c;
-    c.vocab_size = 37;
-    c.d_model = 32;
-    c.heads = 2;
-    c.d_ff = 64;
-    c.encoder_layers = 1;
-    c.decoder_layers = 2;
-    c.max_len = 8;
-    c.dropout = 0.0f;
-    c.tie_embeddings = tied;
-    c.pre_norm = !tied;
+    const ModelConfig c = bf16_storage_config(tied);
     Transformer<float> on_cpu(c, cpu()), on_gpu(c, gpu());
     on_cpu.init_params(17);
     on_gpu.params.upload(on_cpu.params.download());
@@ -427,6 +436,69 @@ TEST_CASE("bf16 storage: the loss head and the feed-forward blocks in bf16, pre-
     (void)on_gpu.forward(b, 0.1f, false, nullptr);
     CHECK_FALSE(on_gpu.bf16_storage());
     CHECK(normwise(on_gpu.logits(), z_cpu, 0, z_cpu.size()) <= 1e-5);
+  }
+}
+
+TEST_CASE("bf16 storage: the optimizer's bf16 copy of the weights serves the next forward only, bit for bit the rounding") {
+  // Transformer::adamw_step at bf16 writes a bf16 copy of every updated parameter (adamw_step_bf16);
+  // the next forward's bf16 products read it instead of rounding their weights (one to_bf16 fewer
+  // per feed-forward matrix and for the output projection: 7 for 3 blocks here). The copy is the
+  // parameters rounded, so the loss, the logits and the whole gradient are bit for bit those of the
+  // rounding forward after it; and that forward no longer reads it, so parameters written by hand
+  // afterwards are the ones used.
+  if (g_gate != 0) return;
+  for (bool tied : {true, false}) {
+    INFO(std::string(tied ? "post-norm, tied" : "pre-norm, untied"));
+    const ModelConfig c = bf16_storage_config(tied);
+    const int weight_roundings = 2 * (c.encoder_layers + c.decoder_layers) + 1;
+    const GpuPrecision bf16(backend::MatmulPrecision::Bf16);
+    backend::Ops<float>& be = gpu();
+    Transformer<float> net(c, be);
+    net.init_params(23);
+    const std::vector<float> initial = net.params.download();
+    const Batch b = padded_batch(c);
+    const float l_before = net.forward(b, 0.1f, true, nullptr);
+    net.backward();
+    backend::Buffer<float> m(be), v(be);
+    m.assign_zero(net.params.size());
+    v.assign_zero(net.params.size());
+    backend::AdamStep h;
+    h.lr = 1e-2;
+    net.adamw_step(m.data(), v.data(), nullptr, h);
+    auto pass = [&](std::vector<backend::OpTime>& rows) {
+      REQUIRE(be.start_op_timing());
+      const float l = net.forward(b, 0.1f, true, nullptr);
+      net.backward();
+      rows = be.stop_op_timing();
+      return std::make_tuple(l, net.logits(), net.grads.download());
+    };
+    auto calls = [](const std::vector<backend::OpTime>& rows, const char* op) {
+      std::int64_t n = 0;
+      for (const auto& r : rows)
+        if (r.op == op) n += r.calls;
+      return n;
+    };
+    std::vector<backend::OpTime> rows_copy, rows_round;
+    const auto [l_copy, z_copy, g_copy] = pass(rows_copy);
+    const auto [l_round, z_round, g_round] = pass(rows_round);
+    CHECK(l_copy != l_before);  // the step moved the weights
+    CHECK(l_copy == l_round);
+    CHECK(z_copy == z_round);
+    CHECK(g_copy == g_round);
+    CHECK(calls(rows_round, "to_bf16") - calls(rows_copy, "to_bf16") == weight_roundings);
+    // Released: the initial weights uploaded by hand give the first forward's loss again.
+    net.params.upload(initial);
+    CHECK(net.forward(b, 0.1f, true, nullptr) == l_before);
+    // At fp32 the step is the float32 one and makes no copy.
+    {
+      const GpuPrecision fp32(backend::MatmulPrecision::Fp32);
+      net.backward();
+      REQUIRE(be.start_op_timing());
+      net.adamw_step(m.data(), v.data(), nullptr, h);
+      const auto rows = be.stop_op_timing();
+      CHECK(calls(rows, "adamw_step") == 1);
+      CHECK(calls(rows, "adamw_step_bf16") == 0);
+    }
   }
 }
 
