@@ -1708,6 +1708,71 @@ TEST_CASE("bf16 attention and cross-entropy on every backend: their T ops on the
   }
 }
 
+TEST_CASE("bf16 attention forward at --precision bf16 on CUDA: bf16 read and written, bit for bit the tensor cores on widened operands") {
+  // At bf16 precision the CUDA backend's attention_forward_bf16 runs the register-tile kernel on the
+  // bf16 buffers themselves (head widths 32, 64, 128); it rounds as it reads, which on bf16 values is
+  // exact, so its output must be the float32-storage kernel's on the widened operands, rounded: bit
+  // for bit, lse too. d = 48 goes through the default (widen, the wmma kernel, round), also exact.
+  // Layouts: a fused Q/K/V buffer (row stride 3C) with a wider output whose extra columns must keep
+  // their 7.0, packed operands (vector loads and stores), an odd output stride (scalar stores), and
+  // cross-attention (Tk ≠ Tq) with key lengths.
+  if (!options().cuda || !cuda_slot()) return;
+  using attnlab::backend::MatmulPrecision;
+  Ops<float>& be = *cuda_slot();
+  struct Case {
+    int B, Tq, Tk, C, H;
+    bool fused, causal;
+    int extra;  // the output's row stride is C + extra
+  };
+  std::mt19937 rng(41);
+  for (const Case c : {Case{2, 19, 19, 64, 2, true, true, 5}, Case{1, 70, 70, 64, 1, false, false, 0},
+                       Case{2, 33, 21, 128, 1, false, false, 1}, Case{2, 17, 17, 96, 3, true, true, 0},
+                       Case{2, 9, 12, 96, 2, false, false, 0}}) {
+    const int d = c.C / c.H;
+    INFO("B = " << c.B << ", Tq = " << c.Tq << ", Tk = " << c.Tk << ", d = " << d
+                << std::string(c.fused ? ", fused Q/K/V" : "") << std::string(c.causal ? ", causal" : "")
+                << ", ldo = C + " << c.extra);
+    const std::int64_t ldqkv = c.fused ? 3 * c.C : c.C, ldo = c.C + c.extra;
+    const std::size_t nq = static_cast<std::size_t>(c.B) * c.Tq * ldqkv, nk = static_cast<std::size_t>(c.B) * c.Tk * ldqkv,
+                      no = static_cast<std::size_t>(c.B) * c.Tq * ldo;
+    const auto qv = bf16_values(rng, nq, 1.5), kv = bf16_values(rng, nk, 1.5), vv = bf16_values(rng, nk, 1.0);
+    AttentionShape s;
+    s.B = c.B, s.Tq = c.Tq, s.Tk = c.Tk, s.C = c.C, s.H = c.H, s.causal = c.causal;
+    s.ldq = s.ldk = s.ldv = ldqkv;
+    s.ldo = ldo;
+    Buffer<int> kl(be);
+    kl.upload(std::vector<int>(static_cast<std::size_t>(c.B), c.Tk));
+    if (c.B > 1) kl.upload(std::vector<int>{c.Tk, std::max(1, c.Tk / 2)});
+    s.key_len = kl.data();
+    Buffer<Bf16> q16 = bf16_buffer(be, qv), k16 = bf16_buffer(be, kv), v16 = bf16_buffer(be, vv),
+                 o16 = bf16_buffer(be, std::vector<double>(no, 7.0));
+    Buffer<float> qf = t_buffer(be, qv), kf = t_buffer(be, kv), vf = t_buffer(be, vv),
+                  of = t_buffer(be, std::vector<double>(no, 7.0));
+    const std::size_t nl = static_cast<std::size_t>(c.B) * c.H * c.Tq;
+    Buffer<float> lse16(be, nl), lsef(be, nl);
+    // Fused: K and V are the same buffer as Q, C and 2C columns on.
+    const Bf16* q = q16.data();
+    const Bf16* k = c.fused ? q + c.C : k16.data();
+    const Bf16* v = c.fused ? q + 2 * c.C : v16.data();
+    const float* qw = qf.data();
+    const float* kw = c.fused ? qw + c.C : kf.data();
+    const float* vw = c.fused ? qw + 2 * c.C : vf.data();
+    std::vector<attnlab::backend::OpTime> rows;
+    be.set_matmul_precision(MatmulPrecision::Bf16);
+    REQUIRE(be.start_op_timing());
+    be.attention_forward_bf16(o16.data(), lse16.data(), q, k, v, s);
+    rows = be.stop_op_timing();
+    be.attention_forward(of.data(), lsef.data(), qw, kw, vw, s);
+    be.set_matmul_precision(MatmulPrecision::Fp32);
+    bool direct = false;
+    for (const auto& r : rows) direct = direct || r.op == "attention_forward_bf16";
+    CHECK(direct == (d == 32 || d == 64 || d == 128));
+    CHECK_MESSAGE(ulp_mismatches(bits_of(o16), rounded_bits(of), 0) == 0, "out (and the columns between rows)");
+    const auto l16 = lse16.download(), lf = lsef.download();
+    CHECK(std::memcmp(l16.data(), lf.data(), l16.size() * sizeof(float)) == 0);
+  }
+}
+
 TEST_CASE("adamw_step_bf16: adamw_step's update, and the bf16 copy of exactly the updated parameters") {
   const std::size_t n = 1003;
   std::mt19937 rng(23);

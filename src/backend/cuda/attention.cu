@@ -38,6 +38,7 @@
 #include <cuda_bf16.h>
 #include <mma.h>
 
+#include "backend/cuda/bf16.cuh"
 #include "backend/cuda/check.hpp"
 #include "backend/cuda/launch.cuh"
 #include "backend/cuda/common.cuh"
@@ -601,13 +602,33 @@ __device__ __forceinline__ void load4(float (&x)[4], const float* src, long long
   if (vec) detail::load_float4(x, p);
   else x[0] = p[0], x[1] = p[1], x[2] = p[2], x[3] = p[3];
 }
+// The same from bf16 storage (raw bits), widened: 8-byte loads when vec.
+__device__ __forceinline__ void load4(float (&x)[4], const std::uint16_t* src, long long base, long long ld, int r,
+                                      int c, int valid, bool vec) {
+  x[0] = x[1] = x[2] = x[3] = 0.0f;
+  if (r >= valid) return;
+  const std::uint16_t* p = src + base + static_cast<long long>(r) * ld + c;
+  if (vec) detail::load_bf16x4(x, p);
+  else x[0] = detail::load(p), x[1] = detail::load(p + 1), x[2] = detail::load(p + 2), x[3] = detail::load(p + 3);
+}
+
+// Two adjacent outputs: float32, or rounded to bf16; one store of both when vec (aligned).
+__device__ __forceinline__ void store2(float* p, float x0, float x1, bool vec) {
+  if (vec) detail::store_float2(p, x0, x1);
+  else p[0] = x0, p[1] = x1;
+}
+__device__ __forceinline__ void store2(std::uint16_t* p, float x0, float x1, bool vec) {
+  if (vec) detail::store_bf16x2(p, x0, x1);
+  else detail::store(p, x0), detail::store(p + 1, x1);
+}
 
 // A fragments of rows r0 … r0 + 15 of a head (16 × D, bf16 pairs along the width), straight from
-// global memory; zeros past `valid` rows. Thread (g, t) reads its own elements only.
-template <int D>
-__device__ __forceinline__ void load_a(std::uint32_t (&a)[D / 16][4], const float* src, long long base, long long ld,
+// global memory (S: float32 or bf16 storage); zeros past `valid` rows. Thread (g, t) reads its own
+// elements only.
+template <int D, typename S>
+__device__ __forceinline__ void load_a(std::uint32_t (&a)[D / 16][4], const S* src, long long base, long long ld,
                                        int r0, int valid, int g, int t) {
-  auto x = [&](int r, int c) { return r < valid ? src[base + static_cast<long long>(r) * ld + c] : 0.0f; };
+  auto x = [&](int r, int c) { return r < valid ? detail::load(src + base + static_cast<long long>(r) * ld + c) : 0.0f; };
 #pragma unroll
   for (int st = 0; st < D / 16; ++st) {
     const int c = 16 * st + 2 * t;
@@ -621,8 +642,8 @@ __device__ __forceinline__ void load_a(std::uint32_t (&a)[D / 16][4], const floa
 // Rows r0 … r0 + 63 of a head as bf16 pairs, row-major (row stride Tile<D>::ldk bf16), zeros past
 // `valid` rows: a thread per (row, 4 columns), consecutive threads along a row. For B fragments
 // whose pairs run along the head width (Kᵀ in S = Q·Kᵀ, Vᵀ in dP = dO·Vᵀ).
-template <int D, int NT>
-__device__ __forceinline__ void stage_rows(std::uint32_t* dst, const float* src, long long base, long long ld, int r0,
+template <int D, int NT, typename S>
+__device__ __forceinline__ void stage_rows(std::uint32_t* dst, const S* src, long long base, long long ld, int r0,
                                            int valid, bool vec) {
   for (int e = threadIdx.x; e < kTileKeys * (D / 4); e += NT) {
     const int r = e / (D / 4), c = 4 * (e % (D / 4));
@@ -636,8 +657,8 @@ __device__ __forceinline__ void stage_rows(std::uint32_t* dst, const float* src,
 // The same 64 rows transposed (D rows of 64, row stride Tile<D>::ldv bf16): a thread per (pair of
 // rows, 4 columns), consecutive threads along the rows, so each of its four word stores lands on 32
 // consecutive words. For B fragments whose pairs run along the rows (V in O = P·V, K in dQ = dS·K).
-template <int D, int NT>
-__device__ __forceinline__ void stage_cols(std::uint32_t* dst, const float* src, long long base, long long ld, int r0,
+template <int D, int NT, typename S>
+__device__ __forceinline__ void stage_cols(std::uint32_t* dst, const S* src, long long base, long long ld, int r0,
                                            int valid, bool vec) {
   for (int e = threadIdx.x; e < (kTileKeys / 2) * (D / 4); e += NT) {
     const int rp = e % (kTileKeys / 2), c = 4 * (e / (kTileKeys / 2)), r = 2 * rp;
@@ -701,10 +722,12 @@ __device__ __forceinline__ void accumulate_xy(float (&acc)[RT][D / 8][4], const 
 }
 }  // namespace rf
 
-template <int D, int RT, int W>
+// S: how q, k and v are stored, O: how out is (float32, or bf16 raw bits: the bf16 storage op, which
+// reads and writes the 16 bits; the arithmetic is the same, since the products round to bf16 anyway).
+template <int D, int RT, int W, typename S, typename O>
 __global__ void __launch_bounds__(W * kWarpSize, 1)
-    attention_forward_bf16_rf_kernel(float* __restrict__ out, float* __restrict__ lse, const float* __restrict__ q,
-                                     const float* __restrict__ k, const float* __restrict__ v,
+    attention_forward_bf16_rf_kernel(O* __restrict__ out, float* __restrict__ lse, const S* __restrict__ q,
+                                     const S* __restrict__ k, const S* __restrict__ v,
                                      const int* __restrict__ key_len, bool causal, Layout L, int qblocks,
                                      float scale_log2, bool vec_kv, bool vec_o) {
   using T = rf::Tile<D>;
@@ -809,13 +832,9 @@ __global__ void __launch_bounds__(W * kWarpSize, 1)
       if (r >= Tq) continue;
       const bool any = lr > 0.0f;  // false for a row with no visible key: zeros and lse = −inf
       const float inv = any ? 1.0f / lr : 0.0f;
-      float* dst = out + h.o + static_cast<long long>(r) * L.ldo + 2 * t;
+      O* dst = out + h.o + static_cast<long long>(r) * L.ldo + 2 * t;
 #pragma unroll
-      for (int n = 0; n < kOut; ++n) {
-        const float x0 = o[rt][n][2 * hf] * inv, x1 = o[rt][n][2 * hf + 1] * inv;
-        if (vec_o) detail::store_float2(dst + 8 * n, x0, x1);
-        else dst[8 * n] = x0, dst[8 * n + 1] = x1;
-      }
+      for (int n = 0; n < kOut; ++n) rf::store2(dst + 8 * n, o[rt][n][2 * hf] * inv, o[rt][n][2 * hf + 1] * inv, vec_o);
       if (t == 0) lse[static_cast<std::size_t>(bh) * Tq + r] = any ? m[rt][hf] * kLn2 + logf(lr) : -INFINITY;
     }
 }
@@ -1284,10 +1303,11 @@ bool has_work(const backend::AttentionShape& s, bool add, int rows) {
 }
 
 // Whether every row of a head's matrix (base p, rows ld apart, batches batch apart) starts on a
-// multiple of `floats` floats, so that the register-tile kernels may read or write it that many at a time.
-bool rows_aligned(const float* p, long long ld, long long batch, int floats) {
-  return reinterpret_cast<std::uintptr_t>(p) % (sizeof(float) * floats) == 0 && ld % floats == 0 &&
-         batch % floats == 0;
+// multiple of `elems` elements, so that the register-tile kernels may read or write it that many at a
+// time (float32 or bf16 elements).
+template <typename E>
+bool rows_aligned(const E* p, long long ld, long long batch, int elems) {
+  return reinterpret_cast<std::uintptr_t>(p) % (sizeof(E) * elems) == 0 && ld % elems == 0 && batch % elems == 0;
 }
 
 // ATTNLAB_BF16_ATTENTION: "wmma" runs the wmma kernels (forward and backward) for every head width,
@@ -1302,15 +1322,15 @@ std::string bf16_attention_choice() {
 // The register-tile kernel for head width D, RT row tiles per warp, W warps. K and V are read four
 // floats at a time when every row of them starts 16-byte aligned, and out written two at a time when
 // its rows start 8-byte aligned.
-template <int D, int RT, int W>
-void launch_forward_bf16_rf(float* out, float* lse, const float* q, const float* k, const float* v,
+template <int D, int RT, int W, typename S, typename O>
+void launch_forward_bf16_rf(O* out, float* lse, const S* q, const S* k, const S* v,
                             const backend::AttentionShape& s, const Layout& L, Stream stream) {
   const bool vec_kv = rows_aligned(k, L.ldk, L.kb, 4) && rows_aligned(v, L.ldv, L.vb, 4);
   const bool vec_o = rows_aligned(out, L.ldo, L.ob, 2);
   constexpr int kBlockRows = 16 * RT * W;
   const int qblocks = (s.Tq + kBlockRows - 1) / kBlockRows;
   const float scale_log2 = static_cast<float>(score_scale(s.C, s.H) * 1.4426950408889634);  // log2(e)/√d
-  ATTNLAB_LAUNCH((attention_forward_bf16_rf_kernel<D, RT, W>),
+  ATTNLAB_LAUNCH((attention_forward_bf16_rf_kernel<D, RT, W, S, O>),
                  grid_of("cuda::attention_forward_bf16", s.B, s.H, qblocks), W * kWarpSize, 0,
                  stream)(out, lse, q, k, v, s.key_len, s.causal, L, qblocks, scale_log2, vec_kv, vec_o);
   CUDA_CHECK_LAUNCH();
@@ -1318,7 +1338,8 @@ void launch_forward_bf16_rf(float* out, float* lse, const float* q, const float*
 
 // Whether the register-tile kernel takes head width d, and if so runs it (one_tile: one row tile per
 // warp, 8 warps; else the default for d).
-bool attention_forward_bf16_rf(float* out, float* lse, const float* q, const float* k, const float* v,
+template <typename S, typename O>
+bool attention_forward_bf16_rf(O* out, float* lse, const S* q, const S* k, const S* v,
                                const backend::AttentionShape& s, const Layout& L, bool one_tile, Stream stream) {
   switch (s.C / s.H) {
     case 32:
@@ -1390,6 +1411,20 @@ void attention_forward_bf16(float* out, float* lse, const float* q, const float*
   ATTNLAB_LAUNCH(attention_forward_bf16_kernel, grid_of("cuda::attention_forward_bf16", s.B, s.H, qblocks), kThreads,
                  bytes, stream)(out, lse, q, k, v, s.key_len, s.causal, L, qblocks, score_scale(s.C, s.H));
   CUDA_CHECK_LAUNCH();
+}
+
+bool attention_forward_bf16_storage_takes(const backend::AttentionShape& s) {
+  if (s.H <= 0 || s.C % s.H != 0) return false;
+  const int d = s.C / s.H;
+  return (d == 32 || d == 64 || d == 128) && bf16_attention_choice() != "wmma";
+}
+
+bool attention_forward_bf16_storage(std::uint16_t* out, float* lse, const std::uint16_t* q, const std::uint16_t* k,
+                                    const std::uint16_t* v, const backend::AttentionShape& s, Stream stream) {
+  if (!attention_forward_bf16_storage_takes(s)) return false;
+  const Layout L = check_shape("cuda::attention_forward_bf16 (bf16 storage)", s);
+  if (s.B == 0 || s.Tq == 0) return true;
+  return attention_forward_bf16_rf(out, lse, q, k, v, s, L, bf16_attention_choice() == "rf1", stream);
 }
 
 void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* out, const float* lse,

@@ -21,6 +21,8 @@
 //
 // All arithmetic is float32 (attention_forward_bf16: bf16 products, float32 accumulation); the softmax
 // statistics (running max, normaliser, lse) are float32 in both.
+#include <cstdint>
+
 #include "backend/backend.hpp"
 #include "backend/cuda/device.hpp"
 
@@ -44,6 +46,16 @@ void attention_forward(float* out, float* lse, const float* q, const float* k, c
 // of the register-tile kernel one tile of 16 queries instead of two (d ≤ 64), the same results.
 void attention_forward_bf16(float* out, float* lse, const float* q, const float* k, const float* v,
                             const backend::AttentionShape& s, Stream stream = nullptr);
+
+// attention_forward_bf16 on bf16 storage (raw bits: q, k, v and out; lse float32): the register-tile
+// kernel reading the 16 bits and storing out rounded once, no float32 copy of anything. The same
+// arithmetic as attention_forward_bf16 on the widened q, k, v (whose rounding as they are read is then
+// exact), so out is that result rounded, bit for bit. Head widths 32, 64 and 128 only, and not under
+// ATTNLAB_BF16_ATTENTION=wmma: false for any other, having done nothing (the caller widens and calls
+// attention_forward_bf16). Shapes as attention_forward's (ShapeError otherwise).
+bool attention_forward_bf16_storage_takes(const backend::AttentionShape& s);
+bool attention_forward_bf16_storage(std::uint16_t* out, float* lse, const std::uint16_t* q, const std::uint16_t* k,
+                                    const std::uint16_t* v, const backend::AttentionShape& s, Stream stream = nullptr);
 
 // dq, dk, dv accumulate (+=; a null one is skipped), or under GradMode::Write are stored: every
 // element of their rows' C columns, zeros for keys no query sees (the blocks that skip such keys store

@@ -407,6 +407,20 @@ class CudaBackend final : public Ops<float> {
     else
       cuda::attention_forward(out, lse, q, k, v, sh, s());
   }
+  // bf16 storage: at --precision bf16, where the register-tile kernel takes the head width, it reads
+  // q, k, v and writes out in bf16 directly; otherwise the default (widen, attention_forward, round).
+  void attention_forward_bf16(Bf16* out, float* lse, const Bf16* q, const Bf16* k, const Bf16* v,
+                              const AttentionShape& sh) override {
+    if (math_ != cuda::Math::Bf16 || !cuda::attention_forward_bf16_storage_takes(sh)) {
+      Ops<float>::attention_forward_bf16(out, lse, q, k, v, sh);
+      return;
+    }
+    const AttentionSizes z = attention_sizes(sh);
+    const double bytes = kH * (2.0 * z.q + 2.0 * z.k) + floats(z.lse) + z.key_len_bytes;
+    cuda::TimedOp t(timer_, "attention_forward_bf16", 4.0 * sh.B * sh.Tq * sh.Tk * sh.C, bytes,
+                    [&] { return attention_shape(sh); });
+    cuda::attention_forward_bf16_storage(bits(out), lse, bits(q), bits(k), bits(v), sh, s());
+  }
   void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* out, const float* lse,
                           const float* q, const float* k, const float* v, const AttentionShape& sh,
                           GradMode mode = GradMode::Add) override {

@@ -19,6 +19,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstring>
 
 namespace attnlab::cuda::detail {
 
@@ -93,6 +94,37 @@ __device__ __forceinline__ void store_float2(float* p, float x0, float x1) {
   if (reinterpret_cast<std::uintptr_t>(p) % 8 != 0)
     ::attnlab::cuda::emu::kernel_error("store_float2: the address is not 8-byte aligned");
   p[0] = x0, p[1] = x1;
+#endif
+}
+
+// Four consecutive bf16 (raw bits) from global memory in one 8-byte load, widened; p must be 8-byte
+// aligned.
+__device__ __forceinline__ void load_bf16x4(float (&x)[4], const std::uint16_t* p) {
+#if defined(__CUDACC__)
+  const uint2 v = __ldg(reinterpret_cast<const uint2*>(p));
+  x[0] = __uint_as_float(v.x << 16), x[1] = __uint_as_float(v.x & 0xffff0000u);
+  x[2] = __uint_as_float(v.y << 16), x[3] = __uint_as_float(v.y & 0xffff0000u);
+#else
+  if (reinterpret_cast<std::uintptr_t>(p) % 8 != 0)
+    ::attnlab::cuda::emu::kernel_error("load_bf16x4: the address is not 8-byte aligned");
+  for (int e = 0; e < 4; ++e) {
+    const std::uint32_t bits = static_cast<std::uint32_t>(p[e]) << 16;
+    std::memcpy(&x[e], &bits, sizeof bits);
+  }
+#endif
+}
+
+// Two floats rounded to bf16 (to nearest, ties to even) and stored in one 4-byte store; p must be
+// 4-byte aligned.
+__device__ __forceinline__ void store_bf16x2(std::uint16_t* p, float x0, float x1) {
+#if defined(__CUDACC__)
+  *reinterpret_cast<__nv_bfloat162*>(p) = __floats2bfloat162_rn(x0, x1);
+#else
+  if (reinterpret_cast<std::uintptr_t>(p) % 4 != 0)
+    ::attnlab::cuda::emu::kernel_error("store_bf16x2: the address is not 4-byte aligned");
+  const __nv_bfloat16 a = __float2bfloat16_rn(x0), b = __float2bfloat16_rn(x1);
+  std::memcpy(p, &a, 2);
+  std::memcpy(p + 1, &b, 2);
 #endif
 }
 
