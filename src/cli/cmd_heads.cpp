@@ -104,12 +104,6 @@ void run_heads(const HeadsOptions& o) {
   const bool lm = c.decoder_only;
   std::optional<Ablation> one;
   if (!o.ablate.empty()) one = parse_ablation(o.ablate, lm);
-  tasks::RunConfig run = m.run;
-  const tasks::TaskData d = tasks::build_task_data(run, &m.vocab, tasks::Splits::TestOnly);
-  if (d.test.empty()) throw InputError(o.model + ": its test split is empty; nothing to measure");
-  const std::size_t n = std::min(o.sentences, d.test.size());
-  const auto t0 = std::chrono::steady_clock::now();
-
   // The heads to remove, checked before any work: a bad one is exit 2 at once.
   std::vector<model::HeadScores> heads = model::self_attention_heads(c);
   std::vector<Ablation> ablations;
@@ -124,6 +118,12 @@ void run_heads(const HeadsOptions& o) {
     const std::vector<float> zeros(m.net->params.size(), 0.0f);
     for (const auto& a : ablations) (void)model::ablate_head(*m.net, zeros, a.block, a.layer, a.head);
   }
+
+  tasks::RunConfig run = m.run;
+  const tasks::TaskData d = tasks::build_task_data(run, &m.vocab, tasks::Splits::TestOnly);
+  if (d.test.empty()) throw InputError(o.model + ": its test split is empty; nothing to measure");
+  const std::size_t n = std::min(o.sentences, d.test.size());
+  const auto t0 = std::chrono::steady_clock::now();
 
   // 1. Positional probes on n test examples (teacher forced, one at a time).
   const bool mean = o.ablate_with == "mean" && !ablations.empty();
