@@ -1773,6 +1773,93 @@ TEST_CASE("bf16 attention forward at --precision bf16 on CUDA: bf16 read and wri
   }
 }
 
+TEST_CASE("bf16 attention backward at --precision bf16 on CUDA: bf16 read and written, bit for bit the tensor cores on widened operands") {
+  // The backward's counterpart of the case above: at bf16 precision attention_backward_bf16 runs the
+  // register-tile kernels on the bf16 buffers (head widths 32, 64). They round q, k, v, dout as they
+  // stage them (exact on bf16 values), sum D from the widened dout and out, and store each gradient
+  // rounded once (under Add: old value widened, sum in float32, rounded), so every gradient must be
+  // the float32-storage kernels' on the widened operands (Add: on the widened old gradient), rounded:
+  // bit for bit, the columns between rows untouched. Add and Write; dq alone, dk/dv alone; d = 48 and
+  // d = 128 through the default (widen, the float32 op, round).
+  if (!options().cuda || !cuda_slot()) return;
+  using attnlab::backend::MatmulPrecision;
+  Ops<float>& be = *cuda_slot();
+  struct Case {
+    int B, Tq, Tk, C, H;
+    bool fused, causal;
+    int extra;  // out and dout have row stride C + extra
+  };
+  std::mt19937 rng(43);
+  for (const Case c : {Case{2, 19, 19, 64, 2, true, true, 5}, Case{1, 70, 70, 64, 1, false, false, 0},
+                       Case{2, 33, 21, 64, 1, false, false, 1}, Case{2, 17, 17, 96, 3, true, true, 0},
+                       Case{2, 9, 12, 96, 2, false, false, 0}, Case{1, 13, 13, 128, 1, false, true, 0}}) {
+    const int d = c.C / c.H;
+    INFO("B = " << c.B << ", Tq = " << c.Tq << ", Tk = " << c.Tk << ", d = " << d
+                << std::string(c.fused ? ", fused Q/K/V" : "") << std::string(c.causal ? ", causal" : "")
+                << ", ldo = C + " << c.extra);
+    const std::int64_t ldqkv = c.fused ? 3 * c.C : c.C, ldo = c.C + c.extra;
+    const std::size_t nq = static_cast<std::size_t>(c.B) * c.Tq * ldqkv, nk = static_cast<std::size_t>(c.B) * c.Tk * ldqkv,
+                      no = static_cast<std::size_t>(c.B) * c.Tq * ldo;
+    const auto qv = bf16_values(rng, nq, 1.5), kv = bf16_values(rng, nk, 1.5), vv = bf16_values(rng, nk, 1.0),
+               dov = bf16_values(rng, no, 1.0), dq0 = bf16_values(rng, nq, 1.0), dk0 = bf16_values(rng, nk, 1.0),
+               dv0 = bf16_values(rng, nk, 1.0);
+    AttentionShape s;
+    s.B = c.B, s.Tq = c.Tq, s.Tk = c.Tk, s.C = c.C, s.H = c.H, s.causal = c.causal;
+    s.ldq = s.ldk = s.ldv = ldqkv;
+    s.ldo = ldo;
+    Buffer<int> kl(be);
+    kl.upload(std::vector<int>(static_cast<std::size_t>(c.B), c.Tk));
+    if (c.B > 1) kl.upload(std::vector<int>{c.Tk, std::max(1, c.Tk / 2)});
+    s.key_len = kl.data();
+    Buffer<Bf16> q16 = bf16_buffer(be, qv), k16 = bf16_buffer(be, kv), v16 = bf16_buffer(be, vv),
+                 do16 = bf16_buffer(be, dov), o16 = bf16_buffer(be, std::vector<double>(no, 7.0));
+    Buffer<float> qf = t_buffer(be, qv), kf = t_buffer(be, kv), vf = t_buffer(be, vv), dof = t_buffer(be, dov);
+    const std::size_t nl = static_cast<std::size_t>(c.B) * c.H * c.Tq;
+    Buffer<float> lse(be, nl);
+    const Bf16* q = q16.data();
+    const Bf16* k = c.fused ? q + c.C : k16.data();
+    const Bf16* v = c.fused ? q + 2 * c.C : v16.data();
+    const float* qw = qf.data();
+    const float* kw = c.fused ? qw + c.C : kf.data();
+    const float* vw = c.fused ? qw + 2 * c.C : vf.data();
+    be.set_matmul_precision(MatmulPrecision::Bf16);
+    be.attention_forward_bf16(o16.data(), lse.data(), q, k, v, s);  // the forward both backwards see
+    Buffer<float> of(be, no);
+    be.from_bf16(of.data(), o16.data(), no);
+    struct Ask {
+      bool q, kv;
+    };
+    for (GradMode mode : {GradMode::Add, GradMode::Write})
+      for (const Ask ask : {Ask{true, true}, Ask{true, false}, Ask{false, true}}) {
+        INFO((mode == GradMode::Add ? "Add" : "Write") << (ask.q ? " dq" : "") << (ask.kv ? " dk dv" : ""));
+        // Fused: the gradients share one buffer as Q/K/V do (dq's initial values serve all three).
+        Buffer<Bf16> gq16 = bf16_buffer(be, dq0), gk16 = bf16_buffer(be, dk0), gv16 = bf16_buffer(be, dv0);
+        Buffer<float> gqf = t_buffer(be, dq0), gkf = t_buffer(be, dk0), gvf = t_buffer(be, dv0);
+        Bf16* dq = gq16.data();
+        Bf16* dk = c.fused ? dq + c.C : gk16.data();
+        Bf16* dv = c.fused ? dq + 2 * c.C : gv16.data();
+        float* dqw = gqf.data();
+        float* dkw = c.fused ? dqw + c.C : gkf.data();
+        float* dvw = c.fused ? dqw + 2 * c.C : gvf.data();
+        REQUIRE(be.start_op_timing());
+        be.attention_backward_bf16(ask.q ? dq : nullptr, ask.kv ? dk : nullptr, ask.kv ? dv : nullptr, do16.data(),
+                                   o16.data(), lse.data(), q, k, v, s, mode);
+        const auto rows = be.stop_op_timing();
+        be.attention_backward(ask.q ? dqw : nullptr, ask.kv ? dkw : nullptr, ask.kv ? dvw : nullptr, dof.data(),
+                              of.data(), lse.data(), qw, kw, vw, s, mode);
+        bool direct = false;
+        for (const auto& r : rows) direct = direct || r.op == "attention_backward_bf16";
+        CHECK(direct == (d == 32 || d == 64));
+        CHECK_MESSAGE(ulp_mismatches(bits_of(gq16), rounded_bits(gqf), 0) == 0, "dq buffer");
+        if (!c.fused) {
+          CHECK_MESSAGE(ulp_mismatches(bits_of(gk16), rounded_bits(gkf), 0) == 0, "dk buffer");
+          CHECK_MESSAGE(ulp_mismatches(bits_of(gv16), rounded_bits(gvf), 0) == 0, "dv buffer");
+        }
+      }
+    be.set_matmul_precision(MatmulPrecision::Fp32);
+  }
+}
+
 TEST_CASE("adamw_step_bf16: adamw_step's update, and the bf16 copy of exactly the updated parameters") {
   const std::size_t n = 1003;
   std::mt19937 rng(23);

@@ -206,20 +206,22 @@ __global__ void __launch_bounds__(kThreads)
 // ---- backward: dK and dV ----------------------------------------------------------------------------
 
 // GradMode::Write: the rows [j0, j0 + n) of this head's dK and dV, which no query sees, stored as
-// zeros by the block that owns them (it adds nothing to them under Add).
-__device__ void store_zero_key_rows(float* dk, float* dv, const Head& g, const Layout& L, int j0, int n) {
+// zeros by the block that owns them (it adds nothing to them under Add). G: float32 or bf16 storage.
+template <typename G>
+__device__ void store_zero_key_rows(G* dk, G* dv, const Head& g, const Layout& L, int j0, int n) {
   for (int e = threadIdx.x; e < n * g.d; e += blockDim.x) {
     const long long j = j0 + e / g.d;
     const int c = e % g.d;
-    if (dv) dv[g.v + j * L.ldv + c] = 0.0f;
-    if (dk) dk[g.k + j * L.ldk + c] = 0.0f;
+    if (dv) detail::store(dv + g.v + j * L.ldv + c, 0.0f);
+    if (dk) detail::store(dk + g.k + j * L.ldk + c, 0.0f);
   }
 }
 
 // Whether a dK/dV block of `rows` keys from j0 has nothing to compute: no query sees its keys (j0 at
 // or past the valid ones), so there is nothing to add, and under GradMode::Write zeros to store, which
 // this does. Uniform over the block, so the block may return at once (before any barrier).
-__device__ __forceinline__ bool unseen_key_block(float* dk, float* dv, const Head& g, const Layout& L, int j0, int rows,
+template <typename G>
+__device__ __forceinline__ bool unseen_key_block(G* dk, G* dv, const Head& g, const Layout& L, int j0, int rows,
                                                  bool add) {
   if (j0 < g.valid) return false;
   if (!add) store_zero_key_rows(dk, dv, g, L, j0, min(rows, L.Tk - j0));
@@ -890,15 +892,19 @@ __device__ __forceinline__ void stage(__nv_bfloat16* dst, int ldh, const float* 
 }
 
 // lse_i · lse_mul and D_i = dout_i · out_i (float32, from memory) for the 64 query rows from i0; zeros
-// past Tq. A warp per row; blockDim.x must be kWarps warps.
-__device__ __forceinline__ void stage_stats(float* lse_s, float* D_s, const float* lse_bh, const float* dout,
-                                            const float* out, long long orow0, long long ldo, int i0, int rows, int d,
+// past Tq. A warp per row; blockDim.x must be kWarps warps. S: float32 or bf16 storage (widened).
+template <typename S>
+__device__ __forceinline__ void stage_stats(float* lse_s, float* D_s, const float* lse_bh, const S* dout, const S* out,
+                                            long long orow0, long long ldo, int i0, int rows, int d,
                                             float lse_mul = 1.0f) {
   const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
   for (int r = warp; r < tc::kRows; r += kWarps) {
     float acc = 0.0f;
     if (r < rows)
-      for (int c = lane; c < d; c += kWarpSize) acc += dout[orow0 + (i0 + r) * ldo + c] * out[orow0 + (i0 + r) * ldo + c];
+      for (int c = lane; c < d; c += kWarpSize) {
+        const long long at = orow0 + (i0 + r) * ldo + c;
+        acc += detail::load(dout + at) * detail::load(out + at);
+      }
     acc = detail::warp_sum(acc);
     if (lane == 0) {
       D_s[r] = acc;
@@ -1105,43 +1111,46 @@ static_assert(kRows == tc::kRows && kWarps == ::attnlab::cuda::kWarps, "tcb::sta
 
 // D_r = dout_r · out_r for row r of a head, by the 4 threads of a group (each a quarter of the width,
 // then two shuffles); 0 past `valid`. Every lane of the warp must call it.
-template <int D>
-__device__ __forceinline__ float row_dot(const float* dout, const float* out, long long base, long long ld, int r,
-                                         int valid, int t) {
+template <int D, typename S>
+__device__ __forceinline__ float row_dot(const S* dout, const S* out, long long base, long long ld, int r, int valid,
+                                         int t) {
   float acc = 0.0f;
   if (r < valid)
-    for (int c = t; c < D; c += 4)
-      acc += dout[base + static_cast<long long>(r) * ld + c] * out[base + static_cast<long long>(r) * ld + c];
+    for (int c = t; c < D; c += 4) {
+      const long long at = base + static_cast<long long>(r) * ld + c;
+      acc += detail::load(dout + at) * detail::load(out + at);
+    }
   acc += __shfl_xor_sync(kFullMask, acc, 1);
   acc += __shfl_xor_sync(kFullMask, acc, 2);
   return acc;
 }
 
 // Rows r0 + 8·hf + g (hf = 0, 1) of a 16-row accumulator, times `mul`, into a gradient under
-// GradMode (add or store).
-template <int D>
-__device__ __forceinline__ void put_rows(float* dst, long long base, long long ld, const float (&acc)[D / 8][4], int r0,
+// GradMode (add or store), in float32 or bf16 storage (G).
+template <int D, typename G>
+__device__ __forceinline__ void put_rows(G* dst, long long base, long long ld, const float (&acc)[D / 8][4], int r0,
                                          int valid, float mul, bool add, int g, int t) {
 #pragma unroll
   for (int hf = 0; hf < 2; ++hf) {
     const int r = r0 + 8 * hf + g;
     if (r >= valid) continue;
-    float* row = dst + base + static_cast<long long>(r) * ld + 2 * t;
+    G* row = dst + base + static_cast<long long>(r) * ld + 2 * t;
 #pragma unroll
     for (int n = 0; n < D / 8; ++n) {
-      detail::put_grad(row[8 * n], mul * acc[n][2 * hf], add);
-      detail::put_grad(row[8 * n + 1], mul * acc[n][2 * hf + 1], add);
+      detail::put_grad_to(row + 8 * n, mul * acc[n][2 * hf], add);
+      detail::put_grad_to(row + 8 * n + 1, mul * acc[n][2 * hf + 1], add);
     }
   }
 }
 }  // namespace rfb
 
-template <int D>
+// S: how q, k, v, out and dout are stored, G: how the gradients are (float32, or bf16 raw bits: the
+// bf16 storage op; the arithmetic is the same, as in the forward).
+template <int D, typename S, typename G>
 __global__ void __launch_bounds__(rfb::kThreads, 1)
-    attention_backward_dkdv_bf16_rf_kernel(float* __restrict__ dk, float* __restrict__ dv,
-                                           const float* __restrict__ dout, const float* __restrict__ out,
-                                           const float* __restrict__ lse, const float* __restrict__ q,
-                                           const float* __restrict__ k, const float* __restrict__ v,
+    attention_backward_dkdv_bf16_rf_kernel(G* __restrict__ dk, G* __restrict__ dv, const S* __restrict__ dout,
+                                           const S* __restrict__ out, const float* __restrict__ lse,
+                                           const S* __restrict__ q, const S* __restrict__ k, const S* __restrict__ v,
                                            const int* __restrict__ key_len, bool causal, Layout L, int kblocks,
                                            float scale, bool add, bool vec) {
   using T = rf::Tile<D>;
@@ -1207,13 +1216,13 @@ __global__ void __launch_bounds__(rfb::kThreads, 1)
   if (!add) store_zero_key_rows(dk, dv, h, L, j0 + cols, min(rfb::kRows, L.Tk - j0) - cols);
 }
 
-template <int D>
+template <int D, typename S, typename G>
 __global__ void __launch_bounds__(rfb::kThreads, 1)
-    attention_backward_dq_bf16_rf_kernel(float* __restrict__ dq, const float* __restrict__ dout,
-                                         const float* __restrict__ out, const float* __restrict__ lse,
-                                         const float* __restrict__ q, const float* __restrict__ k,
-                                         const float* __restrict__ v, const int* __restrict__ key_len, bool causal,
-                                         Layout L, int qblocks, float scale, bool add, bool vec) {
+    attention_backward_dq_bf16_rf_kernel(G* __restrict__ dq, const S* __restrict__ dout, const S* __restrict__ out,
+                                         const float* __restrict__ lse, const S* __restrict__ q,
+                                         const S* __restrict__ k, const S* __restrict__ v,
+                                         const int* __restrict__ key_len, bool causal, Layout L, int qblocks,
+                                         float scale, bool add, bool vec) {
   using T = rf::Tile<D>;
   __shared__ std::uint32_t Ks[rfb::kRows * T::ldk / 2], Vs[rfb::kRows * T::ldk / 2];  // K, V row-major
   __shared__ std::uint32_t Kt[D * T::ldv / 2];                                        // K transposed
@@ -1358,28 +1367,38 @@ bool attention_forward_bf16_rf(O* out, float* lse, const S* q, const S* k, const
   }
 }
 
-// The register-tile backward for head width D (dK/dV, then dQ, as the wmma path). Tiles are read four
-// floats at a time when every row of q, k, v and dout starts 16-byte aligned.
-template <int D>
-void launch_backward_bf16_rf(float* dq, float* dk, float* dv, const float* dout, const float* out, const float* lse,
-                             const float* q, const float* k, const float* v, const backend::AttentionShape& s,
-                             const Layout& L, bool add, float scale, Stream stream) {
+// The register-tile backward for head width D (dK/dV, then dQ, as the wmma path), on float32 or bf16
+// storage (S for the inputs, G for the gradients). Tiles are read four elements at a time when every
+// row of q, k, v and dout starts on a multiple of four elements.
+template <int D, typename S, typename G>
+void launch_backward_bf16_rf(G* dq, G* dk, G* dv, const S* dout, const S* out, const float* lse, const S* q,
+                             const S* k, const S* v, const backend::AttentionShape& s, const Layout& L, bool add,
+                             float scale, Stream stream) {
   const bool vec = rows_aligned(q, L.ldq, L.qb, 4) && rows_aligned(k, L.ldk, L.kb, 4) &&
                    rows_aligned(v, L.ldv, L.vb, 4) && rows_aligned(dout, L.ldo, L.ob, 4);
   if ((dk || dv) && has_work(s, add, s.Tk)) {
     const int kblocks = (s.Tk + rfb::kRows - 1) / rfb::kRows;
-    ATTNLAB_LAUNCH(attention_backward_dkdv_bf16_rf_kernel<D>,
+    ATTNLAB_LAUNCH((attention_backward_dkdv_bf16_rf_kernel<D, S, G>),
                    grid_of("cuda::attention_backward_bf16", s.B, s.H, kblocks), rfb::kThreads, 0,
                    stream)(dk, dv, dout, out, lse, q, k, v, s.key_len, s.causal, L, kblocks, scale, add, vec);
     CUDA_CHECK_LAUNCH();
   }
   if (dq && has_work(s, add, s.Tq)) {
     const int qblocks = (s.Tq + rfb::kRows - 1) / rfb::kRows;
-    ATTNLAB_LAUNCH(attention_backward_dq_bf16_rf_kernel<D>,
+    ATTNLAB_LAUNCH((attention_backward_dq_bf16_rf_kernel<D, S, G>),
                    grid_of("cuda::attention_backward_bf16", s.B, s.H, qblocks), rfb::kThreads, 0,
                    stream)(dq, dout, out, lse, q, k, v, s.key_len, s.causal, L, qblocks, scale, add, vec);
     CUDA_CHECK_LAUNCH();
   }
+}
+
+// The backward's refusal of a batch stride of 0 (see attention.hpp).
+void check_batch_strides(const char* what, const backend::AttentionShape& s, const Layout& L) {
+  if (s.B > 1 && (L.qb == 0 || L.kb == 0 || L.vb == 0))
+    throw ShapeError(std::string(what) + ": a batch stride of 0 (one Q, K or V shared by all " + std::to_string(s.B) +
+                     " batches) is not supported: the batches' gradients would add into the same rows, which these "
+                     "kernels do not reduce (and float atomics would not repeat bit for bit); give each batch its "
+                     "own copy, or use the CPU backend");
 }
 
 }  // namespace
@@ -1419,24 +1438,44 @@ bool attention_forward_bf16_storage_takes(const backend::AttentionShape& s) {
   return (d == 32 || d == 64 || d == 128) && bf16_attention_choice() != "wmma";
 }
 
-bool attention_forward_bf16_storage(std::uint16_t* out, float* lse, const std::uint16_t* q, const std::uint16_t* k,
+void attention_forward_bf16_storage(std::uint16_t* out, float* lse, const std::uint16_t* q, const std::uint16_t* k,
                                     const std::uint16_t* v, const backend::AttentionShape& s, Stream stream) {
-  if (!attention_forward_bf16_storage_takes(s)) return false;
   const Layout L = check_shape("cuda::attention_forward_bf16 (bf16 storage)", s);
-  if (s.B == 0 || s.Tq == 0) return true;
-  return attention_forward_bf16_rf(out, lse, q, k, v, s, L, bf16_attention_choice() == "rf1", stream);
+  if (s.B == 0 || s.Tq == 0) return;
+  if (!attention_forward_bf16_rf(out, lse, q, k, v, s, L, bf16_attention_choice() == "rf1", stream))
+    throw ShapeError("cuda::attention_forward_bf16 (bf16 storage): head width d = " + std::to_string(s.C / s.H) +
+                     " is not 32, 64 or 128 (check attention_forward_bf16_storage_takes first)");
+}
+
+bool attention_backward_bf16_storage_takes(const backend::AttentionShape& s) {
+  if (s.H <= 0 || s.C % s.H != 0) return false;
+  const int d = s.C / s.H;
+  return (d == 32 || d == 64) && bf16_attention_choice() != "wmma";
+}
+
+void attention_backward_bf16_storage(std::uint16_t* dq, std::uint16_t* dk, std::uint16_t* dv,
+                                     const std::uint16_t* dout, const std::uint16_t* out, const float* lse,
+                                     const std::uint16_t* q, const std::uint16_t* k, const std::uint16_t* v,
+                                     const backend::AttentionShape& s, backend::GradMode mode, Stream stream) {
+  const char* what = "cuda::attention_backward_bf16 (bf16 storage)";
+  const Layout L = check_shape(what, s);
+  check_batch_strides(what, s, L);
+  const bool add = mode == backend::GradMode::Add;
+  const float scale = score_scale(s.C, s.H);
+  switch (s.C / s.H) {
+    case 32: launch_backward_bf16_rf<32>(dq, dk, dv, dout, out, lse, q, k, v, s, L, add, scale, stream); break;
+    case 64: launch_backward_bf16_rf<64>(dq, dk, dv, dout, out, lse, q, k, v, s, L, add, scale, stream); break;
+    default:
+      throw ShapeError(std::string(what) + ": head width d = " + std::to_string(s.C / s.H) +
+                       " is not 32 or 64 (check attention_backward_bf16_storage_takes first)");
+  }
 }
 
 void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* out, const float* lse,
                         const float* q, const float* k, const float* v, const backend::AttentionShape& s,
                         backend::GradMode mode, Stream stream) {
   const Layout L = check_shape("cuda::attention_backward", s);
-  if (s.B > 1 && (L.qb == 0 || L.kb == 0 || L.vb == 0))
-    throw ShapeError("cuda::attention_backward: a batch stride of 0 (one Q, K or V shared by all " +
-                     std::to_string(s.B) +
-                     " batches) is not supported: the batches' gradients would add into the same rows, which these "
-                     "kernels do not reduce (and float atomics would not repeat bit for bit); give each batch its "
-                     "own copy, or use the CPU backend");
+  check_batch_strides("cuda::attention_backward", s, L);
   // No query, or no key: every gradient is zero, so Add has nothing to do, and Write still runs the
   // kernels that own the other side's rows (their loops over the empty side store zeros).
   const bool add = mode == backend::GradMode::Add;
@@ -1463,9 +1502,7 @@ void attention_backward_bf16(float* dq, float* dk, float* dv, const float* dout,
   if (d % tc::kEdge != 0 || d > tcb::kMaxD)
     throw ShapeError("cuda::attention_backward_bf16: head width d = " + std::to_string(d) +
                      " is not a multiple of 16 up to 64; use attention_backward (float32)");
-  if (s.B > 1 && (L.qb == 0 || L.kb == 0 || L.vb == 0))
-    throw ShapeError("cuda::attention_backward_bf16: a batch stride of 0 (one Q, K or V shared by all " +
-                     std::to_string(s.B) + " batches) is not supported (see attention_backward)");
+  check_batch_strides("cuda::attention_backward_bf16", s, L);
   const bool add = mode == backend::GradMode::Add;  // no query or no key: as attention_backward
   const float scale = score_scale(s.C, s.H);
   if ((d == 32 || d == 64) && bf16_attention_choice() != "wmma") {

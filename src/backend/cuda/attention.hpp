@@ -51,10 +51,11 @@ void attention_forward_bf16(float* out, float* lse, const float* q, const float*
 // kernel reading the 16 bits and storing out rounded once, no float32 copy of anything. The same
 // arithmetic as attention_forward_bf16 on the widened q, k, v (whose rounding as they are read is then
 // exact), so out is that result rounded, bit for bit. Head widths 32, 64 and 128 only, and not under
-// ATTNLAB_BF16_ATTENTION=wmma: false for any other, having done nothing (the caller widens and calls
-// attention_forward_bf16). Shapes as attention_forward's (ShapeError otherwise).
+// ATTNLAB_BF16_ATTENTION=wmma: _takes says whether it runs a shape; where it does not, the caller widens
+// and calls attention_forward_bf16 (the storage function throws ShapeError for such a shape, as for
+// any shape attention_forward refuses).
 bool attention_forward_bf16_storage_takes(const backend::AttentionShape& s);
-bool attention_forward_bf16_storage(std::uint16_t* out, float* lse, const std::uint16_t* q, const std::uint16_t* k,
+void attention_forward_bf16_storage(std::uint16_t* out, float* lse, const std::uint16_t* q, const std::uint16_t* k,
                                     const std::uint16_t* v, const backend::AttentionShape& s, Stream stream = nullptr);
 
 // dq, dk, dv accumulate (+=; a null one is skipped), or under GradMode::Write are stored: every
@@ -79,6 +80,20 @@ void attention_backward(float* dq, float* dk, float* dv, const float* dout, cons
 void attention_backward_bf16(float* dq, float* dk, float* dv, const float* dout, const float* out, const float* lse,
                              const float* q, const float* k, const float* v, const backend::AttentionShape& s,
                              backend::GradMode mode = backend::GradMode::Add, Stream stream = nullptr);
+
+// attention_backward_bf16 on bf16 storage (raw bits: q, k, v, out, dout and the gradients; lse float32):
+// the register-tile kernels reading the 16 bits, D_i summed in float32 from the widened dout and out,
+// each gradient element stored rounded once (under Add: the old value widened, the sum in float32,
+// then rounded: what widening the gradient, adding and rounding it gives). The same arithmetic as
+// attention_backward_bf16 on the widened operands, so each gradient is that result rounded, bit for
+// bit. Head widths 32 and 64, and not under ATTNLAB_BF16_ATTENTION=wmma: _takes says whether it runs a
+// shape, as for the forward; the same refusal of a batch stride of 0.
+bool attention_backward_bf16_storage_takes(const backend::AttentionShape& s);
+void attention_backward_bf16_storage(std::uint16_t* dq, std::uint16_t* dk, std::uint16_t* dv,
+                                     const std::uint16_t* dout, const std::uint16_t* out, const float* lse,
+                                     const std::uint16_t* q, const std::uint16_t* k, const std::uint16_t* v,
+                                     const backend::AttentionShape& s,
+                                     backend::GradMode mode = backend::GradMode::Add, Stream stream = nullptr);
 
 // att (written, B × H × Tq × Tk) = exp(s_ij − lse_i) where key j is visible to query i, else 0: the
 // weights the forward used, recomputed from q, k and its lse (for the lessons; training never stores

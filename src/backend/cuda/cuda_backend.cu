@@ -439,6 +439,26 @@ class CudaBackend final : public Ops<float> {
     else
       cuda::attention_backward(dq, dk, dv, dout, out, lse, q, k, v, sh, mode, s());
   }
+  // bf16 storage: at --precision bf16, where the register-tile kernels take the head width (32, 64),
+  // they read the bf16 operands and store each gradient rounded once; otherwise the default (widen,
+  // attention_backward, round).
+  void attention_backward_bf16(Bf16* dq, Bf16* dk, Bf16* dv, const Bf16* dout, const Bf16* out, const float* lse,
+                               const Bf16* q, const Bf16* k, const Bf16* v, const AttentionShape& sh,
+                               GradMode mode = GradMode::Add) override {
+    if (math_ != cuda::Math::Bf16 || !cuda::attention_backward_bf16_storage_takes(sh)) {
+      Ops<float>::attention_backward_bf16(dq, dk, dv, dout, out, lse, q, k, v, sh, mode);
+      return;
+    }
+    const AttentionSizes z = attention_sizes(sh);
+    const double per = passes(mode);
+    const double bytes = kH * (3.0 * z.q + 2.0 * z.k + (dq ? per * z.q : 0.0) + (dk ? per * z.k : 0.0) +
+                               (dv ? per * z.k : 0.0)) +
+                         floats(z.lse) + z.key_len_bytes;
+    cuda::TimedOp t(timer_, "attention_backward_bf16", 10.0 * sh.B * sh.Tq * sh.Tk * sh.C, bytes,
+                    [&] { return attention_shape(sh); });
+    cuda::attention_backward_bf16_storage(bits(dq), bits(dk), bits(dv), bits(dout), bits(out), lse, bits(q), bits(k),
+                                          bits(v), sh, mode, s());
+  }
   void attention_weights(float* att, const float* lse, const float* q, const float* k,
                          const AttentionShape& sh) override {
     // q, k and lse read; the B·H·Tq·Tk weights written.
