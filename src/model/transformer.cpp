@@ -172,6 +172,11 @@ void Transformer<T>::sub_fwd(Sub& s, Kind kind, const AttnLayout* attn, const Ff
     ffn_sub_fwd16(s, *ffn, norm, x, N, p);
     return;
   }
+  if (bf16_) {
+    attn_sub_fwd16(s, kind, *attn, norm, x, Tq, kind == Kind::CrossAttn ? Tk : Tq, masked,
+                   kind == Kind::CrossAttn ? false : causal, p);
+    return;
+  }
   const T* in = x;
   if (cfg_.pre_norm) {
     ln_fwd(norm, x, N, s.ln);
@@ -228,6 +233,10 @@ void Transformer<T>::sub_bwd(Sub& s, Kind kind, const AttnLayout* attn, const Ff
   }
   if (bf16_ && kind == Kind::Ffn) {
     ffn_sub_bwd16(s, *ffn, norm, N, dsum, dx);
+    return;
+  }
+  if (bf16_) {
+    attn_sub_bwd16(s, kind, *attn, norm, Tq, dsum, dx, dmem);
     return;
   }
   const T* dsub = dsum;  // no dropout in the forward: the sub-layer's gradient is the sum's
@@ -319,6 +328,76 @@ void Transformer<T>::ffn_sub_bwd16(Sub& s, const FfnLayout& o, const NormLayout&
   }
 }
 
+// An attention sub-layer with bf16 activations: sub_fwd's ops on bf16 buffers, as ffn_sub_fwd16 does
+// for the feed-forward block (the input rounded once, or the norm writing bf16 only). The shape's
+// strides are the packed ones of the float32 path.
+template <typename T>
+void Transformer<T>::attn_sub_fwd16(Sub& s, Kind kind, const AttnLayout& o, const NormLayout& norm, const T* x, int Tq,
+                                    int Tk, bool masked, bool causal, float p) {
+  const int B = batch_.B, C = cfg_.d_model, H = cfg_.heads, N = B * Tq, Nk = B * Tk;
+  const std::size_t n = static_cast<std::size_t>(N) * C, nk = static_cast<std::size_t>(Nk) * C,
+                    nw = static_cast<std::size_t>(C) * C;
+  AttnAct& a = s.attn;
+  a.Tq = Tq;
+  a.Tk = Tk;
+  a.masked = masked;
+  a.causal = causal;
+  backend::Bf16* in = sized16(a.in16, n);
+  if (cfg_.pre_norm) {
+    be_.layernorm_forward_bf16(in, nullptr, sized(s.ln.mean, N), sized(s.ln.rstd, N), x, P(norm.g), P(norm.b), N, C,
+                               static_cast<T>(cfg_.ln_eps));
+  } else {
+    be_.to_bf16(in, x, n);
+  }
+  s.sub_in = nullptr;  // not a float32 buffer here: a.in16 holds it
+  const backend::Bf16* kv_in = kind == Kind::CrossAttn ? mem16_.data() : in;
+  a.wq = weights16(a.wq_16, o.wq, nw);
+  a.wk = weights16(a.wk_16, o.wk, nw);
+  a.wv = weights16(a.wv_16, o.wv, nw);
+  a.wo = weights16(a.wo_16, o.wo, nw);
+  be_.linear_forward_bf16(sized16(a.q16, n), in, a.wq, P(o.bq), N, C, C);
+  be_.linear_forward_bf16(sized16(a.k16, nk), kv_in, a.wk, P(o.bk), Nk, C, C);
+  be_.linear_forward_bf16(sized16(a.v16, nk), kv_in, a.wv, P(o.bv), Nk, C, C);
+  be_.attention_forward_bf16(sized16(a.ctx16, n), sized(a.lse, static_cast<std::size_t>(B) * H * Tq), a.q16.data(),
+                             a.k16.data(), a.v16.data(), attn_shape(a));
+  be_.linear_forward_bf16(sized16(a.out16, n), a.ctx16.data(), a.wo, P(o.bo), N, C, C);
+  s.p = p;
+  if (p > 0.0f) s.seed = next_dropout_seed();
+  be_.dropout_forward_bf16(sized(s.sum, n), a.out16.data(), x, n, p, s.seed);
+  sub_output(s, norm, N);
+}
+
+// Its backward from dsum: dout, dctx, dq, dk and dv in bf16; the input's gradient float32 (pre-norm a
+// fresh buffer through the norm's backward, post-norm added into dx), so that the Q, K and V products'
+// three shares add up in float32 and are not rounded after each; cross-attention's K and V shares add
+// into dmem.
+template <typename T>
+void Transformer<T>::attn_sub_bwd16(Sub& s, Kind kind, const AttnLayout& o, const NormLayout& norm, int Tq,
+                                    const T* dsum, T* dx, T* dmem) {
+  using backend::GradMode;
+  const AttnAct& a = s.attn;
+  const int B = batch_.B, C = cfg_.d_model, N = B * Tq, Nk = B * a.Tk;
+  const std::size_t n = static_cast<std::size_t>(N) * C, nk = static_cast<std::size_t>(Nk) * C;
+  backend::Bf16* dout = sized16(ws_dout16_, n);
+  backend::Bf16* dctx = sized16(ws_dctx16_, n);
+  backend::Bf16* dq = sized16(ws_dq16_, n);
+  backend::Bf16* dk = sized16(ws_dk16_, nk);
+  backend::Bf16* dv = sized16(ws_dv16_, nk);
+  be_.dropout_backward_bf16(dout, dsum, n, s.p, s.seed, GradMode::Write);
+  be_.linear_backward_bf16(dctx, G(o.wo), G(o.bo), dout, a.ctx16.data(), a.wo, N, C, C, GradMode::Write);
+  be_.attention_backward_bf16(dq, dk, dv, dctx, a.ctx16.data(), a.lse.data(), a.q16.data(), a.k16.data(),
+                              a.v16.data(), attn_shape(a), GradMode::Write);
+  // Post-norm: dsum is dx, already read (into dout) before anything adds to it.
+  T* din = cfg_.pre_norm ? sized(ws_din_, n) : dx;
+  T* dkv = kind == Kind::CrossAttn ? dmem : din;
+  const backend::Bf16* kv_in = kind == Kind::CrossAttn ? mem16_.data() : a.in16.data();
+  be_.linear_backward_bf16(din, G(o.wq), G(o.bq), dq, a.in16.data(), a.wq, N, C, C,
+                           cfg_.pre_norm ? GradMode::Write : GradMode::Add);
+  be_.linear_backward_bf16(dkv, G(o.wk), G(o.bk), dk, kv_in, a.wk, Nk, C, C, GradMode::Add);
+  be_.linear_backward_bf16(dkv, G(o.wv), G(o.bv), dv, kv_in, a.wv, Nk, C, C, GradMode::Add);
+  if (cfg_.pre_norm) ln_bwd(norm, s.x, N, s.ln, din, dx, GradMode::Add);
+}
+
 // ---- whole model ----------------------------------------------------------------------------------
 
 template <typename T>
@@ -381,7 +460,16 @@ T Transformer<T>::forward(const Batch& b, T smoothing, bool train, std::uint64_t
       sub_fwd(enc_[l].ffn, Kind::Ffn, nullptr, &L.ffn, L.ln2, x, b.S, nullptr, 0, false, false, p);
       x = enc_[l].ffn.y;
     }
-    ln_fwd(layout_.enc_norm, x, b.B * b.S, enc_final_);
+    const int NS = b.B * b.S;
+    if (bf16_) {
+      // Every cross-attention reads the memory through its K and V products: the norm writes it in
+      // bf16 too, in the same pass (the float32 one is what memory() and the lessons read).
+      be_.layernorm_forward_bf16(sized16(mem16_, n), sized(enc_final_.out, n), sized(enc_final_.mean, NS),
+                                 sized(enc_final_.rstd, NS), x, P(layout_.enc_norm.g), P(layout_.enc_norm.b), NS, C,
+                                 static_cast<T>(cfg_.ln_eps));
+    } else {
+      ln_fwd(layout_.enc_norm, x, NS, enc_final_);
+    }
     memory = enc_final_.out.data();
   }
 
@@ -445,11 +533,7 @@ backend::Bf16* Transformer<T>::sized16(backend::Buffer<backend::Bf16>& b, std::s
 
 template <typename T>
 std::vector<T> Transformer<T>::logits() const {
-  if (!bf16_) return logits_.download();
-  Buf wide;
-  sized(wide, logits16_.size());
-  be_.from_bf16(wide.data(), logits16_.data(), logits16_.size());
-  return wide.download();
+  return bf16_ ? widened(logits16_) : logits_.download();
 }
 
 template <typename T>
@@ -558,10 +642,26 @@ void Transformer<T>::backward() {
 // ---- what the lessons look at -------------------------------------------------------------------
 
 template <typename T>
+std::vector<T> Transformer<T>::widened(const backend::Buffer<backend::Bf16>& b) const {
+  Buf wide;
+  be_.from_bf16(sized(wide, b.size()), b.data(), b.size());
+  return wide.download();
+}
+
+// After a bf16 forward: the weights from the widened bf16 q and k (the values its products read).
+template <typename T>
 std::vector<T> Transformer<T>::weights_of(const AttnAct& a) const {
-  Buf att;
+  Buf att, wq, wk;
   sized(att, static_cast<std::size_t>(batch_.B) * cfg_.heads * a.Tq * a.Tk);
-  be_.attention_weights(att.data(), a.lse.data(), a.q.data(), a.k.data(), attn_shape(a));
+  const T* q = a.q.data();
+  const T* k = a.k.data();
+  if (bf16_) {
+    be_.from_bf16(sized(wq, a.q16.size()), a.q16.data(), a.q16.size());
+    be_.from_bf16(sized(wk, a.k16.size()), a.k16.data(), a.k16.size());
+    q = wq.data();
+    k = wk.data();
+  }
+  be_.attention_weights(att.data(), a.lse.data(), q, k, attn_shape(a));
   return att.download();
 }
 
@@ -590,6 +690,7 @@ std::vector<T> Transformer<T>::attention_context(Block block, int layer) const {
       throw ShapeError("attention_context: no such decoder block in layer " + std::to_string(layer));
     a = block == Block::DecoderSelf ? &dec_[l].self.attn : &dec_[l].cross.attn;
   }
+  if (bf16_) return widened(a->ctx16);
   std::vector<T> host(static_cast<std::size_t>(batch_.B) * static_cast<std::size_t>(a->Tq) * static_cast<std::size_t>(cfg_.d_model));
   if (!host.empty()) be_.download(host.data(), a->ctx.data(), host.size() * sizeof(T));
   return host;
@@ -622,10 +723,12 @@ typename Transformer<T>::AttentionView Transformer<T>::attention_view(Block bloc
   }
   v.Tq = s->attn.Tq;
   v.Tk = s->attn.Tk;
-  v.query_input = rows(s->sub_in, v.Tq);
-  v.kv_input = block == Block::DecoderCross ? enc_final_.out.download() : v.query_input;
+  // After a bf16 forward the sub-layer's input and output are bf16 buffers: widened.
+  v.query_input = bf16_ ? widened(s->attn.in16) : rows(s->sub_in, v.Tq);
+  if (block != Block::DecoderCross) v.kv_input = v.query_input;
+  else v.kv_input = bf16_ ? widened(mem16_) : enc_final_.out.download();
   v.weights = weights_of(s->attn);
-  v.output = s->attn.out.download();
+  v.output = bf16_ ? widened(s->attn.out16) : s->attn.out.download();
   return v;
 }
 

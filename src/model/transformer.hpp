@@ -135,6 +135,15 @@ class Transformer {
     Buf q, k, v, lse, ctx, out;
     int Tq = 0, Tk = 0;
     bool causal = false, masked = false;  // masked: keys limited by the batch's source lengths
+    // bf16_storage(): the sub-layer's input (LN(x) or x, rounded), q, k, v, ctx and out in bf16 instead
+    // (lse stays float32), and the weights' bf16 copies (wq … wo: the optimizer's copy, or rounded
+    // into wq_16 … wo_16 at the forward; kept for the backward). Cross-attention's keys and values
+    // read the memory's bf16 copy (mem16_).
+    backend::Buffer<backend::Bf16> in16, q16, k16, v16, ctx16, out16, wq_16, wk_16, wv_16, wo_16;
+    const backend::Bf16* wq = nullptr;
+    const backend::Bf16* wk = nullptr;
+    const backend::Bf16* wv = nullptr;
+    const backend::Bf16* wo = nullptr;
   };
   struct FfnAct {
     Buf a, out;  // a = ReLU(x·W1 + b1), one op (linear_forward with ReLU): its backward needs only a > 0
@@ -233,6 +242,9 @@ class Transformer {
   // dec_final_.out are then not written); and the feed-forward blocks' gradient scratch.
   bool bf16_ = false;
   backend::Buffer<backend::Bf16> h16_, w16_, logits16_, dlogits16_, ws_dout16_, ws_da16_, ws_dh16_, ws_din16_;
+  // bf16_storage() with an encoder: its output (the memory) in bf16 too, what every cross-attention's
+  // keys and values read; and the attention blocks' gradient scratch.
+  backend::Buffer<backend::Bf16> mem16_, ws_dctx16_, ws_dq16_, ws_dk16_, ws_dv16_;
   const backend::Bf16* head_w16_ = nullptr;  // the output projection's bf16 weights (w16_ or params16_)
   // adamw_step's bf16 copy of params (same layout), and whether the next forward may read it.
   backend::Buffer<backend::Bf16> params16_;
@@ -246,6 +258,15 @@ class Transformer {
   // products and ReLU's backward on bf16, dropout with the residual from and to bf16.
   void ffn_sub_fwd16(Sub& s, const FfnLayout& o, const NormLayout& norm, const T* x, int N, float p);
   void ffn_sub_bwd16(Sub& s, const FfnLayout& o, const NormLayout& norm, int N, const T* dsum, T* dx);
+  // The attention sub-layers likewise: the four products, attention's forward and backward on bf16;
+  // the gradients of the sub-layer's input (and of the memory) float32, as the three products that
+  // reach each of them add up there.
+  void attn_sub_fwd16(Sub& s, Kind kind, const AttnLayout& o, const NormLayout& norm, const T* x, int Tq, int Tk,
+                      bool masked, bool causal, float p);
+  void attn_sub_bwd16(Sub& s, Kind kind, const AttnLayout& o, const NormLayout& norm, int Tq, const T* dsum, T* dx,
+                      T* dmem);
+  // A bf16 buffer widened to T, downloaded (what the lessons' accessors read after a bf16 forward).
+  std::vector<T> widened(const backend::Buffer<backend::Bf16>& b) const;
   // Backward-pass scratch, kept between steps so a training step does not allocate (and page-fault)
   // hundreds of megabytes every time: dlogits alone is (B·T) × V.
   Buf dlogits_, ws_dctx_, ws_dq_, ws_dk_, ws_dv_, ws_da_, ws_dh_, ws_dsub_, ws_din_, ws_dh_out_, ws_dy_,

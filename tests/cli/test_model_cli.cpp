@@ -609,7 +609,8 @@ TEST_CASE("bench --backend cuda: the device's attention sweep (c') and the model
   const Result doctor = run({"doctor", "--format", "json"});
   REQUIRE(doctor.code == 0);
   const auto cuda = nlohmann::json::parse(doctor.out)["cuda"];
-  Result r = run({"bench", "--backend", "cuda", "--precision", "bf16", "--d-model", "32", "--heads", "2", "--layers", "1",
+  // One head of 32: the width at which attention's bf16 storage kernels run (32, 64, 128).
+  Result r = run({"bench", "--backend", "cuda", "--precision", "bf16", "--d-model", "32", "--heads", "1", "--layers", "1",
                   "--d-ff", "64", "--vocab", "100", "--batch", "2", "--seq", "16", "--repeats", "1", "--attention-max", "0",
                   "--device-attention-max", "48", "--json", "--quiet"});
   INFO(r.err);
@@ -641,6 +642,7 @@ TEST_CASE("bench --backend cuda: the device's attention sweep (c') and the model
     // (d) per op on the device's clock. The products' FLOPs of the ops add up to the report's count:
     // the forward exactly; the step is 3 × the forward plus half the attention forward's, since the
     // attention backward is counted as its five products (2.5 × the forward), the report's as 2 ×.
+    // At bf16 attention runs as its bf16 storage ops (attention_forward_bf16, _backward_bf16).
     auto sum = [&](const char* which, const std::string& only = "") {
       double f = 0;
       for (const auto& op : m[which]["ops"])
@@ -649,10 +651,14 @@ TEST_CASE("bench --backend cuda: the device's attention sweep (c') and the model
     };
     const double fwd = m["forward"]["gflop"].get<double>();
     CHECK(sum("forward_breakdown") == doctest::Approx(fwd).epsilon(1e-9));
-    CHECK(sum("breakdown") == doctest::Approx(3 * fwd + 0.5 * sum("forward_breakdown", "attention_forward")).epsilon(1e-9));
-    // At bf16 the feed-forward's and the logits' layers run as the bf16 ops (bf16 storage), the
-    // attention projections as the float32 ones: each backward twice its forward either way.
-    CHECK(sum("breakdown", "linear_backward") == doctest::Approx(2 * sum("breakdown", "linear_forward")).epsilon(1e-9));
+    CHECK(sum("forward_breakdown", "attention_forward") == 0.0);
+    CHECK(sum("breakdown", "attention_backward") == 0.0);
+    CHECK(sum("breakdown") ==
+          doctest::Approx(3 * fwd + 0.5 * sum("forward_breakdown", "attention_forward_bf16")).epsilon(1e-9));
+    // At bf16 every linear layer (attention's four projections, the feed-forward's two, the logits')
+    // runs as the bf16 op (bf16 storage): its backward twice its forward, and no float32 one left.
+    CHECK(sum("breakdown", "linear_forward") == 0.0);
+    CHECK(sum("breakdown", "linear_backward") == 0.0);
     CHECK(sum("breakdown", "linear_backward_bf16") ==
           doctest::Approx(2 * sum("breakdown", "linear_forward_bf16")).epsilon(1e-9));
     CHECK(sum("breakdown", "linear_forward_bf16") > 0.0);
@@ -684,8 +690,10 @@ TEST_CASE("bench --backend cuda: the device's attention sweep (c') and the model
     CHECK(relu_calls == (m["model"] == "encoder-decoder" ? 2.0 : 1.0));  // one feed-forward a stack
     CHECK(gb("breakdown", "relu_backward_bf16") == doctest::Approx(3 * 2 * relu_outputs / 1e9).epsilon(1e-9));
     // The optimizer writes the weights' bf16 copy with the update (adamw_step_bf16, no adamw_step), and
-    // the step's forward reads it: the only rounding left in a step is each post-norm feed-forward
-    // block's input (bench's model is post-norm), N = 2 × 16 rows of 32, 4 bytes read and 2 written.
+    // the step's forward reads it: the only rounding left in a step is each post-norm sub-layer's
+    // input (bench's model is post-norm): a feed-forward block's, a self- or cross-attention's (the
+    // encoder's memory is written in bf16 by its norm), N = 2 × 16 rows of 32, 4 bytes read and 2
+    // written. Nothing is widened: no op falls back on a widening default.
     auto calls_of = [&](const char* which, const std::string& op_name) {
       double c = 0;
       for (const auto& op : m[which]["ops"])
@@ -694,13 +702,16 @@ TEST_CASE("bench --backend cuda: the device's attention sweep (c') and the model
     };
     CHECK(calls_of("breakdown", "adamw_step_bf16") == 1.0);
     CHECK(calls_of("breakdown", "adamw_step") == 0.0);
-    CHECK(calls_of("breakdown", "to_bf16") == relu_calls);
-    CHECK(gb("breakdown", "to_bf16") == doctest::Approx(relu_calls * 32 * 32 * 6 / 1e9).epsilon(1e-9));
+    const double attention_blocks = m["model"] == "encoder-decoder" ? 3.0 : 1.0;
+    CHECK(calls_of("breakdown", "to_bf16") == relu_calls + attention_blocks);
+    CHECK(gb("breakdown", "to_bf16") ==
+          doctest::Approx((relu_calls + attention_blocks) * 32 * 32 * 6 / 1e9).epsilon(1e-9));
+    CHECK(calls_of("breakdown", "from_bf16") == 0.0);
     // Attention's backward stores dq, dk, dv (Write) after reading dout, out, q, k, v and lse: twice
     // the forward's q, k, v read and out written, less one lse and key lengths. Accumulating would read
     // the three gradients too, well over twice the forward.
-    CHECK(gb("breakdown", "attention_backward") < 2 * gb("breakdown", "attention_forward"));
-    CHECK(gb("breakdown", "attention_backward") > 1.8 * gb("breakdown", "attention_forward"));
+    CHECK(gb("breakdown", "attention_backward_bf16") < 2 * gb("breakdown", "attention_forward_bf16"));
+    CHECK(gb("breakdown", "attention_backward_bf16") > 1.8 * gb("breakdown", "attention_forward_bf16"));
     CHECK(m["breakdown"]["device_gb_per_step"].get<double>() == doctest::Approx(gb("breakdown")).epsilon(1e-9));
     CHECK(m["forward_breakdown"]["device_gb_per_step"].get<double>() == doctest::Approx(gb("forward_breakdown")).epsilon(1e-9));
     CHECK(gb("breakdown") > 2 * gb("forward_breakdown"));
