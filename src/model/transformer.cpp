@@ -276,31 +276,48 @@ void Transformer<T>::adamw_step(T* m, T* v, const std::uint8_t* decay_mask, cons
   params16_fresh_ = true;
 }
 
-// The feed-forward sub-layer with bf16 activations: the same ops as sub_fwd's, on bf16 buffers.
-// Pre-norm, the norm writes its output in bf16 only (the block is its one reader); post-norm the
-// input is the residual stream itself (float32, the previous norm's output), rounded once here.
-// Without dropout the residual sum is dropout's at p = 0 (every element kept, ×1 exact).
+// A bf16 sub-layer's input from the residual stream x: pre-norm, the norm writes it in bf16 only (the
+// sub-layer is its one reader); post-norm, x itself (float32, the previous norm's output) rounded once.
+template <typename T>
+const backend::Bf16* Transformer<T>::sub_input16(Sub& s, const NormLayout& norm, const T* x, int N,
+                                                 backend::Buffer<backend::Bf16>& dst) {
+  const int C = cfg_.d_model;
+  backend::Bf16* in = sized16(dst, static_cast<std::size_t>(N) * C);
+  if (cfg_.pre_norm) {
+    be_.layernorm_forward_bf16(in, nullptr, sized(s.ln.mean, N), sized(s.ln.rstd, N), x, P(norm.g), P(norm.b), N, C,
+                               static_cast<T>(cfg_.ln_eps));
+  } else {
+    be_.to_bf16(in, x, static_cast<std::size_t>(N) * C);
+  }
+  s.x = x;
+  s.sub_in = nullptr;  // not a float32 buffer here: dst holds it
+  return in;
+}
+
+// The residual sum x + dropout(out) from a bf16 sub-layer output (float32 sum; without dropout
+// dropout's p = 0, every element kept, ×1 exact), then the sub-layer's output.
+template <typename T>
+void Transformer<T>::sub_residual16(Sub& s, const NormLayout& norm, const backend::Bf16* out, int N, float p) {
+  const std::size_t n = static_cast<std::size_t>(N) * cfg_.d_model;
+  s.p = p;
+  if (p > 0.0f) s.seed = next_dropout_seed();
+  be_.dropout_forward_bf16(sized(s.sum, n), out, s.x, n, p, s.seed);
+  sub_output(s, norm, N);
+}
+
+// The feed-forward sub-layer with bf16 activations: the same ops as sub_fwd's, on bf16 buffers, between
+// sub_input16 and sub_residual16.
 template <typename T>
 void Transformer<T>::ffn_sub_fwd16(Sub& s, const FfnLayout& o, const NormLayout& norm, const T* x, int N, float p) {
   const int C = cfg_.d_model, F = cfg_.d_ff;
   const std::size_t n = static_cast<std::size_t>(N) * C, nf = static_cast<std::size_t>(N) * F;
   FfnAct& a = s.ffn;
-  backend::Bf16* in = sized16(a.in16, n);
-  if (cfg_.pre_norm) {
-    be_.layernorm_forward_bf16(in, nullptr, sized(s.ln.mean, N), sized(s.ln.rstd, N), x, P(norm.g), P(norm.b), N, C,
-                               static_cast<T>(cfg_.ln_eps));
-  } else {
-    be_.to_bf16(in, x, n);
-  }
-  s.sub_in = nullptr;  // not a float32 buffer here: a.in16 holds it
+  const backend::Bf16* in = sub_input16(s, norm, x, N, a.in16);
   a.w1 = weights16(a.w1_16, o.w1, static_cast<std::size_t>(C) * F);
   a.w2 = weights16(a.w2_16, o.w2, static_cast<std::size_t>(F) * C);
   be_.linear_forward_bf16(sized16(a.a16, nf), in, a.w1, P(o.b1), N, C, F, backend::Activation::Relu);
   be_.linear_forward_bf16(sized16(a.out16, n), a.a16.data(), a.w2, P(o.b2), N, F, C);
-  s.p = p;
-  if (p > 0.0f) s.seed = next_dropout_seed();
-  be_.dropout_forward_bf16(sized(s.sum, n), a.out16.data(), x, n, p, s.seed);
-  sub_output(s, norm, N);
+  sub_residual16(s, norm, a.out16.data(), N, p);
 }
 
 // Its backward from dsum (the residual sum's gradient, float32): dout, da and dh in bf16; dx as in
@@ -329,8 +346,7 @@ void Transformer<T>::ffn_sub_bwd16(Sub& s, const FfnLayout& o, const NormLayout&
 }
 
 // An attention sub-layer with bf16 activations: sub_fwd's ops on bf16 buffers, as ffn_sub_fwd16 does
-// for the feed-forward block (the input rounded once, or the norm writing bf16 only). The shape's
-// strides are the packed ones of the float32 path.
+// for the feed-forward block. The shape's strides are the packed ones of the float32 path.
 template <typename T>
 void Transformer<T>::attn_sub_fwd16(Sub& s, Kind kind, const AttnLayout& o, const NormLayout& norm, const T* x, int Tq,
                                     int Tk, bool masked, bool causal, float p) {
@@ -342,14 +358,7 @@ void Transformer<T>::attn_sub_fwd16(Sub& s, Kind kind, const AttnLayout& o, cons
   a.Tk = Tk;
   a.masked = masked;
   a.causal = causal;
-  backend::Bf16* in = sized16(a.in16, n);
-  if (cfg_.pre_norm) {
-    be_.layernorm_forward_bf16(in, nullptr, sized(s.ln.mean, N), sized(s.ln.rstd, N), x, P(norm.g), P(norm.b), N, C,
-                               static_cast<T>(cfg_.ln_eps));
-  } else {
-    be_.to_bf16(in, x, n);
-  }
-  s.sub_in = nullptr;  // not a float32 buffer here: a.in16 holds it
+  const backend::Bf16* in = sub_input16(s, norm, x, N, a.in16);
   const backend::Bf16* kv_in = kind == Kind::CrossAttn ? mem16_.data() : in;
   a.wq = weights16(a.wq_16, o.wq, nw);
   a.wk = weights16(a.wk_16, o.wk, nw);
@@ -361,10 +370,7 @@ void Transformer<T>::attn_sub_fwd16(Sub& s, Kind kind, const AttnLayout& o, cons
   be_.attention_forward_bf16(sized16(a.ctx16, n), sized(a.lse, static_cast<std::size_t>(B) * H * Tq), a.q16.data(),
                              a.k16.data(), a.v16.data(), attn_shape(a));
   be_.linear_forward_bf16(sized16(a.out16, n), a.ctx16.data(), a.wo, P(o.bo), N, C, C);
-  s.p = p;
-  if (p > 0.0f) s.seed = next_dropout_seed();
-  be_.dropout_forward_bf16(sized(s.sum, n), a.out16.data(), x, n, p, s.seed);
-  sub_output(s, norm, N);
+  sub_residual16(s, norm, a.out16.data(), N, p);
 }
 
 // Its backward from dsum: dout, dctx, dq, dk and dv in bf16; the input's gradient float32 (pre-norm a

@@ -76,10 +76,11 @@ class Transformer {
   std::vector<T> logits() const;
   // Whether the last forward stored activations in bf16, as it does on a backend whose matrix
   // products are bf16 (backend::MatmulPrecision): the loss head's (the final norm's output, the
-  // logits and their gradient) and the feed-forward blocks' (their input, hidden layer and output,
-  // and the gradients of those), each product reading a bf16 copy of its weights. The residual
-  // stream, attention's activations, the parameters and their gradients stay float32 (docs/cuda.md,
-  // "What remains").
+  // logits and their gradient), the feed-forward blocks' (their input, hidden layer and output, and
+  // the gradients of those) and the attention blocks' (their input, Q, K, V, the context and output,
+  // and the gradients of those; the encoder's memory), each product reading a bf16 copy of its
+  // weights. The residual stream and its gradient, layer norm's statistics, attention's lse, the
+  // parameters and their gradients stay float32 (docs/cuda.md, "What remains").
   bool bf16_storage() const { return bf16_; }
   int targets_counted() const { return count_; }
 
@@ -257,6 +258,10 @@ class Transformer {
   // The feed-forward sub-layer of sub_fwd / sub_bwd when bf16_: its input (LN(x) or x) in bf16, both
   // products and ReLU's backward on bf16, dropout with the residual from and to bf16.
   void ffn_sub_fwd16(Sub& s, const FfnLayout& o, const NormLayout& norm, const T* x, int N, float p);
+  // Their shared ends: the input in bf16 (into dst; sets s.x), and the residual sum from the output.
+  const backend::Bf16* sub_input16(Sub& s, const NormLayout& norm, const T* x, int N,
+                                   backend::Buffer<backend::Bf16>& dst);
+  void sub_residual16(Sub& s, const NormLayout& norm, const backend::Bf16* out, int N, float p);
   void ffn_sub_bwd16(Sub& s, const FfnLayout& o, const NormLayout& norm, int N, const T* dsum, T* dx);
   // The attention sub-layers likewise: the four products, attention's forward and backward on bf16;
   // the gradients of the sub-layer's input (and of the memory) float32, as the three products that
