@@ -190,7 +190,7 @@ struct AdamStep {
 // softmax, normalisation, the loss's sums and the optimizer compute in float32, and the stored
 // weights and the activations between the backend's float ops stay float32 (the products' inputs are
 // rounded as they are read); what a model stores in bf16 it passes through the bf16 ops below (at
-// Bf16 model::Transformer keeps its logits and feed-forward activations there).
+// Bf16 model::Transformer keeps its logits, attention and feed-forward activations there).
 enum class MatmulPrecision { Fp32, Tf32, Bf16 };
 inline const char* precision_name(MatmulPrecision p) {
   return p == MatmulPrecision::Tf32 ? "tf32" : p == MatmulPrecision::Bf16 ? "bf16" : "fp32";

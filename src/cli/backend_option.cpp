@@ -17,7 +17,7 @@ void add_precision_option(CLI::App& sub, std::string& name) {
   sub.add_option("--precision", name,
                  "Matrix products in fp32, or tf32 or bf16 on a GPU's tensor cores (inputs rounded, float32 "
                  "accumulation; weights, the optimizer and the residual stream stay fp32; at bf16 the logits and "
-                 "the feed-forward activations are stored in bf16)")
+                 "the attention and feed-forward activations are stored in bf16)")
       ->check(CLI::IsMember({"fp32", "tf32", "bf16"}))
       ->capture_default_str();
 }

@@ -1329,8 +1329,8 @@ std::string bf16_attention_choice() {
 }
 
 // The register-tile kernel for head width D, RT row tiles per warp, W warps. K and V are read four
-// floats at a time when every row of them starts 16-byte aligned, and out written two at a time when
-// its rows start 8-byte aligned.
+// elements at a time when every row of them starts on a multiple of four (16 bytes of float32, 8 of
+// bf16), and out written two at a time when its rows start on a multiple of two.
 template <int D, int RT, int W, typename S, typename O>
 void launch_forward_bf16_rf(O* out, float* lse, const S* q, const S* k, const S* v,
                             const backend::AttentionShape& s, const Layout& L, Stream stream) {
