@@ -469,7 +469,7 @@ T Transformer<T>::forward(const Batch& b, T smoothing, bool train, std::uint64_t
     const int NS = b.B * b.S;
     if (bf16_) {
       // Every cross-attention reads the memory through its K and V products: the norm writes it in
-      // bf16 too, in the same pass (the float32 one is what memory() and the lessons read).
+      // bf16 too, in the same pass (the float32 one is what memory() and decoding's cache read).
       be_.layernorm_forward_bf16(sized16(mem16_, n), sized(enc_final_.out, n), sized(enc_final_.mean, NS),
                                  sized(enc_final_.rstd, NS), x, P(layout_.enc_norm.g), P(layout_.enc_norm.b), NS, C,
                                  static_cast<T>(cfg_.ln_eps));
