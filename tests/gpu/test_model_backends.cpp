@@ -419,14 +419,17 @@ TEST_CASE("bf16 storage: the loss head, the attention and feed-forward blocks in
     CHECK(e <= 2e-2);
     CHECK(e > 1e-6);  // bf16 engaged
     CHECK(std::fabs(l_gpu - l_cpu) <= 1e-2 * std::fabs(l_cpu));
-    const int V = c.vocab_size;
-    double worst_sum = 0.0;
-    for (std::size_t r = 0; r < probs.size() / V; ++r) {
-      double s = 0.0;
-      for (int v = 0; v < V; ++v) s += probs[r * V + v];
-      worst_sum = std::max(worst_sum, std::fabs(s - 1.0));
-    }
-    CHECK(worst_sum <= 1e-5);
+    // The largest distance from 1 of a row's sum (rows of `width`): probabilities and attention weights.
+    auto worst_row_sum = [](const std::vector<float>& x, int width) {
+      double worst = 0.0;
+      for (std::size_t r = 0; r < x.size() / width; ++r) {
+        double sum = 0.0;
+        for (int j = 0; j < width; ++j) sum += x[r * width + j];
+        worst = std::max(worst, std::fabs(sum - 1.0));
+      }
+      return worst;
+    };
+    CHECK(worst_row_sum(probs, c.vocab_size) <= 1e-5);
     auto called = [&](const char* op) {
       for (const auto& r : rows)
         if (r.op == op) return true;
@@ -458,14 +461,7 @@ TEST_CASE("bf16 storage: the loss head, the attention and feed-forward blocks in
     CHECK(normwise(view_gpu.query_input, view_cpu.query_input, 0, view_cpu.query_input.size()) <= 2e-2);
     CHECK(normwise(view_gpu.output, view_cpu.output, 0, view_cpu.output.size()) <= 2e-2);
     CHECK(normwise(view_gpu.weights, view_cpu.weights, 0, view_cpu.weights.size()) <= 2e-2);
-    const int Tk = b.S;
-    double worst_row = 0.0;
-    for (std::size_t r = 0; r < w_gpu.size() / Tk; ++r) {
-      double sum = 0.0;
-      for (int j = 0; j < Tk; ++j) sum += w_gpu[r * Tk + j];
-      worst_row = std::max(worst_row, std::fabs(sum - 1.0));
-    }
-    CHECK(worst_row <= 1e-5);
+    CHECK(worst_row_sum(w_gpu, b.S) <= 1e-5);  // cross-attention: rows of S keys
     // Back at fp32: float32 storage again.
     (void)on_gpu.forward(b, 0.1f, false, nullptr);
     CHECK_FALSE(on_gpu.bf16_storage());

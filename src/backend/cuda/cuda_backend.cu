@@ -97,6 +97,20 @@ cuda::AdamWParams adamw_params(const AdamStep& h) {
 AttentionSizes attention_sizes(const AttentionShape& sh) {
   return {1.0 * sh.B * sh.Tq * sh.C, 1.0 * sh.B * sh.Tk * sh.C, 1.0 * sh.B * sh.H * sh.Tq, sh.key_len ? kI * sh.B : 0.0};
 }
+// What attention's forward and backward move by their contracts, with q, k, v, out, dout and the
+// gradients `elem` bytes an element (float32 or bf16 storage); lse and the key lengths as they are.
+// Forward: q, k, v read, out written. Backward: dout, out, q, k, v and lse read; each gradient asked
+// for accumulated (read and written) or written.
+double attention_forward_bytes(const AttentionShape& sh, double elem) {
+  const AttentionSizes z = attention_sizes(sh);
+  return elem * (2.0 * z.q + 2.0 * z.k) + floats(z.lse) + z.key_len_bytes;
+}
+double attention_backward_bytes(const AttentionShape& sh, double elem, GradMode mode, bool dq, bool dk, bool dv) {
+  const AttentionSizes z = attention_sizes(sh);
+  const double per = passes(mode);
+  return elem * (3.0 * z.q + 2.0 * z.k + (dq ? per * z.q : 0.0) + (dk ? per * z.k : 0.0) + (dv ? per * z.k : 0.0)) +
+         floats(z.lse) + z.key_len_bytes;
+}
 
 class CudaBackend final : public Ops<float> {
  public:
@@ -396,10 +410,8 @@ class CudaBackend final : public Ops<float> {
 
   void attention_forward(float* out, float* lse, const float* q, const float* k, const float* v,
                          const AttentionShape& sh) override {
-    // q, k, v read; out and lse written.
-    const AttentionSizes z = attention_sizes(sh);
-    const double bytes = floats(2.0 * z.q + 2.0 * z.k + z.lse) + z.key_len_bytes;
-    cuda::TimedOp t(timer_, "attention_forward", 4.0 * sh.B * sh.Tq * sh.Tk * sh.C, bytes, [&] { return attention_shape(sh); });
+    cuda::TimedOp t(timer_, "attention_forward", 4.0 * sh.B * sh.Tq * sh.Tk * sh.C, attention_forward_bytes(sh, kF),
+                    [&] { return attention_shape(sh); });
     // bf16: the two products of attention on tensor cores too, where the head width allows (a
     // multiple of 16).
     if (math_ == cuda::Math::Bf16 && sh.H > 0 && sh.C % sh.H == 0 && (sh.C / sh.H) % 16 == 0)
@@ -415,23 +427,15 @@ class CudaBackend final : public Ops<float> {
       Ops<float>::attention_forward_bf16(out, lse, q, k, v, sh);
       return;
     }
-    const AttentionSizes z = attention_sizes(sh);
-    const double bytes = kH * (2.0 * z.q + 2.0 * z.k) + floats(z.lse) + z.key_len_bytes;
-    cuda::TimedOp t(timer_, "attention_forward_bf16", 4.0 * sh.B * sh.Tq * sh.Tk * sh.C, bytes,
-                    [&] { return attention_shape(sh); });
+    cuda::TimedOp t(timer_, "attention_forward_bf16", 4.0 * sh.B * sh.Tq * sh.Tk * sh.C,
+                    attention_forward_bytes(sh, kH), [&] { return attention_shape(sh); });
     cuda::attention_forward_bf16_storage(bits(out), lse, bits(q), bits(k), bits(v), sh, s());
   }
   void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* out, const float* lse,
                           const float* q, const float* k, const float* v, const AttentionShape& sh,
                           GradMode mode = GradMode::Add) override {
-    // dout, out, q, k, v and lse read; each gradient asked for accumulated (read and written) or
-    // written.
-    const AttentionSizes z = attention_sizes(sh);
-    const double per = passes(mode);
-    const double bytes = floats(3.0 * z.q + 2.0 * z.k + z.lse + (dq ? per * z.q : 0.0) + (dk ? per * z.k : 0.0) +
-                                (dv ? per * z.k : 0.0)) +
-                         z.key_len_bytes;
-    cuda::TimedOp t(timer_, "attention_backward", 10.0 * sh.B * sh.Tq * sh.Tk * sh.C, bytes, [&] { return attention_shape(sh); });
+    cuda::TimedOp t(timer_, "attention_backward", 10.0 * sh.B * sh.Tq * sh.Tk * sh.C,
+                    attention_backward_bytes(sh, kF, mode, dq, dk, dv), [&] { return attention_shape(sh); });
     // bf16: tensor cores for the backward's five products too, where the head width allows (a
     // multiple of 16 up to 64: the kernels' shared memory).
     if (math_ == cuda::Math::Bf16 && sh.H > 0 && sh.C % sh.H == 0 && (sh.C / sh.H) % 16 == 0 && sh.C / sh.H <= 64)
@@ -449,13 +453,8 @@ class CudaBackend final : public Ops<float> {
       Ops<float>::attention_backward_bf16(dq, dk, dv, dout, out, lse, q, k, v, sh, mode);
       return;
     }
-    const AttentionSizes z = attention_sizes(sh);
-    const double per = passes(mode);
-    const double bytes = kH * (3.0 * z.q + 2.0 * z.k + (dq ? per * z.q : 0.0) + (dk ? per * z.k : 0.0) +
-                               (dv ? per * z.k : 0.0)) +
-                         floats(z.lse) + z.key_len_bytes;
-    cuda::TimedOp t(timer_, "attention_backward_bf16", 10.0 * sh.B * sh.Tq * sh.Tk * sh.C, bytes,
-                    [&] { return attention_shape(sh); });
+    cuda::TimedOp t(timer_, "attention_backward_bf16", 10.0 * sh.B * sh.Tq * sh.Tk * sh.C,
+                    attention_backward_bytes(sh, kH, mode, dq, dk, dv), [&] { return attention_shape(sh); });
     cuda::attention_backward_bf16_storage(bits(dq), bits(dk), bits(dv), bits(dout), bits(out), lse, bits(q), bits(k),
                                           bits(v), sh, mode, s());
   }
