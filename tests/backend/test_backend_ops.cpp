@@ -846,7 +846,7 @@ void check_backends(double double_tol) {
     const auto backends = backends_under_test<T>(c.attention);
     if (backends.empty()) continue;
     const double tol = std::is_same_v<T, float> ? c.tol : double_tol;
-    INFO("case: " << c.op << " (" << (std::is_same_v<T, float> ? "float" : "double") << ", seed " << seed << ")");
+    INFO("case: " << c.op << " (" << std::string(std::is_same_v<T, float> ? "float" : "double") << ", seed " << seed << ")");
     Run<T> ref(reference<T>(), seed);
     body(ref);
     // The reference wrote everything it should (outputs start as NaN).
@@ -1458,8 +1458,8 @@ TEST_CASE("bf16 linear layer on every backend: the reference one rounding from e
     auto check = [&](const char* what, const std::vector<double>& got, const std::vector<double>& ref, double tol,
                      const std::string& who) {
       const Comparison c = compare(got, ref, 1.0);
-      INFO(who << ", N " << sh.N << ", IC " << sh.IC << ", OC " << sh.OC << (sh.bias ? ", bias" : "")
-               << (sh.relu ? ", ReLU" : "") << ": " << what << ": " << c.str());
+      INFO(who << ", N " << sh.N << ", IC " << sh.IC << ", OC " << sh.OC << std::string(sh.bias ? ", bias" : "")
+               << std::string(sh.relu ? ", ReLU" : "") << ": " << what << ": " << c.str());
       CHECK(c.rel <= tol);
     };
     const char* names[] = {"out", "dinp (Add)", "dinp (Write)", "dw", "dbias", "dinp in T (Add)"};
@@ -1509,7 +1509,7 @@ TEST_CASE("bf16 gemm on every backend: bf16 or T output, every transpose, padded
             exact16[i * ldc + j] = widened(bf16_bits(exact[i * ldc + j]));
           }
         for (Ops<float>* be : backends_under_test<float>(false)) {
-          INFO("backend " << be->name() << ", k " << k << (ta ? ", Aᵀ" : "") << (tb ? ", Bᵀ" : ""));
+          INFO("backend " << be->name() << ", k " << k << std::string(ta ? ", Aᵀ" : "") << std::string(tb ? ", Bᵀ" : ""));
           Buffer<Bf16> A = bf16_buffer(*be, a), Bm = bf16_buffer(*be, b), C16 = bf16_buffer(*be, c0);
           Buffer<float> Cf = t_buffer(*be, c0);
           be->gemm_bf16(ta, tb, m, n, k, 0.75f, A.data(), lda, Bm.data(), ldb, 0.5f, C16.data(), ldc);
@@ -1636,7 +1636,7 @@ TEST_CASE("bf16 ReLU backward and dropout on every backend: their T ops on the w
       be->dropout_forward_bf16(out16.data(), x16.data(), with_residual ? rf.data() : nullptr, n, p, seed);
       be->dropout_forward(outf.data(), xf.data(), with_residual ? rf.data() : nullptr, n, p, seed);
       CHECK_MESSAGE(out16.download() == outf.download(),
-                    "dropout_forward_bf16" << (with_residual ? " + residual" : ""));
+                    "dropout_forward_bf16" << std::string(with_residual ? " + residual" : ""));
     }
   }
 }
@@ -1681,7 +1681,7 @@ TEST_CASE("bf16 attention and cross-entropy on every backend: their T ops on the
       be->attention_backward(gf.data(), gf.data() + C, gf.data() + 2 * C, dof.data(), o_wide.data(), lse16.data(), qfp,
                              qfp + C, qfp + 2 * C, s, mode);
       CHECK_MESSAGE(ulp_mismatches(bits_of(g16), rounded_bits(gf), 1) == 0,
-                    "attention_backward_bf16 dq/dk/dv " << (mode == GradMode::Add ? "Add" : "Write"));
+                    "attention_backward_bf16 dq/dk/dv " << std::string(mode == GradMode::Add ? "Add" : "Write"));
     }
   }
 
@@ -1831,7 +1831,7 @@ TEST_CASE("bf16 attention backward at --precision bf16 on CUDA: bf16 read and wr
     };
     for (GradMode mode : {GradMode::Add, GradMode::Write})
       for (const Ask ask : {Ask{true, true}, Ask{true, false}, Ask{false, true}}) {
-        INFO((mode == GradMode::Add ? "Add" : "Write") << (ask.q ? " dq" : "") << (ask.kv ? " dk dv" : ""));
+        INFO((mode == GradMode::Add ? "Add" : "Write") << std::string(ask.q ? " dq" : "") << std::string(ask.kv ? " dk dv" : ""));
         // Fused: the gradients share one buffer as Q/K/V do (dq's initial values serve all three).
         Buffer<Bf16> gq16 = bf16_buffer(be, dq0), gk16 = bf16_buffer(be, dk0), gv16 = bf16_buffer(be, dv0);
         Buffer<float> gqf = t_buffer(be, dq0), gkf = t_buffer(be, dk0), gvf = t_buffer(be, dv0);
@@ -1981,7 +1981,7 @@ int main(int argc, char** argv) {
   if (o.cuda) {
     if (cuda.usable) {
       cuda_slot() = &attnlab::backend::backend_named("cuda");
-      std::cout << "device: " << cuda.device << (cuda.emulated ? " — a pass here is not a pass on a GPU" : "")
+      std::cout << "device: " << cuda.device << std::string(cuda.emulated ? " — a pass here is not a pass on a GPU" : "")
                 << std::endl;
     } else if (cuda.gpu_present) {
       std::cout << "FAILED: " << cuda.device << std::endl;

@@ -358,7 +358,7 @@ TEST_CASE("gemm_bias: cuBLASLt's bias (and ReLU) epilogue and the two-step path 
   for (const Shape& s : shapes) {
     for (cu::Math math : {cu::Math::Fp32, cu::Math::Tf32, cu::Math::Bf16})
     for (bool relu : {false, true}) {
-      INFO("m " << s.m << " n " << s.n << " k " << s.k << " " << math_name(math) << (relu ? " ReLU" : ""));
+      INFO("m " << s.m << " n " << s.n << " k " << s.k << " " << math_name(math) << std::string(relu ? " ReLU" : ""));
       const int lda = std::max(1, s.k) + 1, ldb = s.n + 2, ldc = s.n + 3;
       auto a = random_floats(rng, static_cast<std::size_t>(s.m) * lda);
       auto b = random_floats(rng, static_cast<std::size_t>(std::max(1, s.k)) * ldb);
@@ -386,8 +386,8 @@ TEST_CASE("gemm_bias: cuBLASLt's bias (and ReLU) epilogue and the two-step path 
         if (!lt || s.k == 0) CHECK_FALSE(blas.last_gemm_bias_fused());
         if (lt && s.k > 0 && cu::cuda_emulated()) CHECK(blas.last_gemm_bias_fused());
         if (lt && s.k > 0 && !cu::cuda_emulated())
-          MESSAGE("gemm_bias m " << s.m << " n " << s.n << " k " << s.k << " " << math_name(math) << (relu ? " ReLU" : "")
-                                 << ": " << (blas.last_gemm_bias_fused() ? "cuBLASLt's epilogue" : "two-step (cuBLASLt declined)"));
+          MESSAGE("gemm_bias m " << s.m << " n " << s.n << " k " << s.k << " " << math_name(math) << std::string(relu ? " ReLU" : "")
+                                 << ": " << std::string(blas.last_gemm_bias_fused() ? "cuBLASLt's epilogue" : "two-step (cuBLASLt declined)"));
         got.push_back(gc.download());
         INFO("cuBLASLt " << lt);
         CHECK_CLOSE(got.back(), want, tol_for(math), 1.0);

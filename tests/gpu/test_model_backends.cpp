@@ -101,7 +101,7 @@ void one_step(ModelConfig c, const std::string& what) {
       worst = e;
       worst_name = t.name;
     }
-    INFO(t.name << (analytically_zero ? " (zero in exact arithmetic: error relative to the whole gradient)" : ""));
+    INFO(t.name << std::string(analytically_zero ? " (zero in exact arithmetic: error relative to the whole gradient)" : ""));
     CHECK(e <= 1e-5);
   }
   MESSAGE(what << ": loss " << l1 << " vs " << l2 << "; whole gradient " << all << ", worst tensor " << worst_name << " "
