@@ -16,7 +16,9 @@ report its figures (the models' tokens/s, TFLOP/s and share of the datasheet pea
 ceiling and the bf16-storage comparison; the attention sweep; the PyTorch comparisons; the speed
 targets' verdicts, from the kit's targets.json or, where its step did not run, by bench/targets.py
 from the filed reports), each under the name of the kit's step that wrote it (bench/gpu.sh has the
-command; gpu.log, its output). The figures are the reports' own, not recomputed.
+command; gpu.log, its output). The figures are the reports' own, not recomputed. From the verbose
+kernel tests' log (kernel_tests_verbose.log), which linear-layer products ran as one cuBLASLt matmul
+with the bias epilogue and which cuBLASLt declined (the tests' MESSAGE lines).
 
 Exit status: 0 when filed, 2 for bad input (no summary.json, a report that is not JSON, the
 destination already there), naming the file and what was wrong.
@@ -64,6 +66,44 @@ def read_reports(tar_path):
     except tarfile.TarError as e:
         fail(f"{tar_path}: not a readable tar archive ({e})")
     return reports
+
+
+def read_log(tar_path, name):
+    """The text of one step's log in the archive, or None."""
+    if not os.path.exists(tar_path):
+        return None
+    try:
+        with tarfile.open(tar_path) as tar:
+            for m in tar.getmembers():
+                if m.isfile() and (m.name[2:] if m.name.startswith("./") else m.name) == name:
+                    return tar.extractfile(m).read().decode("utf-8", "replace")
+    except tarfile.TarError as e:
+        fail(f"{tar_path}: not a readable tar archive ({e})")
+    return None
+
+
+# The kernel tests' MESSAGE for each product with a bias or ReLU they ran on the GPU
+# (tests/gpu/test_cuda_kernels.cpp): "gemm_bias m 37 n 33 k 129 bf16 ReLU: cuBLASLt's epilogue".
+EPILOGUE_LINE = re.compile(r"MESSAGE: (gemm_bias(?:_bf16_storage)?) (m \d+ n \d+ k \d+[^:]*): "
+                           r"(cuBLASLt's epilogue|two-step \(cuBLASLt declined\))")
+
+
+def epilogue_section(log, lines):
+    """Per product kind, how many cases cuBLASLt fused, and the ones it declined."""
+    seen = {}
+    for m in EPILOGUE_LINE.finditer(log or ""):
+        fused, declined = seen.setdefault(m.group(1), ([], []))
+        (fused if m.group(3).startswith("cuBLASLt") else declined).append(m.group(2).strip())
+    if not seen:
+        return
+    lines.append("cuBLASLt's bias epilogue (kernel_tests_verbose):")
+    lines.append("")
+    for kind, (fused, declined) in sorted(seen.items()):
+        text = f"- `{kind}`: one cuBLASLt matmul in {len(fused)} of {len(fused) + len(declined)} cases"
+        if declined:
+            text += "; declined (two-step): " + "; ".join(declined[:8]) + ("; …" if len(declined) > 8 else "")
+        lines.append(text)
+    lines.append("")
 
 
 def fmt_rate(x):
@@ -200,6 +240,7 @@ def main():
             bench_section(name, r, lines)
         elif "torch_mode" in r:
             compare_section(name, r, lines)
+    epilogue_section(read_log(os.path.join(a.outdir, "logs.tar.gz"), "kernel_tests_verbose.log"), lines)
     targets = reports.get("targets.json", (None, None))[1]
     how = "the kit's `targets` step"
     if not (isinstance(targets, dict) and targets.get("targets")):

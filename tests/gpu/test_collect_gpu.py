@@ -64,8 +64,15 @@ with tempfile.TemporaryDirectory() as d:
     out, res = os.path.join(d, "out"), os.path.join(d, "results")
     os.makedirs(out)
     os.makedirs(res)
+    kernel_log = (b"/src/tests/gpu/test_cuda_kernels.cpp:389: MESSAGE: gemm_bias m 37 n 33 k 129 bf16 ReLU: "
+                  b"cuBLASLt's epilogue\n"
+                  b"/src/tests/gpu/test_cuda_kernels.cpp:558: MESSAGE: gemm_bias_bf16_storage m 37 n 33 k 129 bias: "
+                  b"cuBLASLt's epilogue\n"
+                  b"/src/tests/gpu/test_cuda_kernels.cpp:558: MESSAGE: gemm_bias_bf16_storage m 1 n 1 k 1 ReLU: "
+                  b"two-step (cuBLASLt declined)\n")
     kit_run(out, {"bench_cuda_bf16.json": bench, "compare_torch_cuda_bf16.json": compare, "targets.json": targets,
-                  "build.log": b"not a report", "../escape.json": {"x": 1}, "sub/nested.json": {"x": 2}})
+                  "build.log": b"not a report", "../escape.json": {"x": 1}, "sub/nested.json": {"x": 2},
+                  "kernel_tests_verbose.log": kernel_log})
     md = os.path.join(d, "gpu.md")
     r = run(out, "--results", res, "--markdown", md)
     check(r.returncode == 0, f"a whole run: exit 0 (got {r.returncode}: {r.stderr})")
@@ -87,7 +94,10 @@ with tempfile.TemporaryDirectory() as d:
                        ("| encoder-decoder | 1.25 | 1.40 (1.31–1.52) | 70,000 | 50,000 |", "the PyTorch comparison"),
                        ("| 4096 | 0.83 | 0.61 |", "attention against SDPA"),
                        ("Transformer-base training step, times PyTorch eager (bf16): met (1.4 against 1.2)",
-                        "the targets' verdicts")]:
+                        "the targets' verdicts"),
+                       ("- `gemm_bias`: one cuBLASLt matmul in 1 of 1 cases", "the float32 epilogue's count"),
+                       ("- `gemm_bias_bf16_storage`: one cuBLASLt matmul in 1 of 2 cases; declined (two-step): "
+                        "m 1 n 1 k 1 ReLU", "the bf16 epilogue's count and the case declined")]:
         check(want in text, f"{what}: {want!r} in the Markdown")
     check("Not a GPU measurement" not in text, "a measured report is not flagged")
     check("| 4096×4096 · 4096×4096 |" not in text, "the large square has no bf16-storage row")
@@ -107,6 +117,7 @@ with tempfile.TemporaryDirectory() as d:
     r = run(d, "--results", os.path.join(d, "res"))
     check(r.returncode == 0, f"no targets.json: exit 0 ({r.stderr})")
     check("Targets (bench/targets.py here, on the filed reports" in r.stdout, "the verdicts say where they come from")
+    check("cuBLASLt's bias epilogue" not in r.stdout, "no kernel tests' log: no epilogue section")
     for want in ["times PyTorch eager (bf16): met (1.4 against 1.2)", "share of SDPA's speed (bf16): met (0.83",
                  "share of the GPU's bf16 peak: not met (0.303 against 0.35)"]:
         check(want in r.stdout, f"a computed verdict: {want!r}")

@@ -495,6 +495,112 @@ TEST_CASE("cuBLAS with bf16 storage: bf16 A and B, a float32 or bf16 C, row-majo
   CHECK(t.bf16 > 0.0);
 }
 
+namespace {
+// A float32 value rounded to bf16, to nearest, ties to even (what cuBLAS and the kernels store).
+float bf16_rn(float x) {
+  std::uint32_t b;
+  std::memcpy(&b, &x, 4);
+  b = ((b + 0x7FFFu + ((b >> 16) & 1u)) >> 16) << 16;
+  float y;
+  std::memcpy(&y, &b, 4);
+  return y;
+}
+}  // namespace
+
+TEST_CASE("gemm_bias_bf16_storage: cuBLASLt's epilogue rounds once, the two-step path twice, bit for bit" *
+          doctest::test_suite("gpu")) {
+  // Small integers (A, B) and eighths (the bias) make every product and sum exact in float32 on any
+  // hardware (tensor cores included), so each path's answer is known bit for bit: the epilogue
+  // stores bf16(act(p + bias)), the two-step path bf16(act(bf16(p) + bias)). The sums reach a few
+  // thousand, where bf16 keeps 8 significant bits, so the two differ often (p = 257, bias 0.75: 258
+  // against 256). The emulator always fuses where cuBLASLt is on, k ≥ 1 and there is something to
+  // add; on a GPU either path may run, and the test says which.
+  std::mt19937 rng(fresh_seed());
+  INFO("seed " << fresh_seed());
+  std::uniform_int_distribution<int> small(-7, 7), eighths(-512, 512);
+  struct Shape {
+    int m, n, k;
+  };
+  for (const Shape& s : {Shape{1, 1, 1}, Shape{37, 33, 129}, Shape{64, 48, 32}, Shape{5, 7, 0}, Shape{256, 96, 64}}) {
+    std::vector<float> a(static_cast<std::size_t>(s.m) * std::max(1, s.k)), b(static_cast<std::size_t>(std::max(1, s.k)) * s.n),
+        bias(static_cast<std::size_t>(s.n));
+    for (float& x : a) x = static_cast<float>(small(rng));
+    for (float& x : b) x = static_cast<float>(small(rng));
+    for (float& x : bias) x = static_cast<float>(eighths(rng)) / 8.0f;
+    cu::DeviceArray<std::uint16_t> ga(bf16_bits(a)), gb(bf16_bits(b));
+    auto gbias = up(bias);
+    for (bool with_bias : {true, false})
+      for (bool relu : {false, true})
+        for (bool lt : {true, false}) {
+          INFO("m " << s.m << " n " << s.n << " k " << s.k << std::string(with_bias ? " bias" : "") << std::string(relu ? " ReLU" : "")
+                    << std::string(lt ? " cuBLASLt on" : " cuBLASLt off"));
+          std::vector<float> fused(static_cast<std::size_t>(s.m) * s.n), two_step(fused.size());
+          for (int i = 0; i < s.m; ++i)
+            for (int j = 0; j < s.n; ++j) {
+              float p = 0.0f;
+              for (int l = 0; l < s.k; ++l)
+                p += a[static_cast<std::size_t>(i) * s.k + l] * b[static_cast<std::size_t>(l) * s.n + j];
+              const float add = with_bias ? bias[static_cast<std::size_t>(j)] : 0.0f;
+              const float r1 = p + add, r2 = (s.k > 0 ? bf16_rn(p) : 0.0f) + add;
+              fused[static_cast<std::size_t>(i) * s.n + j] = bf16_rn(relu ? std::max(r1, 0.0f) : r1);
+              two_step[static_cast<std::size_t>(i) * s.n + j] = bf16_rn(relu ? std::max(r2, 0.0f) : r2);
+            }
+          cu::Blas blas;
+          blas.use_cublaslt(lt);
+          cu::DeviceArray<std::uint16_t> gc(fused.size());
+          gc.poison();
+          cu::gemm_bias_bf16_storage(blas, s.m, s.n, s.k, ga.get(), gb.get(), with_bias ? gbias.get() : nullptr,
+                                     gc.get(), relu);
+          const bool ran_fused = blas.last_gemm_bias_fused();
+          if (!lt || s.k == 0 || (!with_bias && !relu)) CHECK_FALSE(ran_fused);
+          if (lt && s.k > 0 && (with_bias || relu) && cu::cuda_emulated()) CHECK(ran_fused);
+          if (lt && s.k > 0 && (with_bias || relu) && !cu::cuda_emulated())
+            MESSAGE("gemm_bias_bf16_storage m " << s.m << " n " << s.n << " k " << s.k << std::string(with_bias ? " bias" : "")
+                                                << std::string(relu ? " ReLU" : "") << ": "
+                                                << std::string(ran_fused ? "cuBLASLt's epilogue" : "two-step (cuBLASLt declined)"));
+          const std::vector<float> got = bf16_floats(gc.download()), &want = ran_fused ? fused : two_step;
+          std::size_t wrong = 0, differ = 0;
+          for (std::size_t e = 0; e < got.size(); ++e) {
+            wrong += got[e] != want[e];
+            differ += fused[e] != two_step[e];
+          }
+          CHECK_MESSAGE(wrong == 0, wrong << " of " << got.size() << " outputs not "
+                                          << std::string(ran_fused ? "bf16(act(p + bias))" : "bf16(act(bf16(p) + bias))"));
+          // The two roundings really differ here, so the check above tells the paths apart.
+          if (with_bias && s.m * s.n >= 1000) CHECK(differ > 0);
+        }
+  }
+  // A bias not 16-byte aligned goes the two-step way; an output at an odd element (2 bytes past an
+  // aligned one) is described to cuBLASLt, which still fuses in the emulator.
+  const int m = 33, n = 40, k = 24;
+  std::vector<float> a(static_cast<std::size_t>(m) * k), b(static_cast<std::size_t>(k) * n), bias(n + 1);
+  for (float& x : a) x = static_cast<float>(small(rng));
+  for (float& x : b) x = static_cast<float>(small(rng));
+  for (float& x : bias) x = static_cast<float>(eighths(rng)) / 8.0f;
+  cu::DeviceArray<std::uint16_t> ga(bf16_bits(a)), gb(bf16_bits(b));
+  auto gbias = up(bias);
+  for (int bias_off : {0, 1})
+    for (int c_off : {0, 1}) {
+      INFO("bias at offset " << bias_off << " floats, C at offset " << c_off << " elements");
+      cu::Blas blas;
+      cu::DeviceArray<std::uint16_t> gc(static_cast<std::size_t>(m) * n + 1);
+      gc.poison();
+      cu::gemm_bias_bf16_storage(blas, m, n, k, ga.get(), gb.get(), gbias.get() + bias_off, gc.get() + c_off, true);
+      const bool ran_fused = blas.last_gemm_bias_fused();
+      if (cu::cuda_emulated()) CHECK(ran_fused == (bias_off == 0));
+      const std::vector<float> all = bf16_floats(gc.download());
+      std::size_t wrong = 0;
+      for (int i = 0; i < m; ++i)
+        for (int j = 0; j < n; ++j) {
+          float p = 0.0f;
+          for (int l = 0; l < k; ++l) p += a[static_cast<std::size_t>(i) * k + l] * b[static_cast<std::size_t>(l) * n + j];
+          const float add = bias[static_cast<std::size_t>(j + bias_off)], r = ran_fused ? p + add : bf16_rn(p) + add;
+          wrong += all[static_cast<std::size_t>(c_off + i * n + j)] != bf16_rn(std::max(r, 0.0f));
+        }
+      CHECK(wrong == 0);
+    }
+}
+
 TEST_CASE("TF32 and bf16 on arbitrary float32 inputs: each within its own error, and really rounded" *
           doctest::test_suite("gpu")) {
   // Inputs not representable in TF32 or bf16, so the tensor cores really convert them. Simulated in

@@ -260,13 +260,13 @@ class CudaBackend final : public Ops<float> {
   void linear_forward_bf16(Bf16* out, const Bf16* inp, const Bf16* w, const float* bias, int N, int IC, int OC,
                            Activation act = Activation::None) override {
     const bool relu = act == Activation::Relu;
-    // The product's operands and output in 16 bits, and, with a bias or ReLU, the output read and
-    // written once more by their pass.
-    const double out_passes = bias || relu ? 3.0 : 1.0;
+    // The product's operands and output in 16 bits; the bias and ReLU in cuBLASLt's epilogue, or,
+    // where it declined, a pass of their own that reads and writes the output once more.
     cuda::TimedOp t(timer_, "linear_forward_bf16", 2.0 * N * IC * OC,
-                    kH * (1.0 * N * IC + 1.0 * IC * OC + out_passes * N * OC) + (bias ? floats(OC) : 0.0),
+                    kH * (1.0 * N * IC + 1.0 * IC * OC + 1.0 * N * OC) + (bias ? floats(OC) : 0.0),
                     [&] { return product_shape(N, IC, OC) + (relu ? ", ReLU" : ""); });
     cuda::linear_forward_bf16(blas_, bits(out), bits(inp), bits(w), bias, N, IC, OC, relu);
+    if ((bias || relu) && IC > 0 && !blas_.last_gemm_bias_fused()) t.add_bytes(kH * 2.0 * N * OC);
   }
   void linear_backward_bf16(Bf16* dinp, float* dw, float* dbias, const Bf16* dout, const Bf16* inp, const Bf16* w,
                             int N, int IC, int OC, GradMode dinp_mode = GradMode::Add) override {

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <string>
 
-#include "backend/cuda/bf16_storage.hpp"
 #include "backend/cuda/column_sums.hpp"
 #include "backend/cuda/elementwise.hpp"
 
@@ -45,10 +44,7 @@ void linear_backward(Blas& blas, float* dinp, float* dw, float* dbias, const flo
 void linear_forward_bf16(Blas& blas, std::uint16_t* out, const std::uint16_t* inp, const std::uint16_t* w,
                          const float* bias, int N, int IC, int OC, bool relu) {
   check_shape("cuda::linear_forward_bf16", N, IC, OC);
-  if (static_cast<std::size_t>(N) * OC == 0) return;
-  // gemm_bf16_storage refuses k = 0 (a product of nothing): the output is then the bias alone.
-  if (IC > 0) gemm_bf16_storage(blas, false, false, N, OC, IC, 1.0f, inp, IC, w, OC, 0.0f, out, OC);
-  if (bias || relu || IC == 0) bias_act_bf16(out, bias, N, OC, relu, IC > 0, blas.stream());
+  gemm_bias_bf16_storage(blas, N, OC, IC, inp, w, bias, out, relu);
 }
 
 namespace {

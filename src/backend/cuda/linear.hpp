@@ -32,9 +32,9 @@ void linear_backward(Blas& blas, float* dinp, float* dw, float* dbias, const flo
 // out, dout and dinp are bf16 (raw bits), the bias, dw and dbias float32. The products through
 // gemm_bf16_storage (bf16 operands read as they are, float32 accumulation): out and dinp rounded to
 // bf16 as cuBLAS stores them (dinp under Add: the old value widened, added in float32, rounded once),
-// dw added to in float32. The forward's bias and ReLU are a pass of their own over the bf16 output
-// (bias_act_bf16: the product rounded, then the sum: two roundings where the reference has one; a
-// cuBLASLt epilogue on bf16 output would make it one pass and one rounding, not tried without a GPU).
+// dw added to in float32. The forward through matmul.hpp's gemm_bias_bf16_storage: the float32 bias
+// and ReLU in cuBLASLt's epilogue, the output rounded once as it is stored (where cuBLASLt declines,
+// a pass of their own over the rounded product: two roundings where the reference has one).
 // dbias: the column sums of the widened dout (column_sums.hpp), scratch as linear_backward's.
 void linear_forward_bf16(Blas& blas, std::uint16_t* out, const std::uint16_t* inp, const std::uint16_t* w,
                          const float* bias, int N, int IC, int OC, bool relu = false);

@@ -15,6 +15,7 @@
 #include <cublasLt.h>
 #include <cuda_bf16.h>
 
+#include "backend/cuda/bf16_storage.hpp"
 #include "backend/cuda/check.hpp"
 #include "backend/cuda/launch.cuh"
 #include "backend/cuda/common.cuh"
@@ -240,8 +241,8 @@ struct Blas::Lt {
   };
   cublasLtHandle_t handle = nullptr;
   DeviceArray<unsigned char> workspace;
-  // (math, ReLU, m, n, k, lda, ldb, ldc, alignment of a, of b, of c)
-  std::map<std::tuple<int, int, int, int, int, int, int, int, int, int, int>, Plan> plans;
+  // (storage, math, epilogue, m, n, k, lda, ldb, ldc, alignment of a, of b, of c)
+  std::map<std::tuple<int, int, int, int, int, int, int, int, int, int, int, int>, Plan> plans;
   bool unusable = false;  // no cuBLASLt, or its handle could not be made
 
   ~Lt() {
@@ -280,21 +281,32 @@ std::uint32_t alignment(const void* p) {
   return a;
 }
 
-// One cuBLASLt matmul with the bias epilogue, or the ReLU-and-bias one, for gemm_bias (column-major:
-// D (n × m) = Bᵀ-view · Aᵀ-view + bias per row of D, then ReLU). False when cuBLASLt cannot do it, and
-// nothing was launched.
-bool lt_matmul_bias(Blas& blas, Math math, int m, int n, int k, const float* a, int lda, const float* b, int ldb,
-                    const float* bias, float* c, int ldc, bool relu) {
+// What one cuBLASLt product reads and writes: float32 operands and output, computed as `math` says
+// (gemm_bias), or bf16 operands and output computed in float32 with a float32 bias
+// (gemm_bias_bf16_storage; the bias's type named, since cuBLASLt's default is D's).
+struct LtTypes {
+  bool bf16;
+  Math math;
+};
+
+// One cuBLASLt matmul with the bias epilogue, the ReLU-and-bias one, or ReLU alone (no bias), for
+// gemm_bias and gemm_bias_bf16_storage (column-major: D (n × m) = Bᵀ-view · Aᵀ-view + bias per row of
+// D, then ReLU). False when cuBLASLt cannot do it, and nothing was launched.
+bool lt_matmul_bias(Blas& blas, LtTypes types, int m, int n, int k, const void* a, int lda, const void* b, int ldb,
+                    const float* bias, void* c, int ldc, bool relu) {
   Blas::Lt& lt = blas.lt();
   if (lt.unusable) return false;
   // The bias epilogue reads the bias in vectors: an unaligned one (a tiny model's parameter offsets)
   // goes the two-step way rather than trusting every algorithm with it.
-  if (alignment(bias) < 16) return false;
+  if (bias && alignment(bias) < 16) return false;
   const CublasApi& api = cublas();
+  const cublasLtEpilogue_t epilogue =
+      bias ? (relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS) : CUBLASLT_EPILOGUE_RELU;
   // cuBLASLt's heuristic assumes 256-byte-aligned matrices unless told: a weight at an offset in the
   // parameter block, or a column block, is less aligned, so the plan says how aligned each one is.
   const std::uint32_t al_a = alignment(a), al_b = alignment(b), al_c = alignment(c);
-  auto [it, fresh] = lt.plans.try_emplace(std::make_tuple(static_cast<int>(math), relu ? 1 : 0, m, n, k, lda, ldb, ldc,
+  auto [it, fresh] = lt.plans.try_emplace(std::make_tuple(types.bf16 ? 1 : 0, static_cast<int>(types.math),
+                                                          static_cast<int>(epilogue), m, n, k, lda, ldb, ldc,
                                                           static_cast<int>(al_a), static_cast<int>(al_b),
                                                           static_cast<int>(al_c)));
   Blas::Lt::Plan& p = it->second;
@@ -303,19 +315,23 @@ bool lt_matmul_bias(Blas& blas, Math math, int m, int n, int k, const float* a, 
     // each row-major buffer is already its transpose: cuBLAS's A is our B (n × k, ld = ldb), its B
     // our A (k × m, ld = lda), D our C (n × m, ld = ldc), and the bias (n values) one per row of D.
     const cublasOperation_t no = CUBLAS_OP_N;
-    const cublasLtEpilogue_t epilogue = relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS;
+    const cudaDataType_t t = types.bf16 ? CUDA_R_16BF : CUDA_R_32F;
+    const cublasComputeType_t compute = types.bf16 ? CUBLAS_COMPUTE_32F : compute_type(types.math);
+    const std::int32_t bias_type = CUDA_R_32F;
     const std::uint64_t ws = kLtWorkspaceBytes;
     cublasLtMatmulPreference_t pref = nullptr;
     cublasLtMatmulHeuristicResult_t result{};
     int found = 0;
-    bool ok = api.lt_desc_create(&p.desc, compute_type(math), CUDA_R_32F) == CUBLAS_STATUS_SUCCESS &&
+    bool ok = api.lt_desc_create(&p.desc, compute, CUDA_R_32F) == CUBLAS_STATUS_SUCCESS &&
               api.lt_desc_set(p.desc, CUBLASLT_MATMUL_DESC_TRANSA, &no, sizeof(no)) == CUBLAS_STATUS_SUCCESS &&
               api.lt_desc_set(p.desc, CUBLASLT_MATMUL_DESC_TRANSB, &no, sizeof(no)) == CUBLAS_STATUS_SUCCESS &&
               api.lt_desc_set(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)) == CUBLAS_STATUS_SUCCESS &&
-              api.lt_desc_set(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)) == CUBLAS_STATUS_SUCCESS &&
-              api.lt_layout_create(&p.a, CUDA_R_32F, static_cast<std::uint64_t>(n), static_cast<std::uint64_t>(k), ldb) == CUBLAS_STATUS_SUCCESS &&
-              api.lt_layout_create(&p.b, CUDA_R_32F, static_cast<std::uint64_t>(k), static_cast<std::uint64_t>(m), lda) == CUBLAS_STATUS_SUCCESS &&
-              api.lt_layout_create(&p.d, CUDA_R_32F, static_cast<std::uint64_t>(n), static_cast<std::uint64_t>(m), ldc) == CUBLAS_STATUS_SUCCESS &&
+              (!bias || api.lt_desc_set(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)) == CUBLAS_STATUS_SUCCESS) &&
+              (!bias || !types.bf16 ||
+               api.lt_desc_set(p.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof(bias_type)) == CUBLAS_STATUS_SUCCESS) &&
+              api.lt_layout_create(&p.a, t, static_cast<std::uint64_t>(n), static_cast<std::uint64_t>(k), ldb) == CUBLAS_STATUS_SUCCESS &&
+              api.lt_layout_create(&p.b, t, static_cast<std::uint64_t>(k), static_cast<std::uint64_t>(m), lda) == CUBLAS_STATUS_SUCCESS &&
+              api.lt_layout_create(&p.d, t, static_cast<std::uint64_t>(n), static_cast<std::uint64_t>(m), ldc) == CUBLAS_STATUS_SUCCESS &&
               api.lt_pref_create(&pref) == CUBLAS_STATUS_SUCCESS &&
               api.lt_pref_set(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)) == CUBLAS_STATUS_SUCCESS &&
               // cuBLAS's A is our b, its B our a, its C and D our c.
@@ -330,7 +346,7 @@ bool lt_matmul_bias(Blas& blas, Math math, int m, int n, int k, const float* a, 
     p.ok = ok;
   }
   if (!p.ok) return false;
-  if (api.lt_desc_set(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)) != CUBLAS_STATUS_SUCCESS) {
+  if (bias && api.lt_desc_set(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)) != CUBLAS_STATUS_SUCCESS) {
     p.ok = false;
     return false;
   }
@@ -383,7 +399,7 @@ void gemm_bias(Blas& blas, Math math, int m, int n, int k, const float* a, int l
   blas.last_fused_ = false;
   if (m == 0 || n == 0) return;
   if (!bias) throw ShapeError("cuda::gemm_bias: no bias (use gemm)");
-  if (k > 0 && blas.lt_enabled_ && lt_matmul_bias(blas, math, m, n, k, a, lda, b, ldb, bias, c, ldc, relu)) {
+  if (k > 0 && blas.lt_enabled_ && lt_matmul_bias(blas, {false, math}, m, n, k, a, lda, b, ldb, bias, c, ldc, relu)) {
     blas.last_fused_ = true;
     return;
   }
@@ -431,6 +447,23 @@ void gemm_bf16_storage(Blas& blas, bool ta, bool tb, int m, int n, int k, float 
 void gemm_bf16_storage(Blas& blas, bool ta, bool tb, int m, int n, int k, float alpha, const std::uint16_t* a, int lda,
                        const std::uint16_t* b, int ldb, float beta, std::uint16_t* c, int ldc) {
   gemm_bf16_ex(blas, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, CUDA_R_16BF, ldc);
+}
+
+void gemm_bias_bf16_storage(Blas& blas, int m, int n, int k, const std::uint16_t* a, const std::uint16_t* b,
+                            const float* bias, std::uint16_t* c, bool relu) {
+  check_gemm("cuda::gemm_bias_bf16_storage", false, false, m, n, k, std::max(1, k), n, n, 1);
+  blas.last_fused_ = false;
+  if (m == 0 || n == 0) return;
+  if (!bias && !relu) {  // nothing to add: the product alone (or zeros for k = 0)
+    if (k > 0) return gemm_bf16_storage(blas, false, false, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
+    return bias_act_bf16(c, nullptr, m, n, false, false, blas.stream());
+  }
+  if (k > 0 && blas.lt_enabled_ && lt_matmul_bias(blas, {true, Math::Fp32}, m, n, k, a, k, b, n, bias, c, n, relu)) {
+    blas.last_fused_ = true;
+    return;
+  }
+  if (k > 0) gemm_bf16_storage(blas, false, false, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
+  bias_act_bf16(c, bias, m, n, relu, k > 0, blas.stream());
 }
 
 StorageSeconds bf16_storage_seconds(int m, int n, int k, bool trans_b, int repeats) {

@@ -40,7 +40,8 @@ class Blas {
   // gemm_bias through cuBLASLt's bias epilogue (the default), or not: ATTNLAB_CUBLASLT=0 in the
   // environment turns it off for every handle made after, use_cublaslt(false) for this one.
   void use_cublaslt(bool on) { lt_enabled_ = on; }
-  // Whether the last gemm_bias on this handle ran as one cuBLASLt matmul (false: the two-step path).
+  // Whether the last gemm_bias (or gemm_bias_bf16_storage) on this handle ran as one cuBLASLt matmul
+  // (false: the two-step path).
   bool last_gemm_bias_fused() const { return last_fused_; }
 
   struct Lt;  // cuBLASLt's handle, workspace and the plans made so far (matmul.cu)
@@ -49,6 +50,8 @@ class Blas {
  private:
   friend void gemm_bias(Blas&, Math, int, int, int, const float*, int, const float*, int, const float*, float*, int,
                         bool);
+  friend void gemm_bias_bf16_storage(Blas&, int, int, int, const std::uint16_t*, const std::uint16_t*, const float*,
+                                     std::uint16_t*, bool);
   cublasContext* handle_ = nullptr;
   Stream stream_ = nullptr;
   bool lt_enabled_ = true, last_fused_ = false;
@@ -83,6 +86,18 @@ void gemm_bf16_storage(Blas& blas, bool trans_a, bool trans_b, int m, int n, int
                        int lda, const std::uint16_t* b, int ldb, float beta, float* c, int ldc);
 void gemm_bf16_storage(Blas& blas, bool trans_a, bool trans_b, int m, int n, int k, float alpha, const std::uint16_t* a,
                        int lda, const std::uint16_t* b, int ldb, float beta, std::uint16_t* c, int ldc);
+
+// A linear layer's forward on bf16 storage, packed (lda = k, ldb = ldc = n): C (bf16, m × n, written)
+// = A · B (bf16, accumulated in float32) + bias (n float32 values; may be null), then ReLU when
+// `relu`. One cuBLASLt matmul whose epilogue adds the float32 bias to the float32 product, applies
+// ReLU and rounds once as it stores (CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE = CUDA_R_32F, since the
+// default bias type is D's); where cuBLASLt declines (no algorithm for these types or this
+// alignment, a bias not 16-byte aligned, cuBLASLt off, or k = 0), the product through
+// gemm_bf16_storage, then bf16_storage.hpp's bias_act_bf16 pass: C rounded twice (the product, then
+// the sum), and read and written once more. Without a bias or ReLU, the product alone.
+// Blas::last_gemm_bias_fused says which ran.
+void gemm_bias_bf16_storage(Blas& blas, int m, int n, int k, const std::uint16_t* a, const std::uint16_t* b,
+                            const float* bias, std::uint16_t* c, bool relu = false);
 
 // Seconds per call of one bf16 product C (m × n) = A (m × k) · B (k × n, or n × k stored when
 // trans_b), packed, stored three ways: float32 A, B, C through gemm with Math::Bf16 (what the model

@@ -1,13 +1,17 @@
 #pragma once
 // cuBLASLt as the emulation build provides it: the subset the backend calls (a matmul with a bias
-// epilogue, with or without ReLU: matmul.cu's gemm_bias). Descriptors keep what they are given; the
-// heuristic offers one algorithm for float32 operands with float32, TF32 or bf16 compute;
+// epilogue, with or without ReLU: matmul.cu's gemm_bias and gemm_bias_bf16_storage). Descriptors keep
+// what they are given; the heuristic offers one algorithm for float32 operands with float32, TF32 or bf16
+// compute, and for bf16 A and B with a bf16 (or float32) C and D under CUBLAS_COMPUTE_32F, the bias
+// float32 or of D's type (CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE; -1, the default, means D's type).
 // cublasLtMatmul checks the layouts against the operation, runs the product as cublasGemmEx would
-// (cblas_sgemm, after the same rounding of the inputs), then adds the bias to every column of the
-// column-major D (one value per row), as the BIAS epilogue does, and for RELU_BIAS (and RELU) sets
-// every element of D below zero to zero. Everything else answers CUBLAS_STATUS_NOT_SUPPORTED. As on a GPU,
-// the heuristic's algorithm assumes the pointers are aligned as the preference says (256 bytes unless
-// told otherwise), and cublasLtMatmul refuses a pointer less aligned (CUBLAS_STATUS_INVALID_VALUE).
+// (cblas_sgemm, after the same rounding of the inputs, or on the widened bf16 ones), then, on the
+// float32 result, adds the bias to every column of the column-major D (one value per row), as the
+// BIAS epilogue does, and for RELU_BIAS (and RELU) sets every element below zero to zero; a bf16 D is
+// that float32 value rounded once (to nearest, ties to even), as the epilogue converts as it stores.
+// Everything else answers CUBLAS_STATUS_NOT_SUPPORTED. As on a GPU, the heuristic's algorithm assumes
+// the pointers are aligned as the preference says (256 bytes unless told otherwise), and
+// cublasLtMatmul refuses a pointer less aligned (CUBLAS_STATUS_INVALID_VALUE).
 #include <cstddef>
 #include <cstdint>
 
@@ -37,6 +41,7 @@ enum cublasLtMatmulDescAttributes_t {
   CUBLASLT_MATMUL_DESC_TRANSB = 4,
   CUBLASLT_MATMUL_DESC_EPILOGUE = 7,
   CUBLASLT_MATMUL_DESC_BIAS_POINTER = 8,
+  CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE = 26,  // int32_t: a cudaDataType_t, or -1 (D's type)
 };
 // cuBLASLt's values: RELU_BIAS is RELU | BIAS (the bias added, then ReLU).
 enum cublasLtEpilogue_t {

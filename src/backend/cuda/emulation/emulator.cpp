@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -1080,7 +1081,10 @@ cublasStatus_t gemm_batched(const char* call, cublasHandle_t h, cublasOperation_
                             long long sb, const float* beta, void* C, int ldc, long long sc, int batch,
                             Rounding rounding,
                             bool lt_call = false,  // from cublasLtMatmul, which checked its own handle; h unused
-                            Storage storage = {}) {
+                            Storage storage = {},
+                            // cuBLASLt's epilogue: run on each float32 result (column-major, ld = ldc)
+                            // before a bf16 C is rounded
+                            const std::function<void(float*, int)>* epilogue = nullptr) {
   std::lock_guard lock(g_mutex);
   if (!lt_call && !valid(h)) return CUBLAS_STATUS_NOT_INITIALIZED;
   if (g_sticky) return CUBLAS_STATUS_EXECUTION_FAILED;
@@ -1133,6 +1137,7 @@ cublasStatus_t gemm_batched(const char* call, cublasHandle_t h, cublasOperation_
     // Passed through unchanged: column-major, the caller's transposes and leading dimensions.
     cblas_sgemm(CblasColMajor, ta == CUBLAS_OP_N ? CblasNoTrans : CblasTrans, tb == CUBLAS_OP_N ? CblasNoTrans : CblasTrans,
                 m, n, k, *alpha, a, lda, b, ldb, *beta, c, ldc);
+    if (epilogue) (*epilogue)(c, ldc);
     if (bf16_out) {
       auto* out = static_cast<__nv_bfloat16*>(c_at);
       for (std::size_t e = 0; e < nc; ++e) out[e] = __float2bfloat16_rn(rc[e]);
@@ -1250,7 +1255,8 @@ struct cublasLtMatmulDescOpaque_t {
   cudaDataType_t scale = CUDA_R_32F;
   cublasOperation_t ta = CUBLAS_OP_N, tb = CUBLAS_OP_N;
   cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
-  const float* bias = nullptr;
+  const void* bias = nullptr;
+  std::int32_t bias_type = -1;  // a cudaDataType_t, or -1: D's type
 };
 struct cublasLtMatrixLayoutOpaque_t {
   cudaDataType type = CUDA_R_32F;
@@ -1290,10 +1296,21 @@ bool lt_shape(const cublasLtMatmulDescOpaque_t& op, const cublasLtMatrixLayoutOp
   return true;
 }
 
+// The bias's element type: D's unless the descriptor names one.
+cudaDataType_t lt_bias_type(const cublasLtMatmulDescOpaque_t& op, const cublasLtMatrixLayoutOpaque_t& d) {
+  return op.bias_type < 0 ? d.type : static_cast<cudaDataType_t>(op.bias_type);
+}
+
+// Float32 A, B, C and D (float32, TF32 or bf16 compute), or bf16 A and B with C and D both bf16 or
+// both float32 (CUBLAS_COMPUTE_32F); the bias float32 or D's type.
 bool lt_supported(const cublasLtMatmulDescOpaque_t& op, const cublasLtMatrixLayoutOpaque_t& a,
                   const cublasLtMatrixLayoutOpaque_t& b, const cublasLtMatrixLayoutOpaque_t& c,
                   const cublasLtMatrixLayoutOpaque_t& d) {
-  return op.scale == CUDA_R_32F && float32_only(a.type, b.type, c.type, op.compute) && d.type == CUDA_R_32F &&
+  const bool types = (float32_only(a.type, b.type, c.type, op.compute) && d.type == CUDA_R_32F) ||
+                     (a.type == CUDA_R_16BF && b.type == CUDA_R_16BF && c.type == d.type &&
+                      (d.type == CUDA_R_16BF || d.type == CUDA_R_32F) && op.compute == CUBLAS_COMPUTE_32F);
+  const cudaDataType_t bias = lt_bias_type(op, d);
+  return op.scale == CUDA_R_32F && types && (bias == CUDA_R_32F || bias == d.type) &&
          (op.epilogue == CUBLASLT_EPILOGUE_DEFAULT || op.epilogue == CUBLASLT_EPILOGUE_BIAS ||
           op.epilogue == CUBLASLT_EPILOGUE_RELU || op.epilogue == CUBLASLT_EPILOGUE_RELU_BIAS) &&
          (op.ta == CUBLAS_OP_N || op.ta == CUBLAS_OP_T) && (op.tb == CUBLAS_OP_N || op.tb == CUBLAS_OP_T);
@@ -1333,6 +1350,7 @@ cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t desc, cublasL
     case CUBLASLT_MATMUL_DESC_TRANSB: ok = attribute(desc->tb, buf, bytes); break;
     case CUBLASLT_MATMUL_DESC_EPILOGUE: ok = attribute(desc->epilogue, buf, bytes); break;
     case CUBLASLT_MATMUL_DESC_BIAS_POINTER: ok = attribute(desc->bias, buf, bytes); break;
+    case CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE: ok = attribute(desc->bias_type, buf, bytes); break;
   }
   return ok ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_INVALID_VALUE;
 }
@@ -1418,39 +1436,45 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc
       return CUBLAS_STATUS_INVALID_VALUE;
   // D = alpha·op(A)·op(B) + beta·C: in place when C is D, else C is copied into D first (same leading
   // dimension only: all the backend needs).
-  float* dst = static_cast<float*>(D);
+  const std::size_t d_bytes = element_bytes(d->type);
   if (C != D && *static_cast<const float*>(beta) != 0.0f) {
     if (c->ld != d->ld) return CUBLAS_STATUS_NOT_SUPPORTED;
     std::lock_guard lock(g_mutex);
     const std::size_t nc = span(m, n, static_cast<int>(d->ld));
-    if (find_alloc(C, nc * 4) == g_allocs.end() || find_alloc(D, nc * 4) == g_allocs.end())
+    if (find_alloc(C, nc * d_bytes) == g_allocs.end() || find_alloc(D, nc * d_bytes) == g_allocs.end())
       return illegal("cublasLtMatmul: C or D is not inside one device allocation");
-    std::memmove(dst, C, nc * 4);
+    std::memmove(D, C, nc * d_bytes);
   }
-  // The compute type alone decides the rounding (cuBLASLt has no math mode).
-  const cublasStatus_t st =
-      gemm_batched("cublasLtMatmul", nullptr, desc->ta, desc->tb, m, n, k, static_cast<const float*>(alpha),
-                   static_cast<const float*>(A), static_cast<int>(a->ld), 0, static_cast<const float*>(B),
-                   static_cast<int>(b->ld), 0, static_cast<const float*>(beta), dst, static_cast<int>(d->ld), 0, 1,
-                   rounding_for(nullptr, desc->compute), true);
-  if (st != CUBLAS_STATUS_SUCCESS) return st;
   const bool bias = desc->epilogue == CUBLASLT_EPILOGUE_BIAS || desc->epilogue == CUBLASLT_EPILOGUE_RELU_BIAS;
   const bool relu = desc->epilogue == CUBLASLT_EPILOGUE_RELU || desc->epilogue == CUBLASLT_EPILOGUE_RELU_BIAS;
+  // The bias, widened to float32 (exact for a bf16 one).
+  std::vector<float> bias_values;
   if (bias) {
+    const cudaDataType_t bt = lt_bias_type(*desc, *d);
     std::lock_guard lock(g_mutex);
-    if (!desc->bias || find_alloc(desc->bias, static_cast<std::size_t>(m) * 4) == g_allocs.end())
-      return illegal("cublasLtMatmul: the bias (" + std::to_string(m) + " floats from " + hex(desc->bias) +
+    if (!desc->bias || find_alloc(desc->bias, static_cast<std::size_t>(m) * element_bytes(bt)) == g_allocs.end())
+      return illegal("cublasLtMatmul: the bias (" + std::to_string(m) + element_name(bt) + " from " + hex(desc->bias) +
                      ") is not inside one device allocation");
-    // The BIAS epilogue: bias[i] added to row i of the column-major m × n result, every column.
-    for (int j = 0; j < n; ++j)
-      for (int i = 0; i < m; ++i) dst[static_cast<std::size_t>(j) * d->ld + i] += desc->bias[i];
+    if (bt == CUDA_R_16BF)
+      widen_bf16(bias_values, desc->bias, static_cast<std::size_t>(m));
+    else
+      bias_values.assign(static_cast<const float*>(desc->bias), static_cast<const float*>(desc->bias) + m);
   }
-  // Then ReLU, element by element (NaN to 0, as max(x, 0) gives).
-  if (relu)
+  // On the float32 result: the BIAS epilogue (bias[i] added to row i of the column-major m × n
+  // result, every column), then ReLU element by element (NaN to 0, as max(x, 0) gives).
+  const std::function<void(float*, int)> epilogue = [&](float* r, int ld) {
     for (int j = 0; j < n; ++j)
       for (int i = 0; i < m; ++i) {
-        float& x = dst[static_cast<std::size_t>(j) * d->ld + i];
-        x = x > 0.0f ? x : 0.0f;
+        float& x = r[static_cast<std::size_t>(j) * ld + i];
+        if (bias) x += bias_values[static_cast<std::size_t>(i)];
+        if (relu) x = x > 0.0f ? x : 0.0f;
       }
-  return CUBLAS_STATUS_SUCCESS;
+  };
+  // The compute type alone decides the rounding (cuBLASLt has no math mode); bf16 operands are read
+  // as they are.
+  const Storage storage = a->type == CUDA_R_16BF ? Storage{CUDA_R_16BF, d->type} : Storage{};
+  return gemm_batched("cublasLtMatmul", nullptr, desc->ta, desc->tb, m, n, k, static_cast<const float*>(alpha), A,
+                      static_cast<int>(a->ld), 0, B, static_cast<int>(b->ld), 0, static_cast<const float*>(beta), D,
+                      static_cast<int>(d->ld), 0, 1, rounding_for(nullptr, desc->compute), true, storage,
+                      bias || relu ? &epilogue : nullptr);
 }
