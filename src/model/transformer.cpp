@@ -207,10 +207,19 @@ void Transformer<T>::sub_fwd(Sub& s, Kind kind, const AttnLayout* attn, const Ff
 }
 
 // The sub-layer's output from its residual sum: the sum itself (pre-norm), or its norm (post-norm).
+// Post-norm at bf16 with a next sub-layer named (next_in16_), the norm also writes its output in bf16
+// there, in the same pass: the next sub_input16 then has its input without a rounding pass.
 template <typename T>
 void Transformer<T>::sub_output(Sub& s, const NormLayout& norm, int N) {
   if (cfg_.pre_norm) {
     s.y = s.sum.data();
+  } else if (bf16_ && next_in16_) {
+    const int C = cfg_.d_model;
+    const std::size_t n = static_cast<std::size_t>(N) * C;
+    be_.layernorm_forward_bf16(sized16(*next_in16_, n), sized(s.ln.out, n), sized(s.ln.mean, N), sized(s.ln.rstd, N),
+                               s.sum.data(), P(norm.g), P(norm.b), N, C, static_cast<T>(cfg_.ln_eps));
+    s.y = s.ln.out.data();
+    in16_ready_ = {s.y, next_in16_};
   } else {
     ln_fwd(norm, s.sum.data(), N, s.ln);
     s.y = s.ln.out.data();
@@ -277,7 +286,9 @@ void Transformer<T>::adamw_step(T* m, T* v, const std::uint8_t* decay_mask, cons
 }
 
 // A bf16 sub-layer's input from the residual stream x: pre-norm, the norm writes it in bf16 only (the
-// sub-layer is its one reader); post-norm, x itself (float32, the previous norm's output) rounded once.
+// sub-layer is its one reader); post-norm, x itself (float32, the previous norm's output) rounded once:
+// already in dst when that norm wrote it there (sub_output), else rounded here (a stack's first
+// sub-layer, whose input is the embedding).
 template <typename T>
 const backend::Bf16* Transformer<T>::sub_input16(Sub& s, const NormLayout& norm, const T* x, int N,
                                                  backend::Buffer<backend::Bf16>& dst) {
@@ -286,9 +297,10 @@ const backend::Bf16* Transformer<T>::sub_input16(Sub& s, const NormLayout& norm,
   if (cfg_.pre_norm) {
     be_.layernorm_forward_bf16(in, nullptr, sized(s.ln.mean, N), sized(s.ln.rstd, N), x, P(norm.g), P(norm.b), N, C,
                                static_cast<T>(cfg_.ln_eps));
-  } else {
+  } else if (in16_ready_.x != x || in16_ready_.dst != &dst) {
     be_.to_bf16(in, x, static_cast<std::size_t>(N) * C);
   }
+  in16_ready_ = {};
   s.x = x;
   s.sub_in = nullptr;  // not a float32 buffer here: dst holds it
   return in;
@@ -444,6 +456,7 @@ T Transformer<T>::forward(const Batch& b, T smoothing, bool train, std::uint64_t
   };
   upload_ints(tgt_in_dev_, b.tgt_in);
   upload_ints(tgt_out_dev_, b.tgt_out);
+  in16_ready_ = {};  // nothing left over from a forward that an error cut short
 
   const T* memory = nullptr;
   if (!cfg_.decoder_only) {
@@ -461,11 +474,14 @@ T Transformer<T>::forward(const Batch& b, T smoothing, bool train, std::uint64_t
     enc_.resize(layout_.enc.size());
     for (std::size_t l = 0; l < enc_.size(); ++l) {
       const EncoderLayerLayout& L = layout_.enc[l];
+      next_in16_ = &enc_[l].ffn.ffn.in16;
       sub_fwd(enc_[l].attn, Kind::SelfAttn, &L.attn, nullptr, L.ln1, x, b.S, nullptr, 0, true, false, p);
       x = enc_[l].attn.y;
+      next_in16_ = l + 1 < enc_.size() ? &enc_[l + 1].attn.attn.in16 : nullptr;
       sub_fwd(enc_[l].ffn, Kind::Ffn, nullptr, &L.ffn, L.ln2, x, b.S, nullptr, 0, false, false, p);
       x = enc_[l].ffn.y;
     }
+    next_in16_ = nullptr;
     const int NS = b.B * b.S;
     if (bf16_) {
       // Every cross-attention reads the memory through its K and V products: the norm writes it in
@@ -489,16 +505,20 @@ T Transformer<T>::forward(const Batch& b, T smoothing, bool train, std::uint64_t
   dec_.resize(layout_.dec.size());
   for (std::size_t l = 0; l < dec_.size(); ++l) {
     const DecoderLayerLayout& L = layout_.dec[l];
+    next_in16_ = cfg_.decoder_only ? &dec_[l].ffn.ffn.in16 : &dec_[l].cross.attn.in16;
     sub_fwd(dec_[l].self, Kind::SelfAttn, &L.self_attn, nullptr, L.ln1, y, b.T, nullptr, 0, false, true, p);
     y = dec_[l].self.y;
     if (!cfg_.decoder_only) {
+      next_in16_ = &dec_[l].ffn.ffn.in16;
       sub_fwd(dec_[l].cross, Kind::CrossAttn, &L.cross_attn, nullptr, L.ln2, y, b.T, memory, b.S, true, false, p);
       y = dec_[l].cross.y;
     }
+    next_in16_ = l + 1 < dec_.size() ? &dec_[l + 1].self.attn.in16 : nullptr;
     sub_fwd(dec_[l].ffn, Kind::Ffn, nullptr, &L.ffn, cfg_.decoder_only ? L.ln2 : L.ln3, y, b.T, nullptr, 0, false,
             false, p);
     y = dec_[l].ffn.y;
   }
+  next_in16_ = nullptr;
   const int N = b.B * b.T;
   if (bf16_) {
     // The logits are the largest activation (N × V: 1.6 GB a step for GPT-2 small at 8 × 1024 in

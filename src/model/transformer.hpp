@@ -262,6 +262,16 @@ class Transformer {
   const backend::Bf16* sub_input16(Sub& s, const NormLayout& norm, const T* x, int N,
                                    backend::Buffer<backend::Bf16>& dst);
   void sub_residual16(Sub& s, const NormLayout& norm, const backend::Bf16* out, int N, float p);
+  // Post-norm at bf16, the next sub-layer's input is this one's norm output, rounded: the norm writes
+  // it in bf16 too, in the same pass (layernorm_forward_bf16 with its float32 output), into the next
+  // sub-layer's input buffer, which the forward's loop names here before each sub-layer (null for a
+  // stack's last, whose output goes to the final norm). in16_ready_ records the float32 output and
+  // the buffer written, so that the next sub_input16 finds its input there and does not round it.
+  backend::Buffer<backend::Bf16>* next_in16_ = nullptr;
+  struct In16Ready {
+    const T* x = nullptr;
+    const backend::Buffer<backend::Bf16>* dst = nullptr;
+  } in16_ready_;
   void ffn_sub_bwd16(Sub& s, const FfnLayout& o, const NormLayout& norm, int N, const T* dsum, T* dx);
   // The attention sub-layers likewise: the four products, attention's forward and backward on bf16;
   // the gradients of the sub-layer's input (and of the memory) float32, as the three products that

@@ -690,10 +690,11 @@ TEST_CASE("bench --backend cuda: the device's attention sweep (c') and the model
     CHECK(relu_calls == (m["model"] == "encoder-decoder" ? 2.0 : 1.0));  // one feed-forward a stack
     CHECK(gb("breakdown", "relu_backward_bf16") == doctest::Approx(3 * 2 * relu_outputs / 1e9).epsilon(1e-9));
     // The optimizer writes the weights' bf16 copy with the update (adamw_step_bf16, no adamw_step), and
-    // the step's forward reads it: the only rounding left in a step is each post-norm sub-layer's
-    // input (bench's model is post-norm): a feed-forward block's, a self- or cross-attention's (the
-    // encoder's memory is written in bf16 by its norm), N = 2 × 16 rows of 32, 4 bytes read and 2
-    // written. Nothing is widened: no op falls back on a widening default.
+    // the step's forward reads it: the only rounding left in a step is each stack's first sub-layer's
+    // input, the embedding (bench's model is post-norm), N = 2 × 16 rows of 32, 4 bytes read and 2
+    // written. Every other sub-layer's input is the previous sub-layer's norm output, which that norm
+    // writes in bf16 as well (layernorm_forward_bf16, as the encoder's final norm writes the memory and
+    // the head's norm its input). Nothing is widened: no op falls back on a widening default.
     auto calls_of = [&](const char* which, const std::string& op_name) {
       double c = 0;
       for (const auto& op : m[which]["ops"])
@@ -702,10 +703,13 @@ TEST_CASE("bench --backend cuda: the device's attention sweep (c') and the model
     };
     CHECK(calls_of("breakdown", "adamw_step_bf16") == 1.0);
     CHECK(calls_of("breakdown", "adamw_step") == 0.0);
-    const double attention_blocks = m["model"] == "encoder-decoder" ? 3.0 : 1.0;
-    CHECK(calls_of("breakdown", "to_bf16") == relu_calls + attention_blocks);
-    CHECK(gb("breakdown", "to_bf16") ==
-          doctest::Approx((relu_calls + attention_blocks) * 32 * 32 * 6 / 1e9).epsilon(1e-9));
+    const bool encdec = m["model"] == "encoder-decoder";
+    const double attention_blocks = encdec ? 3.0 : 1.0, stacks = encdec ? 2.0 : 1.0;
+    CHECK(calls_of("breakdown", "to_bf16") == stacks);
+    CHECK(gb("breakdown", "to_bf16") == doctest::Approx(stacks * 32 * 32 * 6 / 1e9).epsilon(1e-9));
+    CHECK(calls_of("breakdown", "layernorm_forward_bf16") ==
+          relu_calls + attention_blocks - stacks + (encdec ? 1.0 : 0.0) + 1.0);
+    CHECK(calls_of("breakdown", "layernorm_forward") == stacks);  // each stack's last sub-layer's norm
     CHECK(calls_of("breakdown", "from_bf16") == 0.0);
     // Attention's backward stores dq, dk, dv (Write) after reading dout, out, q, k, v and lse: twice
     // the forward's q, k, v read and out written, less one lse and key lengths. Accumulating would read
