@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/bf16.hpp"
 #include "backend/cuda/adamw.hpp"
 #include "backend/cuda/attention.hpp"
 #include "backend/cuda/check.hpp"
@@ -496,15 +497,9 @@ TEST_CASE("cuBLAS with bf16 storage: bf16 A and B, a float32 or bf16 C, row-majo
 }
 
 namespace {
-// A float32 value rounded to bf16, to nearest, ties to even (what cuBLAS and the kernels store).
-float bf16_rn(float x) {
-  std::uint32_t b;
-  std::memcpy(&b, &x, 4);
-  b = ((b + 0x7FFFu + ((b >> 16) & 1u)) >> 16) << 16;
-  float y;
-  std::memcpy(&y, &b, 4);
-  return y;
-}
+// A float32 value rounded to bf16 (backend/bf16.hpp: to nearest, ties to even, what cuBLAS and the
+// kernels store), widened back.
+float bf16_rn(float x) { return attnlab::backend::to_float(attnlab::backend::to_bf16(x)); }
 }  // namespace
 
 TEST_CASE("gemm_bias_bf16_storage: cuBLASLt's epilogue rounds once, the two-step path twice, bit for bit" *
