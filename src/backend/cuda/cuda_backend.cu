@@ -227,7 +227,8 @@ class CudaBackend final : public Ops<float> {
     const bool relu = act == Activation::Relu;
     // The output written once: the bias and ReLU in cuBLASLt's epilogue. Where it declined, gemm_bias's
     // two-step path writes the bias into the output first and the gemm reads it back (beta = 1), and
-    // ReLU is a pass of its own (without a bias always): each a read and a write more.
+    // ReLU is a pass of its own (without a bias always): each a read and a write more. (Without a bias
+    // no gemm_bias runs, so its fused flag is from an earlier call: hence `bias &&` below.)
     cuda::TimedOp t(timer_, "linear_forward", 2.0 * N * IC * OC,
                     floats(1.0 * N * IC + 1.0 * IC * OC + 1.0 * N * OC + (bias ? OC : 0)),
                     [&] { return product_shape(N, IC, OC) + (relu ? ", ReLU" : ""); });

@@ -454,10 +454,8 @@ void gemm_bias_bf16_storage(Blas& blas, int m, int n, int k, const std::uint16_t
   check_gemm("cuda::gemm_bias_bf16_storage", false, false, m, n, k, std::max(1, k), n, n, 1);
   blas.last_fused_ = false;
   if (m == 0 || n == 0) return;
-  if (!bias && !relu) {  // nothing to add: the product alone (or zeros for k = 0)
-    if (k > 0) return gemm_bf16_storage(blas, false, false, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
-    return bias_act_bf16(c, nullptr, m, n, false, false, blas.stream());
-  }
+  // Nothing to add: the product alone. (k = 0 falls through to bias_act_bf16, which writes zeros.)
+  if (!bias && !relu && k > 0) return gemm_bf16_storage(blas, false, false, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
   if (k > 0 && blas.lt_enabled_ && lt_matmul_bias(blas, {true, Math::Fp32}, m, n, k, a, k, b, n, bias, c, n, relu)) {
     blas.last_fused_ = true;
     return;
