@@ -46,40 +46,30 @@ def slug(text):
     return s or "unknown-gpu"
 
 
-def read_reports(tar_path):
-    """{name: parsed JSON} for every regular file ending in .json in the archive, by its base name;
-    members with a folder in their name, or links, are passed over (the kit writes flat names)."""
-    reports = {}
+def read_archive(tar_path):
+    """({name: (bytes, parsed JSON)} for every regular file ending in .json in the archive, {name: text}
+    for every one ending in .log), by base name; members with a folder in their name, or links, are
+    passed over (the kit writes flat names)."""
+    reports, logs = {}, {}
     if not os.path.exists(tar_path):
-        return reports
+        return reports, logs
     try:
         with tarfile.open(tar_path) as tar:
             for m in tar.getmembers():
                 name = m.name[2:] if m.name.startswith("./") else m.name
-                if not m.isfile() or "/" in name or not name.endswith(".json"):
+                if not m.isfile() or "/" in name or not name.endswith((".json", ".log")):
                     continue
                 data = tar.extractfile(m).read()
+                if name.endswith(".log"):
+                    logs[name] = data.decode("utf-8", "replace")
+                    continue
                 try:
                     reports[name] = (data, json.loads(data))
                 except ValueError as e:
                     fail(f"{tar_path}:{name}: not a JSON report ({e})")
     except tarfile.TarError as e:
         fail(f"{tar_path}: not a readable tar archive ({e})")
-    return reports
-
-
-def read_log(tar_path, name):
-    """The text of one step's log in the archive, or None."""
-    if not os.path.exists(tar_path):
-        return None
-    try:
-        with tarfile.open(tar_path) as tar:
-            for m in tar.getmembers():
-                if m.isfile() and (m.name[2:] if m.name.startswith("./") else m.name) == name:
-                    return tar.extractfile(m).read().decode("utf-8", "replace")
-    except tarfile.TarError as e:
-        fail(f"{tar_path}: not a readable tar archive ({e})")
-    return None
+    return reports, logs
 
 
 # The kernel tests' MESSAGE for each product with a bias or ReLU they ran on the GPU
@@ -199,7 +189,7 @@ def main():
         summary = json.loads(summary_raw)
     except ValueError as e:
         fail(f"{summary_path}: not JSON ({e})")
-    reports = read_reports(os.path.join(a.outdir, "logs.tar.gz"))
+    reports, logs = read_archive(os.path.join(a.outdir, "logs.tar.gz"))
 
     started = summary.get("started") or datetime.datetime.now(datetime.timezone.utc).isoformat()
     date = started[:10]
@@ -240,7 +230,7 @@ def main():
             bench_section(name, r, lines)
         elif "torch_mode" in r:
             compare_section(name, r, lines)
-    epilogue_section(read_log(os.path.join(a.outdir, "logs.tar.gz"), "kernel_tests_verbose.log"), lines)
+    epilogue_section(logs.get("kernel_tests_verbose.log"), lines)
     targets = reports.get("targets.json", (None, None))[1]
     how = "the kit's `targets` step"
     if not (isinstance(targets, dict) and targets.get("targets")):
