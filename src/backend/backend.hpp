@@ -24,7 +24,11 @@
 // graph's last op). The ops whose input gradient is often the first to reach a buffer (linear, layer
 // norm, ReLU and dropout backward) take a GradMode for it: Write stores instead of adding, so the
 // caller does not zero the buffer first and the op does not read it back (two passes over the
-// gradient saved). Parameter gradients always accumulate. A null gradient pointer means "not needed".
+// gradient saved). Linear and layer norm backward take a second GradMode for their parameters'
+// gradients (dw, dbias; dgamma, dbeta), for the same reason: the model reaches each of those once per
+// backward, so it writes them instead of zeroing every gradient first (at Transformer-base, 4 bytes a
+// parameter written by the zero fill and 4 read back by the products, about 0.5 GB a step). A null
+// gradient pointer means "not needed".
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -270,16 +274,18 @@ class Ops : public Memory {
   // again; ReLU's backward needs only the output (> 0 exactly where the input was).
   virtual void linear_forward(T* out, const T* inp, const T* w, const T* bias, int N, int IC, int OC,
                               Activation act = Activation::None) = 0;
-  // dinp += dout · wᵀ (= under GradMode::Write);  dw += inpᵀ · dout;  dbias += column sums of dout
+  // dinp += dout · wᵀ (= under dinp_mode Write);  dw += inpᵀ · dout;  dbias += column sums of dout (both
+  // = under param_mode Write: zeros when N = 0)
   virtual void linear_backward(T* dinp, T* dw, T* dbias, const T* dout, const T* inp, const T* w, int N, int IC,
-                               int OC, GradMode dinp_mode = GradMode::Add) = 0;
+                               int OC, GradMode dinp_mode = GradMode::Add, GradMode param_mode = GradMode::Add) = 0;
 
   // out = (x − mean) / √(var + eps) · gamma + beta per row; mean and rstd (N) saved for the backward.
   virtual void layernorm_forward(T* out, T* mean, T* rstd, const T* inp, const T* gamma, const T* beta, int N, int C,
                                  T eps) = 0;
-  // dinp += (or =, mode) the input's gradient; dgamma, dbeta += theirs.
+  // dinp += (or =, mode) the input's gradient; dgamma, dbeta += (or =, param_mode) theirs.
   virtual void layernorm_backward(T* dinp, T* dgamma, T* dbeta, const T* dout, const T* inp, const T* gamma,
-                                  const T* mean, const T* rstd, int N, int C, GradMode mode = GradMode::Add) = 0;
+                                  const T* mean, const T* rstd, int N, int C, GradMode mode = GradMode::Add,
+                                  GradMode param_mode = GradMode::Add) = 0;
 
   virtual void relu_forward(T* out, const T* inp, std::size_t n) = 0;                   // out may be inp
   // dinp += (or =) dout where x > 0; x: ReLU's input or output
@@ -363,13 +369,16 @@ class Ops : public Memory {
   virtual void linear_forward_bf16(Bf16* out, const Bf16* inp, const Bf16* w, const T* bias, int N, int IC, int OC,
                                    Activation act = Activation::None);
   // linear_backward on bf16 dout, inp and w: dinp = bf16(dinp + dout · wᵀ) (Add) or bf16(dout · wᵀ)
-  // (Write), one rounding either way; dw and dbias are T and accumulate as in linear_backward.
+  // (Write), one rounding either way; dw and dbias are T and accumulate, or are written, by param_mode
+  // as in linear_backward.
   virtual void linear_backward_bf16(Bf16* dinp, T* dw, T* dbias, const Bf16* dout, const Bf16* inp, const Bf16* w,
-                                    int N, int IC, int OC, GradMode dinp_mode = GradMode::Add);
+                                    int N, int IC, int OC, GradMode dinp_mode = GradMode::Add,
+                                    GradMode param_mode = GradMode::Add);
   // The same with dinp in T (a post-norm sub-layer's input gradient, added to the residual stream's):
   // dinp += dout · wᵀ (Add) or = (Write) in T, from bf16 operands.
   virtual void linear_backward_bf16(T* dinp, T* dw, T* dbias, const Bf16* dout, const Bf16* inp, const Bf16* w, int N,
-                                    int IC, int OC, GradMode dinp_mode = GradMode::Add);
+                                    int IC, int OC, GradMode dinp_mode = GradMode::Add,
+                                    GradMode param_mode = GradMode::Add);
   // layernorm_forward with the output rounded to bf16 into out, and kept in T in out_t too when that
   // is not null (a post-norm layer's output is both the next sub-layer's input and the residual
   // stream); mean and rstd T, as the statistics of the T op.
@@ -381,13 +390,14 @@ class Ops : public Memory {
     layernorm_forward(full, mean, rstd, inp, gamma, beta, N, C, eps);
     to_bf16(out, full, n);
   }
-  // layernorm_backward with dout in bf16; dinp (by mode), dgamma and dbeta T.
+  // layernorm_backward with dout in bf16; dinp (by mode), dgamma and dbeta (by param_mode) T.
   virtual void layernorm_backward_bf16(T* dinp, T* dgamma, T* dbeta, const Bf16* dout, const T* inp, const T* gamma,
-                                       const T* mean, const T* rstd, int N, int C, GradMode mode = GradMode::Add) {
+                                       const T* mean, const T* rstd, int N, int C, GradMode mode = GradMode::Add,
+                                       GradMode param_mode = GradMode::Add) {
     const std::size_t n = static_cast<std::size_t>(N) * C;
     Buffer<T> g(*this, n);
     from_bf16(g.data(), dout, n);
-    layernorm_backward(dinp, dgamma, dbeta, g.data(), inp, gamma, mean, rstd, N, C, mode);
+    layernorm_backward(dinp, dgamma, dbeta, g.data(), inp, gamma, mean, rstd, N, C, mode, param_mode);
   }
   // relu_backward on bf16: dinp = bf16(dinp + (x > 0 ? dout : 0)) (Add) or bf16(x > 0 ? dout : 0).
   virtual void relu_backward_bf16(Bf16* dinp, const Bf16* dout, const Bf16* x, std::size_t n,
@@ -467,18 +477,18 @@ void Ops<T>::linear_forward_bf16(Bf16* out, const Bf16* inp, const Bf16* w, cons
 
 template <typename T>
 void Ops<T>::linear_backward_bf16(Bf16* dinp, T* dw, T* dbias, const Bf16* dout, const Bf16* inp, const Bf16* w,
-                                  int N, int IC, int OC, GradMode dinp_mode) {
+                                  int N, int IC, int OC, GradMode dinp_mode, GradMode param_mode) {
   // The T-dinp form on a widened dinp (the old gradient too, under Add, so that the sum is rounded once).
   const std::size_t n_in = static_cast<std::size_t>(N) * IC;
   Buffer<T> dx(*this, dinp ? n_in : 0);
   if (dinp && dinp_mode == GradMode::Add) from_bf16(dx.data(), dinp, n_in);
-  linear_backward_bf16(dinp ? dx.data() : nullptr, dw, dbias, dout, inp, w, N, IC, OC, dinp_mode);
+  linear_backward_bf16(dinp ? dx.data() : nullptr, dw, dbias, dout, inp, w, N, IC, OC, dinp_mode, param_mode);
   if (dinp) to_bf16(dinp, dx.data(), n_in);
 }
 
 template <typename T>
 void Ops<T>::linear_backward_bf16(T* dinp, T* dw, T* dbias, const Bf16* dout, const Bf16* inp, const Bf16* w, int N,
-                                  int IC, int OC, GradMode dinp_mode) {
+                                  int IC, int OC, GradMode dinp_mode, GradMode param_mode) {
   const std::size_t n_in = static_cast<std::size_t>(N) * IC, n_w = static_cast<std::size_t>(IC) * OC,
                     n_out = static_cast<std::size_t>(N) * OC;
   Buffer<T> g(*this, n_out), x(*this, dw ? n_in : 0), wt(*this, dinp ? n_w : 0);
@@ -486,7 +496,7 @@ void Ops<T>::linear_backward_bf16(T* dinp, T* dw, T* dbias, const Bf16* dout, co
   if (dw) from_bf16(x.data(), inp, n_in);
   if (dinp) from_bf16(wt.data(), w, n_w);
   linear_backward(dinp, dw, dbias, g.data(), dw ? x.data() : nullptr, dinp ? wt.data() : nullptr, N, IC, OC,
-                  dinp_mode);
+                  dinp_mode, param_mode);
 }
 
 namespace detail {

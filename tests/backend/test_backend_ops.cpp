@@ -504,6 +504,18 @@ void linear_case(Run<T>& r, int N, int IC, int OC, bool bias, bool relu = false)
   r.record("dinp (Write)", dinp_w, n_in);
   r.record("dw (dinp Write)", dw_w, n_w);
   r.gradient("dinp (Write)", inp, dinp_w);
+  // Parameter gradients under GradMode::Write: dw and dbias stored into NaN, dinp added to.
+  T* dinp_p = r.accumulated(n_in);
+  T* dw_p = r.written(n_w);
+  T* dbias_p = bias ? r.written(static_cast<std::size_t>(OC)) : nullptr;
+  r.be.linear_backward(dinp_p, dw_p, dbias_p, dout, inp, w, N, IC, OC, GradMode::Add, GradMode::Write);
+  r.record("dinp (params Write)", dinp_p, n_in);
+  r.record("dw (Write)", dw_p, n_w);
+  r.gradient("dw (Write)", w, dw_p);
+  if (bias) {
+    r.record("dbias (Write)", dbias_p, static_cast<std::size_t>(OC));
+    r.gradient("dbias (Write)", b, dbias_p);
+  }
 }
 
 template <typename T>
@@ -558,6 +570,17 @@ void layernorm_case(Run<T>& r, int N, int C) {
   r.record("dgamma (dinp Write)", dgamma_w, C);
   r.record("dbeta (dinp Write)", dbeta_w, C);
   r.gradient("dinp (Write)", inp, dinp_w);
+  // γ's and β's gradients under GradMode::Write: stored into NaN, dinp added to.
+  T* dinp_p = r.accumulated(n);
+  T* dgamma_p = r.written(C);
+  T* dbeta_p = r.written(C);
+  r.be.layernorm_backward(dinp_p, dgamma_p, dbeta_p, dout, inp, gamma, mean, rstd, N, C, GradMode::Add,
+                          GradMode::Write);
+  r.record("dinp (params Write)", dinp_p, n);
+  r.record("dgamma (Write)", dgamma_p, C);
+  r.record("dbeta (Write)", dbeta_p, C);
+  r.gradient("dgamma (Write)", gamma, dgamma_p);
+  r.gradient("dbeta (Write)", beta, dbeta_p);
 }
 
 template <typename T>
@@ -1356,6 +1379,7 @@ TEST_CASE("bf16 conversions on every backend: bit for bit the host's") {
 // What a bf16 linear case leaves: out, dinp (Add), dinp (Write), dw, dbias, widened to double.
 struct Bf16Linear {
   std::vector<double> out, dinp, dinp_w, dw, dbias, dinp_t;  // dinp_t: the T-dinp overload, added to
+  std::vector<double> dw_w = {}, dbias_w = {};               // param_mode Write, into NaN
   std::vector<double> pre = {};  // bf16_linear_exact only: the pre-activations, unrounded
 };
 
@@ -1400,6 +1424,11 @@ Bf16Linear bf16_linear_on(Ops<T>& be, const Bf16LinearInputs& x) {
   Buffer<Bf16> inp = bf16_buffer(be, x.inp), w = bf16_buffer(be, x.w), dout = bf16_buffer(be, x.dout);
   Buffer<Bf16> out = bf16_buffer(be, nan_out), dinp = bf16_buffer(be, x.dinp0), dinp_w = bf16_buffer(be, nan_in);
   Buffer<T> b = t_buffer(be, x.b), dw = t_buffer(be, x.dw0), dbias = t_buffer(be, x.dbias0);
+  // The parameters' gradients stored (GradMode::Write) into NaN, which a read would carry; without a
+  // bias, dbias_w is not passed and keeps its zeros.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  Buffer<T> dw_w = t_buffer(be, std::vector<double>(x.dw0.size(), nan)),
+            dbias_w = t_buffer(be, std::vector<double>(x.dbias0.size(), x.bias ? nan : 0.0));
   be.linear_forward_bf16(out.data(), inp.data(), w.data(), x.bias ? b.data() : nullptr, x.N, x.IC, x.OC,
                          x.relu ? Activation::Relu : Activation::None);
   be.linear_backward_bf16(dinp.data(), dw.data(), x.bias ? dbias.data() : nullptr, dout.data(), inp.data(), w.data(),
@@ -1408,13 +1437,17 @@ Bf16Linear bf16_linear_on(Ops<T>& be, const Bf16LinearInputs& x) {
                           GradMode::Write);
   Buffer<T> dinp_t = t_buffer(be, x.dinp0);
   be.linear_backward_bf16(dinp_t.data(), nullptr, nullptr, dout.data(), inp.data(), w.data(), x.N, x.IC, x.OC);
-  return {widened(out), widened(dinp), widened(dinp_w), t_values(dw), t_values(dbias), t_values(dinp_t)};
+  be.linear_backward_bf16(static_cast<Bf16*>(nullptr), dw_w.data(), x.bias ? dbias_w.data() : nullptr, dout.data(),
+                          inp.data(), w.data(), x.N, x.IC, x.OC, GradMode::Add, GradMode::Write);
+  return {widened(out),    widened(dinp),    widened(dinp_w), t_values(dw),
+          t_values(dbias), t_values(dinp_t), t_values(dw_w),  t_values(dbias_w)};
 }
 
 // The contract in double: every bf16 output the exact result rounded once.
 Bf16Linear bf16_linear_exact(const Bf16LinearInputs& x) {
   const std::size_t N = x.N, IC = x.IC, OC = x.OC;
-  Bf16Linear r{std::vector<double>(N * OC), x.dinp0, std::vector<double>(N * IC), x.dw0, x.dbias0, x.dinp0};
+  Bf16Linear r{std::vector<double>(N * OC), x.dinp0, std::vector<double>(N * IC), x.dw0, x.dbias0, x.dinp0,
+               std::vector<double>(IC * OC), std::vector<double>(OC)};
   for (std::size_t i = 0; i < N; ++i)
     for (std::size_t o = 0; o < OC; ++o) {
       double s = x.bias ? x.b[o] : 0.0;
@@ -1422,8 +1455,14 @@ Bf16Linear bf16_linear_exact(const Bf16LinearInputs& x) {
       r.pre.push_back(s);
       if (x.relu) s = s > 0.0 ? s : 0.0;
       r.out[i * OC + o] = widened(bf16_bits(s));
-      for (std::size_t c = 0; c < IC; ++c) r.dw[c * OC + o] += x.inp[i * IC + c] * x.dout[i * OC + o];
-      if (x.bias) r.dbias[o] += x.dout[i * OC + o];
+      for (std::size_t c = 0; c < IC; ++c) {
+        r.dw[c * OC + o] += x.inp[i * IC + c] * x.dout[i * OC + o];
+        r.dw_w[c * OC + o] += x.inp[i * IC + c] * x.dout[i * OC + o];
+      }
+      if (x.bias) {
+        r.dbias[o] += x.dout[i * OC + o];
+        r.dbias_w[o] += x.dout[i * OC + o];
+      }
     }
   for (std::size_t i = 0; i < N; ++i)
     for (std::size_t c = 0; c < IC; ++c) {
@@ -1463,21 +1502,26 @@ TEST_CASE("bf16 linear layer on every backend: the reference one rounding from e
                << std::string(sh.relu ? ", ReLU" : "") << ": " << what << ": " << c.str());
       CHECK(c.rel <= tol);
     };
-    const char* names[] = {"out", "dinp (Add)", "dinp (Write)", "dw", "dbias", "dinp in T (Add)"};
+    const char* names[] = {"out", "dinp (Add)",      "dinp (Write)", "dw",
+                           "dbias", "dinp in T (Add)", "dw (Write)",   "dbias (Write)"};
     auto parts = [](const Bf16Linear& r) {
-      return std::vector<const std::vector<double>*>{&r.out, &r.dinp, &r.dinp_w, &r.dw, &r.dbias, &r.dinp_t};
+      return std::vector<const std::vector<double>*>{&r.out,   &r.dinp,   &r.dinp_w, &r.dw,
+                                                     &r.dbias, &r.dinp_t, &r.dw_w,   &r.dbias_w};
     };
-    const double bf16_tol[] = {0x1p-7, 0x1p-7, 0x1p-7, kFp32Tol, kFp32Tol, kFp32Tol};
+    constexpr int kParts = 8;
+    const double bf16_tol[] = {0x1p-7, 0x1p-7, 0x1p-7, kFp32Tol, kFp32Tol, kFp32Tol, kFp32Tol, kFp32Tol};
     if (options().cpu) {
-      for (int i = 0; i < 6; ++i) check(names[i], *parts(want)[i], *parts(exact)[i], bf16_tol[i], "cpu against exact");
+      for (int i = 0; i < kParts; ++i)
+        check(names[i], *parts(want)[i], *parts(exact)[i], bf16_tol[i], "cpu against exact");
       const Bf16Linear dbl = bf16_linear_on(reference<double>(), x);
-      for (int i = 0; i < 6; ++i)
+      for (int i = 0; i < kParts; ++i)
         check(names[i], *parts(dbl)[i], *parts(exact)[i], i < 3 ? 0x1p-7 : 1e-12, "cpu (double) against exact");
     }
     if (options().cuda && cuda_slot()) {
       const Bf16Linear got = bf16_linear_on(*cuda_slot(), x);
-      const double tol[] = {kBf16Tol, kBf16Tol, kBf16Tol, kFp32Tol, kFp32Tol, kFp32Tol};
-      for (int i = 0; i < 6; ++i) check(names[i], *parts(got)[i], *parts(want)[i], tol[i], cuda_slot()->name());
+      const double tol[] = {kBf16Tol, kBf16Tol, kBf16Tol, kFp32Tol, kFp32Tol, kFp32Tol, kFp32Tol, kFp32Tol};
+      for (int i = 0; i < kParts; ++i)
+        check(names[i], *parts(got)[i], *parts(want)[i], tol[i], cuda_slot()->name());
       if (sh.relu) {  // exactly zero wherever the exact pre-activation is negative beyond rounding
         std::size_t wrong = 0;
         for (std::size_t i = 0; i < got.out.size(); ++i) wrong += exact.pre[i] < -1e-2 && got.out[i] != 0.0;
@@ -1557,17 +1601,28 @@ TEST_CASE("bf16 layer norm on every backend: the output rounded once, the backwa
     CHECK_MESSAGE(wrong == 0, wrong << " of " << n << " outputs not the T op's (rounded once)");
     CHECK(mean.download() == mean2.download());
     CHECK(rstd.download() == rstd2.download());
-    for (GradMode mode : {GradMode::Add, GradMode::Write}) {
-      Buffer<float> dx(*be), dg(*be), db(*be), dx2(*be), dg2(*be), db2(*be);
-      dx.upload(dx0), dg.upload(dg0), db.upload(db0), dx2.upload(dx0), dg2.upload(dg0), db2.upload(db0);
-      be->layernorm_backward(dx.data(), dg.data(), db.data(), dy.data(), in.data(), g.data(), mean.data(), rstd.data(),
-                             N, C, mode);
-      be->layernorm_backward_bf16(dx2.data(), dg2.data(), db2.data(), dout16.data(), in.data(), g.data(), mean.data(),
-                                  rstd.data(), N, C, mode);
-      CHECK(dx.download() == dx2.download());
-      CHECK(dg.download() == dg2.download());
-      CHECK(db.download() == db2.download());
-    }
+    const std::vector<float> nan(C, std::numeric_limits<float>::quiet_NaN());
+    for (GradMode mode : {GradMode::Add, GradMode::Write})
+      for (GradMode param_mode : {GradMode::Add, GradMode::Write}) {
+        INFO(std::string(mode == GradMode::Add ? "dinp Add" : "dinp Write")
+             << std::string(param_mode == GradMode::Add ? ", params Add" : ", params Write (into NaN)"));
+        // Under Write the parameters' gradients start as NaN: a read of them would show.
+        const std::vector<float>& g0 = param_mode == GradMode::Add ? dg0 : nan;
+        const std::vector<float>& b0 = param_mode == GradMode::Add ? db0 : nan;
+        Buffer<float> dx(*be), dg(*be), db(*be), dx2(*be), dg2(*be), db2(*be);
+        dx.upload(dx0), dg.upload(g0), db.upload(b0), dx2.upload(dx0), dg2.upload(g0), db2.upload(b0);
+        be->layernorm_backward(dx.data(), dg.data(), db.data(), dy.data(), in.data(), g.data(), mean.data(),
+                               rstd.data(), N, C, mode, param_mode);
+        be->layernorm_backward_bf16(dx2.data(), dg2.data(), db2.data(), dout16.data(), in.data(), g.data(),
+                                    mean.data(), rstd.data(), N, C, mode, param_mode);
+        CHECK(dx.download() == dx2.download());
+        CHECK(dg.download() == dg2.download());
+        CHECK(db.download() == db2.download());
+        std::size_t nans = 0;
+        for (float v : dg.download()) nans += std::isnan(v);
+        for (float v : db.download()) nans += std::isnan(v);
+        CHECK(nans == 0);
+      }
   }
 }
 

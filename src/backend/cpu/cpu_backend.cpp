@@ -103,16 +103,17 @@ class CpuBackend final : public Ops<T> {
     if (act == Activation::Relu) cpu::relu_forward<T>(out, out, static_cast<std::size_t>(N) * OC);
   }
   void linear_backward(T* dinp, T* dw, T* dbias, const T* dout, const T* inp, const T* w, int N, int IC, int OC,
-                       GradMode dinp_mode = GradMode::Add) override {
-    cpu::linear_backward<T>(dinp, dw, dbias, dout, inp, w, N, IC, OC, dinp_mode);
+                       GradMode dinp_mode = GradMode::Add, GradMode param_mode = GradMode::Add) override {
+    cpu::linear_backward<T>(dinp, dw, dbias, dout, inp, w, N, IC, OC, dinp_mode, param_mode);
   }
   void layernorm_forward(T* out, T* mean, T* rstd, const T* inp, const T* gamma, const T* beta, int N, int C,
                          T eps) override {
     cpu::layernorm_forward<T>(out, mean, rstd, inp, gamma, beta, N, C, eps);
   }
   void layernorm_backward(T* dinp, T* dgamma, T* dbeta, const T* dout, const T* inp, const T* gamma, const T* mean,
-                          const T* rstd, int N, int C, GradMode mode = GradMode::Add) override {
-    cpu::layernorm_backward<T>(dinp, dgamma, dbeta, dout, inp, gamma, mean, rstd, N, C, mode);
+                          const T* rstd, int N, int C, GradMode mode = GradMode::Add,
+                          GradMode param_mode = GradMode::Add) override {
+    cpu::layernorm_backward<T>(dinp, dgamma, dbeta, dout, inp, gamma, mean, rstd, N, C, mode, param_mode);
   }
   void relu_forward(T* out, const T* inp, std::size_t n) override { cpu::relu_forward<T>(out, inp, n); }
   void relu_backward(T* dinp, const T* dout, const T* x, std::size_t n, GradMode mode = GradMode::Add) override {

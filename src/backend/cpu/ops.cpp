@@ -222,14 +222,22 @@ void linear_forward(T* out, const T* inp, const T* w, const T* bias, int N, int 
 
 template <typename T>
 void linear_backward(T* dinp, T* dw, T* dbias, const T* dout, const T* inp, const T* w, int N, int IC, int OC,
-                     backend::GradMode dinp_mode) {
+                     backend::GradMode dinp_mode, backend::GradMode param_mode) {
   prof::Scope prof_scope(prof::Op::Elementwise);
-  const T dinp_beta = dinp_mode == backend::GradMode::Add ? T(1) : T(0);  // BLAS does not read C when beta = 0
+  // BLAS does not read C when beta = 0: Write is a store, whatever the buffer held.
+  const T dinp_beta = dinp_mode == backend::GradMode::Add ? T(1) : T(0);
+  const bool add_params = param_mode == backend::GradMode::Add;
   if (dinp) gemm<T>(false, true, N, IC, OC, T(1), dout, OC, w, OC, dinp_beta, dinp, IC);
-  if (dw) gemm<T>(true, false, IC, OC, N, T(1), inp, IC, dout, OC, T(1), dw, OC);
+  if (dw) {
+    if (N == 0 && !add_params)  // a product over no rows, stored: zeros (not left to BLAS's k = 0 case)
+      std::fill(dw, dw + static_cast<std::size_t>(IC) * OC, T(0));
+    else
+      gemm<T>(true, false, IC, OC, N, T(1), inp, IC, dout, OC, add_params ? T(1) : T(0), dw, OC);
+  }
   if (dbias) {
     // Column sums split by columns, rows in order: the same additions in the same order on any thread count.
     par_range(static_cast<std::size_t>(OC), 64, [&](std::size_t c0, std::size_t c1) {
+      if (!add_params) std::fill(dbias + c0, dbias + c1, T(0));
       for (int r = 0; r < N; ++r) {
         const T* g = dout + static_cast<std::size_t>(r) * OC;
         for (std::size_t c = c0; c < c1; ++c) dbias[c] += g[c];
@@ -266,7 +274,7 @@ void layernorm_forward(T* out, T* mean, T* rstd, const T* inp, const T* gamma, c
 
 template <typename T>
 void layernorm_backward(T* dinp, T* dgamma, T* dbeta, const T* dout, const T* inp, const T* gamma, const T* mean,
-                        const T* rstd, int N, int C, backend::GradMode mode) {
+                        const T* rstd, int N, int C, backend::GradMode mode, backend::GradMode param_mode) {
   const bool add = mode == backend::GradMode::Add;
   prof::Scope prof_scope(prof::Op::LayerNorm);
   // dx row by row (rows are independent) ...
@@ -297,6 +305,10 @@ void layernorm_backward(T* dinp, T* dgamma, T* dbeta, const T* dout, const T* in
   });
   // ... and γ, β's gradients summed over rows, split by columns so every sum keeps the row order.
   par_range(static_cast<std::size_t>(C), 64, [&](std::size_t c0, std::size_t c1) {
+    if (param_mode == backend::GradMode::Write) {  // then summed into, in the same order as under Add
+      std::fill(dgamma + c0, dgamma + c1, T(0));
+      std::fill(dbeta + c0, dbeta + c1, T(0));
+    }
     for (int r = 0; r < N; ++r) {
       const T* x = inp + static_cast<std::size_t>(r) * C;
       const T* g = dout + static_cast<std::size_t>(r) * C;
@@ -889,10 +901,11 @@ void softmax_from_lse(T* probs, const T* logits, const T* lse, int N, int V) {
   template void embedding_forward<T>(T*, const int*, const T*, const T*, int, int, int, T);                     \
   template void embedding_backward<T>(T*, const T*, const int*, int, int, int, T);                              \
   template void linear_forward<T>(T*, const T*, const T*, const T*, int, int, int);                             \
-  template void linear_backward<T>(T*, T*, T*, const T*, const T*, const T*, int, int, int, backend::GradMode);                    \
+  template void linear_backward<T>(T*, T*, T*, const T*, const T*, const T*, int, int, int, backend::GradMode,      \
+                                   backend::GradMode);                                                          \
   template void layernorm_forward<T>(T*, T*, T*, const T*, const T*, const T*, int, int, T);                    \
   template void layernorm_backward<T>(T*, T*, T*, const T*, const T*, const T*, const T*, const T*, int, int,          \
-                                      backend::GradMode);  \
+                                      backend::GradMode, backend::GradMode);  \
   template void relu_forward<T>(T*, const T*, std::size_t);                                                     \
   template void relu_backward<T>(T*, const T*, const T*, std::size_t, backend::GradMode);                                          \
   template void add_forward<T>(T*, const T*, const T*, std::size_t);                                            \

@@ -45,10 +45,12 @@ void embedding_backward(T* dwte, const T* dout, const int* tokens, int B, int Tn
 // out (N × OC) = inp (N × IC) · w (IC × OC) + bias (OC, may be null)
 template <typename T>
 void linear_forward(T* out, const T* inp, const T* w, const T* bias, int N, int IC, int OC);
-// dinp += dout · wᵀ (= with GradMode::Write);  dw += inpᵀ · dout;  dbias += column sums of dout
+// dinp += dout · wᵀ (= with dinp_mode Write);  dw += inpᵀ · dout;  dbias += column sums of dout (both =
+// with param_mode Write)
 template <typename T>
 void linear_backward(T* dinp, T* dw, T* dbias, const T* dout, const T* inp, const T* w, int N, int IC, int OC,
-                     backend::GradMode dinp_mode = backend::GradMode::Add);
+                     backend::GradMode dinp_mode = backend::GradMode::Add,
+                     backend::GradMode param_mode = backend::GradMode::Add);
 
 // ---- layer norm -----------------------------------------------------------------------------------
 
@@ -56,10 +58,11 @@ void linear_backward(T* dinp, T* dw, T* dbias, const T* dout, const T* inp, cons
 // mean and rstd (N each) are saved for the backward pass. eps sits inside the square root.
 template <typename T>
 void layernorm_forward(T* out, T* mean, T* rstd, const T* inp, const T* gamma, const T* beta, int N, int C, T eps);
-// dinp += (or =, mode) the input's gradient; dgamma, dbeta += theirs.
+// dinp += (or =, mode) the input's gradient; dgamma, dbeta += (or =, param_mode) theirs.
 template <typename T>
 void layernorm_backward(T* dinp, T* dgamma, T* dbeta, const T* dout, const T* inp, const T* gamma,
-                        const T* mean, const T* rstd, int N, int C, backend::GradMode mode = backend::GradMode::Add);
+                        const T* mean, const T* rstd, int N, int C, backend::GradMode mode = backend::GradMode::Add,
+                        backend::GradMode param_mode = backend::GradMode::Add);
 
 // ---- element-wise ---------------------------------------------------------------------------------
 

@@ -37,50 +37,53 @@ __global__ void __launch_bounds__(kWarpSize * kColumnRowThreads)
   }
 }
 
-// Stage 2: one thread per column adds the chunks' sums in chunk order.
+// Stage 2: one thread per column adds the chunks' sums in chunk order, then adds the total to dst or
+// stores it there (add false: dst is not read, so the caller need not zero it first).
 __global__ void add_column_partials_kernel(float* __restrict__ dst0, float* __restrict__ dst1,
-                                           const float* __restrict__ partials, int chunks, int C) {
+                                           const float* __restrict__ partials, int chunks, int C, bool add) {
   for (int c = blockIdx.x * blockDim.x + threadIdx.x; c < C; c += gridDim.x * blockDim.x) {
     float t = 0.0f;
     for (int k = 0; k < chunks; ++k) t += partials[static_cast<std::size_t>(k) * C + c];
-    dst0[c] += t;
+    dst0[c] = add ? dst0[c] + t : t;
     if (dst1) {
       float u = 0.0f;
       for (int k = 0; k < chunks; ++k) u += partials[static_cast<std::size_t>(chunks + k) * C + c];
-      dst1[c] += u;
+      dst1[c] = add ? dst1[c] + u : u;
     }
   }
 }
 
 }  // namespace
 
-void add_column_partials(float* dst0, float* dst1, const float* partials, int chunks, int C, Stream stream) {
-  if (chunks <= 0 || C <= 0) return;
+void add_column_partials(float* dst0, float* dst1, const float* partials, int chunks, int C, Stream stream,
+                         bool add) {
+  if (C <= 0 || (chunks <= 0 && add)) return;  // stored, no chunks: zeros
   const unsigned threads = 128;
   ATTNLAB_LAUNCH(add_column_partials_kernel, detail::grid_for(static_cast<std::size_t>(C), threads), threads, 0, stream)(
-      dst0, dst1, partials, chunks, C);
+      dst0, dst1, partials, chunks > 0 ? chunks : 0, C, add);
   CUDA_CHECK_LAUNCH();
 }
 
 template <typename Src>
-void column_sums_of(float* dst, const Src* src, int N, int C, float* scratch, Stream stream) {
+void column_sums_of(float* dst, const Src* src, int N, int C, float* scratch, Stream stream, bool add) {
   if (N < 0 || C < 0) throw ShapeError("cuda::column_sums: N = " + std::to_string(N) + ", C = " + std::to_string(C));
   const int chunks = column_chunks(N);
-  if (chunks == 0 || C == 0) return;
+  if (C == 0) return;
+  if (chunks == 0) return add_column_partials(dst, nullptr, nullptr, 0, C, stream, add);
   if (chunks > 65535) throw ShapeError("cuda::column_sums: N = " + std::to_string(N) + " rows is more than 65,535 chunks");
   if (!scratch) throw ShapeError("cuda::column_sums: no scratch for " + std::to_string(chunks) + " × " + std::to_string(C) + " partial sums");
   const dim3 grid(static_cast<unsigned>((C + kWarpSize - 1) / kWarpSize), static_cast<unsigned>(chunks));
   ATTNLAB_LAUNCH(column_partials_kernel<Src>, grid, dim3(kWarpSize, kColumnRowThreads), 0, stream)(scratch, src, N, C);
   CUDA_CHECK_LAUNCH();
-  add_column_partials(dst, nullptr, scratch, chunks, C, stream);
+  add_column_partials(dst, nullptr, scratch, chunks, C, stream, add);
 }
 
-void column_sums(float* dst, const float* src, int N, int C, float* scratch, Stream stream) {
-  column_sums_of(dst, src, N, C, scratch, stream);
+void column_sums(float* dst, const float* src, int N, int C, float* scratch, Stream stream, bool add) {
+  column_sums_of(dst, src, N, C, scratch, stream, add);
 }
 
-void column_sums(float* dst, const std::uint16_t* src, int N, int C, float* scratch, Stream stream) {
-  column_sums_of(dst, src, N, C, scratch, stream);
+void column_sums(float* dst, const std::uint16_t* src, int N, int C, float* scratch, Stream stream, bool add) {
+  column_sums_of(dst, src, N, C, scratch, stream, add);
 }
 
 }  // namespace attnlab::cuda

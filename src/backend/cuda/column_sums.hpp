@@ -11,7 +11,8 @@
 // addition happens in the same order on every run and every GPU: results repeat bit for bit (they
 // differ from the CPU's row-by-row order by rounding, about 1e-7 relative).
 //
-// Shape legend: src N × C row-major; dst C (accumulated: dst += column sums); scratch as below.
+// Shape legend: src N × C row-major; dst C (accumulated: dst += column sums, or stored: dst = column
+// sums, zeros when N = 0); scratch as below.
 #include <cstddef>
 #include <cstdint>
 
@@ -26,14 +27,19 @@ inline std::size_t column_sums_scratch(int N, int C, int arrays) {
   return static_cast<std::size_t>(column_chunks(N)) * static_cast<std::size_t>(C > 0 ? C : 0) * arrays;
 }
 
-// dst[c] += Σ_r src[r, c]; scratch: column_sums_scratch(N, C, 1) floats on the device. src float32,
-// or bf16 (raw bits, widened as read: a bf16 linear layer's bias gradient), summed in float32 either way.
-void column_sums(float* dst, const float* src, int N, int C, float* scratch, Stream stream = nullptr);
-void column_sums(float* dst, const std::uint16_t* src, int N, int C, float* scratch, Stream stream = nullptr);
+// dst[c] += Σ_r src[r, c] (add), or dst[c] = Σ_r src[r, c] (not add, which does not read dst); scratch:
+// column_sums_scratch(N, C, 1) floats on the device. src float32, or bf16 (raw bits, widened as read: a
+// bf16 linear layer's bias gradient), summed in float32 either way.
+void column_sums(float* dst, const float* src, int N, int C, float* scratch, Stream stream = nullptr,
+                 bool add = true);
+void column_sums(float* dst, const std::uint16_t* src, int N, int C, float* scratch, Stream stream = nullptr,
+                 bool add = true);
 
 // Stage 2 on its own, for a stage 1 of another kernel (layer norm's): dst0[c] += Σ_k partials[k·C + c]
-// and, when dst1 is not null, dst1[c] += Σ_k partials[(chunks + k)·C + c], k = 0 … chunks − 1 in order.
-void add_column_partials(float* dst0, float* dst1, const float* partials, int chunks, int C, Stream stream = nullptr);
+// and, when dst1 is not null, dst1[c] += Σ_k partials[(chunks + k)·C + c], k = 0 … chunks − 1 in order;
+// = instead of += when not add (then chunks = 0 stores zeros).
+void add_column_partials(float* dst0, float* dst1, const float* partials, int chunks, int C, Stream stream = nullptr,
+                         bool add = true);
 
 namespace detail {
 // Threads of a stage-1 block: 32 columns × kColumnRowThreads rows at a time.

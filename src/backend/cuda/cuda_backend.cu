@@ -237,15 +237,17 @@ class CudaBackend final : public Ops<float> {
     if (!fused) t.add_bytes(floats(((bias ? 2.0 : 0.0) + (relu ? 2.0 : 0.0)) * N * OC));
   }
   void linear_backward(float* dinp, float* dw, float* dbias, const float* dout, const float* inp, const float* w,
-                       int N, int IC, int OC, GradMode dinp_mode = GradMode::Add) override {
-    // dout read once; w for dinp, inp for dw; each gradient read and written (it accumulates; dinp
-    // only written under GradMode::Write).
-    const double bytes = floats(1.0 * N * OC + (dinp ? 1.0 * IC * OC + passes(dinp_mode) * N * IC : 0.0) +
-                                (dw ? 1.0 * N * IC + 2.0 * IC * OC : 0.0) + (dbias ? 2.0 * OC : 0.0));
+                       int N, int IC, int OC, GradMode dinp_mode = GradMode::Add,
+                       GradMode param_mode = GradMode::Add) override {
+    // dout read once; w for dinp, inp for dw; each gradient read and written (it accumulates; only
+    // written under GradMode::Write).
+    const double bytes =
+        floats(1.0 * N * OC + (dinp ? 1.0 * IC * OC + passes(dinp_mode) * N * IC : 0.0) +
+               (dw ? 1.0 * N * IC + passes(param_mode) * IC * OC : 0.0) + (dbias ? passes(param_mode) * OC : 0.0));
     cuda::TimedOp t(timer_, "linear_backward", 2.0 * N * IC * OC * ((dinp ? 1 : 0) + (dw ? 1 : 0)), bytes,
                     [&] { return product_shape(N, IC, OC); });
     float* scratch = dbias ? column_partials_.get(cuda::column_sums_scratch(N, OC, 1)) : nullptr;
-    cuda::linear_backward(blas_, dinp, dw, dbias, dout, inp, w, N, IC, OC, math_, scratch, dinp_mode);
+    cuda::linear_backward(blas_, dinp, dw, dbias, dout, inp, w, N, IC, OC, math_, scratch, dinp_mode, param_mode);
   }
 
   // ---- bf16 storage: the 16 bits read and written directly ----
@@ -275,12 +277,14 @@ class CudaBackend final : public Ops<float> {
     if ((bias || relu) && IC > 0 && !blas_.last_gemm_bias_fused()) t.add_bytes(kH * 2.0 * N * OC);
   }
   void linear_backward_bf16(Bf16* dinp, float* dw, float* dbias, const Bf16* dout, const Bf16* inp, const Bf16* w,
-                            int N, int IC, int OC, GradMode dinp_mode = GradMode::Add) override {
-    linear_backward_bf16_on(bits(dinp), kH, dw, dbias, dout, inp, w, N, IC, OC, dinp_mode);
+                            int N, int IC, int OC, GradMode dinp_mode = GradMode::Add,
+                            GradMode param_mode = GradMode::Add) override {
+    linear_backward_bf16_on(bits(dinp), kH, dw, dbias, dout, inp, w, N, IC, OC, dinp_mode, param_mode);
   }
   void linear_backward_bf16(float* dinp, float* dw, float* dbias, const Bf16* dout, const Bf16* inp, const Bf16* w,
-                            int N, int IC, int OC, GradMode dinp_mode = GradMode::Add) override {
-    linear_backward_bf16_on(dinp, kF, dw, dbias, dout, inp, w, N, IC, OC, dinp_mode);
+                            int N, int IC, int OC, GradMode dinp_mode = GradMode::Add,
+                            GradMode param_mode = GradMode::Add) override {
+    linear_backward_bf16_on(dinp, kF, dw, dbias, dout, inp, w, N, IC, OC, dinp_mode, param_mode);
   }
   void relu_backward_bf16(Bf16* dinp, const Bf16* dout, const Bf16* x, std::size_t n,
                           GradMode mode = GradMode::Add) override {
@@ -306,11 +310,12 @@ class CudaBackend final : public Ops<float> {
   }
   void layernorm_backward_bf16(float* dinp, float* dgamma, float* dbeta, const Bf16* dout, const float* inp,
                                const float* gamma, const float* mean, const float* rstd, int N, int C,
-                               GradMode mode = GradMode::Add) override {
+                               GradMode mode = GradMode::Add, GradMode param_mode = GradMode::Add) override {
     cuda::TimedOp t(timer_, "layernorm_backward_bf16",
-                    floats((1.0 + passes(mode)) * N * C + 5.0 * C + 2.0 * N) + kH * N * C);
+                    floats((1.0 + passes(mode)) * N * C + (1.0 + 2.0 * passes(param_mode)) * C + 2.0 * N) +
+                        kH * N * C);
     cuda::layernorm_backward_bf16(dinp, dgamma, dbeta, bits(dout), inp, gamma, mean, rstd, N, C,
-                                  column_partials_.get(cuda::column_sums_scratch(N, C, 2)), mode, s());
+                                  column_partials_.get(cuda::column_sums_scratch(N, C, 2)), mode, param_mode, s());
   }
 
   // Both gemm_bf16 overloads: C of c_bytes a value (bf16 bits or a float). k = 0 (C = beta · C, which
@@ -351,15 +356,17 @@ class CudaBackend final : public Ops<float> {
   // Both linear_backward_bf16 overloads: dinp of dinp_bytes a value (bf16 bits or a float).
   template <typename Dinp>
   void linear_backward_bf16_on(Dinp* dinp, double dinp_bytes, float* dw, float* dbias, const Bf16* dout,
-                               const Bf16* inp, const Bf16* w, int N, int IC, int OC, GradMode dinp_mode) {
+                               const Bf16* inp, const Bf16* w, int N, int IC, int OC, GradMode dinp_mode,
+                               GradMode param_mode) {
     // As linear_backward's, with dout, w and inp in 16 bits.
     const double bytes = kH * (1.0 * N * OC + (dinp ? 1.0 * IC * OC : 0.0) + (dw ? 1.0 * N * IC : 0.0)) +
                          (dinp ? dinp_bytes * passes(dinp_mode) * N * IC : 0.0) +
-                         floats((dw ? 2.0 * IC * OC : 0.0) + (dbias ? 2.0 * OC : 0.0));
+                         floats(passes(param_mode) * ((dw ? 1.0 * IC * OC : 0.0) + (dbias ? 1.0 * OC : 0.0)));
     cuda::TimedOp t(timer_, "linear_backward_bf16", 2.0 * N * IC * OC * ((dinp ? 1 : 0) + (dw ? 1 : 0)), bytes,
                     [&] { return product_shape(N, IC, OC); });
     float* scratch = dbias ? column_partials_.get(cuda::column_sums_scratch(N, OC, 1)) : nullptr;
-    cuda::linear_backward_bf16(blas_, dinp, dw, dbias, bits(dout), bits(inp), bits(w), N, IC, OC, scratch, dinp_mode);
+    cuda::linear_backward_bf16(blas_, dinp, dw, dbias, bits(dout), bits(inp), bits(w), N, IC, OC, scratch, dinp_mode,
+                               param_mode);
   }
 
   void layernorm_forward(float* out, float* mean, float* rstd, const float* inp, const float* gamma,
@@ -369,12 +376,13 @@ class CudaBackend final : public Ops<float> {
   }
   void layernorm_backward(float* dinp, float* dgamma, float* dbeta, const float* dout, const float* inp,
                           const float* gamma, const float* mean, const float* rstd, int N, int C,
-                          GradMode mode = GradMode::Add) override {
+                          GradMode mode = GradMode::Add, GradMode param_mode = GradMode::Add) override {
     // dout and inp read, dinp accumulated (or written); gamma, mean, rstd read; dgamma and dbeta
-    // accumulated.
-    cuda::TimedOp t(timer_, "layernorm_backward", floats((2.0 + passes(mode)) * N * C + 5.0 * C + 2.0 * N));
+    // accumulated (or written).
+    cuda::TimedOp t(timer_, "layernorm_backward",
+                    floats((2.0 + passes(mode)) * N * C + (1.0 + 2.0 * passes(param_mode)) * C + 2.0 * N));
     cuda::layernorm_backward(dinp, dgamma, dbeta, dout, inp, gamma, mean, rstd, N, C,
-                             column_partials_.get(cuda::column_sums_scratch(N, C, 2)), mode, s());
+                             column_partials_.get(cuda::column_sums_scratch(N, C, 2)), mode, param_mode, s());
   }
 
   void relu_forward(float* out, const float* inp, std::size_t n) override {

@@ -143,9 +143,10 @@ void layernorm_forward_to(const char* what, Out* out, float* out2, float* mean, 
 template <typename Dout>
 void layernorm_backward_from(const char* what, float* dinp, float* dgamma, float* dbeta, const Dout* dout,
                              const float* inp, const float* gamma, const float* mean, const float* rstd, int N, int C,
-                             float* scratch, backend::GradMode mode, Stream stream) {
+                             float* scratch, backend::GradMode mode, backend::GradMode param_mode, Stream stream) {
   check_shape(what, N, C);
-  if (N == 0) return;
+  const bool add_params = param_mode == backend::GradMode::Add;
+  if (N == 0) return add_column_partials(dgamma, dbeta, nullptr, 0, C, stream, add_params);  // Write: zeros
   const unsigned blocks = static_cast<unsigned>((N + kRowWarps - 1) / kRowWarps);
   ATTNLAB_LAUNCH(layernorm_backward_input_kernel<Dout>, blocks, kRowWarps * kWarpSize, 0, stream)(
       dinp, dout, inp, gamma, mean, rstd, N, C, mode == backend::GradMode::Add);
@@ -158,7 +159,7 @@ void layernorm_backward_from(const char* what, float* dinp, float* dgamma, float
   ATTNLAB_LAUNCH(layernorm_backward_params_kernel<Dout>, grid, dim3(kWarpSize, detail::kColumnRowThreads), 0, stream)(
       scratch, dout, inp, mean, rstd, N, C);
   CUDA_CHECK_LAUNCH();
-  add_column_partials(dgamma, dbeta, scratch, chunks, C, stream);
+  add_column_partials(dgamma, dbeta, scratch, chunks, C, stream, add_params);
 }
 
 }  // namespace
@@ -175,16 +176,16 @@ void layernorm_forward_bf16(std::uint16_t* out, float* out_f32, float* mean, flo
 
 void layernorm_backward(float* dinp, float* dgamma, float* dbeta, const float* dout, const float* inp,
                         const float* gamma, const float* mean, const float* rstd, int N, int C, float* scratch,
-                        backend::GradMode mode, Stream stream) {
+                        backend::GradMode mode, backend::GradMode param_mode, Stream stream) {
   layernorm_backward_from("cuda::layernorm_backward", dinp, dgamma, dbeta, dout, inp, gamma, mean, rstd, N, C, scratch,
-                          mode, stream);
+                          mode, param_mode, stream);
 }
 
 void layernorm_backward_bf16(float* dinp, float* dgamma, float* dbeta, const std::uint16_t* dout, const float* inp,
                              const float* gamma, const float* mean, const float* rstd, int N, int C, float* scratch,
-                             backend::GradMode mode, Stream stream) {
+                             backend::GradMode mode, backend::GradMode param_mode, Stream stream) {
   layernorm_backward_from("cuda::layernorm_backward_bf16", dinp, dgamma, dbeta, dout, inp, gamma, mean, rstd, N, C,
-                          scratch, mode, stream);
+                          scratch, mode, param_mode, stream);
 }
 
 }  // namespace attnlab::cuda
