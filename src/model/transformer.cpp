@@ -12,6 +12,13 @@ namespace attnlab::model {
 
 std::vector<float> positional_encoding(int n, int C) { return cpu::positional_encoding<float>(n, C); }
 
+namespace {
+// How the backward's ops treat the parameters' gradients: written, not added to. Each weight matrix,
+// bias and norm gain is used once in a forward, so exactly one op of the backward produces its
+// gradient, and backward() need not zero `grads` first (which, with the products then reading it
+// back, would be 8 bytes a parameter a step). The embedding tables are the exception (backward()).
+constexpr backend::GradMode kParams = backend::GradMode::Write;
+}  // namespace
 
 template <typename T>
 Transformer<T>::Transformer(const ModelConfig& config, backend::Ops<T>& backend)
@@ -86,7 +93,9 @@ void Transformer<T>::ln_fwd(const NormLayout& o, const T* x, int N, LNAct& a) {
 template <typename T>
 void Transformer<T>::ln_bwd(const NormLayout& o, const T* x, int N, const LNAct& a, const T* dy, T* dx,
                             backend::GradMode mode) {
-  be_.layernorm_backward(dx, G(o.g), G(o.b), dy, x, P(o.g), a.mean.data(), a.rstd.data(), N, cfg_.d_model, mode);
+  // γ's and β's gradients written: each norm's backward runs once per backward (kParams).
+  be_.layernorm_backward(dx, G(o.g), G(o.b), dy, x, P(o.g), a.mean.data(), a.rstd.data(), N, cfg_.d_model, mode,
+                         kParams);
 }
 
 template <typename T>
@@ -130,13 +139,14 @@ void Transformer<T>::attn_bwd(const AttnLayout& o, const T* xq, const T* xkv, At
   T* dq = sized(ws_dq_, nq);
   T* dk = sized(ws_dk_, nk);
   T* dv = sized(ws_dv_, nk);
-  be_.linear_backward(dctx, G(o.wo), G(o.bo), dout, a.ctx.data(), P(o.wo), B * Tq, C, C, backend::GradMode::Write);
+  be_.linear_backward(dctx, G(o.wo), G(o.bo), dout, a.ctx.data(), P(o.wo), B * Tq, C, C, backend::GradMode::Write,
+                      kParams);
   be_.attention_backward(dq, dk, dv, dctx, a.ctx.data(), a.lse.data(), a.q.data(), a.k.data(), a.v.data(), attn_shape(a),
                          backend::GradMode::Write);
   // Q first: where dxq is fresh (q_mode Write) and is dxkv too (self-attention), K and V add to it.
-  be_.linear_backward(dxq, G(o.wq), G(o.bq), dq, xq, P(o.wq), B * Tq, C, C, q_mode);
-  be_.linear_backward(dxkv, G(o.wk), G(o.bk), dk, xkv, P(o.wk), B * Tk, C, C);
-  be_.linear_backward(dxkv, G(o.wv), G(o.bv), dv, xkv, P(o.wv), B * Tk, C, C);
+  be_.linear_backward(dxq, G(o.wq), G(o.bq), dq, xq, P(o.wq), B * Tq, C, C, q_mode, kParams);
+  be_.linear_backward(dxkv, G(o.wk), G(o.bk), dk, xkv, P(o.wk), B * Tk, C, C, backend::GradMode::Add, kParams);
+  be_.linear_backward(dxkv, G(o.wv), G(o.bv), dv, xkv, P(o.wv), B * Tk, C, C, backend::GradMode::Add, kParams);
 }
 
 template <typename T>
@@ -157,9 +167,9 @@ void Transformer<T>::ffn_bwd(const FfnLayout& o, const T* x, int N, const FfnAct
   const std::size_t nf = static_cast<std::size_t>(N) * F;
   T* da = sized(ws_da_, nf);  // both written, not accumulated: no zero fill
   T* dh = sized(ws_dh_, nf);
-  be_.linear_backward(da, G(o.w2), G(o.b2), dout, a.a.data(), P(o.w2), N, F, C, backend::GradMode::Write);
+  be_.linear_backward(da, G(o.w2), G(o.b2), dout, a.a.data(), P(o.w2), N, F, C, backend::GradMode::Write, kParams);
   be_.relu_backward(dh, da, a.a.data(), nf, backend::GradMode::Write);
-  be_.linear_backward(dx, G(o.w1), G(o.b1), dh, x, P(o.w1), N, C, F, mode);
+  be_.linear_backward(dx, G(o.w1), G(o.b1), dh, x, P(o.w1), N, C, F, mode, kParams);
 }
 
 template <typename T>
@@ -345,15 +355,15 @@ void Transformer<T>::ffn_sub_bwd16(Sub& s, const FfnLayout& o, const NormLayout&
   backend::Bf16* da = sized16(ws_da16_, nf);
   backend::Bf16* dh = sized16(ws_dh16_, nf);
   be_.dropout_backward_bf16(dout, dsum, n, s.p, s.seed, GradMode::Write);
-  be_.linear_backward_bf16(da, G(o.w2), G(o.b2), dout, a.a16.data(), a.w2, N, F, C, GradMode::Write);
+  be_.linear_backward_bf16(da, G(o.w2), G(o.b2), dout, a.a16.data(), a.w2, N, F, C, GradMode::Write, kParams);
   be_.relu_backward_bf16(dh, da, a.a16.data(), nf, GradMode::Write);
   if (cfg_.pre_norm) {
     backend::Bf16* din = sized16(ws_din16_, n);
-    be_.linear_backward_bf16(din, G(o.w1), G(o.b1), dh, a.in16.data(), a.w1, N, C, F, GradMode::Write);
+    be_.linear_backward_bf16(din, G(o.w1), G(o.b1), dh, a.in16.data(), a.w1, N, C, F, GradMode::Write, kParams);
     be_.layernorm_backward_bf16(dx, G(norm.g), G(norm.b), din, s.x, P(norm.g), s.ln.mean.data(), s.ln.rstd.data(), N,
-                                C, GradMode::Add);
+                                C, GradMode::Add, kParams);
   } else {
-    be_.linear_backward_bf16(dx, G(o.w1), G(o.b1), dh, a.in16.data(), a.w1, N, C, F, GradMode::Add);
+    be_.linear_backward_bf16(dx, G(o.w1), G(o.b1), dh, a.in16.data(), a.w1, N, C, F, GradMode::Add, kParams);
   }
 }
 
@@ -402,7 +412,7 @@ void Transformer<T>::attn_sub_bwd16(Sub& s, Kind kind, const AttnLayout& o, cons
   backend::Bf16* dk = sized16(ws_dk16_, nk);
   backend::Bf16* dv = sized16(ws_dv16_, nk);
   be_.dropout_backward_bf16(dout, dsum, n, s.p, s.seed, GradMode::Write);
-  be_.linear_backward_bf16(dctx, G(o.wo), G(o.bo), dout, a.ctx16.data(), a.wo, N, C, C, GradMode::Write);
+  be_.linear_backward_bf16(dctx, G(o.wo), G(o.bo), dout, a.ctx16.data(), a.wo, N, C, C, GradMode::Write, kParams);
   be_.attention_backward_bf16(dq, dk, dv, dctx, a.ctx16.data(), a.lse.data(), a.q16.data(), a.k16.data(),
                               a.v16.data(), attn_shape(a), GradMode::Write);
   // Post-norm: dsum is dx, already read (into dout) before anything adds to it.
@@ -410,9 +420,9 @@ void Transformer<T>::attn_sub_bwd16(Sub& s, Kind kind, const AttnLayout& o, cons
   T* dkv = kind == Kind::CrossAttn ? dmem : din;
   const backend::Bf16* kv_in = kind == Kind::CrossAttn ? mem16_.data() : a.in16.data();
   be_.linear_backward_bf16(din, G(o.wq), G(o.bq), dq, a.in16.data(), a.wq, N, C, C,
-                           cfg_.pre_norm ? GradMode::Write : GradMode::Add);
-  be_.linear_backward_bf16(dkv, G(o.wk), G(o.bk), dk, kv_in, a.wk, Nk, C, C, GradMode::Add);
-  be_.linear_backward_bf16(dkv, G(o.wv), G(o.bv), dv, kv_in, a.wv, Nk, C, C, GradMode::Add);
+                           cfg_.pre_norm ? GradMode::Write : GradMode::Add, kParams);
+  be_.linear_backward_bf16(dkv, G(o.wk), G(o.bk), dk, kv_in, a.wk, Nk, C, C, GradMode::Add, kParams);
+  be_.linear_backward_bf16(dkv, G(o.wv), G(o.bv), dv, kv_in, a.wv, Nk, C, C, GradMode::Add, kParams);
   if (cfg_.pre_norm) ln_bwd(norm, s.x, N, s.ln, din, dx, GradMode::Add);
 }
 
@@ -582,11 +592,17 @@ void Transformer<T>::backward() {
   const Batch& b = batch_;
   const int C = cfg_.d_model, V = cfg_.vocab_size, N = b.B * b.T;
   const T scale = static_cast<T>(std::sqrt(static_cast<double>(C)));
-  grads.zero();
+  // No zero fill of grads: every parameter's gradient is written by the one op that produces it
+  // (kParams), except the embedding tables', which embedding_backward adds into, row by token: tied,
+  // the table's gradient is first written by the output projection's product below (beta = 0);
+  // untied, the tables alone are zeroed. Activation gradients, likewise, are written by the first op
+  // that produces them (GradMode::Write, a gemm with beta = 0, a copy).
+  if (!cfg_.tie_embeddings) {
+    be_.zero(G(layout_.tok_emb), static_cast<std::size_t>(V) * C * sizeof(T));
+    if (!cfg_.decoder_only) be_.zero(G(layout_.src_emb), static_cast<std::size_t>(V) * C * sizeof(T));
+  }
 
   const std::size_t nt = static_cast<std::size_t>(N) * C;
-  // Activation gradients below are written by the first op that produces them (GradMode::Write, a
-  // gemm with beta = 0, a copy), so no buffer is zero-filled first; parameter gradients accumulate.
   T* dh = sized(ws_dh_out_, nt);
   if (bf16_) {
     // The forward's bf16 head: dlogits in bf16 (written by the loss's backward), dh and the weights'
@@ -596,10 +612,10 @@ void Transformer<T>::backward() {
                                     kPad, count_, T(1));
     if (cfg_.tie_embeddings) {
       be_.gemm_bf16(false, false, N, C, V, T(1), dlogits16, V, head_w16_, C, T(0), dh, C);
-      be_.gemm_bf16(true, false, V, C, N, T(1), dlogits16, V, h16_.data(), C, T(1), G(layout_.tok_emb), C);
+      be_.gemm_bf16(true, false, V, C, N, T(1), dlogits16, V, h16_.data(), C, T(0), G(layout_.tok_emb), C);
     } else {
       be_.linear_backward_bf16(dh, G(layout_.out_proj), nullptr, dlogits16, h16_.data(), head_w16_, N, C, V,
-                               backend::GradMode::Write);
+                               backend::GradMode::Write, kParams);
     }
   } else {
     // No zero fill: the loss's backward writes every value.
@@ -608,10 +624,10 @@ void Transformer<T>::backward() {
                                count_, T(1));
     if (cfg_.tie_embeddings) {
       be_.gemm(false, false, N, C, V, T(1), dlogits, V, P(layout_.tok_emb), C, T(0), dh, C);
-      be_.gemm(true, false, V, C, N, T(1), dlogits, V, dec_final_.out.data(), C, T(1), G(layout_.tok_emb), C);
+      be_.gemm(true, false, V, C, N, T(1), dlogits, V, dec_final_.out.data(), C, T(0), G(layout_.tok_emb), C);
     } else {
       be_.linear_backward(dh, G(layout_.out_proj), nullptr, dlogits, dec_final_.out.data(), P(layout_.out_proj), N, C,
-                          V, backend::GradMode::Write);
+                          V, backend::GradMode::Write, kParams);
     }
   }
   const T* y_last = dec_.empty() ? first_input(dec_emb_, dec_x0_) : dec_.back().ffn.y;

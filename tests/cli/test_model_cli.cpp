@@ -711,6 +711,11 @@ TEST_CASE("bench --backend cuda: the device's attention sweep (c') and the model
           relu_calls + attention_blocks - stacks + (encdec ? 1.0 : 0.0) + 1.0);
     CHECK(calls_of("breakdown", "layernorm_forward") == stacks);  // each stack's last sub-layer's norm
     CHECK(calls_of("breakdown", "from_bf16") == 0.0);
+    // The backward writes every parameter's gradient (bench's model is tied: the output projection's
+    // product writes the embedding table's first), so the one zero fill left is the encoder output's
+    // gradient, which each cross-attention adds into: B · S · C floats.
+    CHECK(calls_of("breakdown", "zero") == (encdec ? 1.0 : 0.0));
+    CHECK(gb("breakdown", "zero") == doctest::Approx(encdec ? 4.0 * 2 * 16 * 32 / 1e9 : 0.0).epsilon(1e-9));
     // Attention's backward stores dq, dk, dv (Write) after reading dout, out, q, k, v and lse: twice
     // the forward's q, k, v read and out written, less one lse and key lengths. Accumulating would read
     // the three gradients too, well over twice the forward.

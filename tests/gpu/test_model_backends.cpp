@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -50,6 +51,17 @@ double normwise(const std::vector<float>& a, const std::vector<float>& b, std::s
   return r > 0 ? std::sqrt(d / r) : std::sqrt(d);
 }
 
+// backward() writes every parameter's gradient, zeroing nothing first (the embedding tables'
+// aside): NaN put there beforehand shows in the comparisons if any op adds to what it should store,
+// or a tensor's gradient is not written at all.
+void poison_grads(Transformer<float>& m) {
+  m.grads.upload(std::vector<float>(m.grads.size(), std::numeric_limits<float>::quiet_NaN()));
+}
+
+std::size_t nans_in(const std::vector<float>& v) {
+  return static_cast<std::size_t>(std::count_if(v.begin(), v.end(), [](float x) { return std::isnan(x); }));
+}
+
 // A padded batch with different lengths per sequence, so padding masks matter.
 Batch padded_batch(const ModelConfig& c) {
   Batch b;
@@ -78,9 +90,13 @@ void one_step(ModelConfig c, const std::string& what) {
   const float l2 = on_gpu.forward(b, 0.1f, true, &r2);
   CHECK(r1 == r2);
   CHECK(std::fabs(l2 - l1) <= 1e-5 * std::fabs(l1));
+  poison_grads(on_cpu);
+  poison_grads(on_gpu);
   on_cpu.backward();
   on_gpu.backward();
   const std::vector<float> g1 = on_cpu.grads.download(), g2 = on_gpu.grads.download();
+  CHECK(nans_in(g1) == 0);
+  CHECK(nans_in(g2) == 0);
   const double all = normwise(g2, g1, 0, g1.size());
   CHECK(all <= 1e-5);
   double norm_all = 0;
@@ -213,9 +229,13 @@ StepVsCpu one_step_in(backend::MatmulPrecision p) {
   const GpuPrecision in_p(p);
   const float l1 = on_cpu.forward(b, 0.0f, true, nullptr);
   const float l2 = on_gpu.forward(b, 0.0f, true, nullptr);
+  poison_grads(on_cpu);
+  poison_grads(on_gpu);
   on_cpu.backward();
   on_gpu.backward();
   const std::vector<float> g1 = on_cpu.grads.download(), g2 = on_gpu.grads.download();
+  CHECK(nans_in(g1) == 0);
+  CHECK(nans_in(g2) == 0);
   const double e = normwise(g2, g1, 0, g1.size());
   MESSAGE(std::string(backend::precision_name(p)) << ": loss " << l1 << " (cpu, fp32) vs " << l2 << " (cuda); whole gradient normwise " << e);
   return {l1, l2, e};
@@ -399,8 +419,10 @@ TEST_CASE("bf16 storage: the loss head, the attention and feed-forward blocks in
       backend::Ops<float>& be = gpu();
       REQUIRE(be.start_op_timing());
       l_gpu = on_gpu.forward(b, 0.1f, true, nullptr);
+      poison_grads(on_gpu);
       on_gpu.backward();
       rows = be.stop_op_timing();
+      CHECK(nans_in(on_gpu.grads.download()) == 0);
       CHECK(on_gpu.bf16_storage());
       z_gpu = on_gpu.logits();
       probs = on_gpu.probabilities();
