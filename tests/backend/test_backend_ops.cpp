@@ -318,6 +318,13 @@ struct Attn {
   Layout layout = Layout::Packed;
 };
 
+// A gradient output for `mode`: random start values to add to, or NaN to be stored over (a read of
+// it would show).
+template <typename T>
+T* gradient_buffer(Run<T>& r, GradMode mode, std::size_t n) {
+  return mode == GradMode::Write ? r.written(n) : r.accumulated(n);
+}
+
 template <typename T>
 void attention_case(Run<T>& r, const Attn& a) {
   AttentionShape s;
@@ -395,17 +402,16 @@ void attention_case(Run<T>& r, const Attn& a) {
   // visible key), shows as NaN against the reference.
   for (GradMode mode : {GradMode::Add, GradMode::Write}) {
     const std::string tag = mode == GradMode::Write ? " (Write)" : "";
-    auto gradient_buffer = [&](std::size_t n) { return mode == GradMode::Write ? r.written(n) : r.accumulated(n); };
     if (a.layout == Layout::FusedQKV) {
-      T* dqkv = gradient_buffer(rows_q * 3 * C);
+      T* dqkv = gradient_buffer(r, mode, rows_q * 3 * C);
       r.be.attention_backward(dqkv, dqkv + C, dqkv + 2 * C, dout, out, lse, q, k, v, s, mode);
       r.record("dqkv" + tag, dqkv, rows_q * 3 * C);
       r.gradient("dqkv" + tag, qkv, dqkv);
       continue;
     }
-    T* dq = gradient_buffer(nq);
-    T* dk = gradient_buffer(nkv);
-    T* dv = gradient_buffer(nkv);
+    T* dq = gradient_buffer(r, mode, nq);
+    T* dk = gradient_buffer(r, mode, nkv);
+    T* dv = gradient_buffer(r, mode, nkv);
     r.be.attention_backward(dq, dk, dv, dout, out, lse, q, k, v, s, mode);
     r.record("dq" + tag, dq, nq);
     r.record("dk" + tag, dk, nkv);
@@ -448,6 +454,16 @@ void embedding_case(Run<T>& r, int B, int Tn, int C, int V) {
   r.gradient("dwte", wte, dwte);
 }
 
+// The modes of linear and layer-norm backward the model uses: every gradient added; the input's
+// stored (GradMode::Write), the parameters' added; the parameters' stored, the input's added.
+struct BackwardModes {
+  GradMode input, params;
+  const char* tag;  // appended to the results' names
+};
+constexpr BackwardModes kBackwardModes[] = {{GradMode::Add, GradMode::Add, ""},
+                                            {GradMode::Write, GradMode::Add, " (dinp Write)"},
+                                            {GradMode::Add, GradMode::Write, " (params Write)"}};
+
 template <typename T>
 void linear_case(Run<T>& r, int N, int IC, int OC, bool bias, bool relu = false) {
   const std::size_t n_in = static_cast<std::size_t>(N) * IC, n_out = static_cast<std::size_t>(N) * OC,
@@ -484,37 +500,22 @@ void linear_case(Run<T>& r, int N, int IC, int OC, bool bias, bool relu = false)
     dout = dpre;
   }
   r.loss_term(out, dout_in, n_out);
-  T* dinp = r.accumulated(n_in);
-  T* dw = r.accumulated(n_w);
-  T* dbias = bias ? r.accumulated(static_cast<std::size_t>(OC)) : nullptr;
-  r.be.linear_backward(dinp, dw, dbias, dout, inp, w, N, IC, OC);
-  r.record("dinp", dinp, n_in);
-  r.record("dw", dw, n_w);
-  r.gradient("dinp", inp, dinp);
-  r.gradient("dw", w, dw);
-  if (bias) {
-    r.record("dbias", dbias, static_cast<std::size_t>(OC));
-    r.gradient("dbias", b, dbias);
-  }
-  // GradMode::Write: dinp stored into a buffer of NaN (so a read of it would show), the weights'
-  // gradient still added.
-  T* dinp_w = r.written(n_in);
-  T* dw_w = r.accumulated(n_w);
-  r.be.linear_backward(dinp_w, dw_w, nullptr, dout, inp, w, N, IC, OC, GradMode::Write);
-  r.record("dinp (Write)", dinp_w, n_in);
-  r.record("dw (dinp Write)", dw_w, n_w);
-  r.gradient("dinp (Write)", inp, dinp_w);
-  // Parameter gradients under GradMode::Write: dw and dbias stored into NaN, dinp added to.
-  T* dinp_p = r.accumulated(n_in);
-  T* dw_p = r.written(n_w);
-  T* dbias_p = bias ? r.written(static_cast<std::size_t>(OC)) : nullptr;
-  r.be.linear_backward(dinp_p, dw_p, dbias_p, dout, inp, w, N, IC, OC, GradMode::Add, GradMode::Write);
-  r.record("dinp (params Write)", dinp_p, n_in);
-  r.record("dw (Write)", dw_p, n_w);
-  r.gradient("dw (Write)", w, dw_p);
-  if (bias) {
-    r.record("dbias (Write)", dbias_p, static_cast<std::size_t>(OC));
-    r.gradient("dbias (Write)", b, dbias_p);
+  for (const BackwardModes& m : kBackwardModes) {
+    // Without dbias under the input's Write: a null gradient is skipped.
+    const bool with_dbias = bias && !(m.input == GradMode::Write && m.params == GradMode::Add);
+    T* dinp = gradient_buffer(r, m.input, n_in);
+    T* dw = gradient_buffer(r, m.params, n_w);
+    T* dbias = with_dbias ? gradient_buffer(r, m.params, static_cast<std::size_t>(OC)) : nullptr;
+    r.be.linear_backward(dinp, dw, dbias, dout, inp, w, N, IC, OC, m.input, m.params);
+    const std::string tag = m.tag;
+    r.record("dinp" + tag, dinp, n_in);
+    r.record("dw" + tag, dw, n_w);
+    r.gradient("dinp" + tag, inp, dinp);
+    r.gradient("dw" + tag, w, dw);
+    if (dbias) {
+      r.record("dbias" + tag, dbias, static_cast<std::size_t>(OC));
+      r.gradient("dbias" + tag, b, dbias);
+    }
   }
 }
 
@@ -551,36 +552,19 @@ void layernorm_case(Run<T>& r, int N, int C) {
   r.record("rstd", rstd, N, 0.0);
   const T* dout = r.input(n);
   r.loss_term(out, dout, n);
-  T* dinp = r.accumulated(n);
-  T* dgamma = r.accumulated(C);
-  T* dbeta = r.accumulated(C);
-  r.be.layernorm_backward(dinp, dgamma, dbeta, dout, inp, gamma, mean, rstd, N, C);
-  r.record("dinp", dinp, n);
-  r.record("dgamma", dgamma, C);
-  r.record("dbeta", dbeta, C);
-  r.gradient("dinp", inp, dinp);
-  r.gradient("dgamma", gamma, dgamma);
-  r.gradient("dbeta", beta, dbeta);
-  // GradMode::Write: dinp stored into NaN; gamma's and beta's gradients still added.
-  T* dinp_w = r.written(n);
-  T* dgamma_w = r.accumulated(C);
-  T* dbeta_w = r.accumulated(C);
-  r.be.layernorm_backward(dinp_w, dgamma_w, dbeta_w, dout, inp, gamma, mean, rstd, N, C, GradMode::Write);
-  r.record("dinp (Write)", dinp_w, n);
-  r.record("dgamma (dinp Write)", dgamma_w, C);
-  r.record("dbeta (dinp Write)", dbeta_w, C);
-  r.gradient("dinp (Write)", inp, dinp_w);
-  // γ's and β's gradients under GradMode::Write: stored into NaN, dinp added to.
-  T* dinp_p = r.accumulated(n);
-  T* dgamma_p = r.written(C);
-  T* dbeta_p = r.written(C);
-  r.be.layernorm_backward(dinp_p, dgamma_p, dbeta_p, dout, inp, gamma, mean, rstd, N, C, GradMode::Add,
-                          GradMode::Write);
-  r.record("dinp (params Write)", dinp_p, n);
-  r.record("dgamma (Write)", dgamma_p, C);
-  r.record("dbeta (Write)", dbeta_p, C);
-  r.gradient("dgamma (Write)", gamma, dgamma_p);
-  r.gradient("dbeta (Write)", beta, dbeta_p);
+  for (const BackwardModes& m : kBackwardModes) {
+    T* dinp = gradient_buffer(r, m.input, n);
+    T* dgamma = gradient_buffer(r, m.params, C);
+    T* dbeta = gradient_buffer(r, m.params, C);
+    r.be.layernorm_backward(dinp, dgamma, dbeta, dout, inp, gamma, mean, rstd, N, C, m.input, m.params);
+    const std::string tag = m.tag;
+    r.record("dinp" + tag, dinp, n);
+    r.record("dgamma" + tag, dgamma, C);
+    r.record("dbeta" + tag, dbeta, C);
+    r.gradient("dinp" + tag, inp, dinp);
+    r.gradient("dgamma" + tag, gamma, dgamma);
+    r.gradient("dbeta" + tag, beta, dbeta);
+  }
 }
 
 template <typename T>
