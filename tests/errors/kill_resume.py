@@ -4,7 +4,10 @@
   1. Run A: trains tests/errors/kill-test.json without interruption.
   2. Run B: the same config and seed, started again and again (with --resume once a checkpoint
      exists) and killed after a random delay with SIGINT, SIGTERM or SIGKILL, each equally often in
-     a random order (seeded: the seed is printed, --seed repeats a run). After every kill the checkpoints in B must
+     a random order (seeded: the seed is printed, --seed repeats a run). The delays follow the fastest
+     training rate seen so far, so that every kill lands before the run ends on a machine whose speed
+     changes under the test; should B finish anyway, it starts again from nothing (twice at most).
+     After every kill the checkpoints in B must
      load (`attnlab eval` on model.ckpt and on train-state.ckpt), the saved step may never go back,
      and temporary files a SIGKILL left mid-write are counted (the next start removes them).
   3. A kill between the renames of train-state.ckpt and model.ckpt is made certain rather than left
@@ -98,21 +101,41 @@ def main():
             sys.exit(f"the uninterrupted run failed ({code}): {err}")
         print(f"run A: uninterrupted, {step_of(os.path.join(A, 'model.ckpt'))} steps in {uninterrupted:.1f} s", flush=True)
 
-        # Delays short enough that the run cannot finish before every kill has landed.
-        longest = max(0.3, uninterrupted / (a.kills + 2))
+        total = step_of(os.path.join(A, "model.ckpt"))
+        # Delays short enough that the run cannot finish before every kill has landed. A shared CI
+        # machine's speed changes while the test runs (run A can be slowed by a neighbouring test
+        # and B's runs not), so the delays follow the fastest training rate seen so far: steps per
+        # second of delay, from run A and then from every kill that saved its step. Each delay is
+        # drawn below the time the remaining steps, shared among the remaining kills and one more,
+        # take at that rate.
+        rate = total / uninterrupted
         # Every signal equally often (at least twice for 6 kills or more), in a random order.
         schedule = (SIGNALS * (a.kills // len(SIGNALS) + 1))[:a.kills]
         rng.shuffle(schedule)
-        kills, tries, last_state = [], 0, -1
+        kills, tries, last_state, restarts = [], 0, -1, 0
         while len(kills) < a.kills and tries < 4 * a.kills:
             tries += 1
             resume = os.path.exists(os.path.join(B, "train-state.ckpt"))
             sig = schedule[len(kills)]
+            left_steps = total - max(last_state, 0)
+            longest = max(0.1, min(0.5, left_steps / (rate * (a.kills - len(kills) + 1))))
             delay = rng.uniform(0.05, longest)
             p = runner.train(B, resume)
             time.sleep(delay)
             if p.poll() is not None:
                 err = p.stderr.read().decode(errors="replace")
+                if p.returncode == 0 and restarts < 2:
+                    # Faster than every estimate: start B again from nothing, at twice the rate.
+                    # Run A still holds the bytes B must end with, so nothing is weakened.
+                    restarts += 1
+                    rate *= 2
+                    print(f"  the run finished before kill {len(kills) + 1}; B starts again with shorter delays",
+                          flush=True)
+                    shutil.rmtree(B, ignore_errors=True)
+                    shutil.rmtree(snaps, ignore_errors=True)
+                    os.makedirs(snaps)
+                    kills, last_state = [], -1
+                    continue
                 if p.returncode == 0:
                     print(f"  the run finished before kill {len(kills) + 1}; stopping the kills early", flush=True)
                     break
@@ -135,6 +158,7 @@ def main():
             if s_step is not None:
                 if s_step < last_state:
                     failures.append(f"kill {len(kills)}: the saved step went back from {last_state} to {s_step}")
+                rate = max(rate, (s_step - max(last_state, 0)) / delay)
                 last_state = s_step
                 for path in (B, state):
                     ok, why = loads(runner, path)
