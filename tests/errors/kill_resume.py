@@ -152,7 +152,8 @@ def main():
             s_step, m_step = step_of(state), step_of(model)
             left = temporaries(B)
             kills.append(sig.name)
-            print(f"  kill {len(kills)}: {sig.name:7} after {delay:4.2f} s ({'resumed' if resume else 'fresh start'}) -> exit "
+            print(f"  kill {len(kills)}: {sig.name:7} after {delay:4.2f} s of at most {longest:4.2f} "
+                  f"({'resumed' if resume else 'fresh start'}) -> exit "
                   f"{code}; train-state.ckpt at step {s_step}, model.ckpt at step {m_step}"
                   f"{f', {len(left)} temporary file(s) left mid-write' if left else ''}", flush=True)
             if s_step is not None:
