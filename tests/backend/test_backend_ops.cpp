@@ -253,6 +253,12 @@ class Run {
     REQUIRE(g.analytic.size() == n);
     gradients.push_back(std::move(g));
   }
+  // A gradient buffer's values, compared across backends, and (in the finite-difference pass) the
+  // check that they are dL/d wrt, both under one name.
+  void record_gradient(const std::string& name, const T* wrt, const T* grad, std::vector<bool> skip = {}) {
+    record(name, grad, made_at_.at(grad).second);
+    gradient(name, wrt, grad, std::move(skip));
+  }
   std::size_t size_of_input(std::size_t ordinal) const {
     for (const auto& [p, at] : made_at_)
       if (at.first == ordinal) return at.second;
@@ -405,20 +411,16 @@ void attention_case(Run<T>& r, const Attn& a) {
     if (a.layout == Layout::FusedQKV) {
       T* dqkv = gradient_buffer(r, mode, rows_q * 3 * C);
       r.be.attention_backward(dqkv, dqkv + C, dqkv + 2 * C, dout, out, lse, q, k, v, s, mode);
-      r.record("dqkv" + tag, dqkv, rows_q * 3 * C);
-      r.gradient("dqkv" + tag, qkv, dqkv);
+      r.record_gradient("dqkv" + tag, qkv, dqkv);
       continue;
     }
     T* dq = gradient_buffer(r, mode, nq);
     T* dk = gradient_buffer(r, mode, nkv);
     T* dv = gradient_buffer(r, mode, nkv);
     r.be.attention_backward(dq, dk, dv, dout, out, lse, q, k, v, s, mode);
-    r.record("dq" + tag, dq, nq);
-    r.record("dk" + tag, dk, nkv);
-    r.record("dv" + tag, dv, nkv);
-    r.gradient("dq" + tag, q, dq);
-    r.gradient("dk" + tag, k, dk);
-    r.gradient("dv" + tag, v, dv);
+    r.record_gradient("dq" + tag, q, dq);
+    r.record_gradient("dk" + tag, k, dk);
+    r.record_gradient("dv" + tag, v, dv);
   }
 }
 
@@ -450,8 +452,7 @@ void embedding_case(Run<T>& r, int B, int Tn, int C, int V) {
   r.loss_term(out, dout, N * C);
   T* dwte = r.accumulated(static_cast<std::size_t>(V) * C);
   r.be.embedding_backward(dwte, dout, tokens, B, Tn, C, V, scale);
-  r.record("dwte", dwte, static_cast<std::size_t>(V) * C);
-  r.gradient("dwte", wte, dwte);
+  r.record_gradient("dwte", wte, dwte);
 }
 
 // The modes of linear and layer-norm backward the model uses: every gradient added; the input's
@@ -508,14 +509,9 @@ void linear_case(Run<T>& r, int N, int IC, int OC, bool bias, bool relu = false)
     T* dbias = with_dbias ? gradient_buffer(r, m.params, static_cast<std::size_t>(OC)) : nullptr;
     r.be.linear_backward(dinp, dw, dbias, dout, inp, w, N, IC, OC, m.input, m.params);
     const std::string tag = m.tag;
-    r.record("dinp" + tag, dinp, n_in);
-    r.record("dw" + tag, dw, n_w);
-    r.gradient("dinp" + tag, inp, dinp);
-    r.gradient("dw" + tag, w, dw);
-    if (dbias) {
-      r.record("dbias" + tag, dbias, static_cast<std::size_t>(OC));
-      r.gradient("dbias" + tag, b, dbias);
-    }
+    r.record_gradient("dinp" + tag, inp, dinp);
+    r.record_gradient("dw" + tag, w, dw);
+    if (dbias) r.record_gradient("dbias" + tag, b, dbias);
   }
 }
 
@@ -558,12 +554,9 @@ void layernorm_case(Run<T>& r, int N, int C) {
     T* dbeta = gradient_buffer(r, m.params, C);
     r.be.layernorm_backward(dinp, dgamma, dbeta, dout, inp, gamma, mean, rstd, N, C, m.input, m.params);
     const std::string tag = m.tag;
-    r.record("dinp" + tag, dinp, n);
-    r.record("dgamma" + tag, dgamma, C);
-    r.record("dbeta" + tag, dbeta, C);
-    r.gradient("dinp" + tag, inp, dinp);
-    r.gradient("dgamma" + tag, gamma, dgamma);
-    r.gradient("dbeta" + tag, beta, dbeta);
+    r.record_gradient("dinp" + tag, inp, dinp);
+    r.record_gradient("dgamma" + tag, gamma, dgamma);
+    r.record_gradient("dbeta" + tag, beta, dbeta);
   }
 }
 
@@ -579,15 +572,13 @@ void elementwise_case(Run<T>& r, std::size_t n) {
   r.loss_term(out, y, n);
   T* dinp = r.accumulated(n);
   r.be.relu_backward(dinp, y, out, n);
-  r.record("relu backward", dinp, n);
   // No finite difference at the kinks (x within the step of 0).
   std::vector<bool> kink(n);
   for (std::size_t i = 0; i < n; ++i) kink[i] = std::fabs(static_cast<double>(xs[i])) < 1e-3;
-  r.gradient("relu backward", x, dinp, kink);
+  r.record_gradient("relu backward", x, dinp, kink);
   T* dinp_w = r.written(n);
   r.be.relu_backward(dinp_w, y, out, n, GradMode::Write);
-  r.record("relu backward (Write)", dinp_w, n);
-  r.gradient("relu backward (Write)", x, dinp_w, kink);
+  r.record_gradient("relu backward (Write)", x, dinp_w, kink);
   T* inplace = r.input(n);
   r.be.relu_forward(inplace, inplace, n);
   r.record("relu in place", inplace, n);
@@ -621,8 +612,7 @@ void cross_entropy_case(Run<T>& r, int N, int V, double smoothing, bool all_igno
   r.loss_value(loss, 1.5);
   T* dlogits = r.written(n);
   r.be.cross_entropy_backward(dlogits, logits, lse, targets, N, V, sm, ignore, count, T(1.5));
-  r.record("dlogits", dlogits, n);
-  r.gradient("dlogits", logits, dlogits);
+  r.record_gradient("dlogits", logits, dlogits);
   T* inplace = r.put(logits_host);
   r.be.cross_entropy_backward(inplace, inplace, lse, targets, N, V, sm, ignore, count, T(1.5));
   r.record("dlogits in place", inplace, n);
@@ -676,8 +666,8 @@ void dropout_case(Run<T>& r, float p, std::uint64_t seed) {
   T* dinp = r.accumulated(n);
   r.be.dropout_backward(dinp, dout, n, p, seed);
   r.be.dropout_backward(dinp, dsum, n, p, seed);
-  r.record("dinp", dinp, n);  // dinp + dout·mask: a fused multiply-add may round once instead of twice
-  r.gradient("dinp", inp, dinp);
+  // dinp + dout·mask: a fused multiply-add may round once instead of twice
+  r.record_gradient("dinp", inp, dinp);
   T* dinp_w = r.written(n);
   r.be.dropout_backward(dinp_w, dout, n, p, seed, GradMode::Write);
   r.record_exact("dinp (Write)", dinp_w, n);  // one product, rounded once everywhere
