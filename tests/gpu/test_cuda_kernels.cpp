@@ -267,6 +267,56 @@ TEST_CASE("a token id outside the vocabulary gives NaN, never a read out of boun
     for (int c = 0; c < C; ++c) CHECK(grad[static_cast<std::size_t>(t) * C + c] == (t == 2 ? 1.0f : 0.0f));
 }
 
+TEST_CASE("the embedding backward grouped on the device: the host grouping's bits and group count" * doctest::test_suite("gpu")) {
+  // Which sizes the one-block sort takes: 1 to 8,192 rows, keys t·n + r below 2^32.
+  CHECK(cu::embedding_backward_groups_on_device(1, 1));
+  CHECK(cu::embedding_backward_groups_on_device(8192, 50257));
+  CHECK_FALSE(cu::embedding_backward_groups_on_device(0, 5));
+  CHECK_FALSE(cu::embedding_backward_groups_on_device(8193, 5));
+  CHECK(cu::embedding_backward_groups_on_device(8192, 524287));       // largest key 2^32 − 8,193
+  CHECK_FALSE(cu::embedding_backward_groups_on_device(8192, 524288));  // 2^32 − 1: the padding's key
+  CHECK_THROWS_AS(cu::embedding_backward_sorted(nullptr, nullptr, nullptr, 1, 8193, 4, 5, 1.0f, nullptr),
+                  attnlab::ShapeError);
+  std::mt19937 rng(fresh_seed() + 17);
+  INFO("seed " << fresh_seed() + 17);
+  struct Case {
+    int B, T, C, V;
+    bool invalid;  // some ids −1 or V: left out by both
+  };
+  // One row; a power of two; just past one and eight rows a thread; many collisions; a vocabulary
+  // larger than the rows; the most rows the sort takes (GPT-2 small's batch).
+  for (const Case c : {Case{1, 1, 5, 1, false}, Case{2, 16, 33, 7, true}, Case{1, 1025, 3, 5, true},
+                       Case{3, 37, 129, 5, false}, Case{2, 513, 4, 37000, true}, Case{5, 1000, 2, 40, true},
+                       Case{8, 1024, 3, 50257, false}}) {
+    const std::size_t n = static_cast<std::size_t>(c.B) * c.T;
+    INFO("B " << c.B << " T " << c.T << " C " << c.C << " V " << c.V << (c.invalid ? ", invalid ids" : ""));
+    std::vector<int> tokens = random_ints(rng, n, 0, c.V - 1);
+    if (c.invalid)
+      for (std::size_t r = 0; r < n; r += 7) tokens[r] = r % 2 ? -1 : c.V;
+    const auto dout = random_floats(rng, n * c.C), start = random_floats(rng, static_cast<std::size_t>(c.V) * c.C);
+    auto dtok = up(tokens);
+    auto ddout = up(dout), on_host = up(start), on_device = up(start);
+    cu::embedding_backward(on_host.get(), ddout.get(), dtok.get(), c.B, c.T, c.C, c.V, 1.5f);
+    DeviceArray<unsigned> keys(n);
+    keys.poison();
+    DeviceArray<int> groups(1);
+    groups.poison();
+    cu::embedding_backward_sorted(on_device.get(), ddout.get(), dtok.get(), c.B, c.T, c.C, c.V, 1.5f, keys.get(),
+                                  groups.get());
+    const auto a = on_host.download(), b = on_device.download();
+    CHECK(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+    CHECK(groups.download()[0] == cu::group_by_token(tokens, c.V).groups());
+    // The keys: every valid row once, grouped by id, increasing within a group, the invalid ones last.
+    const auto k = keys.download();
+    std::vector<unsigned> want;
+    for (std::size_t r = 0; r < n; ++r)
+      if (tokens[r] >= 0 && tokens[r] < c.V) want.push_back(static_cast<unsigned>(tokens[r] * n + r));
+    std::sort(want.begin(), want.end());
+    want.resize(n, 0xffffffffu);
+    CHECK(k == want);
+  }
+}
+
 namespace {
 double tol_for(cu::Math math) { return math == cu::Math::Fp32 ? kFp32Tol : math == cu::Math::Tf32 ? kTf32Tol : kBf16Tol; }
 // Inputs the tensor cores take unchanged, so the product is checked, not the conversion.

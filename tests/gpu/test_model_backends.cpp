@@ -12,9 +12,11 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <limits>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -22,6 +24,7 @@
 #include <unistd.h>
 
 #include "backend/cpu/cpu_backend.hpp"
+#include "backend/cuda/cuda_backend.hpp"
 #include "backend/registry.hpp"
 #include "device_gate.hpp"
 #include "model/checkpoint.hpp"
@@ -329,6 +332,34 @@ TEST_CASE("op timing (bench's breakdown): one row per op called, ops inside ops 
     INFO(r.op);
     CHECK(r.seconds >= 0.0);
     if (backend::backend_named("cuda").name() == "cuda") CHECK(r.seconds > 0.0);  // a real device stamps every op
+  }
+  // The backward's embedding rows: dout and the ids read, and each distinct id's row of dwte read and
+  // written, a count the device grouping learns on the device (OpTimer::deferred_count) and the host's
+  // grouping on the host; both must give the same bytes (untied: the source and target tables apart).
+  for (const char* grouping : {"device", "host"}) {
+    INFO("grouped on the " << std::string(grouping));
+    const bool host = std::string(grouping) == "host";
+    if (host) ::setenv("ATTNLAB_EMBEDDING_GROUPS", "host", 1);
+    std::unique_ptr<backend::Ops<float>> fresh = host ? backend::make_cuda_backend() : nullptr;
+    if (host) ::unsetenv("ATTNLAB_EMBEDDING_GROUPS");
+    backend::Ops<float>& on = host ? *fresh : be;
+    Transformer<float> bnet(c, on);
+    bnet.init_params(3);
+    (void)bnet.forward(b, 0.0f, true, &rng);
+    REQUIRE(on.start_op_timing());
+    bnet.backward();
+    const std::vector<backend::OpTime> back = on.stop_op_timing();
+    const backend::OpTime* emb = find(back, "embedding_backward");
+    REQUIRE(emb != nullptr);
+    CHECK(emb->calls == 2);
+    auto distinct = [&](const std::vector<int>& ids) {
+      std::vector<int> v(ids);
+      std::sort(v.begin(), v.end());
+      return static_cast<double>(std::unique(v.begin(), v.end()) - v.begin());
+    };
+    const double want = 4.0 * (Nt * C + Nt + 2 * distinct(b.tgt_in) * C) + 4.0 * (Ns * C + Ns + 2 * distinct(b.src) * C);
+    CHECK(emb->bytes == doctest::Approx(want));
+    CHECK(find(back, "download") == nullptr);
   }
   // Stopped: ops are no longer counted, and a new start begins from zero.
   (void)net.forward(b, 0.0f, true, &rng);

@@ -3,6 +3,8 @@
 #include "backend/cuda/cuda_backend.hpp"
 
 #include <climits>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -203,8 +205,16 @@ class CudaBackend final : public Ops<float> {
                        ", C = " + std::to_string(C) + ", V = " + std::to_string(V));
     const std::size_t n = static_cast<std::size_t>(B) * Tn;
     if (n == 0) return;
-    // The grouping by token id is built on the host from the B·T ids (a few KB), then uploaded as one
-    // block [rows | starts | ids] into scratch kept between calls.
+    // Grouped by token id on the device where one block can sort the ids (up to 8,192 rows): nothing
+    // waits. ATTNLAB_EMBEDDING_GROUPS=host keeps the host's grouping, for timing one against the other.
+    if (group_on_device_ && cuda::embedding_backward_groups_on_device(n, V)) {
+      int* groups = t.deferred_count(floats(2.0 * C));
+      cuda::embedding_backward_sorted(dwte, dout, tokens, B, Tn, C, V, scale, keys_.get(n), groups, s());
+      return;
+    }
+    // Otherwise the grouping is built on the host from the B·T ids (a few KB), then uploaded as one
+    // block [rows | starts | ids] into scratch kept between calls: a download and an upload, each
+    // waiting for the stream.
     host_tokens_.resize(n);
     download(host_tokens_.data(), tokens, n * sizeof(int));
     const cuda::TokenGroups g = cuda::group_by_token(host_tokens_, V);
@@ -536,6 +546,12 @@ class CudaBackend final : public Ops<float> {
   Scratch<double> partials_, row_loss_;
   Scratch<float> column_partials_;  // the two-stage column sums' partial sums (column_sums.hpp)
   Scratch<int> groups_;
+  Scratch<unsigned> keys_;  // the device grouping's sorted keys
+  // Unless ATTNLAB_EMBEDDING_GROUPS=host: the embedding backward groups its rows on the device.
+  bool group_on_device_ = [] {
+    const char* e = std::getenv("ATTNLAB_EMBEDDING_GROUPS");
+    return !(e && std::strcmp(e, "host") == 0);
+  }();
   std::vector<int> host_tokens_, host_groups_;
   std::vector<double> host_row_loss_;
 };

@@ -1,8 +1,10 @@
 // Embedding and positional-encoding kernels (see embedding.hpp): one thread per output element for
-// the forward and the positions; the backward one block per distinct token.
+// the forward and the positions; the backward one block per distinct token, grouped on the device
+// by a one-block bitonic sort, or on the host.
 #include "backend/cuda/embedding.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -54,6 +56,86 @@ __global__ void embedding_backward_kernel(float* __restrict__ dwte, const float*
     for (int c = threadIdx.x; c < C; c += blockDim.x) {
       float acc = d[c];
       for (int e = r0; e < r1; ++e) acc += dout[static_cast<std::size_t>(rows[e]) * C + c] * scale;
+      d[c] = acc;
+    }
+  }
+}
+
+// ---- the grouping on the device ------------------------------------------------------------------
+// Row r with a valid id t becomes the key t·n + r (n = B·T rows), an invalid id kNoRow. The keys are
+// distinct, so sorted they have one order only: grouped by token id, rows increasing within a group,
+// the host's stable counting sort exactly, whatever the sort's own order of comparisons.
+constexpr unsigned kNoRow = 0xffffffffu;
+constexpr int kSortThreads = 1024;
+
+// One block sorts every key in shared memory (kMaxDeviceGroupedRows of them: 32 KB) with a bitonic
+// network over the next power of two (the padding is kNoRow, which sorts last), writes the n sorted
+// keys and, where asked, how many groups they form (the op timer's bytes). Each thread owns the
+// pairs (i, i ^ stride) with i < i ^ stride of its indices, so no two threads touch one element between
+// barriers.
+__global__ void sort_token_rows_kernel(unsigned* __restrict__ keys, int* __restrict__ groups,
+                                       const int* __restrict__ tokens, int n, int padded, int V) {
+  __shared__ unsigned s[kMaxDeviceGroupedRows];
+  for (int i = threadIdx.x; i < padded; i += blockDim.x) {
+    unsigned key = kNoRow;
+    if (i < n) {
+      const int t = tokens[i];
+      if (t >= 0 && t < V) key = static_cast<unsigned>(t) * static_cast<unsigned>(n) + static_cast<unsigned>(i);
+    }
+    s[i] = key;
+  }
+  __syncthreads();
+  for (int size = 2; size <= padded; size <<= 1) {
+    for (int stride = size >> 1; stride > 0; stride >>= 1) {
+      for (int i = threadIdx.x; i < padded; i += blockDim.x) {
+        const int j = i ^ stride;
+        if (j > i) {
+          const unsigned a = s[i], b = s[j];
+          if ((a > b) == ((i & size) == 0)) {  // ascending where bit `size` of i is clear
+            s[i] = b;
+            s[j] = a;
+          }
+        }
+      }
+      __syncthreads();
+    }
+  }
+  // Every thread takes the same number of rounds: __syncthreads_count is a barrier.
+  int count = 0;
+  for (int base = 0; base < padded; base += blockDim.x) {
+    const int i = base + static_cast<int>(threadIdx.x);
+    bool head = false;
+    if (i < n) {
+      const unsigned k = s[i];
+      keys[i] = k;
+      // A valid key's predecessor is smaller, so valid too.
+      head = k != kNoRow && (i == 0 || s[i - 1] / static_cast<unsigned>(n) != k / static_cast<unsigned>(n));
+    }
+    count += __syncthreads_count(head);
+  }
+  if (groups && threadIdx.x == 0) *groups = count;
+}
+
+// Grid-stride over the sorted positions; a block starts work only where a group starts (the first
+// key of its token) and walks that group in order, thread c owning column c (and c + blockDim, …) of
+// the token's row of dwte: the grouped kernel above on the sorted keys, the same sums in the same
+// order, so the same bits.
+__global__ void embedding_backward_sorted_kernel(float* __restrict__ dwte, const float* __restrict__ dout,
+                                                 const unsigned* __restrict__ keys, int n, int C, float scale) {
+  const unsigned un = static_cast<unsigned>(n);
+  for (int p = blockIdx.x; p < n; p += gridDim.x) {
+    const unsigned k = keys[p];
+    if (k == kNoRow) return;  // the invalid ids sort last: no group starts here or later
+    const unsigned t = k / un;
+    if (p > 0 && keys[p - 1] / un == t) continue;
+    float* d = dwte + static_cast<std::size_t>(t) * C;
+    for (int c = threadIdx.x; c < C; c += blockDim.x) {
+      float acc = d[c];
+      for (int e = p; e < n; ++e) {
+        const unsigned ke = keys[e];
+        if (ke == kNoRow || ke / un != t) break;
+        acc += dout[static_cast<std::size_t>(ke % un) * C + c] * scale;
+      }
       d[c] = acc;
     }
   }
@@ -120,6 +202,30 @@ void embedding_backward_grouped(float* dwte, const float* dout, const int* rows,
   const unsigned blocks = static_cast<unsigned>(std::min(groups, 65535 * 8));
   const unsigned threads = C >= 256 ? 256u : static_cast<unsigned>((C + 31) / 32 * 32);
   ATTNLAB_LAUNCH(embedding_backward_kernel, blocks, threads, 0, stream)(dwte, dout, rows, starts, ids, groups, C, scale);
+  CUDA_CHECK_LAUNCH();
+}
+
+bool embedding_backward_groups_on_device(std::size_t rows, int V) {
+  return rows >= 1 && rows <= static_cast<std::size_t>(kMaxDeviceGroupedRows) && V >= 1 &&
+         static_cast<std::uint64_t>(V) * rows <= kNoRow;  // the largest key, V·n − 1, stays below kNoRow
+}
+
+void embedding_backward_sorted(float* dwte, const float* dout, const int* tokens, int B, int T, int C, int V,
+                               float scale, unsigned* keys, int* groups, Stream stream) {
+  check_shape("cuda::embedding_backward_sorted", B, T, C, V);
+  const std::size_t n = static_cast<std::size_t>(B) * T;
+  if (n == 0) return;
+  if (!embedding_backward_groups_on_device(n, V))
+    throw ShapeError("cuda::embedding_backward_sorted: " + std::to_string(n) + " rows and V = " + std::to_string(V) +
+                     " (need at most " + std::to_string(kMaxDeviceGroupedRows) + " rows and V · rows < 2^32)");
+  int padded = 1;
+  while (static_cast<std::size_t>(padded) < n) padded <<= 1;
+  const unsigned sort_threads = static_cast<unsigned>(std::min(kSortThreads, std::max(32, padded)));
+  ATTNLAB_LAUNCH(sort_token_rows_kernel, 1, sort_threads, 0, stream)(keys, groups, tokens, static_cast<int>(n), padded, V);
+  CUDA_CHECK_LAUNCH();
+  const unsigned threads = C >= 256 ? 256u : static_cast<unsigned>((C + 31) / 32 * 32);
+  ATTNLAB_LAUNCH(embedding_backward_sorted_kernel, static_cast<unsigned>(n), threads, 0, stream)(dwte, dout, keys,
+                                                                                                 static_cast<int>(n), C, scale);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -2,6 +2,7 @@
 #include "backend/cuda/op_timer.hpp"
 
 #include <cstring>
+#include <vector>
 
 #include "backend/cuda/check.hpp"
 #include "backend/cuda/launch.cuh"
@@ -33,6 +34,7 @@ CUevent_st* OpTimer::event(std::size_t i) {
 void OpTimer::start() {
   failed_ = false;
   intervals_.clear();
+  deferred_.clear();
   totals_.clear();
   names_.clear();
   depth_ = 0;
@@ -97,9 +99,30 @@ void OpTimer::add_bytes(double bytes) {
   if (iv.shape >= 0) t.shapes[static_cast<std::size_t>(iv.shape)].bytes += bytes;
 }
 
+int* OpTimer::deferred_count(double bytes_each) {
+  if (!on_ || depth_ != 1 || intervals_.empty()) return nullptr;
+  const std::size_t interval = intervals_.size() - 1;
+  if (!deferred_.empty() && deferred_.back().interval == interval) return nullptr;  // one per call
+  if (counts_.size() == 0) counts_ = DeviceArray<int>(kFoldAfter);  // intervals_ never holds more
+  deferred_.push_back(Deferred{interval, bytes_each});
+  return counts_.get() + (deferred_.size() - 1);
+}
+
 void OpTimer::fold() {
   if (intervals_.empty()) return;
   CUDA_CHECK(cudaEventSynchronize(event(intervals_.back().first_event + 1)));
+  if (!deferred_.empty()) {  // the stream has passed every op recorded, so their counts are written
+    std::vector<int> counts(deferred_.size());
+    copy_to_host(counts.data(), counts_.get(), counts.size() * sizeof(int));
+    for (std::size_t i = 0; i < deferred_.size(); ++i) {
+      const Interval& iv = intervals_[deferred_[i].interval];
+      const double bytes = counts[i] * deferred_[i].bytes_each;
+      backend::OpTime& t = totals_[static_cast<std::size_t>(iv.op)];
+      t.bytes += bytes;
+      if (iv.shape >= 0) t.shapes[static_cast<std::size_t>(iv.shape)].bytes += bytes;
+    }
+    deferred_.clear();
+  }
   for (const Interval& iv : intervals_) {
     float ms = 0.0f;
     CUDA_CHECK(cudaEventElapsedTime(&ms, event(iv.first_event), event(iv.first_event + 1)));
@@ -117,6 +140,7 @@ std::vector<backend::OpTime> OpTimer::stop() {
   if (failed_) {
     failed_ = false;
     intervals_.clear();
+    deferred_.clear();
     throw RuntimeError("op timing: recording a CUDA event after an op failed");
   }
   fold();

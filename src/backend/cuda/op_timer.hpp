@@ -42,6 +42,11 @@ class OpTimer {
   // More bytes for the op now open (one that learns its traffic as it runs); ignored when nothing
   // was recorded.
   void add_bytes(double bytes);
+  // For an op that learns part of its traffic only on the device (the embedding backward's distinct
+  // ids): a device int for its kernels to set, read back when the intervals are added up, so that
+  // nothing waits for it now; count · bytes_each then joins the op's bytes. One per op call; null
+  // when nothing was recorded (timing off, a nested op), and then the kernels must not write it.
+  int* deferred_count(double bytes_each);
   // Waits for the stream, adds up and stops recording: one row per op, in the order first called.
   std::vector<backend::OpTime> stop();
 
@@ -59,6 +64,12 @@ class OpTimer {
   int depth_ = 0;
   std::vector<CUevent_st*> events_;  // kept between runs: two per interval
   std::vector<Interval> intervals_;  // recorded, not yet added up
+  struct Deferred {
+    std::size_t interval;  // index into intervals_
+    double bytes_each;
+  };
+  std::vector<Deferred> deferred_;  // one slot of counts_ each, in order, for the intervals_ above
+  DeviceArray<int> counts_;         // made on first use, one slot per interval a fold can hold
   std::vector<backend::OpTime> totals_;
   std::vector<const char*> names_;  // the op-name literals of totals_, for a pointer lookup first
 };
@@ -78,6 +89,7 @@ class TimedOp {
   void add_bytes(double bytes) {
     if (t_) t_->add_bytes(bytes);
   }
+  int* deferred_count(double bytes_each) { return t_ ? t_->deferred_count(bytes_each) : nullptr; }
   TimedOp(const TimedOp&) = delete;
   TimedOp& operator=(const TimedOp&) = delete;
 
