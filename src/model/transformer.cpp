@@ -106,7 +106,7 @@ backend::AttentionShape Transformer<T>::attn_shape(const AttnAct& a) const {
   s.Tk = a.Tk;
   s.C = cfg_.d_model;
   s.H = cfg_.heads;
-  s.key_len = a.masked ? src_len_dev_.data() : nullptr;
+  s.key_len = a.masked ? src_len_dev_ : nullptr;
   s.causal = a.causal;
   return s;
 }
@@ -460,21 +460,22 @@ T Transformer<T>::forward(const Batch& b, T smoothing, bool train, std::uint64_t
   dropout_site_ = 0;
   if (p > 0.0f) dropout_base_ = rng ? splitmix64(*rng) : 0;
   emb_p_ = p;
-  auto upload_ints = [&](backend::Buffer<int>& dst, const std::vector<int>& src) {
-    dst.bind(be_);
-    dst.upload(src);
-  };
-  upload_ints(tgt_in_dev_, b.tgt_in);
-  upload_ints(tgt_out_dev_, b.tgt_out);
+  ids_host_.clear();
+  for (const std::vector<int>* part : {&b.tgt_in, &b.tgt_out, &b.src, &b.src_len})
+    ids_host_.insert(ids_host_.end(), part->begin(), part->end());
+  ids_dev_.bind(be_);
+  ids_dev_.upload(ids_host_);
+  tgt_in_dev_ = ids_dev_.data();
+  tgt_out_dev_ = tgt_in_dev_ + b.tgt_in.size();
+  src_dev_ = tgt_out_dev_ + b.tgt_out.size();
+  src_len_dev_ = src_dev_ + b.src.size();
   in16_ready_ = {};  // nothing left over from a forward that an error cut short
 
   const T* memory = nullptr;
   if (!cfg_.decoder_only) {
-    upload_ints(src_dev_, b.src);
-    upload_ints(src_len_dev_, b.src_len);
     const std::size_t n = static_cast<std::size_t>(b.B) * b.S * C;
     const std::size_t src_emb = cfg_.tie_embeddings ? layout_.tok_emb : layout_.src_emb;
-    be_.embedding_forward(sized(enc_emb_, n), src_dev_.data(), P(src_emb), pe_.data(), b.B, b.S, C, scale);
+    be_.embedding_forward(sized(enc_emb_, n), src_dev_, P(src_emb), pe_.data(), b.B, b.S, C, scale);
     // Without dropout the embedding is the first layer's input itself: no copy, no mask of ones.
     if (emb_dropout()) {
       enc_emb_seed_ = next_dropout_seed();
@@ -506,7 +507,7 @@ T Transformer<T>::forward(const Batch& b, T smoothing, bool train, std::uint64_t
   }
 
   const std::size_t n = static_cast<std::size_t>(b.B) * b.T * C;
-  be_.embedding_forward(sized(dec_emb_, n), tgt_in_dev_.data(), P(layout_.tok_emb), pe_.data(), b.B, b.T, C, scale);
+  be_.embedding_forward(sized(dec_emb_, n), tgt_in_dev_, P(layout_.tok_emb), pe_.data(), b.B, b.T, C, scale);
   if (emb_dropout()) {
     dec_emb_seed_ = next_dropout_seed();
     be_.dropout_forward(sized(dec_x0_, n), dec_emb_.data(), nullptr, n, p, dec_emb_seed_);
@@ -546,7 +547,7 @@ T Transformer<T>::forward(const Batch& b, T smoothing, bool train, std::uint64_t
     } else {
       be_.linear_forward_bf16(logits16, h16_.data(), head_w16_, nullptr, N, C, V);
     }
-    return be_.cross_entropy_forward_bf16(sized(lse_, N), logits16, tgt_out_dev_.data(), N, V, smoothing, kPad,
+    return be_.cross_entropy_forward_bf16(sized(lse_, N), logits16, tgt_out_dev_, N, V, smoothing, kPad,
                                           &count_);
   }
   ln_fwd(layout_.dec_norm, y, N, dec_final_);
@@ -557,7 +558,7 @@ T Transformer<T>::forward(const Batch& b, T smoothing, bool train, std::uint64_t
   } else {
     be_.linear_forward(logits, dec_final_.out.data(), P(layout_.out_proj), nullptr, N, C, V);
   }
-  return be_.cross_entropy_forward(sized(lse_, N), logits, tgt_out_dev_.data(), N, V, smoothing, kPad, &count_);
+  return be_.cross_entropy_forward(sized(lse_, N), logits, tgt_out_dev_, N, V, smoothing, kPad, &count_);
 }
 
 template <typename T>
@@ -608,7 +609,7 @@ void Transformer<T>::backward() {
     // The forward's bf16 head: dlogits in bf16 (written by the loss's backward), dh and the weights'
     // gradient in float32 from the bf16 operands.
     backend::Bf16* dlogits16 = sized16(dlogits16_, static_cast<std::size_t>(N) * V);
-    be_.cross_entropy_backward_bf16(dlogits16, logits16_.data(), lse_.data(), tgt_out_dev_.data(), N, V, smoothing_,
+    be_.cross_entropy_backward_bf16(dlogits16, logits16_.data(), lse_.data(), tgt_out_dev_, N, V, smoothing_,
                                     kPad, count_, T(1));
     if (cfg_.tie_embeddings) {
       be_.gemm_bf16(false, false, N, C, V, T(1), dlogits16, V, head_w16_, C, T(0), dh, C);
@@ -620,7 +621,7 @@ void Transformer<T>::backward() {
   } else {
     // No zero fill: the loss's backward writes every value.
     T* dlogits = sized(dlogits_, static_cast<std::size_t>(N) * V);
-    be_.cross_entropy_backward(dlogits, logits_.data(), lse_.data(), tgt_out_dev_.data(), N, V, smoothing_, kPad,
+    be_.cross_entropy_backward(dlogits, logits_.data(), lse_.data(), tgt_out_dev_, N, V, smoothing_, kPad,
                                count_, T(1));
     if (cfg_.tie_embeddings) {
       be_.gemm(false, false, N, C, V, T(1), dlogits, V, P(layout_.tok_emb), C, T(0), dh, C);
@@ -657,7 +658,7 @@ void Transformer<T>::backward() {
     be_.dropout_backward(d, ws_dy_.data(), nt, emb_p_, dec_emb_seed_, backend::GradMode::Write);
     demb = d;
   }
-  be_.embedding_backward(G(layout_.tok_emb), demb, tgt_in_dev_.data(), b.B, b.T, C, V, scale);
+  be_.embedding_backward(G(layout_.tok_emb), demb, tgt_in_dev_, b.B, b.T, C, V, scale);
 
   if (cfg_.decoder_only) return;
   const int NS = b.B * b.S;
@@ -677,7 +678,7 @@ void Transformer<T>::backward() {
     be_.dropout_backward(d, ws_dy_.data(), ns, emb_p_, enc_emb_seed_, backend::GradMode::Write);
     demb = d;
   }
-  be_.embedding_backward(G(cfg_.tie_embeddings ? layout_.tok_emb : layout_.src_emb), demb, src_dev_.data(), b.B, b.S, C,
+  be_.embedding_backward(G(cfg_.tie_embeddings ? layout_.tok_emb : layout_.src_emb), demb, src_dev_, b.B, b.S, C,
                          V, scale);
 }
 

@@ -219,7 +219,11 @@ class Transformer {
 
   // Activations of the last forward.
   Batch batch_;
-  backend::Buffer<int> src_dev_, src_len_dev_, tgt_in_dev_, tgt_out_dev_;
+  // Its ids in one upload (on a device each upload waits for the stream): [tgt_in | tgt_out | src |
+  // src_len], and where each part starts.
+  backend::Buffer<int> ids_dev_;
+  std::vector<int> ids_host_;
+  const int *tgt_in_dev_ = nullptr, *tgt_out_dev_ = nullptr, *src_dev_ = nullptr, *src_len_dev_ = nullptr;
   T smoothing_ = 0;
   int count_ = 0;
   std::uint64_t dropout_base_ = 0;  // drawn once per training forward
