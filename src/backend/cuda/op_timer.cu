@@ -32,6 +32,8 @@ CUevent_st* OpTimer::event(std::size_t i) {
 }
 
 void OpTimer::start() {
+  // deferred_count's slots, made now: an allocation may wait for the device, so not inside an op.
+  if (counts_.size() == 0) counts_ = DeviceArray<int>(kFoldAfter);  // intervals_ never holds more
   failed_ = false;
   intervals_.clear();
   deferred_.clear();
@@ -103,7 +105,6 @@ int* OpTimer::deferred_count(double bytes_each) {
   if (!on_ || depth_ != 1 || intervals_.empty()) return nullptr;
   const std::size_t interval = intervals_.size() - 1;
   if (!deferred_.empty() && deferred_.back().interval == interval) return nullptr;  // one per call
-  if (counts_.size() == 0) counts_ = DeviceArray<int>(kFoldAfter);  // intervals_ never holds more
   deferred_.push_back(Deferred{interval, bytes_each});
   return counts_.get() + (deferred_.size() - 1);
 }

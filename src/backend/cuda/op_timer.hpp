@@ -69,7 +69,7 @@ class OpTimer {
     double bytes_each;
   };
   std::vector<Deferred> deferred_;  // one slot of counts_ each, in order, for the intervals_ above
-  DeviceArray<int> counts_;         // made on first use, one slot per interval a fold can hold
+  DeviceArray<int> counts_;         // made by the first start(), one slot per interval a fold can hold
   std::vector<backend::OpTime> totals_;
   std::vector<const char*> names_;  // the op-name literals of totals_, for a pointer lookup first
 };
