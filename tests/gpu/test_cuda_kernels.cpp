@@ -268,14 +268,14 @@ TEST_CASE("a token id outside the vocabulary gives NaN, never a read out of boun
 }
 
 TEST_CASE("the embedding backward grouped on the device: the host grouping's bits and group count" * doctest::test_suite("gpu")) {
-  // Which sizes the one-block sort takes: 1 to 8,192 rows, keys t·n + r below 2^32.
+  // Which sizes the one-block sort takes: 1 to 16,384 rows, keys t·n + r below 2^32.
   CHECK(cu::embedding_backward_groups_on_device(1, 1));
-  CHECK(cu::embedding_backward_groups_on_device(8192, 50257));
+  CHECK(cu::embedding_backward_groups_on_device(16384, 50257));
   CHECK_FALSE(cu::embedding_backward_groups_on_device(0, 5));
-  CHECK_FALSE(cu::embedding_backward_groups_on_device(8193, 5));
-  CHECK(cu::embedding_backward_groups_on_device(8192, 524287));       // largest key 2^32 − 8,193
-  CHECK_FALSE(cu::embedding_backward_groups_on_device(8192, 524288));  // 2^32 − 1: the padding's key
-  CHECK_THROWS_AS(cu::embedding_backward_sorted(nullptr, nullptr, nullptr, 1, 8193, 4, 5, 1.0f, nullptr),
+  CHECK_FALSE(cu::embedding_backward_groups_on_device(16385, 5));
+  CHECK(cu::embedding_backward_groups_on_device(16384, 262143));       // largest key 2^32 − 16,385
+  CHECK_FALSE(cu::embedding_backward_groups_on_device(16384, 262144));  // 2^32 − 1: the padding's key
+  CHECK_THROWS_AS(cu::embedding_backward_sorted(nullptr, nullptr, nullptr, 1, 16385, 4, 5, 1.0f, nullptr),
                   attnlab::ShapeError);
   std::mt19937 rng(fresh_seed() + 17);
   INFO("seed " << fresh_seed() + 17);
@@ -283,11 +283,12 @@ TEST_CASE("the embedding backward grouped on the device: the host grouping's bit
     int B, T, C, V;
     bool invalid;  // some ids −1 or V: left out by both
   };
-  // One row; a power of two; just past one and eight rows a thread; many collisions; a vocabulary
-  // larger than the rows; the most rows the sort takes (GPT-2 small's batch).
+  // One row; a power of two; just past one row a thread; many collisions; a vocabulary larger than
+  // the rows; GPT-2 small's 8 × 1024 (32 KB of keys); past 48 KB of keys (the opt-in limit asked
+  // for); the most rows the sort takes.
   for (const Case c : {Case{1, 1, 5, 1, false}, Case{2, 16, 33, 7, true}, Case{1, 1025, 3, 5, true},
                        Case{3, 37, 129, 5, false}, Case{2, 513, 4, 37000, true}, Case{5, 1000, 2, 40, true},
-                       Case{8, 1024, 3, 50257, false}}) {
+                       Case{8, 1024, 3, 50257, false}, Case{128, 80, 2, 9000, true}, Case{16, 1024, 2, 50257, true}}) {
     const std::size_t n = static_cast<std::size_t>(c.B) * c.T;
     INFO("B " << c.B << " T " << c.T << " C " << c.C << " V " << c.V << (c.invalid ? ", invalid ids" : ""));
     std::vector<int> tokens = random_ints(rng, n, 0, c.V - 1);

@@ -205,7 +205,7 @@ class CudaBackend final : public Ops<float> {
                        ", C = " + std::to_string(C) + ", V = " + std::to_string(V));
     const std::size_t n = static_cast<std::size_t>(B) * Tn;
     if (n == 0) return;
-    // Grouped by token id on the device where one block can sort the ids (up to 8,192 rows): nothing
+    // Grouped by token id on the device where one block can sort the ids (up to 16,384 rows): nothing
     // waits. ATTNLAB_EMBEDDING_GROUPS=host keeps the host's grouping, for timing one against the other.
     if (group_on_device_ && cuda::embedding_backward_groups_on_device(n, V)) {
       int* groups = t.deferred_count(floats(2.0 * C));

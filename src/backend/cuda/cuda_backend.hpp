@@ -7,7 +7,7 @@
 //
 // Ops return when their work is queued, except those that hand a value to the host (sum_squares,
 // cross_entropy_forward), upload/download (which wait for the copy), embedding_backward beyond
-// 8,192 rows (it groups the token ids on the host: cuda/embedding.hpp) and synchronize(). The kernels
+// 16,384 rows (it groups the token ids on the host: cuda/embedding.hpp) and synchronize(). The kernels
 // are those of this folder (attention.hpp, cross_entropy.hpp, embedding.hpp, linear.hpp, ...); the
 // contract of each op is the interface's. One limit beyond the CPU backend's: attention_backward
 // rejects a batch stride of 0 (shared K/V) with ShapeError (attention.hpp says why).

@@ -68,14 +68,14 @@ __global__ void embedding_backward_kernel(float* __restrict__ dwte, const float*
 constexpr unsigned kNoRow = 0xffffffffu;
 constexpr int kSortThreads = 1024;
 
-// One block sorts every key in shared memory (kMaxDeviceGroupedRows of them: 32 KB) with a bitonic
-// network over the next power of two (the padding is kNoRow, which sorts last), writes the n sorted
+// One block sorts every key in dynamic shared memory (4 bytes a key: up to kMaxDeviceGroupedRows, 64 KB)
+// with a bitonic network over the next power of two (the padding is kNoRow, which sorts last), writes the n sorted
 // keys and, where asked, how many groups they form (the op timer's bytes). Each thread owns the
 // pairs (i, i ^ stride) with i < i ^ stride of its indices, so no two threads touch one element between
 // barriers.
 __global__ void sort_token_rows_kernel(unsigned* __restrict__ keys, int* __restrict__ groups,
                                        const int* __restrict__ tokens, int n, int padded, int V) {
-  __shared__ unsigned s[kMaxDeviceGroupedRows];
+  unsigned* s = detail::dynamic_shared<unsigned>();  // padded keys
   for (int i = threadIdx.x; i < padded; i += blockDim.x) {
     unsigned key = kNoRow;
     if (i < n) {
@@ -221,7 +221,12 @@ void embedding_backward_sorted(float* dwte, const float* dout, const int* tokens
   int padded = 1;
   while (static_cast<std::size_t>(padded) < n) padded <<= 1;
   const unsigned sort_threads = static_cast<unsigned>(std::min(kSortThreads, std::max(32, padded)));
-  ATTNLAB_LAUNCH(sort_token_rows_kernel, 1, sort_threads, 0, stream)(keys, groups, tokens, static_cast<int>(n), padded, V);
+  const std::size_t bytes = static_cast<std::size_t>(padded) * sizeof(unsigned);
+  if (bytes > 48 * 1024)  // above the default limit: every GPU since sm_75 allows at least 64 KB on request
+    CUDA_CHECK(cudaFuncSetAttribute(sort_token_rows_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(bytes)));
+  ATTNLAB_LAUNCH(sort_token_rows_kernel, 1, sort_threads, bytes, stream)(keys, groups, tokens, static_cast<int>(n),
+                                                                         padded, V);
   CUDA_CHECK_LAUNCH();
   const unsigned threads = C >= 256 ? 256u : static_cast<unsigned>((C + 31) / 32 * 32);
   ATTNLAB_LAUNCH(embedding_backward_sorted_kernel, static_cast<unsigned>(n), threads, 0, stream)(dwte, dout, keys,

@@ -24,7 +24,7 @@ void embedding_forward(float* out, const int* tokens, const float* wte, const fl
 // The backward, deterministically: dwte[tokens[b,t], :] += dout[b,t,:] · scale, where every row of dwte
 // sums its contributions in token order (b·T + t increasing), exactly as the CPU loop does, so the
 // result repeats bit for bit and matches the CPU's (no float atomics). The rows of dout are grouped
-// by token id (below: on the host, or for up to 8,192 rows on the device), then one block per
+// by token id (below: on the host, or for up to 16,384 rows on the device), then one block per
 // distinct token walks its group in order, one thread per column.
 //
 // The grouping, a stable counting sort of the row indices by token id (CSR):
@@ -52,7 +52,7 @@ void embedding_backward_grouped(float* dwte, const float* dout, const int* rows,
 //   keys    n unsigned ints of scratch (the sorted keys)
 //   groups  null, or one int the sort sets to the number of distinct valid ids (the op timer's
 //           bytes: each such row of dwte is read and written once)
-constexpr int kMaxDeviceGroupedRows = 8192;  // GPT-2 small's 8 × 1024; 32 KB of shared memory
+constexpr int kMaxDeviceGroupedRows = 16384;  // 64 KB of shared memory; Transformer-base's 16 × 128 is 2,048
 bool embedding_backward_groups_on_device(std::size_t rows, int V);
 void embedding_backward_sorted(float* dwte, const float* dout, const int* tokens, int B, int T, int C, int V,
                                float scale, unsigned* keys, int* groups = nullptr, Stream stream = nullptr);
