@@ -335,7 +335,8 @@ TEST_CASE("op timing (bench's breakdown): one row per op called, ops inside ops 
   }
   // The backward's embedding rows: dout and the ids read, and each distinct id's row of dwte read and
   // written, a count the device grouping learns on the device (OpTimer::deferred_count) and the host's
-  // grouping on the host; both must give the same bytes (untied: the source and target tables apart).
+  // grouping on the host; both must give the same bytes. One call per table use: the target's and the
+  // source's (tied here, so both add into one table, each its own distinct ids).
   for (const char* grouping : {"device", "host"}) {
     INFO("grouped on the " << std::string(grouping));
     const bool host = std::string(grouping) == "host";
