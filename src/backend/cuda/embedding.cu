@@ -4,6 +4,7 @@
 #include "backend/cuda/embedding.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -44,22 +45,33 @@ __global__ void embedding_forward_kernel(float* __restrict__ out, const int* __r
   }
 }
 
-// One block per group (distinct token id); thread c owns column c (and c + blockDim, …) of that
-// token's row of dwte and adds the group's rows of dout in their order: no two threads write one
-// element, and every sum has the CPU's order.
+// Adds a group's `count` rows of dout, row_of(0), row_of(1), …, in that order into d, the token's row
+// of dwte: thread c owns column c (and c + blockDim, …), so no two threads write one element, and
+// every sum has the CPU's order. Both backward kernels sum through here, so the host's grouping and
+// the device's give the same bits.
+template <typename RowOf>
+__device__ void add_group_rows(float* __restrict__ d, const float* __restrict__ dout, int count, RowOf row_of, int C,
+                               float scale) {
+  for (int c = threadIdx.x; c < C; c += blockDim.x) {
+    float acc = d[c];
+    for (int e = 0; e < count; ++e) acc += dout[static_cast<std::size_t>(row_of(e)) * C + c] * scale;
+    d[c] = acc;
+  }
+}
+
+// One block per group (distinct token id), on the host's grouping.
 __global__ void embedding_backward_kernel(float* __restrict__ dwte, const float* __restrict__ dout,
                                           const int* __restrict__ rows, const int* __restrict__ starts,
                                           const int* __restrict__ ids, int groups, int C, float scale) {
   for (int g = blockIdx.x; g < groups; g += gridDim.x) {
-    float* d = dwte + static_cast<std::size_t>(ids[g]) * C;
-    const int r0 = starts[g], r1 = starts[g + 1];
-    for (int c = threadIdx.x; c < C; c += blockDim.x) {
-      float acc = d[c];
-      for (int e = r0; e < r1; ++e) acc += dout[static_cast<std::size_t>(rows[e]) * C + c] * scale;
-      d[c] = acc;
-    }
+    const int r0 = starts[g];
+    add_group_rows(dwte + static_cast<std::size_t>(ids[g]) * C, dout, starts[g + 1] - r0,
+                   [&](int e) { return rows[r0 + e]; }, C, scale);
   }
 }
+
+// Threads a block for the backward's C columns: a warp's multiple, at most 256.
+unsigned backward_threads(int C) { return C >= 256 ? 256u : static_cast<unsigned>((C + 31) / 32 * 32); }
 
 // ---- the grouping on the device ------------------------------------------------------------------
 // Row r with a valid id t becomes the key t·n + r (n = B·T rows), an invalid id kNoRow. The keys are
@@ -117,9 +129,7 @@ __global__ void sort_token_rows_kernel(unsigned* __restrict__ keys, int* __restr
 }
 
 // Grid-stride over the sorted positions; a block starts work only where a group starts (the first
-// key of its token) and walks that group in order, thread c owning column c (and c + blockDim, …) of
-// the token's row of dwte: the grouped kernel above on the sorted keys, the same sums in the same
-// order, so the same bits.
+// key of its token), finds where the group ends and adds it as the grouped kernel above does.
 __global__ void embedding_backward_sorted_kernel(float* __restrict__ dwte, const float* __restrict__ dout,
                                                  const unsigned* __restrict__ keys, int n, int C, float scale) {
   const unsigned un = static_cast<unsigned>(n);
@@ -128,16 +138,10 @@ __global__ void embedding_backward_sorted_kernel(float* __restrict__ dwte, const
     if (k == kNoRow) return;  // the invalid ids sort last: no group starts here or later
     const unsigned t = k / un;
     if (p > 0 && keys[p - 1] / un == t) continue;
-    float* d = dwte + static_cast<std::size_t>(t) * C;
-    for (int c = threadIdx.x; c < C; c += blockDim.x) {
-      float acc = d[c];
-      for (int e = p; e < n; ++e) {
-        const unsigned ke = keys[e];
-        if (ke == kNoRow || ke / un != t) break;
-        acc += dout[static_cast<std::size_t>(ke % un) * C + c] * scale;
-      }
-      d[c] = acc;
-    }
+    int count = 1;
+    while (p + count < n && keys[p + count] != kNoRow && keys[p + count] / un == t) ++count;
+    add_group_rows(dwte + static_cast<std::size_t>(t) * C, dout, count, [&](int e) { return keys[p + e] % un; }, C,
+                   scale);
   }
 }
 
@@ -200,8 +204,8 @@ void embedding_backward_grouped(float* dwte, const float* dout, const int* rows,
     throw ShapeError("cuda::embedding_backward_grouped: groups = " + std::to_string(groups) + ", C = " + std::to_string(C));
   if (groups == 0) return;
   const unsigned blocks = static_cast<unsigned>(std::min(groups, 65535 * 8));
-  const unsigned threads = C >= 256 ? 256u : static_cast<unsigned>((C + 31) / 32 * 32);
-  ATTNLAB_LAUNCH(embedding_backward_kernel, blocks, threads, 0, stream)(dwte, dout, rows, starts, ids, groups, C, scale);
+  ATTNLAB_LAUNCH(embedding_backward_kernel, blocks, backward_threads(C), 0, stream)(dwte, dout, rows, starts, ids,
+                                                                                    groups, C, scale);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -218,8 +222,7 @@ void embedding_backward_sorted(float* dwte, const float* dout, const int* tokens
   if (!embedding_backward_groups_on_device(n, V))
     throw ShapeError("cuda::embedding_backward_sorted: " + std::to_string(n) + " rows and V = " + std::to_string(V) +
                      " (need at most " + std::to_string(kMaxDeviceGroupedRows) + " rows and V · rows < 2^32)");
-  int padded = 1;
-  while (static_cast<std::size_t>(padded) < n) padded <<= 1;
+  const int padded = static_cast<int>(std::bit_ceil(n));  // the bitonic network's size
   const unsigned sort_threads = static_cast<unsigned>(std::min(kSortThreads, std::max(32, padded)));
   const std::size_t bytes = static_cast<std::size_t>(padded) * sizeof(unsigned);
   if (bytes > 48 * 1024)  // above the default limit: every GPU since sm_75 allows at least 64 KB on request
@@ -228,9 +231,8 @@ void embedding_backward_sorted(float* dwte, const float* dout, const int* tokens
   ATTNLAB_LAUNCH(sort_token_rows_kernel, 1, sort_threads, bytes, stream)(keys, groups, tokens, static_cast<int>(n),
                                                                          padded, V);
   CUDA_CHECK_LAUNCH();
-  const unsigned threads = C >= 256 ? 256u : static_cast<unsigned>((C + 31) / 32 * 32);
-  ATTNLAB_LAUNCH(embedding_backward_sorted_kernel, static_cast<unsigned>(n), threads, 0, stream)(dwte, dout, keys,
-                                                                                                 static_cast<int>(n), C, scale);
+  ATTNLAB_LAUNCH(embedding_backward_sorted_kernel, static_cast<unsigned>(n), backward_threads(C), 0,
+                 stream)(dwte, dout, keys, static_cast<int>(n), C, scale);
   CUDA_CHECK_LAUNCH();
 }
 

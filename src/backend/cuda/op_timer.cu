@@ -95,7 +95,10 @@ void OpTimer::close() noexcept {
 
 void OpTimer::add_bytes(double bytes) {
   if (!on_ || depth_ != 1 || intervals_.empty()) return;  // a nested op's bytes are the outer op's to count
-  const Interval& iv = intervals_.back();
+  add_bytes_to(intervals_.back(), bytes);
+}
+
+void OpTimer::add_bytes_to(const Interval& iv, double bytes) {
   backend::OpTime& t = totals_[static_cast<std::size_t>(iv.op)];
   t.bytes += bytes;
   if (iv.shape >= 0) t.shapes[static_cast<std::size_t>(iv.shape)].bytes += bytes;
@@ -115,13 +118,8 @@ void OpTimer::fold() {
   if (!deferred_.empty()) {  // the stream has passed every op recorded, so their counts are written
     std::vector<int> counts(deferred_.size());
     copy_to_host(counts.data(), counts_.get(), counts.size() * sizeof(int));
-    for (std::size_t i = 0; i < deferred_.size(); ++i) {
-      const Interval& iv = intervals_[deferred_[i].interval];
-      const double bytes = counts[i] * deferred_[i].bytes_each;
-      backend::OpTime& t = totals_[static_cast<std::size_t>(iv.op)];
-      t.bytes += bytes;
-      if (iv.shape >= 0) t.shapes[static_cast<std::size_t>(iv.shape)].bytes += bytes;
-    }
+    for (std::size_t i = 0; i < deferred_.size(); ++i)
+      add_bytes_to(intervals_[deferred_[i].interval], counts[i] * deferred_[i].bytes_each);
     deferred_.clear();
   }
   for (const Interval& iv : intervals_) {

@@ -57,6 +57,7 @@ class OpTimer {
     std::size_t first_event;
   };
   CUevent_st* event(std::size_t i);  // the pool's i-th event, created on first use
+  void add_bytes_to(const Interval& iv, double bytes);  // to its op's totals and its shape's
   void fold();                       // waits, adds the recorded intervals to totals_, reuses their events
 
   Stream stream_;
