@@ -176,6 +176,23 @@ struct AttentionShape {
   }
 };
 
+// The loss of cross_entropy_forward: the mean of its row losses (host memory) over the rows whose
+// target is not ignore_index, summed in double in row order, so that it is the same sum, in the same
+// order, on every backend and thread count; 0 when no row counts. *count (when given) receives their
+// number.
+inline double row_loss_mean(const double* row_loss, const int* targets, std::size_t N, int ignore_index,
+                            int* count) {
+  double total = 0.0;
+  int used = 0;
+  for (std::size_t r = 0; r < N; ++r) {
+    if (targets[r] == ignore_index) continue;
+    total += row_loss[r];
+    ++used;
+  }
+  if (count) *count = used;
+  return used ? total / used : 0.0;
+}
+
 // AdamW hyper-parameters for one step (model/optim.hpp's AdamConfig plus the step's learning rate).
 struct AdamStep {
   double lr = 0.0;
@@ -239,10 +256,11 @@ class Ops : public Memory {
   // Per-op time on the backend's own clock, for `attnlab bench`'s breakdown where ops run
   // asynchronously (a GPU: host timers would time launches, not kernels). start_op_timing() clears
   // and starts recording; from then every op's time is taken around it on the backend (CUDA events
-  // on its stream; an op called inside another, like the download inside cross_entropy_forward,
-  // counts for the outer one); stop_op_timing() waits for the backend and returns the totals, one
-  // row per op called, in the order first called. A backend without such a clock (the CPU's, which
-  // has its own profiler in backend/cpu/profile.hpp) returns false and an empty list.
+  // on its stream; an op called inside another, like the download and upload inside
+  // embedding_backward's host grouping, counts for the outer one); stop_op_timing() waits for the
+  // backend and returns the totals, one row per op called, in the order first called. A backend
+  // without such a clock (the CPU's, which has its own profiler in backend/cpu/profile.hpp) returns
+  // false and an empty list.
   virtual bool start_op_timing() { return false; }
   virtual std::vector<OpTime> stop_op_timing() { return {}; }
 
@@ -324,10 +342,13 @@ class Ops : public Memory {
   // the lessons and `attnlab attend`: nothing stores them during training.
   virtual void attention_weights(T* att, const T* lse, const T* q, const T* k, const AttentionShape& s) = 0;
 
-  // Cross-entropy with label smoothing over N rows of logits (N × V), averaged over rows whose target
-  // is not ignore_index. lse (N) receives each row's log Σ exp; *count the rows counted (host).
-  virtual T cross_entropy_forward(T* lse, const T* logits, const int* targets, int N, int V, T smoothing,
-                                  int ignore_index, int* count) = 0;
+  // Cross-entropy with label smoothing over N rows of logits (N × V): lse (N) receives each row's
+  // log Σ exp, row_loss (N doubles, the backend's memory) each row's loss, 0 where the target is
+  // ignore_index. Nothing is read back, so nothing waits: a trainer queues the backward behind it and
+  // reads the loss afterwards, downloading row_loss and averaging it with row_loss_mean (below), the
+  // one sum every backend's loss goes through.
+  virtual void cross_entropy_forward(T* lse, double* row_loss, const T* logits, const int* targets, int N, int V,
+                                     T smoothing, int ignore_index) = 0;
   // dlogits = (softmax − target distribution) · dloss / count; writes (dlogits may alias logits).
   virtual void cross_entropy_backward(T* dlogits, const T* logits, const T* lse, const int* targets, int N, int V,
                                       T smoothing, int ignore_index, int count, T dloss) = 0;
@@ -432,14 +453,14 @@ class Ops : public Memory {
   virtual void attention_backward_bf16(Bf16* dq, Bf16* dk, Bf16* dv, const Bf16* dout, const Bf16* out, const T* lse,
                                        const Bf16* q, const Bf16* k, const Bf16* v, const AttentionShape& s,
                                        GradMode mode = GradMode::Add);
-  // Cross-entropy on bf16 logits (lse T, the loss as cross_entropy_forward's); the backward writes
+  // Cross-entropy on bf16 logits (lse T and row_loss as cross_entropy_forward's); the backward writes
   // bf16 dlogits (dlogits may alias logits).
-  virtual T cross_entropy_forward_bf16(T* lse, const Bf16* logits, const int* targets, int N, int V, T smoothing,
-                                       int ignore_index, int* count) {
+  virtual void cross_entropy_forward_bf16(T* lse, double* row_loss, const Bf16* logits, const int* targets, int N,
+                                          int V, T smoothing, int ignore_index) {
     const std::size_t n = static_cast<std::size_t>(N) * V;
     Buffer<T> x(*this, n);
     from_bf16(x.data(), logits, n);
-    return cross_entropy_forward(lse, x.data(), targets, N, V, smoothing, ignore_index, count);
+    cross_entropy_forward(lse, row_loss, x.data(), targets, N, V, smoothing, ignore_index);
   }
   virtual void cross_entropy_backward_bf16(Bf16* dlogits, const Bf16* logits, const T* lse, const int* targets, int N,
                                            int V, T smoothing, int ignore_index, int count, T dloss) {

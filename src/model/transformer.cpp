@@ -430,6 +430,19 @@ void Transformer<T>::attn_sub_bwd16(Sub& s, Kind kind, const AttnLayout& o, cons
 
 template <typename T>
 T Transformer<T>::forward(const Batch& b, T smoothing, bool train, std::uint64_t* rng) {
+  forward_queued(b, smoothing, train, rng);
+  return loss();
+}
+
+template <typename T>
+T Transformer<T>::loss() const {
+  if (row_loss_.size() != batch_.tgt_out.size()) throw RuntimeError("Transformer::loss: no forward yet");
+  const std::vector<double> rows = row_loss_.download();
+  return static_cast<T>(backend::row_loss_mean(rows.data(), batch_.tgt_out.data(), rows.size(), kPad, nullptr));
+}
+
+template <typename T>
+void Transformer<T>::forward_queued(const Batch& b, T smoothing, bool train, std::uint64_t* rng) {
   const int C = cfg_.d_model, V = cfg_.vocab_size;
   if (b.T < 1 || b.B < 1) throw ShapeError("forward: empty batch");
   if (b.T > cfg_.max_len || b.S > cfg_.max_len) {
@@ -450,6 +463,9 @@ T Transformer<T>::forward(const Batch& b, T smoothing, bool train, std::uint64_t
       if (l < 1 || l > b.S) throw ShapeError("forward: a source length is outside [1, S]");
   }
   batch_ = b;
+  row_loss_.resize(0);  // loss() refuses until this forward has queued its rows
+  // The loss's backward divides by the rows counted: known from the batch, so nothing waits for it.
+  count_ = static_cast<int>(std::count_if(b.tgt_out.begin(), b.tgt_out.end(), [](int t) { return t != kPad; }));
   smoothing_ = smoothing;
   bf16_ = be_.matmul_precision() == backend::MatmulPrecision::Bf16;
   // The optimizer's bf16 copy serves this forward (and its backward) only: see adamw_step.
@@ -547,8 +563,8 @@ T Transformer<T>::forward(const Batch& b, T smoothing, bool train, std::uint64_t
     } else {
       be_.linear_forward_bf16(logits16, h16_.data(), head_w16_, nullptr, N, C, V);
     }
-    return be_.cross_entropy_forward_bf16(sized(lse_, N), logits16, tgt_out_dev_, N, V, smoothing, kPad,
-                                          &count_);
+    be_.cross_entropy_forward_bf16(sized(lse_, N), rows_of_loss(N), logits16, tgt_out_dev_, N, V, smoothing, kPad);
+    return;
   }
   ln_fwd(layout_.dec_norm, y, N, dec_final_);
   T* logits = sized(logits_, static_cast<std::size_t>(N) * V);
@@ -558,7 +574,14 @@ T Transformer<T>::forward(const Batch& b, T smoothing, bool train, std::uint64_t
   } else {
     be_.linear_forward(logits, dec_final_.out.data(), P(layout_.out_proj), nullptr, N, C, V);
   }
-  return be_.cross_entropy_forward(sized(lse_, N), logits, tgt_out_dev_, N, V, smoothing, kPad, &count_);
+  be_.cross_entropy_forward(sized(lse_, N), rows_of_loss(N), logits, tgt_out_dev_, N, V, smoothing, kPad);
+}
+
+template <typename T>
+double* Transformer<T>::rows_of_loss(int N) {
+  row_loss_.bind(be_);
+  row_loss_.resize(static_cast<std::size_t>(N));
+  return row_loss_.data();
 }
 
 template <typename T>

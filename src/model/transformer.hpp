@@ -59,8 +59,15 @@ class Transformer {
   // Runs the model on a batch and returns the mean cross-entropy (label smoothing `smoothing`) over
   // non-padding targets. With train = true dropout is applied: *rng is advanced once per call and
   // seeds every dropout site of this forward (backend/dropout_hash.hpp), so the masks are the same on
-  // every backend.
+  // every backend. forward_queued() then loss().
   T forward(const Batch& batch, T smoothing, bool train, std::uint64_t* rng);
+  // The same forward without reading its loss back: on a device it returns once the work is queued,
+  // so that the backward and the optimizer's step can be queued behind it before the host waits
+  // (model::train_step). The rows counted, targets_counted(), are known at once (from the batch).
+  void forward_queued(const Batch& batch, T smoothing, bool train, std::uint64_t* rng);
+  // The last forward's loss: each row's loss downloaded (on a device, a wait for everything queued
+  // before) and averaged in row order (backend::row_loss_mean), the same sum on every backend.
+  T loss() const;
   // Gradients of the last forward's loss with respect to every parameter (grads is overwritten).
   void backward();
   // One AdamW step on params from grads (backend adamw_step; m, v and decay_mask as there). When the
@@ -242,6 +249,8 @@ class Transformer {
   std::vector<DecLayer> dec_;
   LNAct dec_final_;
   Buf logits_, lse_;  // lse_: log Σ exp of each logits row (N), what the loss's backward needs
+  backend::Buffer<double> row_loss_;  // each row's loss (N), read back by loss()
+  double* rows_of_loss(int N);        // row_loss_ bound and sized
   // bf16_storage(): the loss head's final norm output, output projection weights (rounded from the
   // float32 parameters at each forward), logits and their gradient, in bf16 (logits_ and
   // dec_final_.out are then not written); and the feed-forward blocks' gradient scratch.

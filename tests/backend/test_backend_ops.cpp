@@ -210,6 +210,12 @@ class Run {
     return bytes_.back().data();
   }
   std::vector<int> draw_ints(std::size_t n, int lo, int hi) { return random_ints(rng, n, lo, hi); }
+  // n doubles the op writes (each row's loss): NaN until it does.
+  double* doubles_written(std::size_t n) {
+    doubles_.emplace_back(be);
+    doubles_.back().upload(std::vector<double>(n, std::numeric_limits<double>::quiet_NaN()));
+    return doubles_.back().data();
+  }
   // An output the op writes: NaN until it does.
   T* written(std::size_t n) { return put(std::vector<T>(n, poison<T>())); }
   // A gradient the op accumulates into: random start values.
@@ -280,6 +286,7 @@ class Run {
   std::deque<Buffer<T>> floats_;
   std::deque<Buffer<int>> ints_;
   std::deque<Buffer<std::uint8_t>> bytes_;
+  std::deque<Buffer<double>> doubles_;
 };
 
 // ---- the table --------------------------------------------------------------------------------------
@@ -603,9 +610,17 @@ void cross_entropy_case(Run<T>& r, int N, int V, double smoothing, bool all_igno
   if (all_ignored) targets_host.assign(targets_host.size(), ignore);
   const int* targets = r.ints(targets_host);
   T* lse = r.written(static_cast<std::size_t>(N));
-  int count = -1;
+  double* row_loss = r.doubles_written(static_cast<std::size_t>(N));
   const T sm = static_cast<T>(smoothing);
-  const T loss = r.be.cross_entropy_forward(lse, logits, targets, N, V, sm, ignore, &count);
+  r.be.cross_entropy_forward(lse, row_loss, logits, targets, N, V, sm, ignore);
+  // The loss as a trainer reads it: the rows downloaded and averaged on the host.
+  std::vector<double> rows(static_cast<std::size_t>(N));
+  r.be.download(rows.data(), row_loss, rows.size() * sizeof(double));
+  for (int i = 0; i < N; ++i)
+    if (targets_host[static_cast<std::size_t>(i)] == ignore) CHECK(rows[static_cast<std::size_t>(i)] == 0.0);
+  int count = -1;
+  const T loss = static_cast<T>(attnlab::backend::row_loss_mean(rows.data(), targets_host.data(), rows.size(), ignore, &count));
+  r.results.push_back({"row losses", rows, 1.0, false});
   r.record_value("loss", loss);
   r.record_value("count", count);
   r.record("lse", lse, static_cast<std::size_t>(N));
@@ -1727,10 +1742,13 @@ TEST_CASE("bf16 attention and cross-entropy on every backend: their T ops on the
     Buffer<float> lf = t_buffer(*be, logits), lse16(*be, N), lsef(*be, N);
     Buffer<int> tg(*be);
     tg.upload(targets);
-    int c16 = 0, cf = 0;
-    const float loss16 = be->cross_entropy_forward_bf16(lse16.data(), l16.data(), tg.data(), N, V, 0.1f, 0, &c16);
-    const float lossf = be->cross_entropy_forward(lsef.data(), lf.data(), tg.data(), N, V, 0.1f, 0, &cf);
-    CHECK(c16 == cf);
+    Buffer<double> rows16(*be, N), rowsf(*be, N);
+    be->cross_entropy_forward_bf16(lse16.data(), rows16.data(), l16.data(), tg.data(), N, V, 0.1f, 0);
+    be->cross_entropy_forward(lsef.data(), rowsf.data(), lf.data(), tg.data(), N, V, 0.1f, 0);
+    int cf = 0;
+    const double loss16 = attnlab::backend::row_loss_mean(rows16.download().data(), targets.data(), N, 0, nullptr);
+    const double lossf = attnlab::backend::row_loss_mean(rowsf.download().data(), targets.data(), N, 0, &cf);
+    CHECK(cf == static_cast<int>(std::count_if(targets.begin(), targets.end(), [](int t) { return t != 0; })));
     CHECK(loss16 == doctest::Approx(lossf).epsilon(1e-6));
     CHECK(compare(lse16.download(), lsef.download(), 1.0).rel <= kFp32Tol);
     // In place, as the model calls it: dlogits over the logits.

@@ -288,8 +288,11 @@ TEST_CASE("op timing (bench's breakdown): one row per op called, ops inside ops 
   const backend::OpTime* ce = find(rows, "cross_entropy_forward");
   REQUIRE(ce != nullptr);
   CHECK(ce->calls == 2);
-  // cross_entropy_forward downloads its row losses: counted in its own time, not as a download.
-  CHECK(find(rows, "download") == nullptr);
+  // The forward's one read: its row losses (doubles), downloaded by loss().
+  const backend::OpTime* down = find(rows, "download");
+  REQUIRE(down != nullptr);
+  CHECK(down->calls == 2);
+  CHECK(down->bytes == doctest::Approx(2 * 8.0 * b.B * b.T));
   const backend::OpTime* att = find(rows, "attention_forward");
   REQUIRE(att != nullptr);
   CHECK(att->calls == 2 * 3);  // encoder self, decoder self and cross, per forward

@@ -203,9 +203,9 @@ class CpuBackend final : public Ops<T> {
   void attention_weights(T* att, const T*, const T* q, const T* k, const AttentionShape& s) override {
     cpu::attention_weights_recompute<T>(att, q, k, s);
   }
-  T cross_entropy_forward(T* lse, const T* logits, const int* targets, int N, int V, T smoothing, int ignore_index,
-                          int* count) override {
-    return cpu::cross_entropy_forward<T>(lse, logits, targets, N, V, smoothing, ignore_index, count);
+  void cross_entropy_forward(T* lse, double* row_loss, const T* logits, const int* targets, int N, int V,
+                             T smoothing, int ignore_index) override {
+    cpu::cross_entropy_rows<T>(lse, row_loss, logits, targets, N, V, smoothing, ignore_index);
   }
   void cross_entropy_backward(T* dlogits, const T* logits, const T* lse, const int* targets, int N, int V, T smoothing,
                               int ignore_index, int count, T dloss) override {

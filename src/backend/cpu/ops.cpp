@@ -829,12 +829,11 @@ void attention_backward_tiled(T* dq, T* dk, T* dv, T* work, const T* dout, const
 constexpr int kLossChunk = 2048;
 
 template <typename T>
-T cross_entropy_forward(T* lse, const T* logits, const int* targets, int N, int V, T smoothing, int ignore_index,
-                        int* count) {
+void cross_entropy_rows(T* lse, double* row_loss, const T* logits, const int* targets, int N, int V, T smoothing,
+                        int ignore_index) {
   prof::Scope prof_scope(prof::Op::Loss);
-  // Rows in parallel, each row's loss kept apart and added up afterwards in row order, so the total is
-  // the same sum, in the same order, on any number of threads.
-  std::vector<double> row_loss(static_cast<std::size_t>(N), 0.0);
+  // Rows in parallel, each row's loss kept apart and added up afterwards in row order
+  // (backend::row_loss_mean), so the total is the same sum, in the same order, on any number of threads.
   par_range(static_cast<std::size_t>(N), 4, [&](std::size_t r0, std::size_t r1) {
   for (std::size_t r = r0; r < r1; ++r) {
     const T* z = logits + static_cast<std::size_t>(r) * V;
@@ -846,23 +845,23 @@ T cross_entropy_forward(T* lse, const T* logits, const int* targets, int N, int 
       shifted_exp_sums(z + c0, static_cast<std::size_t>(std::min(kLossChunk, V - c0)), mx, &sum_shifted, &sum);
     const double log_sum = std::log(sum);
     lse[r] = static_cast<T>(static_cast<double>(mx) + log_sum);
+    row_loss[r] = 0.0;
+    if (targets[r] == ignore_index) continue;
     // Σ_c log p_c = Σ_c (z_c − max) − V·log Σ, needed for the label-smoothing term.
     const double sum_logp = sum_shifted - static_cast<double>(V) * log_sum;
-    if (targets[r] == ignore_index) continue;
     const double logp_t = static_cast<double>(z[targets[r]] - mx) - log_sum;
     const double eps = static_cast<double>(smoothing);
     row_loss[r] = -(1.0 - eps) * logp_t - eps / V * sum_logp;
   }
   });
-  double total = 0.0;
-  int used = 0;
-  for (int r = 0; r < N; ++r) {
-    if (targets[r] == ignore_index) continue;
-    total += row_loss[static_cast<std::size_t>(r)];
-    ++used;
-  }
-  if (count) *count = used;
-  return used ? static_cast<T>(total / used) : T(0);
+}
+
+template <typename T>
+T cross_entropy_forward(T* lse, const T* logits, const int* targets, int N, int V, T smoothing, int ignore_index,
+                        int* count) {
+  std::vector<double> row_loss(static_cast<std::size_t>(N));
+  cross_entropy_rows<T>(lse, row_loss.data(), logits, targets, N, V, smoothing, ignore_index);
+  return static_cast<T>(backend::row_loss_mean(row_loss.data(), targets, row_loss.size(), ignore_index, count));
 }
 
 template <typename T>
@@ -921,6 +920,7 @@ void softmax_from_lse(T* probs, const T* logits, const T* lse, int N, int V) {
   template std::size_t attention_tiled_backward_workspace<T>(int, int, int, int);                                        \
   template void attention_backward_tiled<T>(T*, T*, T*, T*, const T*, const T*, const T*, const T*, const T*,    \
                                             const T*, const int*, bool, int, int, int, int, int, int, int);     \
+  template void cross_entropy_rows<T>(T*, double*, const T*, const int*, int, int, T, int);                    \
   template T cross_entropy_forward<T>(T*, const T*, const int*, int, int, T, int, int*);                        \
   template void cross_entropy_backward<T>(T*, const T*, const T*, const int*, int, int, T, int, int, T);        \
   template void softmax_from_lse<T>(T*, const T*, const T*, int, int);                                          \

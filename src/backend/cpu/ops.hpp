@@ -186,6 +186,12 @@ void attention_backward_tiled(T* dq, T* dk, T* dv, T* work, const T* dout, const
 template <typename T>
 T cross_entropy_forward(T* lse, const T* logits, const int* targets, int N, int V, T smoothing,
                         int ignore_index, int* count);
+// Its rows, as the backend op (backend::Ops::cross_entropy_forward): lse and each row's loss in double
+// (row_loss, 0 where the target is ignore_index) written; cross_entropy_forward is this followed by
+// backend::row_loss_mean.
+template <typename T>
+void cross_entropy_rows(T* lse, double* row_loss, const T* logits, const int* targets, int N, int V, T smoothing,
+                        int ignore_index);
 // dlogits = (softmax(logits) − target distribution) · dloss / count   (0 for ignored rows).
 // Unlike every other backward here it *writes* rather than accumulates: the loss is always the
 // graph's last op, and writing saves zero-filling N × V values first. dlogits may alias logits.

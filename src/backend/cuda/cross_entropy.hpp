@@ -10,7 +10,6 @@
 //   logits, dlogits, probs  N × V        targets  N int32        lse  N        row_loss  N doubles
 #include <cstddef>
 #include <cstdint>
-#include <vector>
 
 #include "backend/cuda/device.hpp"
 
@@ -19,24 +18,9 @@ namespace attnlab::cuda {
 // lse[r] = log Σ_c exp(logits[r, c]) (written); row_loss[r] = −(1 − ε)·log p_target − ε/V·Σ_c log p_c
 // in double (written; 0 for an ignored row, NaN for a target outside [0, V)). One block per row; the
 // row's sums are accumulated in double, like the CPU's. The mean over rows is left to the host
-// (cross_entropy_mean below), so the loss is the same sum in the same order as on the CPU.
+// (backend::row_loss_mean), so the loss is the same sum in the same order as on the CPU.
 void cross_entropy_forward(float* lse, double* row_loss, const float* logits, const int* targets, int N, int V,
                            float smoothing, int ignore_index, Stream stream = nullptr);
-
-// The mean of the row losses over the rows whose target is not ignore_index, summed in double in row
-// order (as the CPU does); 0 when there are none. *count (when given) receives their number.
-inline float cross_entropy_mean(const std::vector<double>& row_loss, const std::vector<int>& targets, int ignore_index,
-                                int* count) {
-  double total = 0.0;
-  int used = 0;
-  for (std::size_t r = 0; r < targets.size() && r < row_loss.size(); ++r) {
-    if (targets[r] == ignore_index) continue;
-    total += row_loss[r];
-    ++used;
-  }
-  if (count) *count = used;
-  return used ? static_cast<float>(total / used) : 0.0f;
-}
 
 // dlogits = (exp(logits − lse) − target distribution) · dloss / count, written (not accumulated),
 // zero for ignored rows and everywhere when count is 0. dlogits may be logits (in place: each

@@ -346,23 +346,6 @@ class CudaBackend final : public Ops<float> {
       cuda::gemm_bf16_storage(blas_, ta, tb, m, n, k, alpha, bits(a), lda, bits(b), ldb, beta, c, ldc);
   }
 
-  // The loss's mean over the rows, for both cross_entropy_forward storages: `rows` writes each row's
-  // loss (double) into the device array it is given; the mean on the host, in row order and double,
-  // as the CPU: the same sum on both backends.
-  template <typename Rows>
-  float cross_entropy_mean_of(int N, int V, const int* targets, int ignore_index, int* count, Rows rows) {
-    if (N < 0 || V < 1)
-      throw ShapeError("cuda cross_entropy_forward: N = " + std::to_string(N) + ", V = " + std::to_string(V));
-    const std::size_t n = static_cast<std::size_t>(N);
-    double* row_loss = row_loss_.get(n);
-    rows(row_loss);
-    host_row_loss_.resize(n);
-    host_tokens_.resize(n);
-    download(host_row_loss_.data(), row_loss, n * sizeof(double));
-    download(host_tokens_.data(), targets, n * sizeof(int));
-    return cuda::cross_entropy_mean(host_row_loss_, host_tokens_, ignore_index, count);
-  }
-
   // Both linear_backward_bf16 overloads: dinp of dinp_bytes a value (bf16 bits or a float).
   template <typename Dinp>
   void linear_backward_bf16_on(Dinp* dinp, double dinp_bytes, float* dw, float* dbias, const Bf16* dout,
@@ -491,21 +474,17 @@ class CudaBackend final : public Ops<float> {
     cuda::attention_weights(att, lse, q, k, sh, s());
   }
 
-  float cross_entropy_forward(float* lse, const float* logits, const int* targets, int N, int V, float smoothing,
-                              int ignore_index, int* count) override {
+  void cross_entropy_forward(float* lse, double* row_loss, const float* logits, const int* targets, int N, int V,
+                             float smoothing, int ignore_index) override {
     // logits and targets read; lse and each row's loss (double) written.
     cuda::TimedOp t(timer_, "cross_entropy_forward", floats(1.0 * N * V + N) + kI * N + sizeof(double) * N);
-    return cross_entropy_mean_of(N, V, targets, ignore_index, count, [&](double* row_loss) {
-      cuda::cross_entropy_forward(lse, row_loss, logits, targets, N, V, smoothing, ignore_index, s());
-    });
+    cuda::cross_entropy_forward(lse, row_loss, logits, targets, N, V, smoothing, ignore_index, s());
   }
-  float cross_entropy_forward_bf16(float* lse, const Bf16* logits, const int* targets, int N, int V, float smoothing,
-                                   int ignore_index, int* count) override {
+  void cross_entropy_forward_bf16(float* lse, double* row_loss, const Bf16* logits, const int* targets, int N, int V,
+                                  float smoothing, int ignore_index) override {
     cuda::TimedOp t(timer_, "cross_entropy_forward_bf16",
                     kH * N * V + floats(1.0 * N) + kI * N + sizeof(double) * N);
-    return cross_entropy_mean_of(N, V, targets, ignore_index, count, [&](double* row_loss) {
-      cuda::cross_entropy_forward_bf16(lse, row_loss, bits(logits), targets, N, V, smoothing, ignore_index, s());
-    });
+    cuda::cross_entropy_forward_bf16(lse, row_loss, bits(logits), targets, N, V, smoothing, ignore_index, s());
   }
   void cross_entropy_backward(float* dlogits, const float* logits, const float* lse, const int* targets, int N, int V,
                               float smoothing, int ignore_index, int count, float dloss) override {
@@ -543,7 +522,7 @@ class CudaBackend final : public Ops<float> {
   cuda::Blas blas_;
   cuda::OpTimer timer_;  // start_op_timing
   cuda::Math math_ = cuda::Math::Fp32;  // set_matmul_precision
-  Scratch<double> partials_, row_loss_;
+  Scratch<double> partials_;
   Scratch<float> column_partials_;  // the two-stage column sums' partial sums (column_sums.hpp)
   Scratch<int> groups_;
   Scratch<unsigned> keys_;  // the device grouping's sorted keys
@@ -553,7 +532,6 @@ class CudaBackend final : public Ops<float> {
     return !(e && std::strcmp(e, "host") == 0);
   }();
   std::vector<int> host_tokens_, host_groups_;
-  std::vector<double> host_row_loss_;
 };
 
 }  // namespace
