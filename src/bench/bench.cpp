@@ -18,6 +18,7 @@
 #include "model/optim.hpp"
 #include "backend/cpu/profile.hpp"
 #include "model/size.hpp"
+#include "model/trainer.hpp"
 #include "model/transformer.hpp"
 #include "backend/cpu/blas_setup.hpp"
 #include "backend/cpu/buffers.hpp"
@@ -186,12 +187,9 @@ nlohmann::ordered_json measure_model(const std::string& label, const model::Mode
     be.synchronize();
   };
   auto train_step = [&] {
-    forward();
-    net.backward();
-    // As the trainer: the clipping factor goes into the update (backend::AdamStep::grad_scale).
-    backend::AdamStep h = model::adam_hyper(adam, ++step, 1e-4);
-    h.grad_scale = model::grad_clip(be, net.grads.data(), net.grads.size(), 1.0).scale;
-    net.adamw_step(m.data(), v.data(), nullptr, h);  // at bf16 also the weights' bf16 copy, as in training
+    // The trainer's step (the same order of queueing and waiting); at bf16 AdamW also writes the
+    // weights' bf16 copy, as in training.
+    model::train_step(net, batch, 0.1f, &rng, 1.0, m.data(), v.data(), nullptr, model::adam_hyper(adam, ++step, 1e-4));
     be.synchronize();
   };
 

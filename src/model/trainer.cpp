@@ -131,6 +131,21 @@ EvalResult evaluate(Transformer<float>& model, const std::vector<Example>& data,
   return r;
 }
 
+StepResult train_step(Transformer<float>& net, const Batch& b, float smoothing, std::uint64_t* rng, double clip,
+                      float* m, float* v, const std::uint8_t* decay_mask, backend::AdamStep h) {
+  net.forward_queued(b, smoothing, true, rng);
+  net.backward();
+  StepResult r;
+  const GradClip c = grad_clip(net.backend(), net.grads.data(), net.grads.size(), clip);  // waits
+  r.grad_norm = c.norm;
+  r.loss = net.loss();  // its rows were queued before the norm's: no second wait
+  if (!std::isfinite(r.loss)) return r;
+  h.grad_scale = c.scale;  // clipped as the update reads them: no pass over the gradients of its own
+  net.adamw_step(m, v, decay_mask, h);
+  r.updated = true;
+  return r;
+}
+
 Trainer::Trainer(const ModelConfig& model, const TrainConfig& train, std::vector<std::string> vocab,
                  backend::Ops<float>& backend)
     : mcfg_(model), tcfg_(train), vocab_(std::move(vocab)), model_(model, backend), m_(backend), v_(backend),
@@ -226,21 +241,17 @@ std::int64_t Trainer::run(const std::vector<Example>& train, const std::vector<E
       idx.push_back(order[cursor_++]);
     }
     const Batch b = make_batch(train, idx, mcfg_.decoder_only);
-    const float loss = model_.forward(b, tcfg_.label_smoothing, true, &dropout_rng_);
-    if (!std::isfinite(loss)) {
+    StepInfo info;
+    info.lr = noam_lr(step_ + 1, mcfg_.d_model, tcfg_.warmup, tcfg_.lr_scale);
+    const StepResult r = train_step(model_, b, tcfg_.label_smoothing, &dropout_rng_, tcfg_.clip, m_.data(),
+                                    v_.data(), decay_mask_.data(), adam_hyper(adam, step_ + 1, info.lr));
+    if (!r.updated) {
       throw NumericError("training diverged at step " + std::to_string(step_ + 1) +
                          " (loss is not finite); lower train.lr_scale or raise train.warmup");
     }
-    model_.backward();
     ++step_;
-    StepInfo info;
-    backend::Ops<float>& be = model_.backend();
-    const GradClip clip = grad_clip(be, model_.grads.data(), model_.grads.size(), tcfg_.clip);
-    info.grad_norm = clip.norm;
-    info.lr = noam_lr(step_, mcfg_.d_model, tcfg_.warmup, tcfg_.lr_scale);
-    backend::AdamStep h = adam_hyper(adam, step_, info.lr);
-    h.grad_scale = clip.scale;  // clipped as the update reads them: no pass over the gradients of its own
-    model_.adamw_step(m_.data(), v_.data(), decay_mask_.data(), h);
+    const float loss = r.loss;
+    info.grad_norm = r.grad_norm;
     losses_.push_back(loss);
     tokens_done += static_cast<std::size_t>(model_.targets_counted());
     info.step = step_;

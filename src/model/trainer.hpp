@@ -55,6 +55,21 @@ struct EvalResult {
 };
 EvalResult evaluate(Transformer<float>& model, const std::vector<Example>& data, int batch_size);
 
+// One optimisation step on a batch: forward, backward, the gradients' norm clipped to `clip` (0 =
+// off), AdamW (h's lr, step and moments' settings; its grad_scale is set here). The order is chosen
+// for a device, whose ops return once queued: the forward and the backward are queued before the
+// host reads anything (the loss's rows, read after the norm, are ready by then), so the host waits
+// once a step before the update, for the norm that sets the clipping factor. The loss is checked
+// before the update: when it is not finite, AdamW does not run (params and moments keep their
+// values) and `updated` is false, for the caller to stop. The Trainer's steps and `attnlab bench`'s.
+struct StepResult {
+  float loss = 0.0f;
+  double grad_norm = 0.0;
+  bool updated = false;
+};
+StepResult train_step(Transformer<float>& net, const Batch& b, float smoothing, std::uint64_t* rng, double clip,
+                      float* m, float* v, const std::uint8_t* decay_mask, backend::AdamStep h);
+
 // Progress of one step, for the caller's progress bar and logs.
 struct StepInfo {
   std::int64_t step = 0, total = 0;

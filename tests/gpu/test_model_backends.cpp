@@ -378,6 +378,61 @@ TEST_CASE("op timing (bench's breakdown): one row per op called, ops inside ops 
   CHECK(one[0].bytes == 40.0);
 }
 
+TEST_CASE("a training step waits for the device twice: the batch's upload, then the norm after the backward is queued") {
+  // model::train_step queues the forward and the backward before the host reads anything, so no read
+  // empties the device's queue between them. The op timer lists ops in the order first called, which
+  // shows where each step's reads fall; every other op returns once queued.
+  if (g_gate != 0) return;
+  for (const bool decoder_only : {false, true}) {
+    INFO((decoder_only ? "decoder-only" : "encoder-decoder"));
+    ModelConfig c;
+    c.vocab_size = 29;
+    c.d_model = 16;
+    c.heads = 2;
+    c.d_ff = 24;
+    c.encoder_layers = decoder_only ? 0 : 1;
+    c.decoder_layers = 1;
+    c.decoder_only = decoder_only;
+    c.max_len = 8;
+    backend::Ops<float>& be = gpu();
+    Transformer<float> net(c, be);
+    net.init_params(3);
+    const Batch b = padded_batch(c);
+    backend::Buffer<float> m(be), v(be);
+    m.assign_zero(net.params.size());
+    v.assign_zero(net.params.size());
+    std::uint64_t rng = 5;
+    REQUIRE(be.start_op_timing());
+    for (std::int64_t step = 1; step <= 2; ++step) {
+      const model::StepResult r = model::train_step(net, b, 0.1f, &rng, 1.0, m.data(), v.data(), nullptr,
+                                                    model::adam_hyper(model::AdamConfig{}, step, 1e-3));
+      CHECK(r.updated);
+      CHECK(std::isfinite(r.loss));
+      CHECK(r.grad_norm > 0.0);
+    }
+    const std::vector<backend::OpTime> rows = be.stop_op_timing();
+    auto at = [&](const std::string& op) {
+      for (std::size_t i = 0; i < rows.size(); ++i)
+        if (rows[i].op == op) return static_cast<long>(i);
+      FAIL_CHECK("not called: " << op);
+      return -1L;
+    };
+    // Each a step: the ids' upload (the first op), the gradients' sum of squares (read for the
+    // clipping factor), and the loss's rows (a download that finds them ready). The embedding
+    // backward is the backward's last op; AdamW comes after both reads.
+    for (const char* op : {"upload", "sum_squares", "download", "adamw_step"}) {
+      INFO(op);
+      CHECK(rows.at(static_cast<std::size_t>(at(op))).calls == 2);
+    }
+    CHECK(at("upload") == 0);
+    CHECK(at("cross_entropy_backward") < at("embedding_backward"));
+    CHECK(at("embedding_backward") < at("sum_squares"));
+    CHECK(at("sum_squares") < at("download"));
+    CHECK(at("download") < at("adamw_step"));
+    CHECK(at("adamw_step") == static_cast<long>(rows.size()) - 1);
+  }
+}
+
 TEST_CASE("one training step with TF32 matrix products: loss within 1e-3, gradient within 1e-2 of fp32 cpu's") {
   // TF32 keeps 11 significant bits of each product's inputs: the loss, a mean over many tokens,
   // moves in its 4th digit at most, and the whole gradient stays within a percent (normwise).

@@ -1,11 +1,14 @@
 // Training end to end on a small synthetic task, resume bit-exactness, and decoding.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 
 #include "model/decode.hpp"
 #include "model/trainer.hpp"
+#include "util/error.hpp"
 
 using namespace attnlab::model;
 
@@ -112,4 +115,45 @@ TEST_CASE("epoch order is a deterministic permutation") {
   std::vector<std::size_t> sorted = a;
   std::sort(sorted.begin(), sorted.end());
   for (std::size_t i = 0; i < 10; ++i) CHECK(sorted[i] == i);
+}
+
+TEST_CASE("a step whose loss is not finite updates nothing, and training stops naming the step") {
+  // train_step reads the loss only after the backward is queued (model/trainer.hpp), so the check
+  // that keeps a diverged step from reaching the weights is the one before AdamW.
+  ModelConfig m = small_model();
+  TrainConfig t;
+  t.steps = 5;
+  t.batch_size = 4;
+  t.eval_every = 0;
+  const auto data = reverse_task(8, 4);
+  Trainer trainer(m, t, vocab12());
+  Transformer<float>& net = trainer.model();
+  std::vector<float> p = net.params.download();
+  for (int c = 0; c < m.d_model; ++c) p[net.layout().dec_norm.b + static_cast<std::size_t>(c)] = std::nanf("");
+  net.params.upload(p);
+
+  attnlab::backend::Ops<float>& be = net.backend();
+  attnlab::backend::Buffer<float> mom(be), var(be);
+  mom.assign_zero(net.params.size());
+  var.assign_zero(net.params.size());
+  std::uint64_t rng = 1;
+  const StepResult r = train_step(net, make_batch(data, {0, 1, 2, 3}, false), 0.1f, &rng, 1.0, mom.data(),
+                                  var.data(), nullptr, adam_hyper(AdamConfig{}, 1, 1e-3));
+  CHECK_FALSE(r.updated);
+  CHECK_FALSE(std::isfinite(r.loss));
+  // Bit for bit (NaN compares unequal to itself), and the moments still zero.
+  const std::vector<float> after = net.params.download();
+  CHECK(std::memcmp(after.data(), p.data(), p.size() * sizeof(float)) == 0);
+  CHECK(mom.download() == std::vector<float>(p.size(), 0.0f));
+  CHECK(var.download() == std::vector<float>(p.size(), 0.0f));
+
+  try {
+    trainer.run(data, {}, 0, nullptr, nullptr, nullptr);
+    FAIL("the run did not stop");
+  } catch (const attnlab::NumericError& e) {
+    CHECK(std::string(e.what()).find("training diverged at step 1 (loss is not finite)") != std::string::npos);
+  }
+  CHECK(trainer.step() == 0);
+  const std::vector<float> kept = net.params.download();
+  CHECK(std::memcmp(kept.data(), p.data(), p.size() * sizeof(float)) == 0);
 }
