@@ -202,6 +202,11 @@ struct AdamStep {
   // would round it): gradient clipping's factor applied as the update reads the gradients, instead of
   // a pass of its own that reads and writes every gradient. 1 leaves them exactly as they are.
   float grad_scale = 1.0f;
+  // Or, when set, the factor where clip_factor left it (one double of this backend's memory, holding
+  // a float's value), so that the host need not read it first. NaN there, clip_factor's sign of a
+  // step whose loss or gradient is not finite, skips the update: params, m and v keep their values
+  // (adamw_step_bf16 still writes the bf16 copy of params).
+  const double* grad_scale_at = nullptr;
 };
 
 // How matrix products (gemm, linear_forward, linear_backward) compute. Fp32: float32 throughout.
@@ -311,8 +316,13 @@ class Ops : public Memory {
   virtual void add_forward(T* out, const T* a, const T* b, std::size_t n) = 0;          // out = a + b
   virtual void accumulate(T* dst, const T* src, std::size_t n) = 0;                     // dst += src
   virtual void scale(T* x, std::size_t n, T s) = 0;                                     // x *= s
-  // Σ x² in double (for the gradient norm), returned to the host.
-  virtual double sum_squares(const T* x, std::size_t n) = 0;
+  // Gradient clipping, left on the backend for AdamW (AdamStep::grad_scale_at) so that nothing waits
+  // between the backward and the update. Writes (this backend's memory) *norm = √(Σ x²), the sum in
+  // double and the same on every call, and *scale = clip_scale(*norm, max_norm) (backend/
+  // clip_scale.hpp), or NaN when the norm or any of the n_check values at check (the loss's rows) is
+  // not finite: a step to skip.
+  virtual void clip_factor(double* norm, double* scale, const T* x, std::size_t n, double max_norm,
+                           const double* check, std::size_t n_check) = 0;
 
   // Inverted dropout with a counter-based generator (backend/dropout_hash.hpp), fused with the residual
   // add that follows it in the model:
@@ -470,8 +480,9 @@ class Ops : public Memory {
     cross_entropy_backward(x.data(), x.data(), lse, targets, N, V, smoothing, ignore_index, count, dloss);
     to_bf16(dlogits, x.data(), n);
   }
-  // adamw_step, and params_bf16 = bf16(params) after the update: the bf16 copy of the weights that
-  // the bf16 products read, kept in step with the float32 masters the update works on.
+  // adamw_step, and params_bf16 = bf16(params) after the update (or after a skipped one): the bf16
+  // copy of the weights that the bf16 products read, kept in step with the float32 masters the update
+  // works on.
   virtual void adamw_step_bf16(T* params, Bf16* params_bf16, const T* grads, T* m, T* v,
                                const std::uint8_t* decay_mask, std::size_t n, const AdamStep& h) {
     adamw_step(params, grads, m, v, decay_mask, n, h);

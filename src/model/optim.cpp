@@ -1,5 +1,6 @@
 #include "model/optim.hpp"
 
+#include "backend/clip_scale.hpp"
 #include "backend/cpu/ops.hpp"
 #include "backend/cpu/profile.hpp"
 
@@ -19,19 +20,10 @@ double clip_grad_norm(std::vector<float>& grads, double max_norm) {
   double sq = 0.0;
   for (float g : grads) sq += static_cast<double>(g) * g;
   const double norm = std::sqrt(sq);
-  if (max_norm > 0.0 && norm > max_norm) {
-    const float s = static_cast<float>(max_norm / (norm + 1e-12));
+  const float s = backend::clip_scale(norm, max_norm);
+  if (s != 1.0f)
     for (float& g : grads) g *= s;
-  }
   return norm;
-}
-
-GradClip grad_clip(backend::Ops<float>& be, const float* grads, std::size_t n, double max_norm) {
-  GradClip c;
-  c.norm = std::sqrt(be.sum_squares(grads, n));
-  // The host version's factor, rounded to float the same way.
-  if (max_norm > 0.0 && c.norm > max_norm) c.scale = static_cast<float>(max_norm / (c.norm + 1e-12));
-  return c;
 }
 
 void adam_step(std::vector<float>& params, const std::vector<float>& grads, std::vector<float>& m,

@@ -20,14 +20,8 @@ double noam_lr(std::int64_t step, int d_model, int warmup, double scale = 1.0);
 // Scales grads so their global L2 norm is at most max_norm (no-op for max_norm ≤ 0).
 // Returns the norm before clipping.
 double clip_grad_norm(std::vector<float>& grads, double max_norm);
-// The same on a backend's buffer (n values at grads), without touching it: the norm before clipping
-// and the factor that clips it (1 when no clipping is needed, or max_norm ≤ 0), for
-// backend::AdamStep::grad_scale, so the update applies it as it reads each gradient.
-struct GradClip {
-  double norm = 0.0;
-  float scale = 1.0f;
-};
-GradClip grad_clip(backend::Ops<float>& be, const float* grads, std::size_t n, double max_norm);
+// On a backend's buffer the same factor is computed on the backend and applied by the update as it
+// reads each gradient (backend::Ops::clip_factor, AdamStep::grad_scale_at; model::train_step).
 
 // The hyper-parameters of one step as the backends take them.
 backend::AdamStep adam_hyper(const AdamConfig& cfg, std::int64_t step, double lr);

@@ -135,15 +135,14 @@ StepResult train_step(Transformer<float>& net, const Batch& b, float smoothing, 
                       float* m, float* v, const std::uint8_t* decay_mask, backend::AdamStep h) {
   net.forward_queued(b, smoothing, true, rng);
   net.backward();
-  StepResult r;
-  const GradClip c = grad_clip(net.backend(), net.grads.data(), net.grads.size(), clip);  // waits
-  r.grad_norm = c.norm;
-  r.loss = net.loss();  // its rows were queued before the norm's: no second wait
-  if (!std::isfinite(r.loss)) return r;
-  h.grad_scale = c.scale;  // clipped as the update reads them: no pass over the gradients of its own
-  net.adamw_step(m, v, decay_mask, h);
-  r.updated = true;
-  return r;
+  h.grad_scale_at = net.clip_gradients(clip);
+  net.adamw_step(m, v, decay_mask, h);  // skipped on the backend when the factor is NaN
+  const Transformer<float>::StepReadback r = net.read_step();  // the step's one wait
+  StepResult out;
+  out.loss = r.loss;
+  out.grad_norm = r.grad_norm;
+  out.updated = !std::isnan(r.grad_scale);
+  return out;
 }
 
 Trainer::Trainer(const ModelConfig& model, const TrainConfig& train, std::vector<std::string> vocab,
@@ -245,9 +244,10 @@ std::int64_t Trainer::run(const std::vector<Example>& train, const std::vector<E
     info.lr = noam_lr(step_ + 1, mcfg_.d_model, tcfg_.warmup, tcfg_.lr_scale);
     const StepResult r = train_step(model_, b, tcfg_.label_smoothing, &dropout_rng_, tcfg_.clip, m_.data(),
                                     v_.data(), decay_mask_.data(), adam_hyper(adam, step_ + 1, info.lr));
-    if (!r.updated) {
-      throw NumericError("training diverged at step " + std::to_string(step_ + 1) +
-                         " (loss is not finite); lower train.lr_scale or raise train.warmup");
+    if (!r.updated || !std::isfinite(r.loss)) {
+      throw NumericError("training diverged at step " + std::to_string(step_ + 1) + " (" +
+                         (std::isfinite(r.loss) ? "gradient norm" : "loss") +
+                         " is not finite); lower train.lr_scale or raise train.warmup");
     }
     ++step_;
     const float loss = r.loss;

@@ -56,11 +56,11 @@ struct EvalResult {
 EvalResult evaluate(Transformer<float>& model, const std::vector<Example>& data, int batch_size);
 
 // One optimisation step on a batch: forward, backward, the gradients' norm clipped to `clip` (0 =
-// off), AdamW (h's lr, step and moments' settings; its grad_scale is set here). The order is chosen
-// for a device, whose ops return once queued: the forward and the backward are queued before the
-// host reads anything (the loss's rows, read after the norm, are ready by then), so the host waits
-// once a step before the update, for the norm that sets the clipping factor. The loss is checked
-// before the update: when it is not finite, AdamW does not run (params and moments keep their
+// off), AdamW (h's lr, step and moments' settings; the clipping factor is set here). The order is
+// chosen for a device, whose ops return once queued: forward, backward, clipping and AdamW are all
+// queued before the host reads anything (AdamW reads the factor where clipping left it), and then
+// the loss, the norm and the factor come back in one download, the step's one wait. When the loss
+// or the norm is not finite, AdamW skips the update on the backend (params and moments keep their
 // values) and `updated` is false, for the caller to stop. The Trainer's steps and `attnlab bench`'s.
 struct StepResult {
   float loss = 0.0f;

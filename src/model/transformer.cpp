@@ -436,9 +436,32 @@ T Transformer<T>::forward(const Batch& b, T smoothing, bool train, std::uint64_t
 
 template <typename T>
 T Transformer<T>::loss() const {
-  if (row_loss_.size() != batch_.tgt_out.size()) throw RuntimeError("Transformer::loss: no forward yet");
-  const std::vector<double> rows = row_loss_.download();
-  return static_cast<T>(backend::row_loss_mean(rows.data(), batch_.tgt_out.data(), rows.size(), kPad, nullptr));
+  const std::size_t N = batch_.tgt_out.size();
+  if (readback_.size() != N + 2) throw RuntimeError("Transformer::loss: no forward yet");
+  const std::vector<double> rows = readback_.download(0, N);
+  return static_cast<T>(backend::row_loss_mean(rows.data(), batch_.tgt_out.data(), N, kPad, nullptr));
+}
+
+template <typename T>
+const double* Transformer<T>::clip_gradients(double max_norm) {
+  const std::size_t N = batch_.tgt_out.size();
+  if (readback_.size() != N + 2) throw RuntimeError("Transformer::clip_gradients: no forward yet");
+  double* r = readback_.data();
+  be_.clip_factor(r + N, r + N + 1, grads.data(), grads.size(), max_norm, r, N);
+  clipped_ = true;
+  return r + N + 1;
+}
+
+template <typename T>
+typename Transformer<T>::StepReadback Transformer<T>::read_step() const {
+  const std::size_t N = batch_.tgt_out.size();
+  if (readback_.size() != N + 2 || !clipped_) throw RuntimeError("Transformer::read_step: no clip_gradients yet");
+  const std::vector<double> r = readback_.download();
+  StepReadback s;
+  s.loss = static_cast<T>(backend::row_loss_mean(r.data(), batch_.tgt_out.data(), N, kPad, nullptr));
+  s.grad_norm = r[N];
+  s.grad_scale = r[N + 1];
+  return s;
 }
 
 template <typename T>
@@ -463,7 +486,8 @@ void Transformer<T>::forward_queued(const Batch& b, T smoothing, bool train, std
       if (l < 1 || l > b.S) throw ShapeError("forward: a source length is outside [1, S]");
   }
   batch_ = b;
-  row_loss_.resize(0);  // loss() refuses until this forward has queued its rows
+  readback_.resize(0);  // loss() refuses until this forward has queued its rows
+  clipped_ = false;     // and read_step() until clip_gradients has written the norm and the factor
   // The loss's backward divides by the rows counted: known from the batch, so nothing waits for it.
   count_ = static_cast<int>(std::count_if(b.tgt_out.begin(), b.tgt_out.end(), [](int t) { return t != kPad; }));
   smoothing_ = smoothing;
@@ -579,9 +603,9 @@ void Transformer<T>::forward_queued(const Batch& b, T smoothing, bool train, std
 
 template <typename T>
 double* Transformer<T>::rows_of_loss(int N) {
-  row_loss_.bind(be_);
-  row_loss_.resize(static_cast<std::size_t>(N));
-  return row_loss_.data();
+  readback_.bind(be_);
+  readback_.resize(static_cast<std::size_t>(N) + 2);
+  return readback_.data();
 }
 
 template <typename T>

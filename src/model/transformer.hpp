@@ -68,6 +68,16 @@ class Transformer {
   // The last forward's loss: each row's loss downloaded (on a device, a wait for everything queued
   // before) and averaged in row order (backend::row_loss_mean), the same sum on every backend.
   T loss() const;
+  // Gradient clipping after backward(), on the backend (backend::Ops::clip_factor): the gradients'
+  // norm and the factor that clips it to max_norm (0 = off), NaN when the norm or the last forward's
+  // loss is not finite. Nothing is read back; the factor's address is for AdamStep::grad_scale_at.
+  const double* clip_gradients(double max_norm);
+  // After clip_gradients: the loss, the norm and the factor, read back in one download.
+  struct StepReadback {
+    T loss = 0;
+    double grad_norm = 0.0, grad_scale = 1.0;
+  };
+  StepReadback read_step() const;
   // Gradients of the last forward's loss with respect to every parameter (grads is overwritten).
   void backward();
   // One AdamW step on params from grads (backend adamw_step; m, v and decay_mask as there). When the
@@ -249,8 +259,11 @@ class Transformer {
   std::vector<DecLayer> dec_;
   LNAct dec_final_;
   Buf logits_, lse_;  // lse_: log Σ exp of each logits row (N), what the loss's backward needs
-  backend::Buffer<double> row_loss_;  // each row's loss (N), read back by loss()
-  double* rows_of_loss(int N);        // row_loss_ bound and sized
+  // What the host reads after a step, in one download: [each row's loss (N) | the gradients' norm |
+  // clipping's factor] (the last two written by clip_gradients).
+  backend::Buffer<double> readback_;
+  double* rows_of_loss(int N);  // readback_ bound and sized for a forward of N rows
+  bool clipped_ = false;        // clip_gradients has run since the last forward
   // bf16_storage(): the loss head's final norm output, output projection weights (rounded from the
   // float32 parameters at each forward), logits and their gradient, in bf16 (logits_ and
   // dec_final_.out are then not written); and the feed-forward blocks' gradient scratch.

@@ -70,6 +70,7 @@
 #include <vector>
 
 #include "backend/backend.hpp"
+#include "backend/clip_scale.hpp"
 #include "backend/cpu/cpu_backend.hpp"
 #include "backend/dropout_hash.hpp"
 #include "backend/registry.hpp"
@@ -210,12 +211,13 @@ class Run {
     return bytes_.back().data();
   }
   std::vector<int> draw_ints(std::size_t n, int lo, int hi) { return random_ints(rng, n, lo, hi); }
-  // n doubles the op writes (each row's loss): NaN until it does.
-  double* doubles_written(std::size_t n) {
+  // Doubles the op reads, and n doubles it writes (each row's loss): NaN until it does.
+  double* doubles(const std::vector<double>& host) {
     doubles_.emplace_back(be);
-    doubles_.back().upload(std::vector<double>(n, std::numeric_limits<double>::quiet_NaN()));
+    doubles_.back().upload(host);
     return doubles_.back().data();
   }
+  double* doubles_written(std::size_t n) { return doubles(std::vector<double>(n, std::numeric_limits<double>::quiet_NaN())); }
   // An output the op writes: NaN until it does.
   T* written(std::size_t n) { return put(std::vector<T>(n, poison<T>())); }
   // A gradient the op accumulates into: random start values.
@@ -730,9 +732,38 @@ std::vector<Case> cases() {
   t.push_back(make_case("relu (in place too), add, accumulate, scale, n 999",
                         [](auto& r) { elementwise_case(r, 999); }));
   t.push_back(make_case("relu, add, accumulate, scale, n 1", [](auto& r) { elementwise_case(r, 1); }));
-  t.push_back(make_case("sum_squares, n 1 and 4099", [](auto& r) {
-    r.record_value("n 1", r.be.sum_squares(r.input(1), 1), 0.0);
-    r.record_value("n 4099", r.be.sum_squares(r.input(4099), 4099), 0.0);
+  t.push_back(make_case("clip_factor: n 0, 1 and 4099, clipped or not, finite checks", [](auto& r) {
+    // The norm against the CPU's, and the factor clip_scale makes of it: clipped where max_norm is
+    // below the norm (about √n here), 1 where above it or 0 (off).
+    const std::vector<double> rows{0.5, 0.0, 2.25};
+    std::vector<double> out(2);
+    for (const auto& [n, max_norm] : {std::pair<std::size_t, double>{0, 1.0}, {1, 0.25}, {1, 0.0}, {4099, 10.0},
+                                      {4099, 1000.0}}) {
+      double* at = r.doubles_written(2);
+      r.be.clip_factor(at, at + 1, r.input(n), n, max_norm, r.doubles(rows), rows.size());
+      r.be.download(out.data(), at, 2 * sizeof(double));
+      const std::string what = "n " + std::to_string(n) + ", max_norm " + std::to_string(max_norm);
+      r.record_value("norm, " + what, out[0], 0.0);
+      r.record_value("factor, " + what, out[1], 0.0);
+      CHECK(out[1] == static_cast<double>(static_cast<float>(out[1])));  // a float's value
+      CHECK(out[1] == static_cast<double>(attnlab::backend::clip_scale(out[0], max_norm)));
+      if (n == 0) CHECK(out[0] == 0.0);
+    }
+    // Not finite: the norm (an infinite gradient) or a check value (the loss's rows): the factor NaN.
+    using T = typename std::decay_t<decltype(r)>::value_type;
+    for (const int which : {0, 1, 2}) {
+      std::vector<T> x = r.draw(33);
+      std::vector<double> checks(7, 1.0);
+      if (which == 0) x[5] = std::numeric_limits<T>::infinity();
+      if (which == 1) checks[6] = std::numeric_limits<double>::quiet_NaN();
+      if (which == 2) checks[0] = -std::numeric_limits<double>::infinity();
+      double* at = r.doubles_written(2);
+      r.be.clip_factor(at, at + 1, r.put(x), x.size(), 1.0, r.doubles(checks), checks.size());
+      r.be.download(out.data(), at, 2 * sizeof(double));
+      INFO("not finite: " << which);
+      CHECK(std::isnan(out[1]));
+      CHECK(std::isfinite(out[0]) == (which != 0));
+    }
   }));
   t.push_back(make_case("dropout p 0.1, seed 12345 (masks bit for bit)", [](auto& r) { dropout_case(r, 0.1f, 12345); }));
   t.push_back(make_case("dropout p 0.5, seed 2^63 + 7", [](auto& r) { dropout_case(r, 0.5f, (1ull << 63) + 7); }));
@@ -1947,6 +1978,66 @@ TEST_CASE("adamw_step_bf16: adamw_step's update, and the bf16 copy of exactly th
     std::size_t wrong = 0;
     for (std::size_t i = 0; i < n; ++i) wrong += fused.copy[i].bits != attnlab::backend::to_bf16(fused.p[i]).bits;
     CHECK_MESSAGE(wrong == 0, wrong << " of " << n << " bf16 copies not the updated parameter rounded");
+  }
+}
+
+TEST_CASE("adamw with the factor on the backend (grad_scale_at): grad_scale's bits; NaN there skips the update") {
+  // model::train_step leaves clipping's factor where clip_factor wrote it and AdamW reads it there;
+  // a NaN factor (a loss or gradient not finite) must leave params and moments as they were, and the
+  // bf16 copy still the rounding of params.
+  const std::size_t n = 777;
+  std::mt19937 rng(29);
+  const auto p0 = random_floats(rng, n), g = random_floats(rng, n), m0 = random_floats(rng, n, 0.1f);
+  auto v0 = random_floats(rng, n, 0.1f);
+  for (float& x : v0) x = x * x;
+  struct After {
+    std::vector<float> p, m, v;
+    std::vector<Bf16> copy;
+  };
+  auto run = [&](Ops<float>& be, float scale, const double* at, bool with_copy) {
+    Buffer<float> p(be), gg(be), m(be), v(be);
+    p.upload(p0), gg.upload(g), m.upload(m0), v.upload(v0);
+    Buffer<Bf16> copy(be);
+    copy.upload(std::vector<Bf16>(n, Bf16{0x7fc1}));
+    AdamStep h;
+    h.lr = 1e-2;
+    h.step = 4;
+    h.weight_decay = 0.1f;
+    h.grad_scale = scale;
+    h.grad_scale_at = at;
+    if (with_copy) be.adamw_step_bf16(p.data(), copy.data(), gg.data(), m.data(), v.data(), nullptr, n, h);
+    else be.adamw_step(p.data(), gg.data(), m.data(), v.data(), nullptr, n, h);
+    return After{p.download(), m.download(), v.download(), copy.download()};
+  };
+  auto same = [&](const std::vector<float>& a, const std::vector<float>& b) {
+    return std::memcmp(a.data(), b.data(), n * sizeof(float)) == 0;
+  };
+  for (Ops<float>* be : backends_under_test<float>(false)) {
+    INFO("backend: " << be->name());
+    Buffer<double> factor(*be);
+    factor.upload({static_cast<double>(0.37f)});
+    for (const bool with_copy : {false, true}) {
+      INFO("bf16 copy: " << with_copy);
+      // grad_scale 2 is ignored when grad_scale_at is set.
+      const After host = run(*be, 0.37f, nullptr, with_copy), device = run(*be, 2.0f, factor.data(), with_copy);
+      CHECK(same(host.p, device.p));
+      CHECK(same(host.m, device.m));
+      CHECK(same(host.v, device.v));
+      CHECK_FALSE(same(host.p, p0));
+    }
+    factor.upload({std::numeric_limits<double>::quiet_NaN()});
+    for (const bool with_copy : {false, true}) {
+      INFO("skipped, bf16 copy: " << with_copy);
+      const After skipped = run(*be, 1.0f, factor.data(), with_copy);
+      CHECK(same(skipped.p, p0));
+      CHECK(same(skipped.m, m0));
+      CHECK(same(skipped.v, v0));
+      if (with_copy) {
+        std::size_t wrong = 0;
+        for (std::size_t i = 0; i < n; ++i) wrong += skipped.copy[i].bits != attnlab::backend::to_bf16(p0[i]).bits;
+        CHECK(wrong == 0);
+      }
+    }
   }
 }
 

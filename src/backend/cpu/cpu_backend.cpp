@@ -1,12 +1,15 @@
 #include "backend/cpu/cpu_backend.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <new>
 #include <string>
 #include <vector>
 
+#include "backend/clip_scale.hpp"
 #include "backend/cpu/buffers.hpp"
 #include "backend/cpu/ops.hpp"
 #include "backend/cpu/parallel.hpp"
@@ -125,7 +128,13 @@ class CpuBackend final : public Ops<T> {
     cpu::prof::Scope prof_scope(cpu::prof::Op::Optimizer);
     for (std::size_t i = 0; i < n; ++i) x[i] *= s;
   }
-  double sum_squares(const T* x, std::size_t n) override { return cpu::sum_squares<T>(x, n); }
+  void clip_factor(double* norm, double* scale, const T* x, std::size_t n, double max_norm, const double* check,
+                   std::size_t n_check) override {
+    *norm = std::sqrt(cpu::sum_squares<T>(x, n));
+    bool finite = std::isfinite(*norm);
+    for (std::size_t i = 0; i < n_check; ++i) finite = finite && std::isfinite(check[i]);
+    *scale = finite ? static_cast<double>(clip_scale(*norm, max_norm)) : std::numeric_limits<double>::quiet_NaN();
+  }
   void dropout_forward(T* out, const T* inp, const T* residual, std::size_t n, float p,
                        std::uint64_t seed) override {
     cpu::dropout_forward_hashed<T>(out, inp, residual, n, p, seed);

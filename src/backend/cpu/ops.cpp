@@ -619,7 +619,9 @@ void adamw_step(T* params, const T* grads, T* m, T* v, const std::uint8_t* decay
   const T step_size = static_cast<T>(h.lr / c1);
   const T inv_sqrt_c2 = static_cast<T>(1.0 / std::sqrt(c2));
   const T fb1 = h.beta1, fb2 = h.beta2, eps = h.eps, wd = h.weight_decay;
-  const T gs = static_cast<T>(h.grad_scale);
+  const float factor = h.grad_scale_at ? static_cast<float>(*h.grad_scale_at) : h.grad_scale;
+  if (std::isnan(factor)) return;  // clip_factor's sign of a step to skip (backend::AdamStep)
+  const T gs = static_cast<T>(factor);
   for (std::size_t i = 0; i < n; ++i) {
     const T g = grads[i] * gs;
     m[i] = fb1 * m[i] + (T(1) - fb1) * g;

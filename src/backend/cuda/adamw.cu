@@ -17,10 +17,17 @@ constexpr unsigned kThreads = 256;
 __global__ void adamw_kernel(float* __restrict__ p, const float* __restrict__ g, float* __restrict__ m,
                              float* __restrict__ v, const std::uint8_t* __restrict__ decay_mask, std::size_t n,
                              float lr, float step_size, float inv_sqrt_c2, float b1, float b2, float eps, float wd,
-                             float grad_scale, std::uint16_t* __restrict__ p_bf16) {
+                             float grad_scale, const double* __restrict__ grad_scale_at,
+                             std::uint16_t* __restrict__ p_bf16) {
+  const float gs = grad_scale_at ? static_cast<float>(*grad_scale_at) : grad_scale;
+  const bool skip = isnan(gs);  // clip_factor's sign of a step whose loss or gradient is not finite
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-    const float gi = g[i] * grad_scale;  // the clipping factor, rounded as a separate multiply
+    if (skip) {
+      if (p_bf16) detail::store(p_bf16 + i, p[i]);
+      continue;
+    }
+    const float gi = g[i] * gs;  // the clipping factor, rounded as a separate multiply
     const float mi = b1 * m[i] + (1.0f - b1) * gi;
     const float vi = b2 * v[i] + (1.0f - b2) * gi * gi;
     m[i] = mi;
@@ -48,7 +55,7 @@ void adamw_step(float* params, const float* grads, float* m, float* v, const std
   ATTNLAB_LAUNCH(adamw_kernel, detail::grid_for(n, kThreads), kThreads, 0, stream)(params, grads, m, v, decay_mask, n, lr_f,
                                                                        step_size, inv_sqrt_c2, cfg.beta1, cfg.beta2,
                                                                        cfg.eps, cfg.weight_decay, cfg.grad_scale,
-                                                                       params_bf16);
+                                                                       cfg.grad_scale_at, params_bf16);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -18,6 +18,10 @@ struct AdamWParams {
   float beta1 = 0.9f, beta2 = 0.98f, eps = 1e-9f;  // the paper's values, as model::AdamConfig
   float weight_decay = 0.0f;
   float grad_scale = 1.0f;  // each gradient used as g · grad_scale (backend::AdamStep)
+  // Or, when set, the factor read on the device (a double holding a float's value, where
+  // clip_factor wrote it); NaN there skips the update (params, m, v untouched; the bf16 copy of
+  // params still written).
+  const double* grad_scale_at = nullptr;
 };
 
 // params_bf16 (n bf16 values as raw bits, or null): also receives each updated parameter rounded to

@@ -93,6 +93,7 @@ cuda::AdamWParams adamw_params(const AdamStep& h) {
   p.eps = h.eps;
   p.weight_decay = h.weight_decay;
   p.grad_scale = h.grad_scale;
+  p.grad_scale_at = h.grad_scale_at;
   return p;
 }
 
@@ -399,9 +400,11 @@ class CudaBackend final : public Ops<float> {
     cuda::TimedOp t(timer_, "scale", floats(2.0 * n));
     cuda::scale(x, n, f, s());
   }
-  double sum_squares(const float* x, std::size_t n) override {
-    cuda::TimedOp t(timer_, "sum_squares", floats(1.0 * n));
-    return cuda::sum_squares(partials_.get(cuda::kSumSquaresBlocks), x, n, s());
+  void clip_factor(double* norm, double* scale, const float* x, std::size_t n, double max_norm, const double* check,
+                   std::size_t n_check) override {
+    // x and the check values read, the norm and the factor written.
+    cuda::TimedOp t(timer_, "clip_factor", floats(1.0 * n) + sizeof(double) * (n_check + 2.0));
+    cuda::clip_factor(norm, scale, partials_.get(cuda::kSumSquaresBlocks), x, n, max_norm, check, n_check, s());
   }
 
   void dropout_forward(float* out, const float* inp, const float* residual, std::size_t n, float p,

@@ -5,9 +5,9 @@
 // bf16 matrix products after set_matmul_precision(Tf32 or Bf16), each held to its bound there). In the emulation
 // build (-DATTNLAB_CUDA=EMULATE) the same code runs its kernels on the CPU emulator and name() says so.
 //
-// Ops return when their work is queued, except the one that hands a value to the host (sum_squares),
-// upload/download (which wait for the copy), embedding_backward beyond
-// 16,384 rows (it groups the token ids on the host: cuda/embedding.hpp) and synchronize(). The kernels
+// Ops return when their work is queued, except upload/download (which wait for the copy),
+// embedding_backward beyond 16,384 rows (it groups the token ids on the host: cuda/embedding.hpp)
+// and synchronize(): no op hands a value to the host. The kernels
 // are those of this folder (attention.hpp, cross_entropy.hpp, embedding.hpp, linear.hpp, ...); the
 // contract of each op is the interface's. One limit beyond the CPU backend's: attention_backward
 // rejects a batch stride of 0 (shared K/V) with ShapeError (attention.hpp says why).

@@ -1,10 +1,9 @@
 // Element-wise kernels (see elementwise.hpp): grid-stride loops, one element per thread per step. No
 // __restrict__: each element is read and written by one thread only, so in-place calls (out == inp)
-// are allowed. sum_squares: a fixed grid of block sums in double, added on the host.
+// are allowed. clip_factor: a fixed grid of block sums in double, added by one thread in block order.
 #include "backend/cuda/elementwise.hpp"
 
-#include <vector>
-
+#include "backend/clip_scale.hpp"
 #include "backend/dropout_hash.hpp"
 
 #include "backend/cuda/bf16.cuh"
@@ -100,6 +99,21 @@ __global__ void __launch_bounds__(kThreads)
   }
   acc = detail::block_reduce<double, false>(acc, scratch);
   if (threadIdx.x == 0) partials[blockIdx.x] = acc;
+}
+
+// One block: the check values scanned by every thread, the partials added by one in block order.
+__global__ void __launch_bounds__(kThreads)
+    clip_factor_kernel(double* __restrict__ norm, double* __restrict__ scale, const double* __restrict__ partials,
+                       double max_norm, const double* __restrict__ check, std::size_t n_check) {
+  int bad = 0;
+  for (std::size_t i = threadIdx.x; i < n_check; i += blockDim.x) bad |= !isfinite(check[i]);
+  bad = __syncthreads_or(bad);
+  if (threadIdx.x != 0) return;
+  double total = 0.0;
+  for (int b = 0; b < kSumSquaresBlocks; ++b) total += partials[b];
+  const double r = sqrt(total);
+  *norm = r;
+  *scale = bad || !isfinite(r) ? static_cast<double>(nanf("")) : static_cast<double>(backend::clip_scale(r, max_norm));
 }
 
 #undef ATTNLAB_GRID_STRIDE
@@ -210,15 +224,11 @@ void sum_squares_partials(double* partials, const float* x, std::size_t n, Strea
   CUDA_CHECK_LAUNCH();
 }
 
-double sum_squares(double* partials, const float* x, std::size_t n, Stream stream) {
-  if (n == 0) return 0.0;
-  sum_squares_partials(partials, x, n, stream);
-  std::vector<double> host(kSumSquaresBlocks);
-  CUDA_CHECK(cudaMemcpyAsync(host.data(), partials, host.size() * sizeof(double), cudaMemcpyDeviceToHost, stream));
-  CUDA_CHECK(cudaStreamSynchronize(stream));
-  double total = 0.0;
-  for (const double v : host) total += v;  // block order: the same sum every run
-  return total;
+void clip_factor(double* norm, double* scale, double* partials, const float* x, std::size_t n, double max_norm,
+                 const double* check, std::size_t n_check, Stream stream) {
+  sum_squares_partials(partials, x, n, stream);  // n = 0: every partial 0
+  ATTNLAB_LAUNCH(clip_factor_kernel, 1, kThreads, 0, stream)(norm, scale, partials, max_norm, check, n_check);
+  CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace attnlab::cuda

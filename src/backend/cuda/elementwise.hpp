@@ -1,7 +1,7 @@
 #pragma once
 // Element-wise ops on the GPU: the residual sum and its backward, ReLU (cpu::relu_forward /
 // relu_backward), GELU, scaling, dropout with the counter-based mask of backend/dropout_hash.hpp, and
-// the sum of squares behind the gradient norm, all over n contiguous floats.
+// gradient clipping's norm and factor, all over n contiguous floats.
 //
 // Shape legend: n elements (N × C or N × F activations, or a parameter block, flattened). Backward
 // functions accumulate (+=) into dinp/dst, as the CPU ops do.
@@ -58,10 +58,15 @@ void dropout_backward_bf16(std::uint16_t* dinp, const float* dout, std::size_t n
 
 // Σ x² in double, deterministically: a fixed grid of kSumSquaresBlocks blocks (whatever the device)
 // each writes the double sum of its grid-stride share to partials[block] (a fixed-shape tree inside
-// the block); sum_squares adds the partials on the host in block order. partials: kSumSquaresBlocks
-// doubles on the device.
+// the block). partials: kSumSquaresBlocks doubles on the device.
 inline constexpr int kSumSquaresBlocks = 128;
 void sum_squares_partials(double* partials, const float* x, std::size_t n, Stream stream = nullptr);
-double sum_squares(double* partials, const float* x, std::size_t n, Stream stream = nullptr);  // synchronises
+
+// Gradient clipping on the device (backend::Ops::clip_factor), nothing read back: the partials of
+// Σ x², then one block adds them in block order (the same sum every run) and writes *norm = √Σ and
+// *scale = backend::clip_scale(*norm, max_norm), or NaN when the norm or any of check[0, n_check)
+// is not finite. norm, scale, check: device memory.
+void clip_factor(double* norm, double* scale, double* partials, const float* x, std::size_t n, double max_norm,
+                 const double* check, std::size_t n_check, Stream stream = nullptr);
 
 }  // namespace attnlab::cuda
