@@ -1941,43 +1941,61 @@ TEST_CASE("bf16 attention backward at --precision bf16 on CUDA: bf16 read and wr
   }
 }
 
+// One AdamW update on a backend from fixed starting values (n parameters, seeded): params, moments and
+// the bf16 copy (NaN where it was not written) afterwards. with_copy: adamw_step_bf16, else adamw_step.
+struct AdamRun {
+  struct After {
+    std::vector<float> p, m, v;
+    std::vector<Bf16> copy;
+  };
+  AdamRun(std::size_t size, std::uint32_t seed) : n(size) {
+    std::mt19937 rng(seed);
+    p0 = random_floats(rng, n), g = random_floats(rng, n), m0 = random_floats(rng, n, 0.1f);
+    v0 = random_floats(rng, n, 0.1f);
+    for (float& x : v0) x = x * x;  // second moments are non-negative
+  }
+  After operator()(Ops<float>& be, const AdamStep& h, bool with_copy, const std::vector<std::uint8_t>& mask = {}) const {
+    Buffer<float> p(be), gg(be), m(be), v(be);
+    Buffer<std::uint8_t> dm(be);
+    p.upload(p0), gg.upload(g), m.upload(m0), v.upload(v0), dm.upload(mask);
+    const std::uint8_t* masked = mask.empty() ? nullptr : dm.data();
+    Buffer<Bf16> copy(be);
+    copy.upload(std::vector<Bf16>(n, Bf16{0x7fc1}));  // NaN: an element left unwritten shows
+    if (with_copy) be.adamw_step_bf16(p.data(), copy.data(), gg.data(), m.data(), v.data(), masked, n, h);
+    else be.adamw_step(p.data(), gg.data(), m.data(), v.data(), masked, n, h);
+    return After{p.download(), m.download(), v.download(), copy.download()};
+  }
+  static bool same(const std::vector<float>& a, const std::vector<float>& b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+  }
+  // Elements of copy that are not p rounded to bf16.
+  static std::size_t not_rounding(const std::vector<Bf16>& copy, const std::vector<float>& p) {
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < p.size(); ++i) wrong += copy[i].bits != attnlab::backend::to_bf16(p[i]).bits;
+    return wrong;
+  }
+  std::size_t n;
+  std::vector<float> p0, g, m0, v0;
+};
+
 TEST_CASE("adamw_step_bf16: adamw_step's update, and the bf16 copy of exactly the updated parameters") {
-  const std::size_t n = 1003;
-  std::mt19937 rng(23);
-  const auto p0 = random_floats(rng, n), g = random_floats(rng, n), m0 = random_floats(rng, n, 0.1f);
-  auto v0 = random_floats(rng, n, 0.1f);
-  for (float& x : v0) x = x * x;
-  std::vector<std::uint8_t> mask(n);
-  for (std::size_t i = 0; i < n; ++i) mask[i] = i % 3 != 0;
+  const AdamRun run(1003, 23);
+  std::vector<std::uint8_t> mask(run.n);
+  for (std::size_t i = 0; i < run.n; ++i) mask[i] = i % 3 != 0;
   AdamStep h;
   h.lr = 1e-2;
   h.step = 7;
   h.weight_decay = 0.1f;
   h.grad_scale = 0.5f;
-  struct After {
-    std::vector<float> p, m, v;
-    std::vector<Bf16> copy;
-  };
-  auto run = [&](Ops<float>& be, bool with_copy) {
-    Buffer<float> p(be), gg(be), m(be), v(be);
-    Buffer<std::uint8_t> dm(be);
-    p.upload(p0), gg.upload(g), m.upload(m0), v.upload(v0), dm.upload(mask);
-    Buffer<Bf16> copy(be);
-    copy.upload(std::vector<Bf16>(n, Bf16{0x7fc1}));  // NaN: an element left unwritten shows
-    if (with_copy) be.adamw_step_bf16(p.data(), copy.data(), gg.data(), m.data(), v.data(), dm.data(), n, h);
-    else be.adamw_step(p.data(), gg.data(), m.data(), v.data(), dm.data(), n, h);
-    return After{p.download(), m.download(), v.download(), copy.download()};
-  };
   for (Ops<float>* be : backends_under_test<float>(false)) {
     INFO("backend: " << be->name());
-    const After plain = run(*be, false), fused = run(*be, true);
+    const AdamRun::After plain = run(*be, h, false, mask), fused = run(*be, h, true, mask);
     // The same update bit for bit as adamw_step on the same backend, and the copy its rounding.
-    CHECK(std::memcmp(plain.p.data(), fused.p.data(), n * sizeof(float)) == 0);
-    CHECK(std::memcmp(plain.m.data(), fused.m.data(), n * sizeof(float)) == 0);
-    CHECK(std::memcmp(plain.v.data(), fused.v.data(), n * sizeof(float)) == 0);
-    std::size_t wrong = 0;
-    for (std::size_t i = 0; i < n; ++i) wrong += fused.copy[i].bits != attnlab::backend::to_bf16(fused.p[i]).bits;
-    CHECK_MESSAGE(wrong == 0, wrong << " of " << n << " bf16 copies not the updated parameter rounded");
+    CHECK(AdamRun::same(plain.p, fused.p));
+    CHECK(AdamRun::same(plain.m, fused.m));
+    CHECK(AdamRun::same(plain.v, fused.v));
+    const std::size_t wrong = AdamRun::not_rounding(fused.copy, fused.p);
+    CHECK_MESSAGE(wrong == 0, wrong << " of " << run.n << " bf16 copies not the updated parameter rounded");
   }
 }
 
@@ -1985,58 +2003,35 @@ TEST_CASE("adamw with the factor on the backend (grad_scale_at): grad_scale's bi
   // model::train_step leaves clipping's factor where clip_factor wrote it and AdamW reads it there;
   // a NaN factor (a loss or gradient not finite) must leave params and moments as they were, and the
   // bf16 copy still the rounding of params.
-  const std::size_t n = 777;
-  std::mt19937 rng(29);
-  const auto p0 = random_floats(rng, n), g = random_floats(rng, n), m0 = random_floats(rng, n, 0.1f);
-  auto v0 = random_floats(rng, n, 0.1f);
-  for (float& x : v0) x = x * x;
-  struct After {
-    std::vector<float> p, m, v;
-    std::vector<Bf16> copy;
-  };
-  auto run = [&](Ops<float>& be, float scale, const double* at, bool with_copy) {
-    Buffer<float> p(be), gg(be), m(be), v(be);
-    p.upload(p0), gg.upload(g), m.upload(m0), v.upload(v0);
-    Buffer<Bf16> copy(be);
-    copy.upload(std::vector<Bf16>(n, Bf16{0x7fc1}));
-    AdamStep h;
-    h.lr = 1e-2;
-    h.step = 4;
-    h.weight_decay = 0.1f;
-    h.grad_scale = scale;
-    h.grad_scale_at = at;
-    if (with_copy) be.adamw_step_bf16(p.data(), copy.data(), gg.data(), m.data(), v.data(), nullptr, n, h);
-    else be.adamw_step(p.data(), gg.data(), m.data(), v.data(), nullptr, n, h);
-    return After{p.download(), m.download(), v.download(), copy.download()};
-  };
-  auto same = [&](const std::vector<float>& a, const std::vector<float>& b) {
-    return std::memcmp(a.data(), b.data(), n * sizeof(float)) == 0;
-  };
+  const AdamRun run(777, 29);
+  AdamStep h;
+  h.lr = 1e-2;
+  h.step = 4;
+  h.weight_decay = 0.1f;
   for (Ops<float>* be : backends_under_test<float>(false)) {
     INFO("backend: " << be->name());
     Buffer<double> factor(*be);
     factor.upload({static_cast<double>(0.37f)});
+    AdamStep on_host = h, on_device = h;
+    on_host.grad_scale = 0.37f;
+    on_device.grad_scale = 2.0f;  // ignored: grad_scale_at is set
+    on_device.grad_scale_at = factor.data();
     for (const bool with_copy : {false, true}) {
       INFO("bf16 copy: " << with_copy);
-      // grad_scale 2 is ignored when grad_scale_at is set.
-      const After host = run(*be, 0.37f, nullptr, with_copy), device = run(*be, 2.0f, factor.data(), with_copy);
-      CHECK(same(host.p, device.p));
-      CHECK(same(host.m, device.m));
-      CHECK(same(host.v, device.v));
-      CHECK_FALSE(same(host.p, p0));
+      const AdamRun::After host = run(*be, on_host, with_copy), device = run(*be, on_device, with_copy);
+      CHECK(AdamRun::same(host.p, device.p));
+      CHECK(AdamRun::same(host.m, device.m));
+      CHECK(AdamRun::same(host.v, device.v));
+      CHECK_FALSE(AdamRun::same(host.p, run.p0));
     }
     factor.upload({std::numeric_limits<double>::quiet_NaN()});
     for (const bool with_copy : {false, true}) {
       INFO("skipped, bf16 copy: " << with_copy);
-      const After skipped = run(*be, 1.0f, factor.data(), with_copy);
-      CHECK(same(skipped.p, p0));
-      CHECK(same(skipped.m, m0));
-      CHECK(same(skipped.v, v0));
-      if (with_copy) {
-        std::size_t wrong = 0;
-        for (std::size_t i = 0; i < n; ++i) wrong += skipped.copy[i].bits != attnlab::backend::to_bf16(p0[i]).bits;
-        CHECK(wrong == 0);
-      }
+      const AdamRun::After skipped = run(*be, on_device, with_copy);
+      CHECK(AdamRun::same(skipped.p, run.p0));
+      CHECK(AdamRun::same(skipped.m, run.m0));
+      CHECK(AdamRun::same(skipped.v, run.v0));
+      if (with_copy) CHECK(AdamRun::not_rounding(skipped.copy, run.p0) == 0);
     }
   }
 }

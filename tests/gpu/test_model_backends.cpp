@@ -82,6 +82,21 @@ Batch padded_batch(const ModelConfig& c) {
   return b;
 }
 
+// A model of 29 tokens, 16 channels and 2 heads, one layer per stack (no encoder when decoder_only):
+// small enough for the emulator, every op of a step still called.
+ModelConfig tiny_model(bool decoder_only = false) {
+  ModelConfig c;
+  c.vocab_size = 29;
+  c.d_model = 16;
+  c.heads = 2;
+  c.d_ff = 24;
+  c.encoder_layers = decoder_only ? 0 : 1;
+  c.decoder_layers = 1;
+  c.decoder_only = decoder_only;
+  c.max_len = 8;
+  return c;
+}
+
 void one_step(ModelConfig c, const std::string& what) {
   INFO(what);
   Transformer<float> on_cpu(c, cpu()), on_gpu(c, gpu());
@@ -249,14 +264,7 @@ TEST_CASE("op timing (bench's breakdown): one row per op called, ops inside ops 
   if (g_gate != 0) return;
   CHECK_FALSE(cpu().start_op_timing());  // the CPU has its own profiler (backend/cpu/profile.hpp)
   CHECK(cpu().stop_op_timing().empty());
-  ModelConfig c;
-  c.vocab_size = 29;
-  c.d_model = 16;
-  c.heads = 2;
-  c.d_ff = 24;
-  c.encoder_layers = 1;
-  c.decoder_layers = 1;
-  c.max_len = 8;
+  const ModelConfig c = tiny_model();
   Transformer<float> net(c, gpu());
   net.init_params(3);
   const Batch b = padded_batch(c);
@@ -387,15 +395,7 @@ TEST_CASE("a training step waits for the device once: everything queued, then th
   if (g_gate != 0) return;
   for (const bool decoder_only : {false, true}) {
     INFO((decoder_only ? "decoder-only" : "encoder-decoder"));
-    ModelConfig c;
-    c.vocab_size = 29;
-    c.d_model = 16;
-    c.heads = 2;
-    c.d_ff = 24;
-    c.encoder_layers = decoder_only ? 0 : 1;
-    c.decoder_layers = 1;
-    c.decoder_only = decoder_only;
-    c.max_len = 8;
+    const ModelConfig c = tiny_model(decoder_only);
     backend::Ops<float>& be = gpu();
     Transformer<float> net(c, be);
     net.init_params(3);
