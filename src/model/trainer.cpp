@@ -131,18 +131,14 @@ EvalResult evaluate(Transformer<float>& model, const std::vector<Example>& data,
   return r;
 }
 
-StepResult train_step(Transformer<float>& net, const Batch& b, float smoothing, std::uint64_t* rng, double clip,
-                      float* m, float* v, const std::uint8_t* decay_mask, backend::AdamStep h) {
+Transformer<float>::StepReadback train_step(Transformer<float>& net, const Batch& b, float smoothing,
+                                            std::uint64_t* rng, double clip, float* m, float* v,
+                                            const std::uint8_t* decay_mask, backend::AdamStep h) {
   net.forward_queued(b, smoothing, true, rng);
   net.backward();
   h.grad_scale_at = net.clip_gradients(clip);
   net.adamw_step(m, v, decay_mask, h);  // skipped on the backend when the factor is NaN
-  const Transformer<float>::StepReadback r = net.read_step();  // the step's one wait
-  StepResult out;
-  out.loss = r.loss;
-  out.grad_norm = r.grad_norm;
-  out.updated = !std::isnan(r.grad_scale);
-  return out;
+  return net.read_step();               // the step's one wait
 }
 
 Trainer::Trainer(const ModelConfig& model, const TrainConfig& train, std::vector<std::string> vocab,
@@ -242,9 +238,9 @@ std::int64_t Trainer::run(const std::vector<Example>& train, const std::vector<E
     const Batch b = make_batch(train, idx, mcfg_.decoder_only);
     StepInfo info;
     info.lr = noam_lr(step_ + 1, mcfg_.d_model, tcfg_.warmup, tcfg_.lr_scale);
-    const StepResult r = train_step(model_, b, tcfg_.label_smoothing, &dropout_rng_, tcfg_.clip, m_.data(),
-                                    v_.data(), decay_mask_.data(), adam_hyper(adam, step_ + 1, info.lr));
-    if (!r.updated || !std::isfinite(r.loss)) {
+    const auto r = train_step(model_, b, tcfg_.label_smoothing, &dropout_rng_, tcfg_.clip, m_.data(), v_.data(),
+                              decay_mask_.data(), adam_hyper(adam, step_ + 1, info.lr));
+    if (!r.updated() || !std::isfinite(r.loss)) {
       throw NumericError("training diverged at step " + std::to_string(step_ + 1) + " (" +
                          (std::isfinite(r.loss) ? "gradient norm" : "loss") +
                          " is not finite); lower train.lr_scale or raise train.warmup");

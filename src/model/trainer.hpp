@@ -61,14 +61,10 @@ EvalResult evaluate(Transformer<float>& model, const std::vector<Example>& data,
 // queued before the host reads anything (AdamW reads the factor where clipping left it), and then
 // the loss, the norm and the factor come back in one download, the step's one wait. When the loss
 // or the norm is not finite, AdamW skips the update on the backend (params and moments keep their
-// values) and `updated` is false, for the caller to stop. The Trainer's steps and `attnlab bench`'s.
-struct StepResult {
-  float loss = 0.0f;
-  double grad_norm = 0.0;
-  bool updated = false;
-};
-StepResult train_step(Transformer<float>& net, const Batch& b, float smoothing, std::uint64_t* rng, double clip,
-                      float* m, float* v, const std::uint8_t* decay_mask, backend::AdamStep h);
+// values) and updated() is false, for the caller to stop. The Trainer's steps and `attnlab bench`'s.
+Transformer<float>::StepReadback train_step(Transformer<float>& net, const Batch& b, float smoothing,
+                                            std::uint64_t* rng, double clip, float* m, float* v,
+                                            const std::uint8_t* decay_mask, backend::AdamStep h);
 
 // Progress of one step, for the caller's progress bar and logs.
 struct StepInfo {

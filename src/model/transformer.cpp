@@ -435,17 +435,26 @@ T Transformer<T>::forward(const Batch& b, T smoothing, bool train, std::uint64_t
 }
 
 template <typename T>
-T Transformer<T>::loss() const {
+std::size_t Transformer<T>::queued_rows(const char* who) const {
   const std::size_t N = batch_.tgt_out.size();
-  if (readback_.size() != N + 2) throw RuntimeError("Transformer::loss: no forward yet");
-  const std::vector<double> rows = readback_.download(0, N);
-  return static_cast<T>(backend::row_loss_mean(rows.data(), batch_.tgt_out.data(), N, kPad, nullptr));
+  if (readback_.size() != N + 2) throw RuntimeError(std::string("Transformer::") + who + ": no forward yet");
+  return N;
+}
+
+template <typename T>
+T Transformer<T>::loss_of(const std::vector<double>& rows) const {
+  const std::vector<int>& targets = batch_.tgt_out;
+  return static_cast<T>(backend::row_loss_mean(rows.data(), targets.data(), targets.size(), kPad, nullptr));
+}
+
+template <typename T>
+T Transformer<T>::loss() const {
+  return loss_of(readback_.download(0, queued_rows("loss")));
 }
 
 template <typename T>
 const double* Transformer<T>::clip_gradients(double max_norm) {
-  const std::size_t N = batch_.tgt_out.size();
-  if (readback_.size() != N + 2) throw RuntimeError("Transformer::clip_gradients: no forward yet");
+  const std::size_t N = queued_rows("clip_gradients");
   double* r = readback_.data();
   be_.clip_factor(r + N, r + N + 1, grads.data(), grads.size(), max_norm, r, N);
   clipped_ = true;
@@ -454,11 +463,11 @@ const double* Transformer<T>::clip_gradients(double max_norm) {
 
 template <typename T>
 typename Transformer<T>::StepReadback Transformer<T>::read_step() const {
-  const std::size_t N = batch_.tgt_out.size();
-  if (readback_.size() != N + 2 || !clipped_) throw RuntimeError("Transformer::read_step: no clip_gradients yet");
+  const std::size_t N = queued_rows("read_step");
+  if (!clipped_) throw RuntimeError("Transformer::read_step: no clip_gradients since the forward");
   const std::vector<double> r = readback_.download();
   StepReadback s;
-  s.loss = static_cast<T>(backend::row_loss_mean(r.data(), batch_.tgt_out.data(), N, kPad, nullptr));
+  s.loss = loss_of(r);  // its first N values
   s.grad_norm = r[N];
   s.grad_scale = r[N + 1];
   return s;

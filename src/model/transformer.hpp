@@ -11,6 +11,7 @@
 // A decoder layer adds masked (causal) self-attention and cross-attention (queries from the decoder,
 // keys and values from the encoder output). As in torch.nn.Transformer, each stack ends in a final
 // LayerNorm; embeddings are multiplied by √C and added to sinusoidal positions, then dropped out.
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -76,6 +77,8 @@ class Transformer {
   struct StepReadback {
     T loss = 0;
     double grad_norm = 0.0, grad_scale = 1.0;
+    // Whether an adamw_step given this factor updated anything: a NaN factor skips the update.
+    bool updated() const { return !std::isnan(grad_scale); }
   };
   StepReadback read_step() const;
   // Gradients of the last forward's loss with respect to every parameter (grads is overwritten).
@@ -263,6 +266,8 @@ class Transformer {
   // clipping's factor] (the last two written by clip_gradients).
   backend::Buffer<double> readback_;
   double* rows_of_loss(int N);  // readback_ bound and sized for a forward of N rows
+  std::size_t queued_rows(const char* who) const;  // N, once a forward has queued its rows
+  T loss_of(const std::vector<double>& rows) const;  // the mean of the first N rows (row_loss_mean)
   bool clipped_ = false;        // clip_gradients has run since the last forward
   // bf16_storage(): the loss head's final norm output, output projection weights (rounded from the
   // float32 parameters at each forward), logits and their gradient, in bf16 (logits_ and

@@ -406,9 +406,9 @@ TEST_CASE("a training step waits for the device once: everything queued, then th
     std::uint64_t rng = 5;
     REQUIRE(be.start_op_timing());
     for (std::int64_t step = 1; step <= 2; ++step) {
-      const model::StepResult r = model::train_step(net, b, 0.1f, &rng, 1.0, m.data(), v.data(), nullptr,
-                                                    model::adam_hyper(model::AdamConfig{}, step, 1e-3));
-      CHECK(r.updated);
+      const auto r = model::train_step(net, b, 0.1f, &rng, 1.0, m.data(), v.data(), nullptr,
+                                       model::adam_hyper(model::AdamConfig{}, step, 1e-3));
+      CHECK(r.updated());
       CHECK(std::isfinite(r.loss));
       CHECK(r.grad_norm > 0.0);
     }

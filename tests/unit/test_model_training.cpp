@@ -137,9 +137,9 @@ TEST_CASE("a step whose loss is not finite updates nothing, and training stops n
   mom.assign_zero(net.params.size());
   var.assign_zero(net.params.size());
   std::uint64_t rng = 1;
-  const StepResult r = train_step(net, make_batch(data, {0, 1, 2, 3}, false), 0.1f, &rng, 1.0, mom.data(),
-                                  var.data(), nullptr, adam_hyper(AdamConfig{}, 1, 1e-3));
-  CHECK_FALSE(r.updated);
+  const auto r = train_step(net, make_batch(data, {0, 1, 2, 3}, false), 0.1f, &rng, 1.0, mom.data(),
+                            var.data(), nullptr, adam_hyper(AdamConfig{}, 1, 1e-3));
+  CHECK_FALSE(r.updated());
   CHECK_FALSE(std::isfinite(r.loss));
   // Bit for bit (NaN compares unequal to itself), and the moments still zero.
   const std::vector<float> after = net.params.download();
