@@ -118,5 +118,10 @@ awk -v d="$dest" -v n="${#wanted[@]}" -v b="$bytes" -v t="$tree" 'BEGIN {
          d, n, b / 1048576, t / 1048576, (b + t) / 1048576 }'
 if [ "$bytes" -gt "$limit_bytes" ] || [ $((bytes + tree)) -gt "$limit_bytes" ]; then
   echo "gpu-deps: OVER THE 64 MiB LIMIT: the run tool would refuse this carry" >&2
+  # Name what to move aside for the call (docs/cuda.md, "Running on a borrowed GPU": the shipped
+  # checkpoints are the usual culprits); the count is of the tree as it is now.
+  echo "gpu-deps: the largest files that travel:" >&2
+  git ls-files -co --exclude-standard -z | { du --files0-from=- -b 2>/dev/null || true; } |
+    sort -rn | head -5 | awk '{ printf "  %6.1f MiB  %s\n", $1 / 1048576, $2 }' >&2
   exit 1
 fi
