@@ -122,6 +122,6 @@ if [ "$bytes" -gt "$limit_bytes" ] || [ $((bytes + tree)) -gt "$limit_bytes" ]; 
   # checkpoints are the usual culprits); the count is of the tree as it is now.
   echo "gpu-deps: the largest files that travel:" >&2
   git ls-files -co --exclude-standard -z | { du --files0-from=- -b 2>/dev/null || true; } |
-    sort -rn | head -5 | awk '{ printf "  %6.1f MiB  %s\n", $1 / 1048576, $2 }' >&2
+    sort -rn | head -5 | awk -F '\t' '{ printf "  %6.1f MiB  %s\n", $1 / 1048576, $2 }' >&2
   exit 1
 fi
