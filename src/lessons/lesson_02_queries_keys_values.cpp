@@ -11,7 +11,10 @@ namespace attnlab::lessons {
 namespace {
 
 void show_input(LessonContext& c) {
-  c.out.matrix(item("x", fmt::format("X  (n × d_model = {})", dims(c.src.tokens.size(), c.d_model)), c.x, c.src.tokens,
+  // A pre-norm model's attention reads LayerNorm 1 of X, not X itself (LessonContext::x).
+  const bool pre = c.trained() && c.facts.at("norm") == "pre-norm";
+  const std::string what = pre ? "LayerNorm1(X), what encoder layer 0's attention reads" : "X";
+  c.out.matrix(item("x", fmt::format("{}  (n × d_model = {})", what, dims(c.src.tokens.size(), c.d_model)), c.x, c.src.tokens,
                     render::numbered_labels("d", c.d_model)));
 }
 

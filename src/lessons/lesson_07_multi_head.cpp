@@ -117,24 +117,31 @@ void show_parameter_count(LessonContext& c) {
 // one_token_x1234_two_heads.json): its one score per head softmaxes to a weight of exactly 1, so
 // each head's output is its V row, X · W_V, whatever W_Q and W_K are.
 void show_one_token_heads(LessonContext& c) {
-  const std::string file = "data/examples/one_token_x1234_two_heads.json";
+  // The course notes' own matrices (X = [1, 2, 3, 4], W_Q, W_K, W_V of both heads), exactly as given
+  // there; the notes give no W_O, so the output is the concatenation.
+  const std::string file = "data/examples/notes_x1234_two_heads.json";
+  // What the notes assume the heads give instead of computing it (their "Assume: head1_output = …").
+  const std::vector<std::vector<double>> assumed{{0.5, 1.2}, {-0.4, 2.3}};
   const io::Problem p = io::load_problem(resolve_data_path(file));
   core::AttentionTrace t;
   core::self_attention(p.x, p.weights, nullptr, &t);
-  c.out.line(fmt::format("X = [1, 2, 3, 4], {} heads of width {} ({}):", t.heads.size(), core::cols(t.heads[0].v),
-                         file.substr(file.rfind('/') + 1)));
-  std::vector<MatrixItem> items;
+  c.out.line(fmt::format("X = [1, 2, 3, 4], {} heads of width {}, the notes' W_Q, W_K, W_V ({}):", t.heads.size(), core::cols(t.heads[0].v),
+                         file));
   for (std::size_t h = 0; h < t.heads.size(); ++h) {
     const core::HeadTrace& ht = t.heads[h];
-    c.out.line(fmt::format("  head {}: weight {:.4f} (scaled score {:.4f}); V = [{:.2f}, {:.2f}]; output [{:.2f}, {:.2f}]", h,
-                           ht.weights(0, 0), ht.scaled(0, 0), ht.v(0, 0), ht.v(0, 1), ht.context(0, 0), ht.context(0, 1)));
+    c.out.line(fmt::format("  head {}: scaled score {:.4f}, weight {:.4f}; V = X · W_V = [{:g}, {:g}]; output [{:g}, {:g}]", h + 1,
+                           ht.scaled(0, 0), ht.weights(0, 0), ht.v(0, 0), ht.v(0, 1), ht.context(0, 0), ht.context(0, 1)));
+    if (h < assumed.size())
+      c.out.line(fmt::format("          the notes assume [{:g}, {:g}]", assumed[h][0], assumed[h][1]));
     c.out.value(fmt::format("head_{}_weight", h), ht.weights(0, 0));
     c.out.value(fmt::format("head_{}_output", h), std::vector<float>{ht.context(0, 0), ht.context(0, 1)});
     c.out.value(fmt::format("head_{}_v", h), std::vector<float>{ht.v(0, 0), ht.v(0, 1)});
   }
-  c.out.matrix(item("one_token_concat", "concat = [head 0 | head 1]", t.concat, p.tokens, render::numbered_labels("c", core::cols(t.concat))));
-  c.out.line("Each head's weight is exactly 1 and its output is its V row, X · W_V. Head outputs");
-  c.out.line("that are assumed, such as [0.5, 1.2] and [-0.4, 2.3], are right only if X · W_V gives them.");
+  c.out.value("notes_assumed_outputs", assumed);
+  c.out.matrix(item("one_token_concat", "concat = [head 1 | head 2]", t.concat, p.tokens, render::numbered_labels("c", core::cols(t.concat))));
+  c.out.line("Each head's weight is exactly 1 and its output is its V row, X · W_V, whatever W_Q and W_K are.");
+  c.out.line(fmt::format("With the notes' own matrices that is [{:g}, {:g}] and [{:g}, {:g}], not the outputs they assume.",
+                         t.heads[0].v(0, 0), t.heads[0].v(0, 1), t.heads[1].v(0, 0), t.heads[1].v(0, 1)));
   c.out.line("");
 }
 

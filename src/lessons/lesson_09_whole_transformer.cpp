@@ -40,24 +40,28 @@ core::Matrix row_stats(const core::Matrix& x) {
   return s;
 }
 
+// The columns of a next-token table: the tokens the decoder should produce (the target, then
+// <eos>), without repeats, by id, so a BPE piece (" garçon", with its leading space) is the piece the
+// model scores, not a word spelled like its label.
 void show_next_token_table(LessonContext& c, const core::Matrix& probs, const std::vector<std::string>& inputs,
-                           const std::vector<std::string>& want) {
+                           const std::vector<std::size_t>& want_ids) {
   const text::Vocab& vocab = c.session.vocab();
-  // Columns: the words the decoder should produce (the target, then <eos>), without repeats.
+  std::vector<std::size_t> ids;
+  for (std::size_t id : want_ids)
+    if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
   std::vector<std::string> cl;
-  for (const auto& w : want)
-    if (std::find(cl.begin(), cl.end(), w) == cl.end()) cl.push_back(w);
+  for (std::size_t id : ids) cl.push_back(vocab.labels_of({static_cast<text::TokenId>(id)}).front());
   const std::size_t n = core::rows(probs);
-  core::Matrix sub = core::Matrix::from_shape({n, cl.size()});
+  core::Matrix sub = core::Matrix::from_shape({n, ids.size()});
   for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t j = 0; j < cl.size(); ++j) sub(i, j) = probs(i, static_cast<std::size_t>(vocab.id(cl[j])));
+    for (std::size_t j = 0; j < ids.size(); ++j) sub(i, j) = probs(i, ids[j]);
   std::vector<std::string> rl;
   for (std::size_t i = 0; i < n; ++i) rl.push_back("after " + inputs[i]);
-  MatrixItem it = item("next_token_probabilities", fmt::format("P(next word) for the target's words, out of {} in the vocabulary", vocab.size()),
+  MatrixItem it = item("next_token_probabilities", fmt::format("P(next token) for the target's tokens, of {} in the vocabulary", vocab.size()),
                        sub, rl, cl);
   it.precision = 4;
   c.out.matrix(it);
-  c.out.line(fmt::format("A uniform guess would give every word 1/{} = {:.4f}.", vocab.size(), 1.0 / static_cast<double>(vocab.size())));
+  c.out.line(fmt::format("A uniform guess would give every token 1/{} = {:.4f}.", vocab.size(), 1.0 / static_cast<double>(vocab.size())));
 }
 
 // Lesson 9 adds attention outputs to their inputs, which needs them to be d_model wide.
@@ -156,17 +160,14 @@ void show_next_token(LessonContext& c) {
   const core::Matrix table = embed(vocab.words(), c.d_model, c.seed);
   const core::Matrix probs = core::softmax_rows(core::matmul(out, table, core::Trans::No, core::Trans::Yes));
   const std::size_t n = dec_in.tokens.size();
-  std::vector<std::string> want;
-  for (std::size_t i = 1; i < n; ++i) want.push_back(dec_in.tokens[i]);
-  want.push_back("<eos>");
+  std::vector<std::size_t> want(dec_in.ids.begin() + 1, dec_in.ids.end());
+  want.push_back(static_cast<std::size_t>(text::Vocab::kEos));
   show_next_token_table(c, probs, dec_in.tokens, want);
   for (std::size_t i = 0; i < n; ++i) {
-    std::size_t best = 0;
-    for (std::size_t j = 1; j < core::cols(probs); ++j)
-      if (probs(i, j) > probs(i, best)) best = j;
-    const std::string& right = want[i];
-    c.out.line(fmt::format("  after {:<10} most likely: {:<10} ({:.4f}); the right word {:<10} gets {:.4f}", dec_in.tokens[i],
-                           vocab.word(best), probs(i, best), right, probs(i, vocab.id(right))));
+    const std::size_t best = argmax_row(probs, i);
+    c.out.line(fmt::format("  after {:<10} most likely: {:<10} ({:.4f}); the right token {:<10} gets {:.4f}", dec_in.tokens[i],
+                           vocab.word(static_cast<text::TokenId>(best)), probs(i, best), vocab.word(static_cast<text::TokenId>(want[i])),
+                           probs(i, want[i])));
   }
   c.out.line("");
 }
@@ -299,70 +300,101 @@ void show_word_sense_trained(LessonContext& c) {
 }
 
 // Encoder layer 0 of the trained model recomputed by the lesson from the replayed attention.
+//   post-norm (the paper): H = LN1(X + A(X)),        out = LN2(H + FFN(H))
+//   pre-norm:              H = X + A(LN1(X)),        out = H + FFN(LN2(H))
+// `normalized` is the row normalisation (no γ, β) of the sum the first LayerNorm reads: X + A for
+// post-norm, X for pre-norm; `ffn_in` is what the feed-forward net reads.
 struct EncoderLayer0 {
-  core::Matrix x, a, residual, normalized, after_attn, hidden, ffn, output;
+  core::Matrix x, a, residual, ln_input, normalized, after_attn, ffn_in, hidden, ffn, output;
   NormParams ln1, ln2;
+  bool pre = false;
 };
 
 EncoderLayer0 encoder_layer0(LessonContext& c) {
   const TrainedModel& tm = *c.model;
   const auto& lay = tm.net().layout().enc.at(0);
   const float eps = tm.net().config().ln_eps;
-  const bool pre = tm.net().config().pre_norm;
   EncoderLayer0 e;
+  e.pre = tm.net().config().pre_norm;
   e.ln1 = norm_of(tm.net(), lay.ln1);
   e.ln2 = norm_of(tm.net(), lay.ln2);
   e.x = model_input(c.embeddings, c.pe);
   e.a = c.encoder_replay().trace.output;
   e.residual = add(e.x, e.a);
-  e.normalized = layer_norm(e.residual, eps);
-  // post-norm: h = LN1(x + A), out = LN2(h + FFN(h)); pre-norm: h = x + A, out = h + FFN(LN2(h)).
-  e.after_attn = pre ? e.residual : layer_norm(e.residual, eps, &e.ln1.gain, &e.ln1.bias);
-  const core::Matrix ffn_in = pre ? layer_norm(e.after_attn, eps, &e.ln2.gain, &e.ln2.bias) : e.after_attn;
-  e.ffn = feed_forward(ffn_in, feed_forward_of(tm.net(), lay.ffn), &e.hidden);
-  e.output = pre ? add(e.after_attn, e.ffn) : layer_norm(add(e.after_attn, e.ffn), eps, &e.ln2.gain, &e.ln2.bias);
+  e.ln_input = e.pre ? e.x : e.residual;
+  e.normalized = layer_norm(e.ln_input, eps);
+  e.after_attn = e.pre ? e.residual : layer_norm(e.residual, eps, &e.ln1.gain, &e.ln1.bias);
+  e.ffn_in = e.pre ? layer_norm(e.after_attn, eps, &e.ln2.gain, &e.ln2.bias) : e.after_attn;
+  e.ffn = feed_forward(e.ffn_in, feed_forward_of(tm.net(), lay.ffn), &e.hidden);
+  e.output = e.pre ? add(e.after_attn, e.ffn) : layer_norm(add(e.after_attn, e.ffn), eps, &e.ln2.gain, &e.ln2.bias);
   return e;
+}
+
+// Each row's standard deviation, the one number that shows whether a matrix is normalised.
+std::string std_range(const core::Matrix& m) {
+  const core::Matrix s = row_stats(m);
+  float lo = INFINITY, hi = 0.0f;
+  for (std::size_t i = 0; i < core::rows(s); ++i) lo = std::min(lo, std::sqrt(s(i, 1))), hi = std::max(hi, std::sqrt(s(i, 1)));
+  return fmt::format("{:.2f} to {:.2f}", lo, hi);
 }
 
 void show_residual_layernorm_trained(LessonContext& c) {
   const EncoderLayer0 e = encoder_layer0(c);
   const auto& tk = c.src.tokens;
   const auto dl = render::numbered_labels("d", c.d_model);
-  const bool pre = c.model->net().config().pre_norm;
-  c.out.matrix(item("attention_output", "A = MultiHead(X): encoder layer 0's attention output (n × d_model)", e.a, tk, dl));
-  c.out.matrix(item("residual", "X + A  (the residual connection)", e.residual, tk, dl));
-  c.out.matrix(item("layer_norm", "(x − μ) / √(σ² + ε) for each row of X + A: mean 0, variance 1", e.normalized, tk, dl));
-  c.out.side_by_side({item("stats_before", "rows of X + A", row_stats(e.residual), tk, {"mean", "var"}),
+  if (!e.pre) {
+    c.out.matrix(item("attention_output", "A = MultiHead(X): encoder layer 0's attention output (n × d_model)", e.a, tk, dl));
+    c.out.matrix(item("residual", "X + A  (the residual connection)", e.residual, tk, dl));
+  }
+  const std::string what = e.pre ? "X" : "X + A";
+  c.out.matrix(item("layer_norm", fmt::format("(x − μ) / √(σ² + ε) for each row of {}: mean 0, variance 1", what), e.normalized, tk, dl));
+  c.out.side_by_side({item("stats_before", "rows of " + what, row_stats(e.ln_input), tk, {"mean", "var"}),
                       item("stats_after", "rows after normalising", row_stats(e.normalized), tk, {"mean", "var"})});
   c.out.side_by_side({item("ln1_gain", "learned gain γ of LayerNorm 1", e.ln1.gain, {"γ"}, dl),
                       item("ln1_bias", "learned bias β of LayerNorm 1", e.ln1.bias, {"β"}, dl)});
-  if (!pre) c.out.matrix(item("after_attention", "H = γ ⊙ normalised + β = LayerNorm(X + A)", e.after_attn, tk, dl));
-  else c.out.line("This model is pre-norm: the residual stream X + A goes on unnormalised, and LayerNorm is applied to each sub-layer's input.");
+  if (!e.pre) {
+    c.out.matrix(item("after_attention", "H = γ ⊙ normalised + β = LayerNorm1(X + A)", e.after_attn, tk, dl));
+    return;
+  }
+  // Pre-norm: LayerNorm 1 is the attention's input, and the residual stream goes on unnormalised.
+  c.out.matrix(item("attention_input", "LayerNorm1(X) = γ ⊙ normalised + β: what the attention reads", c.x, tk, dl));
+  c.out.matrix(item("attention_output", "A = MultiHead(LayerNorm1(X)): encoder layer 0's attention output", e.a, tk, dl));
+  c.out.matrix(item("after_attention", "H = X + A: the residual stream, not normalised", e.after_attn, tk, dl));
+  c.out.line(fmt::format("The rows of H have standard deviations from {}: nothing rescales them here.", std_range(e.after_attn)));
+  c.out.value("after_attention_std_range", std_range(e.after_attn));
 }
 
 void show_feed_forward_trained(LessonContext& c) {
   const EncoderLayer0 e = encoder_layer0(c);
   model::Transformer<float>& net = c.model->net();
+  const auto& cfg = net.config();
   const auto& tk = c.src.tokens;
   const auto dl = render::numbered_labels("d", c.d_model);
-  const std::size_t F = static_cast<std::size_t>(net.config().d_ff);
-  c.out.line(fmt::format("FFN(x) = max(0, x·W1 + b1)·W2 + b2 with the model's W1: {} × {}, W2: {} × {} (d_ff = {})", c.d_model, F, F,
-                         c.d_model, F));
+  const std::size_t F = static_cast<std::size_t>(cfg.d_ff);
+  const std::string in = e.pre ? "LayerNorm2(H)" : "H";
+  c.out.line(fmt::format("FFN(x) = max(0, x·W1 + b1)·W2 + b2 with the model's W1: {} × {}, W2: {} × {} (d_ff = {} = {} · d_model)", c.d_model,
+                         F, F, c.d_model, F, width_ratio(cfg.d_ff, cfg.d_model)));
   c.out.line("");
-  c.out.matrix(item("ffn_hidden", "hidden = max(0, H·W1 + b1)  (n × d_ff; ReLU zeroes the negatives)", e.hidden, tk,
+  if (e.pre) c.out.matrix(item("ffn_input", "LayerNorm2(H): what the feed-forward net reads (pre-norm)", e.ffn_in, tk, dl));
+  c.out.matrix(item("ffn_hidden", fmt::format("hidden = max(0, {}·W1 + b1)  (n × d_ff; ReLU zeroes the negatives)", in), e.hidden, tk,
                     render::numbered_labels("f", core::cols(e.hidden))));
   std::size_t zeros = 0;
   for (float v : e.hidden) zeros += v == 0.0f;
   c.out.line(fmt::format("{:.0f} % of the hidden units are exactly 0 after the ReLU.", 100.0 * zeros / static_cast<double>(e.hidden.size())));
   c.out.line("");
-  c.out.matrix(item("ffn_out", "FFN(H)  (n × d_model)", e.ffn, tk, dl));
-  c.out.matrix(item("encoder_output", "LayerNorm(H + FFN(H)) with LayerNorm 2's γ and β: encoder layer 0's output", e.output, tk, dl));
-  if (net.config().encoder_layers > 1 && !net.config().pre_norm) {
-    // Layer 1's attention input is layer 0's output: compare with the model's own forward pass.
+  c.out.matrix(item("ffn_out", fmt::format("FFN({})  (n × d_model)", in), e.ffn, tk, dl));
+  if (e.pre) c.out.matrix(item("encoder_output", "H + FFN(LayerNorm2(H)): encoder layer 0's output (no LayerNorm after the sum)", e.output, tk, dl));
+  else c.out.matrix(item("encoder_output", "LayerNorm2(H + FFN(H)) with its γ and β: encoder layer 0's output", e.output, tk, dl));
+  if (cfg.encoder_layers > 1) {
+    // Layer 1's attention reads layer 0's output (post-norm) or LayerNorm 1 of layer 1 applied to it
+    // (pre-norm): compare with the model's own forward pass.
     forward_one(net, c.src.int_ids(), {model::kBos});
     const auto v = net.attention_view(ModelBlock::EncoderSelf, 1);
-    const float d = max_abs_difference(e.output, rows_of(v.query_input.data(), 0, tk.size(), c.d_model));
-    c.out.line(fmt::format("Check: the lesson's recomputation equals the input of the model's encoder layer 1 ({}).", agreement(d)));
+    const NormParams ln = norm_of(net, net.layout().enc.at(1).ln1);
+    const core::Matrix expect = e.pre ? layer_norm(e.output, cfg.ln_eps, &ln.gain, &ln.bias) : e.output;
+    const float d = max_abs_difference(expect, rows_of(v.query_input.data(), 0, tk.size(), c.d_model));
+    c.out.line(fmt::format("Check: the lesson's recomputation{} equals the input of the model's encoder layer 1's attention ({}).",
+                           e.pre ? ", through layer 1's LayerNorm 1," : "", agreement(d)));
     c.out.value("max_difference_from_model", d);
     c.out.line("");
   }
@@ -408,30 +440,65 @@ void show_next_token_trained(LessonContext& c) {
   forward_one(net, c.src.int_ids(), tgt_in, with_eos(tgt.int_ids()));
   const std::size_t n = tgt_in.size(), V = vocab.size();
   const core::Matrix probs = rows_of(net.probabilities().data(), 0, n, V);
-  std::vector<std::string> want = tgt.tokens;
-  want.push_back("<eos>");
+  // Position i predicts token i of the target (then <eos>), by id: with a BPE that is the piece with
+  // its leading space (" garçon"), which is what the model scores.
+  std::vector<std::size_t> want = tgt.ids;
+  want.push_back(static_cast<std::size_t>(text::Vocab::kEos));
+  std::vector<std::string> want_labels = tgt.tokens;
+  want_labels.push_back("<eos>");
   const std::vector<std::string> ins = prefixed("<bos>", tgt.tokens);
   show_next_token_table(c, probs, ins, want);
   std::size_t right_top = 0;
+  std::vector<double> right_p;
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t best = argmax_row(probs, i);
-    const std::size_t right = static_cast<std::size_t>(vocab.id(want[i]));
-    right_top += best == right;
-    c.out.line(fmt::format("  after {:<10} most likely: {:<10} ({:.4f}); the right word {:<10} gets {:.4f}", ins[i],
-                           vocab.word(static_cast<text::TokenId>(best)), probs(i, best), want[i], probs(i, right)));
+    right_top += best == want[i];
+    right_p.push_back(probs(i, want[i]));
+    c.out.line(fmt::format("  after {:<10} most likely: {:<10} ({:.4f}); the right one, {}, gets {:.4f}", ins[i],
+                           vocab.labels_of({static_cast<text::TokenId>(best)}).front(), probs(i, best), want_labels[i], probs(i, want[i])));
   }
+  c.out.value("right_token_probabilities", right_p);
+  c.out.value("target_ids", want);
   c.out.line("");
+  // A word the vocabulary splits into pieces ("entraîne" = "entra" + "##îne") is predicted piece by
+  // piece; its probability is the product of its pieces', each given the pieces before it (teacher
+  // forcing: the decoder reads the right pieces, whatever it would have written).
+  io::OutJson words = io::OutJson::array();
+  std::size_t multi = 0;
+  for (std::size_t i = 0; i < n;) {
+    std::size_t j = i + 1;
+    while (j < n && want_labels[j].rfind("##", 0) == 0) ++j;
+    double p = 1.0;
+    std::string word, factors;
+    std::vector<std::string> pieces;
+    for (std::size_t k = i; k < j; ++k) {
+      p *= right_p[k];
+      pieces.push_back(want_labels[k]);
+      word += k == i ? want_labels[k] : want_labels[k].substr(2);
+      factors += fmt::format("{}{:.4f}", k == i ? "" : " × ", right_p[k]);
+    }
+    words.push_back({{"word", word}, {"pieces", pieces}, {"first", i}, {"probability", p}});
+    if (j - i > 1) {
+      ++multi;
+      c.out.line(fmt::format("  \"{}\" is {} pieces ({}): P = {} = {:.4f}", word, j - i, joined(pieces), factors, p));
+    }
+    i = j;
+  }
+  if (multi == 0) c.out.line("Every word of this target is a single token, so a word's probability is its token's.");
+  c.out.value("word_probabilities", words);
   // The example of the lesson text: P(next | source, a prefix of the target).
   const auto pos = std::find(tgt.tokens.begin(), tgt.tokens.end(), c.text.word("next"));
   if (!c.text.word("next").empty() && pos != tgt.tokens.end()) {
     const auto i = static_cast<std::size_t>(pos - tgt.tokens.begin());
     std::vector<std::string> prefix(tgt.tokens.begin(), pos);
-    c.out.line(fmt::format("After \"{}\" the model gives \"{}\" the probability {:.4f} (given the source \"{}\").", joined(prefix), c.text.word("next"),
-                           probs(i, static_cast<std::size_t>(vocab.id(c.text.word("next")))), c.src.text));
-    c.out.value("example_probability", probs(i, static_cast<std::size_t>(vocab.id(c.text.word("next")))));
+    c.out.line(fmt::format("After \"{}\" the model gives \"{}\" the probability {:.4f} (given the source \"{}\").", joined(prefix),
+                           c.text.word("next"), probs(i, want[i]), c.src.text));
+    c.out.value("example_probability", probs(i, want[i]));
   }
-  c.out.line(fmt::format("The right word is the most likely one at {} of {} positions.", right_top, n));
-  c.out.value("right_word_is_top", right_top);
+  const double lowest = *std::min_element(right_p.begin(), right_p.end());
+  c.out.line(fmt::format("The right token is the most likely one at {} of {} positions; the lowest probability it gets is {:.4f}.",
+                         right_top, n, lowest));
+  c.out.value("right_token_is_top", right_top);
   c.out.line("");
 }
 
@@ -497,9 +564,9 @@ void show_coreference_trained(LessonContext& c) {
     const std::size_t V = vocab.size();
     const std::vector<float> probs = net.probabilities();
     const float p_il = probs[i * V + static_cast<std::size_t>(il)], p_elle = probs[i * V + static_cast<std::size_t>(elle)];
-    std::vector<std::string> prefix;
-    for (std::size_t k = 0; k < i; ++k) prefix.push_back(vocab.word(own[k]));
-    c.out.line(fmt::format("  after \"{}\": P(il) = {:.4f}, P(elle) = {:.4f}", joined(prefix), p_il, p_elle));
+    // The prefix as text: the decoded tokens (a BPE's pieces carry their own spaces).
+    const std::string prefix = vocab.decode(std::vector<int>(own.begin(), own.begin() + static_cast<std::ptrdiff_t>(i)));
+    c.out.line(fmt::format("  after \"{}\": P(il) = {:.4f}, P(elle) = {:.4f}", prefix, p_il, p_elle));
     c.out.value(fmt::format("p_il_{}", s), p_il);
     c.out.value(fmt::format("p_elle_{}", s), p_elle);
     const std::size_t T = own.size() + 1;
@@ -517,20 +584,35 @@ void show_coreference_trained(LessonContext& c) {
   c.out.matrix(item("it_encoder_weights",
                     fmt::format("encoder self-attention: weight from \"{}\" on each noun, per layer L and head h", sents[0].tokens[f]),
                     enc_t, pair_rows, enc_rows));
-  double best_gap = -1.0;
-  std::size_t best = 0;
+  // What the encoder's weights from the pronoun say, measured rather than told: the right noun is
+  // noun 0 in the first sentence and noun 1 in the second.
+  std::size_t both_right = 0, best = 0, heaviest = 0;
+  double best_shift = -INFINITY, heaviest_w = -1.0, largest_move = 0.0;
+  std::vector<std::string> right_heads;
   for (std::size_t r = 0; r < rows_n; ++r) {
-    // How much more this head prefers the right noun: noun 0 in the first sentence, noun 1 in the second.
-    const double gap = (enc(r, 0) - enc(r, 1)) + (enc(r, 3) - enc(r, 2));
-    if (gap > best_gap) {
-      best_gap = gap;
-      best = r;
-    }
+    if (enc(r, 0) > enc(r, 1) && enc(r, 3) > enc(r, 2)) ++both_right, right_heads.push_back(enc_rows[r]);
+    // How far the head's preference (noun 0 − noun 1) moves towards noun 1 when the last word changes.
+    const double shift = (enc(r, 0) - enc(r, 1)) - (enc(r, 2) - enc(r, 3));
+    if (shift > best_shift) best_shift = shift, best = r;
+    for (std::size_t q = 0; q < 4; ++q)
+      if (enc(r, q) > heaviest_w) heaviest_w = enc(r, q), heaviest = r;
+    largest_move = std::max({largest_move, std::fabs(double(enc(r, 0)) - enc(r, 2)), std::fabs(double(enc(r, 1)) - enc(r, 3))});
   }
-  c.out.line(fmt::format("Encoder head that best separates the nouns: {} ({} {:.3f} vs {} {:.3f} in {}; {} {:.3f} vs {} {:.3f} in {}).",
-                         enc_rows[best], noun0, enc(best, 0), noun1, enc(best, 1), ends[0], noun0, enc(best, 2), noun1,
-                         enc(best, 3), ends[1]));
-  c.out.value("most_telling_head", enc_rows[best]);
+  auto prefers = [&](std::size_t r, std::size_t s) { return enc(r, 2 * s) > enc(r, 2 * s + 1) ? noun0 : noun1; };
+  c.out.line(fmt::format("Heads that put more weight on the right noun in both sentences ({} in {}, {} in {}): {} of {}{}.", noun0, ends[0],
+                         noun1, ends[1], both_right, rows_n, right_heads.empty() ? "" : " (" + joined(right_heads) + ")"));
+  c.out.line(fmt::format("The heaviest weight from \"{}\" on a noun: {} ({} {:.3f} and {} {:.3f} in {}; {} {:.3f} and {} {:.3f} in {}).",
+                         sents[0].tokens[f], enc_rows[heaviest], noun0, enc(heaviest, 0), noun1, enc(heaviest, 1), ends[0], noun0,
+                         enc(heaviest, 2), noun1, enc(heaviest, 3), ends[1]));
+  c.out.line(fmt::format("The head whose preference moves most towards the right noun when the last word changes: {} (it prefers {} in {} "
+                         "and {} in {}; the difference {} − {} goes from {:+.3f} to {:+.3f}).",
+                         enc_rows[best], prefers(best, 0), ends[0], prefers(best, 1), ends[1], noun0, noun1, enc(best, 0) - enc(best, 1),
+                         enc(best, 2) - enc(best, 3)));
+  c.out.line(fmt::format("The largest change of any head's weight on either noun between the two sentences: {:.3f}.", largest_move));
+  c.out.value("heads_right_in_both", right_heads);
+  c.out.value("heaviest_head", enc_rows[heaviest]);
+  c.out.value("most_shifting_head", enc_rows[best]);
+  c.out.value("largest_weight_change", largest_move);
   c.out.line("");
   MatrixItem x = weights_item("pronoun_cross_weights", "cross-attention while writing il/elle, mean of the heads (rows: layer, sentence)",
                               cross, cross_rows, src_cols);

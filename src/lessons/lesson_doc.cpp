@@ -29,10 +29,11 @@ std::string_view trim(std::string_view s) {
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
 // Appends a prose line to the last Text block, or opens a new one.
-void add_text(std::vector<Block>& blocks, std::string_view line, int lineno, Block::Mode mode) {
-  if (blocks.empty() || blocks.back().kind != Block::Kind::Text || blocks.back().mode != mode) {
+void add_text(std::vector<Block>& blocks, std::string_view line, int lineno, Block::Mode mode, const std::string& condition) {
+  if (blocks.empty() || blocks.back().kind != Block::Kind::Text || blocks.back().mode != mode ||
+      blocks.back().condition != condition) {
     if (trim(line).empty()) return;  // no leading blank lines in a block
-    blocks.push_back({Block::Kind::Text, std::string(), lineno, mode});
+    blocks.push_back({Block::Kind::Text, std::string(), lineno, mode, condition});
   }
   blocks.back().text += std::string(line) + "\n";
 }
@@ -51,6 +52,7 @@ LessonDoc parse_lesson_markdown(std::string_view text, const std::string& source
   LessonDoc doc;
   bool in_fence = false;
   Block::Mode mode = Block::Mode::Both;
+  std::string condition;
   int lineno = 0;
   std::size_t pos = 0;
   while (pos <= text.size()) {
@@ -68,22 +70,35 @@ LessonDoc parse_lesson_markdown(std::string_view text, const std::string& source
     } else if (!in_fence && starts_with(line, "## ")) {
       doc.steps.push_back({std::string(trim(line.substr(3))), {}});
       mode = Block::Mode::Both;
+      condition.clear();
     } else if (!in_fence && starts_with(t, "<!--") && t.size() >= 7 && t.substr(t.size() - 3) == "-->") {
       const std::string_view inner = trim(t.substr(4, t.size() - 7));
       if (starts_with(inner, "show:")) {
         const std::string name(trim(inner.substr(5)));
         if (name.empty()) throw RuntimeError(source + ":" + std::to_string(lineno) + ": empty show directive");
-        blocks.push_back({Block::Kind::Show, name, lineno, mode});
+        blocks.push_back({Block::Kind::Show, name, lineno, mode, condition});
       } else if (inner == "trained") {
         mode = Block::Mode::Trained;
+        condition.clear();
+      } else if (starts_with(inner, "trained ")) {
+        // <!-- trained key=value -->: prose for the models whose fact `key` has that value.
+        const std::string_view cond = trim(inner.substr(8));
+        const std::size_t eq = cond.find('=');
+        if (eq == std::string_view::npos || eq == 0 || eq + 1 == cond.size() || cond.find(' ') != std::string_view::npos)
+          throw RuntimeError(source + ":" + std::to_string(lineno) + ": a condition reads <!-- trained key=value -->, not '" +
+                             std::string(inner) + "'");
+        mode = Block::Mode::Trained;
+        condition = std::string(cond);
       } else if (inner == "random") {
         mode = Block::Mode::Random;
+        condition.clear();
       } else if (inner == "both") {
         mode = Block::Mode::Both;
+        condition.clear();
       }
       // any other comment is a note for authors
     } else {
-      add_text(blocks, line, lineno, mode);
+      add_text(blocks, line, lineno, mode, condition);
     }
     if (end == text.size()) break;
   }

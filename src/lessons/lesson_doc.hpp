@@ -10,6 +10,11 @@
 //   <!-- trained -->                 what follows (to the next "## " or mode comment) is shown only
 //   <!-- random -->                  with a trained model, or only with seeded random weights;
 //   <!-- both -->                    back to prose for both (the default at every "## ")
+//   <!-- trained norm=pre-norm -->   trained only, and only when the model's fact `norm` is
+//                                    "pre-norm" (any fact of lesson_facts, e.g. model=translate-wide)
+//   {{d_ff}}                         in prose: a fact of the model that runs (LessonContext's
+//                                    facts: layer counts, widths, the norm arrangement, its name),
+//                                    so no hand-written sentence states a number about a model
 //
 // Any other single-line HTML comment is an author's note and is not shown. Fenced code blocks (```)
 // are kept verbatim, so a "## " inside one is not a heading.
@@ -27,6 +32,8 @@ struct Block {
   std::string text;  // the prose (Text) or the computation's name (Show)
   int line = 0;      // 1-based line in lesson.md, for error messages
   Mode mode = Mode::Both;
+  // "key=value": shown only when the model's fact `key` is `value` (empty: no condition).
+  std::string condition;
   bool shown_with(bool trained) const { return mode == Mode::Both || (mode == Mode::Trained) == trained; }
 };
 

@@ -12,6 +12,7 @@
 #include "io/json_text.hpp"
 #include "util/paths.hpp"
 #include "lessons/model.hpp"
+#include "lessons/shows.hpp"
 #include "model/decode.hpp"
 #include "render/prompt.hpp"
 #include "text/tokenizer.hpp"
@@ -319,6 +320,64 @@ std::string Session::weights_line(const LessonDoc& doc) {
   return fmt::format("Weights: seeded random (--seed {}{}), so the patterns are not learned.", opts_.seed, why);
 }
 
+namespace {
+
+std::string norm_name(const model::ModelConfig& cfg) { return cfg.pre_norm ? "pre-norm" : "post-norm"; }
+
+void add_model_facts(std::map<std::string, std::string>& f, const std::string& prefix, const TrainedModel& m) {
+  const auto& cfg = m.net().config();
+  f[prefix + "model"] = std::filesystem::path(m.label).filename().string();
+  f[prefix + "model_dir"] = m.label;
+  f[prefix + "encoder_layers"] = std::to_string(cfg.decoder_only ? 0 : cfg.encoder_layers);
+  f[prefix + "decoder_layers"] = std::to_string(cfg.decoder_layers);
+  f[prefix + "heads"] = std::to_string(cfg.heads);
+  f[prefix + "d_model"] = std::to_string(cfg.d_model);
+  f[prefix + "d_k"] = std::to_string(cfg.d_model / std::max(cfg.heads, 1));
+  f[prefix + "d_ff"] = std::to_string(cfg.d_ff);
+  f[prefix + "d_ff_ratio"] = width_ratio(cfg.d_ff, cfg.d_model);
+  f[prefix + "norm"] = norm_name(cfg);
+  f[prefix + "vocab_size"] = std::to_string(m.vocab().size());
+  f[prefix + "tokens"] = m.vocab().bpe() ? "byte-level BPE pieces" : "words";
+  f[prefix + "tokenizer"] = m.vocab().bpe() ? "bpe" : "words";
+  f[prefix + "present"] = "yes";
+}
+
+// Replaces each {{key}} of `text` by facts[key]; an unknown key is the lesson author's mistake.
+std::string fill_facts(const std::string& text, const std::map<std::string, std::string>& facts, const LessonDoc& doc, int line) {
+  std::string out;
+  std::size_t pos = 0;
+  while (true) {
+    const std::size_t open = text.find("{{", pos);
+    if (open == std::string::npos) break;
+    const std::size_t close = text.find("}}", open);
+    if (close == std::string::npos) throw RuntimeError(fmt::format("{}:{}: '{{{{' without '}}}}'", doc.file.string(), line));
+    const std::string key = text.substr(open + 2, close - open - 2);
+    const auto it = facts.find(key);
+    if (it == facts.end()) {
+      std::string known;
+      for (const auto& [k, v] : facts) known += (known.empty() ? "" : ", ") + k;
+      throw RuntimeError(fmt::format("{}:{}: no fact '{}' for this model (the facts are: {})", doc.file.string(), line, key, known));
+    }
+    out += text.substr(pos, open - pos) + it->second;
+    pos = close + 2;
+  }
+  return out + text.substr(pos);
+}
+
+// Whether a block's <!-- trained key=value --> condition holds for the model that runs.
+bool condition_holds(const Block& b, const std::map<std::string, std::string>& facts, const LessonDoc& doc) {
+  if (b.condition.empty()) return true;
+  const std::size_t eq = b.condition.find('=');
+  const std::string key = b.condition.substr(0, eq), value = b.condition.substr(eq + 1);
+  const auto it = facts.find(key);
+  if (it != facts.end()) return it->second == value;
+  // The language model's facts (lm_…) are absent when it is: its prose is then not shown.
+  if (key.rfind("lm_", 0) == 0 && facts.count("lm_present") && facts.at("lm_present") == "no") return false;
+  throw RuntimeError(fmt::format("{}:{}: no fact '{}' to test in '{}'", doc.file.string(), b.line, key, b.condition));
+}
+
+}  // namespace
+
 bool Session::run(const LessonDoc& doc, Output& out, const std::function<bool()>& pause) {
   const auto& registry = show_registry();
   for (const Step& st : doc.steps)
@@ -362,6 +421,21 @@ bool Session::run(const LessonDoc& doc, Output& out, const std::function<bool()>
     d_v = weights_ ? core::cols(weights_->weights.heads[0].w_v) : ctx.d_model / ctx.heads;
   }
 
+  if (ctx.model) {
+    add_model_facts(ctx.facts, "", *ctx.model);
+    if (shows(doc, "causal")) {
+      if (const TrainedModel* lm = language_model()) add_model_facts(ctx.facts, "lm_", *lm);
+      else ctx.facts["lm_present"] = "no";  // the translation model's decoder stands in (weights_line says so)
+    }
+  } else {
+    // The lessons' untrained model: one layer of each kind, the paper's post-norm, d_ff = 4 · d_model.
+    ctx.facts = {{"model", "seeded random"}, {"encoder_layers", "1"}, {"decoder_layers", "1"},
+                 {"heads", std::to_string(ctx.heads)}, {"d_model", std::to_string(ctx.d_model)},
+                 {"d_k", std::to_string(d_k)}, {"d_ff", std::to_string(4 * ctx.d_model)}, {"d_ff_ratio", "4"},
+                 {"norm", "post-norm"}, {"vocab_size", std::to_string(vocab().size())}, {"tokens", "words"},
+                 {"tokenizer", "words"}, {"present", "yes"}};
+  }
+
   io::OutJson settings = io::OutJson::object();
   settings["sentence"] = ctx.text.sentence;
   settings["tokens"] = ctx.src.tokens;
@@ -371,6 +445,8 @@ bool Session::run(const LessonDoc& doc, Output& out, const std::function<bool()>
   settings["d_v"] = d_v;
   settings["seed"] = ctx.seed;
   settings["trained"] = ctx.trained();
+  settings["facts"] = ctx.facts;
+  settings["ids"] = ctx.src.ids;
   if (ctx.model) {
     settings["weights"] = "trained model " + model_->label;
     settings["model"] = {{"dir", model_->label}, {"description", model_->description}};
@@ -382,15 +458,16 @@ bool Session::run(const LessonDoc& doc, Output& out, const std::function<bool()>
                                          ctx.text.sentence, ctx.src.tokens.size(), ctx.d_model, ctx.heads, d_k, d_v);
   out.begin_lesson(doc, settings, status);
   const bool trained = ctx.trained();
+  const auto shown = [&](const Block& b) { return b.shown_with(trained) && condition_holds(b, ctx.facts, doc); };
   for (const Block& b : doc.intro)
-    if (b.kind == Block::Kind::Text && b.shown_with(trained)) out.prose(b.text);
+    if (b.kind == Block::Kind::Text && shown(b)) out.prose(fill_facts(b.text, ctx.facts, doc, b.line));
   for (std::size_t i = 0; i < doc.steps.size(); ++i) {
     const Step& st = doc.steps[i];
     out.begin_step(i, doc.steps.size(), st.title);
     for (const Block& b : st.blocks) {
-      if (!b.shown_with(trained)) continue;
+      if (!shown(b)) continue;
       if (b.kind == Block::Kind::Text) {
-        out.prose(b.text);
+        out.prose(fill_facts(b.text, ctx.facts, doc, b.line));
       } else {
         out.begin_show(b.text);
         run_show(registry.at(b.text), ctx);

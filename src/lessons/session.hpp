@@ -74,6 +74,10 @@ struct LessonContext {
   core::Matrix embeddings, pe, x;
   const TrainedModel* model = nullptr;  // the trained translation model, or null for random weights
   float embedding_difference = 0.0f;     // trained: |E·√d_model + PE − the model's own embedding| (max)
+  // What the lesson text may say about the model that runs, by name ({{d_ff}} in lesson.md, and the
+  // conditions of <!-- trained key=value -->): its name, layer counts, widths, norm arrangement,
+  // vocabulary, all read from the loaded model (or the random settings), never written by hand.
+  std::map<std::string, std::string> facts;
 
   bool trained() const { return model != nullptr; }
   // Tokenizes with the vocabulary; unknown words become <unk> with one warning on stderr.

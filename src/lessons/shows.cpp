@@ -48,6 +48,11 @@ std::string joined(const std::vector<std::string>& tokens) {
   return s;
 }
 
+std::string width_ratio(int d_ff, int d_model) {
+  if (d_model > 0 && d_ff % d_model == 0) return std::to_string(d_ff / d_model);
+  return fmt::format("{:.2g}", d_model > 0 ? static_cast<double>(d_ff) / d_model : 0.0);
+}
+
 std::size_t argmax_row(const core::Matrix& m, std::size_t i) {
   std::size_t best = 0;
   for (std::size_t j = 1; j < core::cols(m); ++j)

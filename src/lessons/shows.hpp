@@ -55,6 +55,9 @@ std::vector<int> with_eos(const std::vector<int>& ids);
 std::vector<std::string> prefixed(const char* first, const std::vector<std::string>& tokens);
 std::string joined(const std::vector<std::string>& tokens);
 
+// d_ff / d_model as a learner would write it: "4", "3", else "3.5".
+std::string width_ratio(int d_ff, int d_model);
+
 // Column of the largest entry in row i.
 std::size_t argmax_row(const core::Matrix& m, std::size_t i);
 

@@ -396,9 +396,11 @@ TEST_CASE("lesson 7's one-token example: each head's weight is 1 and its output 
       CHECK(values[std::string("head_") + h + "_weight"].get<double>() == 1.0);
       CHECK(values[std::string("head_") + h + "_output"] == values[std::string("head_") + h + "_v"]);
     }
-    // X = [1, 2, 3, 4] times head 0's W_V in the example file: [0.1+0.4-0.3+0.4, 0.3+0+0.6+0.4].
-    CHECK(values["head_0_v"][0].get<double>() == doctest::Approx(0.6));
-    CHECK(values["head_0_v"][1].get<double>() == doctest::Approx(1.3));
+    // X = [1, 2, 3, 4] times the course notes' W_V1 = [[1,0],[0,2],[1,1],[0,1]]: [1+3, 4+3+4], and W_V2
+    // = [[0,1],[1,1],[0,2],[1,0]]: [2+4, 1+2+6]; the notes assume [0.5, 1.2] and [-0.4, 2.3].
+    CHECK(values["head_0_v"] == nlohmann::json::array({4.0, 11.0}));
+    CHECK(values["head_1_v"] == nlohmann::json::array({6.0, 9.0}));
+    CHECK(values["notes_assumed_outputs"] == nlohmann::json::parse("[[0.5, 1.2], [-0.4, 2.3]]"));
   }
 }
 
