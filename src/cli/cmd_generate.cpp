@@ -49,8 +49,14 @@ std::string join(const std::vector<std::string>& v, const std::string& sep) {
 }
 
 // A token as a candidate: its exact text in quotes, so a leading space (a word's start) shows.
-std::string candidate_text(const text::Vocab& v, int id) {
-  return v.bpe() && id >= text::Bpe::kFirstByte ? "\"" + v.word(id) + "\"" : v.word(id);
+// The labels of `more` as they read after `context`: one convention for the prompt, the candidates and
+// the continuation, in text and JSON (Vocab::labels_of: a piece that continues the word before it is
+// "##tle", a piece that starts a word has no leading space), so where words start is never lost.
+std::vector<std::string> labels_after(const text::Vocab& v, const std::vector<int>& context, const std::vector<int>& more) {
+  std::vector<text::TokenId> all(context.begin(), context.end());
+  all.insert(all.end(), more.begin(), more.end());
+  const std::vector<std::string> l = v.labels_of(all);
+  return {l.end() - static_cast<std::ptrdiff_t>(more.size()), l.end()};
 }
 
 void run_generate(const GenerateOptions& o) {
@@ -126,11 +132,14 @@ void run_generate(const GenerateOptions& o) {
   std::string wrote;  // "attnlab: wrote FILE", printed after the text
   if (o.format == "json" || !o.pictures.html.empty()) {
     nlohmann::json next = nlohmann::json::array();
-    for (int i = 0; i < k; ++i) next.push_back({{"token", m.vocab.word(order[i])}, {"id", order[i]}, {"probability", std::exp(lp[order[i]])}});
+    const std::vector<int> prompt(ids.begin(), ids.end());
+    for (int i = 0; i < k; ++i)
+      next.push_back({{"token", labels_after(m.vocab, prompt, {order[i]}).front()}, {"text", m.vocab.word(order[i])}, {"id", order[i]},
+                      {"probability", std::exp(lp[order[i]])}});
     nlohmann::json js = nlohmann::json::array();
     for (const auto& s : samples) {
       js.push_back({{"seed", greedy ? nlohmann::json() : nlohmann::json(s.seed)},
-                    {"continuation", m.vocab.tokens_of(std::vector<text::TokenId>(s.ids.begin(), s.ids.end()))},
+                    {"continuation", labels_after(m.vocab, std::vector<int>(ids.begin(), ids.end()), std::vector<int>(s.ids.begin(), s.ids.end()))},
                     {"text", s.text}});
     }
     nlohmann::json j = {{"prompt_tokens", toks}, {"next", next}, {"decoding", how}, {"samples", js}, {"model", model_json(m)}};
@@ -146,17 +155,26 @@ void run_generate(const GenerateOptions& o) {
     }
     if (o.format == "json") return;
   }
-  std::cout << fmt::format("prompt: {} tokens{}: {}\n", toks.size(), m.vocab.bpe() ? " (byte-level BPE; ## continues a word)" : "",
-                           render::visible_controls(join(toks, " | ")));
-  std::cout << fmt::format("next-token probabilities after \"{}\":\n", render::visible_controls(o.text));
+  // Every line fits the terminal: long ones wrap at spaces with a hanging indent.
+  const std::size_t width = render::detect_terminal(o.view.no_color).width;
+  // `first` may start with the line's own indent, which wrap_words keeps as its first-line prefix.
+  const auto print_wrapped = [&](const std::string& first, const std::string& text, std::size_t indent) {
+    const std::string all = first + text;
+    const std::size_t lead = std::min(all.find_first_not_of(' '), all.size());
+    std::cout << render::wrap_words(std::string_view(all).substr(lead), width, all.substr(0, lead), std::string(indent, ' ')) << '\n';
+  };
+  print_wrapped(fmt::format("prompt: {} tokens{}: ", toks.size(), m.vocab.bpe() ? " (byte-level BPE; ## continues a word)" : ""),
+                render::visible_controls(join(toks, " | ")), 2);
+  print_wrapped("next-token probabilities after ", "\"" + render::visible_controls(o.text) + "\":", 2);
+  const std::vector<int> prompt(ids.begin(), ids.end());
   for (int i = 0; i < k; ++i) {
     const double p = std::exp(lp[order[i]]);
-    std::cout << fmt::format("  {:>14}  {:6.2f}%  {}\n", render::visible_controls(candidate_text(m.vocab, order[i])), 100 * p,
+    std::cout << fmt::format("  {:>14}  {:6.2f}%  {}\n", render::visible_controls(labels_after(m.vocab, prompt, {order[i]}).front()), 100 * p,
                              std::string(static_cast<std::size_t>(std::lround(p * 40)), '#'));
   }
-  std::cout << fmt::format("continuation ({}):\n", how);
+  print_wrapped("continuation ", fmt::format("({}):", how), 2);
   for (const auto& s : samples)
-    std::cout << (greedy ? "  " : fmt::format("  seed {}: ", s.seed)) << render::visible_controls(s.text) << '\n';
+    print_wrapped(greedy ? "  " : fmt::format("  seed {}: ", s.seed), render::visible_controls(s.text), 4);
   if (!wrote.empty()) std::cout << wrote << '\n';
   if (o.show_attention) {
     // One heatmap per head of the chosen layer (the last by default).

@@ -8,6 +8,9 @@
 
 #include <fmt/format.h>
 
+#include "lessons/output.hpp"
+#include "render/terminal.hpp"
+
 #include "cli/commands.hpp"
 #include "exercises/session.hpp"
 #include "util/error.hpp"
@@ -26,7 +29,7 @@ void run_hint(const HintOptions& o) {
   exercises::Session s(o.workspace);
   const exercises::ExerciseInfo* ex = s.resolve(o.exercise);
   if (!ex) {
-    fmt::print("Every exercise has passed; name one to see its hints: attnlab hint N\n");
+    render::print_wrapped(fmt::format("Every exercise has passed; name one to see its hints: attnlab hint N\n"));
     return;
   }
   const std::vector<std::string> hints = exercises::read_hints(*ex);
@@ -36,14 +39,14 @@ void run_hint(const HintOptions& o) {
   int shown = std::clamp(p.hints_shown, 0, total);
   if (!o.again || shown == 0) shown = std::min(shown + 1, total);
   if (shown == p.hints_shown && !o.again) {
-    fmt::print("That was the last hint ({} of {}) for exercise {}:\n\n{}\n\n", total, total, ex->label(),
-               hints[total - 1]);
-    fmt::print("Still stuck? 'attnlab solution {} --force' shows the reference solution.\n", ex->slug);
+    render::print_wrapped(fmt::format("That was the last hint ({} of {}) for exercise {}:\n\n{}\n\n", total, total, ex->label(),
+               lessons::wrap_prose(hints[total - 1], render::detect_terminal(true).width)));
+    render::print_wrapped(fmt::format("Still stuck? 'attnlab solution {} --force' shows the reference solution.\n", ex->slug));
     return;
   }
-  fmt::print("Hint {} of {} for exercise {} ({}):\n\n{}\n\n", shown, total, ex->label(), ex->title, hints[shown - 1]);
-  if (shown < total) fmt::print("Run 'attnlab hint {}' again for the next hint.\n", ex->slug);
-  else fmt::print("That was the last hint. 'attnlab solution {} --force' shows the reference solution.\n", ex->slug);
+  render::print_wrapped(fmt::format("Hint {} of {} for exercise {} ({}):\n\n{}\n\n", shown, total, ex->label(), ex->title, lessons::wrap_prose(hints[shown - 1], render::detect_terminal(true).width)));
+  if (shown < total) render::print_wrapped(fmt::format("Run 'attnlab hint {}' again for the next hint.\n", ex->slug));
+  else render::print_wrapped(fmt::format("That was the last hint. 'attnlab solution {} --force' shows the reference solution.\n", ex->slug));
   std::fflush(stdout);
   // The hint is shown even where it cannot be recorded (a read-only state folder): say so, once.
   try {

@@ -190,15 +190,21 @@ void run_translate(const TranslateOptions& o) {
     for (const auto& w : wrote) std::cerr << w << '\n';
     return;
   }
-  std::cout << translation << '\n';
+  // Text for a person: wrapped to the terminal at spaces (scripts read --format json).
+  const std::size_t width = render::detect_terminal(o.view.no_color).width;
+  std::cout << render::wrap_words(translation, width) << '\n';
   if (cut)
-    std::cerr << fmt::format("attnlab: warning: the translation reached the length limit ({} tokens for a {}-token sentence); "
-                             "it is probably wrong\n",
-                             limit, src.size());
+    std::cerr << render::wrap_words(fmt::format("attnlab: warning: the translation reached the length limit ({} tokens for a {}-token "
+                                                "sentence); it is probably wrong",
+                                                limit, src.size()),
+                                    width, "", "  ")
+              << '\n';
   if (!loop_phrase.empty())
-    std::cerr << fmt::format("attnlab: warning: the translation repeats \"{}\", a loop the model falls into outside what "
-                             "it learned; it is probably wrong\n",
-                             render::fit_width(render::visible_controls(loop_phrase), 40));
+    std::cerr << render::wrap_words(fmt::format("attnlab: warning: the translation repeats \"{}\", a loop the model falls into outside "
+                                                "what it learned; it is probably wrong",
+                                                render::fit_width(render::visible_controls(loop_phrase), 40)),
+                                    width, "", "  ")
+              << '\n';
   for (const auto& w : wrote) std::cout << w << '\n';
   if (!o.show_attention) return;
   for (int l = 0; l < L; ++l)

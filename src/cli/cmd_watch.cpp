@@ -17,6 +17,8 @@
 
 #include <fmt/format.h>
 
+#include "render/terminal.hpp"
+
 #include "cli/commands.hpp"
 #include "cli/validators.hpp"
 #include "exercises/session.hpp"
@@ -53,13 +55,13 @@ class FileWatcher {
  public:
   FileWatcher(bool force_poll, double interval_s) : interval_ms_(static_cast<int>(interval_s * 1000)) {
     if (force_poll) {
-      fmt::print("Polling for changes every {:g} s (--poll).\n", interval_s);
+      render::print_wrapped(fmt::format("Polling for changes every {:g} s (--poll).\n", interval_s));
       return;
     }
     fd_ = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
     if (fd_ < 0) {
-      fmt::print("File events (inotify) are not available here ({}); polling every {:g} s instead.\n",
-                 std::strerror(errno), interval_s);
+      render::print_wrapped(fmt::format("File events (inotify) are not available here ({}); polling every {:g} s instead.\n",
+                 std::strerror(errno), interval_s));
     }
   }
   ~FileWatcher() {
@@ -74,8 +76,8 @@ class FileWatcher {
     if (wd_ >= 0) ::inotify_rm_watch(fd_, wd_);
     wd_ = ::inotify_add_watch(fd_, folder.c_str(), IN_CLOSE_WRITE | IN_MOVED_TO);
     if (wd_ < 0) {
-      fmt::print("Cannot watch {} for file events ({}); polling every {:g} s instead.\n", folder, std::strerror(errno),
-                 interval_ms_ / 1000.0);
+      render::print_wrapped(fmt::format("Cannot watch {} for file events ({}); polling every {:g} s instead.\n", folder, std::strerror(errno),
+                 interval_ms_ / 1000.0));
       ::close(fd_);
       fd_ = -1;
     }
@@ -92,8 +94,8 @@ class FileWatcher {
       if (now == last_) continue;
       if (fd_ >= 0 && !wait_event(300)) {
         // The file changed but no event came: inotify does not see this filesystem's writes.
-        fmt::print("File events do not arrive for {} (a network or container filesystem?); polling every "
-                   "{:g} s instead.\n", file_, interval_ms_ / 1000.0);
+        render::print_wrapped(fmt::format("File events do not arrive for {} (a network or container filesystem?); polling every "
+                   "{:g} s instead.\n", file_, interval_ms_ / 1000.0));
         ::close(fd_);
         fd_ = -1;
       }
@@ -147,7 +149,7 @@ void run_watch(const WatchOptions& o) {
   const exercises::CheckOptions copts{o.timeout_s, static_cast<std::size_t>(o.memory_mb)};
   const exercises::ExerciseInfo* ex = s.resolve(o.exercise);
   if (!ex) {
-    fmt::print("Every exercise has passed; name one to watch it: attnlab watch N\n");
+    render::print_wrapped(fmt::format("Every exercise has passed; name one to watch it: attnlab watch N\n"));
     return;
   }
   FileWatcher watcher(o.poll, o.interval_s);
@@ -161,14 +163,14 @@ void run_watch(const WatchOptions& o) {
     if (verdict == exercises::Verdict::Passed && !o.exercise) {
       const exercises::ExerciseInfo* next = s.next_unfinished();
       if (!next) return;
-      fmt::print("\nMoving on to exercise {}: {}\n", next->label(), next->title);
+      render::print_wrapped(fmt::format("\nMoving on to exercise {}: {}\n", next->label(), next->title));
       ex = next;
       continue;
     }
-    fmt::print("\nWatching {} — save it to check again (Ctrl-C to stop).\n", exercises::pretty_path(file));
+    render::print_wrapped(fmt::format("\nWatching {} — save it to check again (Ctrl-C to stop).\n", exercises::pretty_path(file)));
     std::cout.flush();
     watcher.wait_for_change();
-    fmt::print("\n");
+    render::print_wrapped(fmt::format("\n"));
   }
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <sstream>
 
 #include "render/terminal.hpp"
 
@@ -71,9 +72,13 @@ const ExerciseInfo* Session::resolve(const std::optional<std::string>& key) cons
 Verdict Session::check_and_report(const Kit& kit, const ExerciseInfo& ex, const CheckOptions& opts, bool show_timing,
                                   bool watching) {
   const Checked c = check_and_record(kit, ex, opts, [&](bool created) {
-    if (created) fmt::print("Created {} from the stub: edit it, then check again.\n", pretty_path(workspace_.learner_file(ex)));
-    fmt::print("── exercise {}: {} ──\nfile: {}\n", ex.label(), ex.title,
-               render::visible_controls(pretty_path(workspace_.learner_file(ex))));
+    if (created)
+      fmt::print("{}", render::wrap_lines(fmt::format("Created {} from the stub: edit it, then check again.\n",
+                                                      pretty_path(workspace_.learner_file(ex))),
+                                          render::detect_terminal(true).width));
+    fmt::print("{}", render::wrap_lines(fmt::format("── exercise {}: {} ──\nfile: {}\n", ex.label(), ex.title,
+                                                    render::visible_controls(pretty_path(workspace_.learner_file(ex)))),
+                                        render::detect_terminal(true).width));
     std::cout.flush();
   });
   const CheckResult& r = c.result;
@@ -84,29 +89,33 @@ Verdict Session::check_and_report(const Kit& kit, const ExerciseInfo& ex, const 
   if (!r.warnings.empty() && r.verdict != Verdict::CompileError) {
     fmt::print("The compiler warns:\n{}\n", render::visible_controls(r.warnings, /*keep_newlines=*/true));
   }
-  fmt::print("{}", render::visible_controls(r.report, /*keep_newlines=*/true));
+  // The grader's report, each line wrapped to the terminal at spaces (a terminal would cut words in
+  // two), a continuation indented like the message it continues.
+  const std::size_t width = render::detect_terminal(true).width;
+  fmt::print("{}", render::wrap_lines(render::visible_controls(r.report, /*keep_newlines=*/true), width));
   if (!r.report.empty() && r.report.back() != '\n') fmt::print("\n");
+  const auto say = [&](const std::string& text) { fmt::print("{}", render::wrap_lines(text, width)); };
   switch (r.verdict) {
     case Verdict::Passed: {
-      fmt::print("\nPASSED: exercise {} is done.{}\n", ex.label(),
-                 was_passed ? "" : " Compare with the reference: attnlab solution " + ex.slug);
+      say(fmt::format("\nPASSED: exercise {} is done.{}\n", ex.label(),
+                      was_passed ? "" : " Compare with the reference: attnlab solution " + ex.slug));
       const ExerciseInfo* next = next_unfinished();
-      if (next) fmt::print("Next: attnlab check {}  ({})\n", next->slug, next->title);
-      else fmt::print("Every exercise has passed. Well done.\n");
+      if (next) say(fmt::format("Next: attnlab check {}  ({})\n", next->slug, next->title));
+      else say("Every exercise has passed. Well done.\n");
       break;
     }
     case Verdict::Failed:
     case Verdict::TimedOut:
     case Verdict::Crashed:
-      fmt::print("\nNOT YET: fix the first problem above and save{}.\n"
-                 "Stuck? attnlab hint {} shows the next hint.\n",
-                 watching ? "; it is checked again automatically" : ", then run attnlab check " + ex.slug + " again",
-                 ex.slug);
+      say(fmt::format("\nNOT YET: fix the first problem above and save{}.\n"
+                      "Stuck? attnlab hint {} shows the next hint.\n",
+                      watching ? "; it is checked again automatically" : ", then run attnlab check " + ex.slug + " again",
+                      ex.slug));
       break;
     case Verdict::CompileError:
     case Verdict::LinkError:
-      fmt::print("\nNOT YET: the file must compile before the grader can run{}.\n",
-                 watching ? "; save it to check again" : "");
+      say(fmt::format("\nNOT YET: the file must compile before the grader can run{}.\n",
+                      watching ? "; save it to check again" : ""));
       break;
   }
   if (show_timing) {

@@ -165,7 +165,7 @@ void show_next_token(LessonContext& c) {
   show_next_token_table(c, probs, dec_in.tokens, want);
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t best = argmax_row(probs, i);
-    c.out.line(fmt::format("  after {:<10} most likely: {:<10} ({:.4f}); the right token {:<10} gets {:.4f}", dec_in.tokens[i],
+    c.out.line(fmt::format("  after {:<9} most likely {:<9} ({:.4f}); right one: {} ({:.4f})", dec_in.tokens[i],
                            vocab.word(static_cast<text::TokenId>(best)), probs(i, best), vocab.word(static_cast<text::TokenId>(want[i])),
                            probs(i, want[i])));
   }
@@ -454,7 +454,7 @@ void show_next_token_trained(LessonContext& c) {
     const std::size_t best = argmax_row(probs, i);
     right_top += best == want[i];
     right_p.push_back(probs(i, want[i]));
-    c.out.line(fmt::format("  after {:<10} most likely: {:<10} ({:.4f}); the right one, {}, gets {:.4f}", ins[i],
+    c.out.line(fmt::format("  after {:<9} most likely {:<9} ({:.4f}); right one: {} ({:.4f})", ins[i],
                            vocab.labels_of({static_cast<text::TokenId>(best)}).front(), probs(i, best), want_labels[i], probs(i, want[i])));
   }
   c.out.value("right_token_probabilities", right_p);

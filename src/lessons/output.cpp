@@ -59,7 +59,7 @@ std::string render_prose(const std::string& md, bool color) {
 // is joined and wrapped again to the width (a list item with a hanging indent). Blocks that are laid
 // out by hand are left alone: code (fenced or indented), tables, headings, and lines of a paragraph
 // that begin with "|" or ">". Widths skip the "**" of bold, which render_prose removes.
-std::size_t prose_width(const std::string& word) {
+std::size_t prose_width(std::string_view word) {
   std::string plain;
   for (std::size_t i = 0; i < word.size(); ++i) {
     if (word.compare(i, 2, "**") == 0) {
@@ -72,28 +72,10 @@ std::size_t prose_width(const std::string& word) {
 }
 
 std::string wrap_words(const std::string& text, std::size_t width, const std::string& first, const std::string& rest) {
-  std::istringstream in(text);
-  std::string word, out, line = first;
-  std::size_t used = render::display_width(first);
-  bool empty = true;
-  while (in >> word) {
-    const std::size_t w = prose_width(word);
-    if (!empty && used + 1 + w > width) {
-      out += line + "\n";
-      line = rest;
-      used = render::display_width(rest);
-      empty = true;
-    }
-    if (!empty) {
-      line += ' ';
-      ++used;
-    }
-    line += word;
-    used += w;
-    empty = false;
-  }
-  return out + line;
+  return render::wrap_words(text, width, first, rest, prose_width);
 }
+
+}  // namespace
 
 std::string wrap_prose(const std::string& md, std::size_t width) {
   std::vector<std::string> lines;
@@ -145,6 +127,8 @@ std::string wrap_prose(const std::string& md, std::size_t width) {
   return out;
 }
 
+namespace {
+
 io::OutJson cell_json(float v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
@@ -195,8 +179,10 @@ void TextOutput::prose(const std::string& markdown) {
 }
 
 void TextOutput::begin_step(std::size_t index, std::size_t count, const std::string& title) {
-  const std::string head = fmt::format("── Step {}/{}: {} ", index + 1, count, render::visible_controls(title));
-  const std::size_t w = render::display_width(head);
+  std::string head = fmt::format("── Step {}/{}: {} ", index + 1, count, render::visible_controls(title));
+  if (render::display_width(head) > rs_.term.width) head = render::wrap_words(head, rs_.term.width, "", "   ");
+  // A wrapped header gets no rule.
+  const std::size_t w = head.find('\n') == std::string::npos ? render::display_width(head) : SIZE_MAX;
   const std::string line = head + (w < std::min<std::size_t>(rs_.term.width, 80) ? [&] {
     std::string s;
     for (std::size_t i = w; i < std::min<std::size_t>(rs_.term.width, 80); ++i) s += "─";
@@ -208,7 +194,23 @@ void TextOutput::begin_step(std::size_t index, std::size_t count, const std::str
 
 void TextOutput::end_lesson() { os_ << '\n'; }
 
-void TextOutput::line(const std::string& text) { os_ << render::visible_controls(text, /*keep_newlines=*/true) << '\n'; }
+void TextOutput::line(const std::string& text) {
+  // Computed lines are wrapped to the terminal like the prose; a continuation is indented two more
+  // columns than the line's own indent, so an indented list of measurements stays readable.
+  std::istringstream lines(render::visible_controls(text, /*keep_newlines=*/true));
+  std::string l;
+  bool any = false;
+  while (std::getline(lines, l)) {
+    any = true;
+    if (render::display_width(l) <= rs_.term.width) {
+      os_ << l << '\n';
+      continue;
+    }
+    const std::size_t indent = l.find_first_not_of(' ') == std::string::npos ? 0 : l.find_first_not_of(' ');
+    os_ << render::wrap_words(l.substr(indent), rs_.term.width, std::string(indent, ' '), std::string(indent + 2, ' ')) << '\n';
+  }
+  if (!any) os_ << '\n';
+}
 
 // Matrices taller than this (a 64-row weight matrix) show their first rows, "⋮" and the last two;
 // --full shows every row.

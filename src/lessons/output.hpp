@@ -20,6 +20,10 @@
 
 namespace attnlab::lessons {
 
+// Lesson-style Markdown prose (paragraphs, "- " and "1. " lists, code kept verbatim) re-wrapped to
+// `width` columns; `attnlab hint` wraps the hints with it too.
+std::string wrap_prose(const std::string& md, std::size_t width);
+
 struct MatrixItem {
   std::string key;    // stable name in JSON, e.g. "scores"
   std::string title;  // printed above the matrix

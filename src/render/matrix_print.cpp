@@ -115,6 +115,43 @@ std::string abbreviation_note(std::size_t cols_out, std::size_t nc, bool by_weig
   return note + "; --full shows all";
 }
 
+// The title (bold with colour) and its shape note, wrapped to the width at word boundaries with a
+// two-column hanging indent; the note stays in plain text. Without a width limit (0) it is one line.
+void print_title(std::ostream& os, std::string_view title, const std::string& note, std::size_t width, bool color) {
+  const std::string t = visible_controls(title);
+  if (width == 0 || display_width(t) + display_width(note) <= width) {
+    if (color) os << "\x1b[1m" << t << "\x1b[0m" << note << '\n';
+    else os << t << note << '\n';
+    return;
+  }
+  // Wrap title and note together, then bold what belongs to the title: the first display_width(t)
+  // columns of text, whatever lines they fall on.
+  // The shape "(6 × 256" never breaks inside: its spaces are held by a placeholder while wrapping.
+  std::string glued = note;
+  for (std::size_t at = glued.find(" × "); at != std::string::npos; at = glued.find(" × ", at))
+    glued.replace(at, std::string(" × ").size(), "\x01×\x01");
+  std::string wrapped = wrap_words(t + glued, width, "", "  ");
+  std::replace(wrapped.begin(), wrapped.end(), '\x01', ' ');
+  if (!color) {
+    os << wrapped << '\n';
+    return;
+  }
+  std::size_t title_chars = 0;  // non-space bytes of the title, counted as the wrapped text is copied
+  std::size_t title_nonspace = 0;
+  for (char ch : t) title_nonspace += ch != ' ';
+  bool bold = false;
+  std::string out;
+  for (char ch : wrapped) {
+    const bool in_title = title_chars < title_nonspace;
+    if (ch != ' ' && ch != '\n' && in_title && !bold) out += "\x1b[1m", bold = true;
+    if ((ch == '\n' || !in_title) && bold) out += "\x1b[0m", bold = false;
+    out += ch;
+    if (ch != ' ' && ch != '\n' && in_title) ++title_chars;
+  }
+  if (bold) out += "\x1b[0m";
+  os << out << '\n';
+}
+
 // " …" before column k of `shown` when columns were left out just before it (and after the last).
 bool gap_before(const std::vector<std::size_t>& shown, std::size_t k) {
   return k < shown.size() ? (k == 0 ? shown[0] != 0 : shown[k] != shown[k - 1] + 1) : false;
@@ -157,9 +194,8 @@ void print_heatmap(std::ostream& os, std::string_view title, const core::Matrix&
   const std::vector<std::size_t> shown_rows = choose_rows(nr, opt.max_rows, opt.full);
   const bool tail = !shown.empty() && shown.back() + 1 != nc;
 
-  if (color) os << "\x1b[1m" << visible_controls(title) << "\x1b[0m";
-  else os << visible_controls(title);
-  os << "  (" << nr << " × " << nc << ", heatmap" << abbreviation_note(cols_out, nc, opt.weights, nr - shown_rows.size()) << ")\n";
+  print_title(os, title, fmt::format("  ({} × {}, heatmap{})", nr, nc, abbreviation_note(cols_out, nc, opt.weights, nr - shown_rows.size())),
+              opt.max_width, color);
   os << std::string(label_w, ' ');
   for (std::size_t k = 0; k < shown.size(); ++k) {
     if (gap_before(shown, k)) os << " …";
@@ -284,9 +320,8 @@ void print_matrix(std::ostream& os, std::string_view title, const core::Matrix& 
   const std::vector<std::size_t> shown_rows = choose_rows(nr, opt.max_rows, opt.full);
   const bool tail = !shown.empty() && shown.back() + 1 != nc;
 
-  if (color) os << "\x1b[1m" << visible_controls(title) << "\x1b[0m";
-  else os << visible_controls(title);
-  os << "  (" << nr << " × " << nc << abbreviation_note(cols_out, nc, opt.heatmap, nr - shown_rows.size()) << ")\n";
+  print_title(os, title, fmt::format("  ({} × {}{})", nr, nc, abbreviation_note(cols_out, nc, opt.heatmap, nr - shown_rows.size())),
+              opt.max_width, color);
 
   // Header.
   os << std::string(label_w, ' ');

@@ -116,6 +116,85 @@ std::string fit_width(std::string_view s, std::size_t width) {
   return out + (escaped ? "\x1b[0m…" : "…");
 }
 
+std::string wrap_words(std::string_view text, std::size_t width, std::string_view first, std::string_view rest,
+                       std::size_t (*measure)(std::string_view)) {
+  const auto wid = [&](std::string_view w) { return measure ? measure(w) : display_width(w); };
+  std::string out, line(first);
+  std::size_t used = display_width(first);
+  bool empty = true;
+  auto new_line = [&] {
+    out += line + "\n";
+    line = std::string(rest);
+    used = display_width(rest);
+    empty = true;
+  };
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    // The spaces before a word are kept as they are (aligned columns stay aligned) unless the line
+    // breaks there.
+    const std::size_t gap_start = pos;
+    while (pos < text.size() && text[pos] == ' ') ++pos;
+    if (pos == text.size()) break;
+    const std::size_t gap = empty ? 0 : std::max<std::size_t>(pos - gap_start, 1);
+    std::size_t end = text.find(' ', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view word = text.substr(pos, end - pos);
+    pos = end;
+    std::size_t sep = gap;
+    if (!empty && used + sep + wid(word) > width) new_line(), sep = 0;
+    // A word wider than a line (a long path): cut it where the line ends, by code points.
+    while (used + sep + wid(word) > width && used + sep < width) {
+      line.append(sep, ' ');
+      used += sep;
+      sep = 0;
+      std::size_t room = width - used, i = 0, cols = 0;
+      while (i < word.size() && cols < room) {
+        ++i;
+        while (i < word.size() && (static_cast<unsigned char>(word[i]) & 0xC0) == 0x80) ++i;
+        ++cols;
+      }
+      line.append(word.substr(0, i));
+      word.remove_prefix(i);
+      used += cols;
+      new_line();
+    }
+    if (word.empty()) continue;
+    line.append(sep, ' ');
+    line.append(word);
+    used += sep + wid(word);
+    empty = false;
+  }
+  return out + line;
+}
+
+std::string wrap_lines(std::string_view text, std::size_t width) {
+  std::string out;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    std::size_t end = text.find('\n', pos);
+    const bool last = end == std::string_view::npos;
+    if (last) end = text.size();
+    const std::string_view l = text.substr(pos, end - pos);
+    if (display_width(l) <= width) {
+      out.append(l);
+    } else {
+      const std::size_t lead = std::min(l.find_first_not_of(' '), l.size());
+      const std::string_view body = l.substr(lead);
+      const bool marker = body.rfind("- ", 0) == 0 || body.rfind("✓ ", 0) == 0 || body.rfind("✗ ", 0) == 0;
+      out += wrap_words(body, width, std::string(lead, ' '), std::string(lead + (marker ? 2 : 0), ' '));
+    }
+    if (last) break;
+    out += '\n';
+    pos = end + 1;
+  }
+  return out;
+}
+
+void print_wrapped(std::string_view text) {
+  const std::string s = wrap_lines(text, detect_terminal(true).width);
+  std::fwrite(s.data(), 1, s.size(), stdout);
+}
+
 namespace {
 // U+202A–U+202E (E2 80 AA–AE) and U+2066–U+2069 (E2 81 A6–A9).
 bool is_bidi_control(std::string_view s, std::size_t i) {

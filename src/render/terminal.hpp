@@ -30,6 +30,22 @@ std::size_t display_width(std::string_view s);
 // cannot leak past it.
 std::string fit_width(std::string_view s, std::size_t width);
 
+// Word-wraps one line of text to `width` columns (display_width): breaks at spaces only, the first
+// line starting with `first` and every later one with `rest` (a hanging indent). A word wider than a
+// whole line is cut into pieces that fit, so no line is ever wider than `width` (given indents
+// narrower than it). `measure` may replace display_width for words (the lessons' prose skips the "**"
+// of bold). No trailing newline.
+std::string wrap_words(std::string_view text, std::size_t width, std::string_view first = "", std::string_view rest = "",
+                       std::size_t (*measure)(std::string_view) = nullptr);
+
+// Every line of `text` that is wider than `width` wrapped by wrap_words, its continuation indented
+// like the line itself, two more after a "- " or "✓ "/"✗ " marker. Lines that fit are unchanged.
+std::string wrap_lines(std::string_view text, std::size_t width);
+
+// Prints `text` to stdout through wrap_lines at the width of the terminal behind it (a command's own
+// messages: hints, watch's notices).
+void print_wrapped(std::string_view text);
+
 // Text from a user or a file, made safe to print: every control character (C0 but tab, and newline
 // unless keep_newlines; DEL; C1, U+0080 to U+009F) shows as an escape ("\x1b", "\u009b"), and so does
 // every byte that is not part of valid UTF-8 ("\xff"), so such text can neither move the cursor,

@@ -272,6 +272,16 @@ def check_matrices(where, lesson, ck):
             check_normalised(where, f"'{t}' with LayerNorm {k}'s γ and β taken off", (M - bias) / g)
 
 
+# One position of lesson 9's next-token step: "after X  most likely Y (p); right one: Z (q)" (and the
+# earlier form "…; the right word Z gets q"): the input, the top probability, the right token's.
+RIGHT_LINE = r"after (.*?) +most likely:? .*?\(([0-9.]+)\); (?:right one: .*\(([0-9.]+)\)|the right .*? gets ([0-9.]+))"
+
+
+
+def right_of(m):
+    return float(m.group(3) or m.group(4))
+
+
 def check_next_token(where, lesson, ck, default_sentence):
     for _, b in shows(lesson):
         if b["name"] != "next-token":
@@ -281,9 +291,9 @@ def check_next_token(where, lesson, ck, default_sentence):
         # probability (read from the printed lines, so this holds whatever the JSON carries).
         if default_sentence:
             for line in b["lines"]:
-                m = re.search(r"after (.*?) +most likely: .*the right .*? gets ([0-9.]+)", line)
-                if m and float(m.group(2)) < 0.5:
-                    fail(where, f"next-token: after {m.group(1)} the right token gets {m.group(2)} on the lesson's own sentence (< 0.5)")
+                m = re.search(RIGHT_LINE, line)
+                if m and right_of(m) < 0.5:
+                    fail(where, f"next-token: after {m.group(1)} the right token gets {right_of(m):.4f} on the lesson's own sentence (< 0.5)")
         src = lesson["settings"].get("ids")
         tgt = v.get("target_ids")
         if src is None or tgt is None:
@@ -297,9 +307,8 @@ def check_next_token(where, lesson, ck, default_sentence):
         if got.shape != want.shape or np.max(np.abs(got - want)) > 1e-4:
             fail(where, f"next-token: the right tokens' probabilities {np.round(got, 4).tolist()} differ from the model's "
                         f"{np.round(want, 4).tolist()}")
-        # The printed lines: "after X   most likely: Y (p); the right one, Z, gets q".
-        printed = [(float(m.group(1)), float(m.group(2))) for m in
-                   (re.search(r"most likely: .*\(([0-9.]+)\); the right .* gets ([0-9.]+)", l) for l in b["lines"]) if m]
+        # The printed lines: "after X   most likely Y (p); right one: Z (q)".
+        printed = [(float(m.group(2)), right_of(m)) for m in (re.search(RIGHT_LINE, l) for l in b["lines"]) if m]
         if len(printed) != len(tgt):
             fail(where, f"next-token: {len(printed)} 'most likely' lines for {len(tgt)} positions")
         for i, (top_p, right_p) in enumerate(printed[:len(tgt)]):

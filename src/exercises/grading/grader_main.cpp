@@ -19,6 +19,7 @@
 // with that token and the grader's number of test cases (docs/hardening.md says what this proves).
 #define DOCTEST_CONFIG_IMPLEMENT
 #define DOCTEST_CONFIG_NO_POSIX_SIGNALS  // let a crash kill the process; the parent reports the signal
+#include <algorithm>
 #include <cstdio>
 #include <doctest/doctest.h>
 
@@ -265,7 +266,15 @@ class LearnerReporter : public doctest::IReporter {
   void test_case_end(const doctest::CurrentTestCaseStats& s) override {
     const bool ok = s.testCaseSuccess && messages_.empty();
     out_ << (ok ? "✓ " : "✗ ") << current_ << '\n';
-    for (const auto& m : messages_) out_ << indent(m, "    ") << '\n';
+    // A message that several failing checks of this case gave is said once, with how many said it.
+    std::vector<std::pair<std::string, int>> said;
+    for (const auto& m : messages_) {
+      auto it = std::find_if(said.begin(), said.end(), [&](const auto& p) { return p.first == m; });
+      if (it == said.end()) said.emplace_back(m, 1);
+      else ++it->second;
+    }
+    for (const auto& [m, n] : said)
+      out_ << indent(n > 1 ? m + " (" + std::to_string(n) + " checks failed this way)" : m, "    ") << '\n';
     out_.flush();
     messages_.clear();
   }
