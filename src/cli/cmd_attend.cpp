@@ -13,6 +13,7 @@
 #include "cli/validators.hpp"
 #include "cli/model_view.hpp"
 #include "cli/pictures.hpp"
+#include "corpus/tables.hpp"
 #include "render/html_page.hpp"
 #include "lessons/trained.hpp"
 #include "model/transformer.hpp"
@@ -33,6 +34,29 @@ struct AttendOptions {
 };
 
 namespace {
+
+// The columns of the sentence's nouns (any token that is a noun of the lexicon, data/lexicon, in the
+// singular or the plural): a table too wide for the terminal keeps them, beside the focus word, since
+// they are what a learner compares ("it" → animal or street).
+std::vector<std::size_t> noun_columns(const std::vector<std::string>& toks) {
+  std::vector<std::size_t> out;
+  try {
+    const corpus::LexiconTables& lex = corpus::lexicon_tables();
+    for (std::size_t j = 0; j < toks.size(); ++j) {
+      std::string w;
+      for (char ch : toks[j]) w += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      if (w.rfind("##", 0) == 0) continue;
+      for (const auto& nn : lex.nouns)
+        if (nn.en == w || nn.en_plural == w) {
+          out.push_back(j);
+          break;
+        }
+    }
+  } catch (const std::exception&) {
+    // Without the lexicon (a data folder without it) the tables keep only the focus word.
+  }
+  return out;
+}
 
 void run_attend(const AttendOptions& o) {
   tasks::LoadedModel m = tasks::load_model(o.model, open_backend(o.backend));
@@ -125,7 +149,10 @@ void run_attend(const AttendOptions& o) {
       note << render::write_picture(o.pictures.svg, render::heatmap_svg(title, to_matrix(vals.data(), row_labels.size(), n), row_labels, toks, true),
                                     "one heatmap") << '\n';
     if (json || !o.pictures.html.empty() || !o.pictures.svg.empty()) return;
-    print_heatmap(title, to_matrix(vals.data(), row_labels.size(), n), row_labels, toks, o.view, {row});
+    std::vector<std::size_t> keep{row};
+    for (std::size_t j : noun_columns(toks))
+      if (j != row) keep.push_back(j);
+    print_heatmap(title, to_matrix(vals.data(), row_labels.size(), n), row_labels, toks, o.view, keep);
     return;
   }
   if (json || !o.pictures.html.empty()) {
@@ -157,11 +184,12 @@ void run_attend(const AttendOptions& o) {
                                   "one heatmap") << '\n';
   }
   if (json || !o.pictures.html.empty() || !o.pictures.svg.empty()) return;
+  const std::vector<std::size_t> nouns = noun_columns(toks);
   for (int l : layer_ids)
     for (int hd : head_ids) {
       print_heatmap(fmt::format("{} self-attention, layer {} head {} (rows attend to columns{})", kind, l, hd,
                                 c.decoder_only ? "; right of the diagonal is masked: exactly 0" : ""),
-                    to_matrix(block(l, hd), n, n), toks, toks, o.view);
+                    to_matrix(block(l, hd), n, n), toks, toks, o.view, nouns);
       std::cout << '\n';
     }
 }

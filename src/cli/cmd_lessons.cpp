@@ -34,12 +34,13 @@ void run_list(const ListOptions& o) {
     return;
   }
   const render::Terminal term = render::detect_terminal(o.no_color);
+  // The number, name and title on one line; the summary whole below it, wrapped to the terminal.
   for (const auto& d : all) {
     const std::string head = fmt::format("{:>2}  {:<22}", d.number, d.slug);
     const std::size_t room = term.width > render::display_width(head) + 2 ? term.width - render::display_width(head) - 2 : 20;
-    const std::string line = d.title + ": " + d.summary;
-    if (term.color != render::ColorMode::None) std::cout << "\x1b[1m" << head << "\x1b[0m  " << render::fit_width(line, room) << '\n';
-    else std::cout << head << "  " << render::fit_width(line, room) << '\n';
+    if (term.color != render::ColorMode::None) std::cout << "\x1b[1m" << head << "\x1b[0m  " << render::fit_width(d.title, room) << '\n';
+    else std::cout << head << "  " << render::fit_width(d.title, room) << '\n';
+    std::cout << render::wrap_words(d.summary, term.width, "    ", "    ") << '\n';
   }
   std::cout << "\nRun one with 'attnlab lesson N' (or its name), or all of them with 'attnlab tour'.\n";
 }

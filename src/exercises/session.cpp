@@ -91,8 +91,12 @@ Verdict Session::check_and_report(const Kit& kit, const ExerciseInfo& ex, const 
   }
   // The grader's report, each line wrapped to the terminal at spaces (a terminal would cut words in
   // two), a continuation indented like the message it continues.
+  // The compiler's own diagnostics (a compile or link error) are printed as it wrote them: its source
+  // lines and carets must stay aligned.
   const std::size_t width = render::detect_terminal(true).width;
-  fmt::print("{}", render::wrap_lines(render::visible_controls(r.report, /*keep_newlines=*/true), width));
+  const bool compiler_text = r.verdict == Verdict::CompileError || r.verdict == Verdict::LinkError;
+  const std::string report = render::visible_controls(r.report, /*keep_newlines=*/true);
+  fmt::print("{}", compiler_text ? report : render::wrap_lines(report, width));
   if (!r.report.empty() && r.report.back() != '\n') fmt::print("\n");
   const auto say = [&](const std::string& text) { fmt::print("{}", render::wrap_lines(text, width)); };
   switch (r.verdict) {

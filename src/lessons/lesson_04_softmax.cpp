@@ -34,7 +34,7 @@ void show_softmax_steps(LessonContext& c) {
   c.out.side_by_side({item("row_max", "2. max of each row", row_max, tk, {"max"}),
                       item("shifted", "3. s − row max (every entry ≤ 0)", shifted, tk, tk)});
   c.out.side_by_side({item("exp", "4. exp(s − max), all in (0, 1]", ex, tk, tk), item("row_sum", "5. row sums", sums, tk, {"sum"})});
-  c.out.matrix(weights_item("weights", "6. weights = exp / row sum (the core's softmax_rows)", t.weights, tk, tk));
+  c.out.matrix(weights_item("weights", "6. weights = exp / row sum (the softmax the lessons' attention code runs)", t.weights, tk, tk));
   std::string s;
   for (std::size_t i = 0; i < n; ++i) {
     double r = 0.0;
@@ -70,7 +70,7 @@ void show_softmax_overflow(LessonContext& c) {
   c.out.matrix(ne);
   c.out.matrix(nw);
   c.out.matrix(item("stable_exp", "stable: exp(s − max(s)) = exp([−6, −4, −2, 0])", shifted_exp, rl, cl));
-  c.out.matrix(weights_item("stable_weights", "stable: the weights (the core's softmax_rows)", stable, rl, cl));
+  c.out.matrix(weights_item("stable_weights", "stable: the weights (the softmax the lessons' attention code runs)", stable, rl, cl));
 }
 
 }  // namespace

@@ -118,8 +118,8 @@ void show_fully_masked(LessonContext& c) {
   MatrixItem n = item("naive_weights", "naive: exp(−inf) / Σ exp(−inf) = 0 / 0", naive, rl, cl);
   n.broken_demo = true;
   c.out.matrix(n);
-  c.out.matrix(weights_item("weights", "the core's softmax_rows: all zeros, and the row is reported", w, rl, cl));
-  c.out.line(fmt::format("softmax_rows reported fully masked row(s): {}", empty.empty() ? std::string("none") : std::to_string(empty[0])));
+  c.out.matrix(weights_item("weights", "attnlab's softmax: all zeros, and the row is reported", w, rl, cl));
+  c.out.line(fmt::format("The softmax reported the fully masked row(s): {}", empty.empty() ? std::string("none") : std::to_string(empty[0])));
   c.out.line("");
 }
 
@@ -127,7 +127,8 @@ bool show_causal_trained(LessonContext& c) {
   const TrainedModel* lm = c.session.language_model();
   if (!lm) return false;
   std::vector<std::string> sentences = c.text.list("causal").size() == 2 ? c.text.list("causal") : std::vector<std::string>{c.text.sentence, c.text.word("second")};
-  if (c.session.options().sentence) sentences[0] = *c.session.options().sentence;
+  // The learner's own sentence, as given, alone.
+  if (c.session.options().sentence) sentences = {*c.session.options().sentence};
   bool first = true;
   for (const std::string& text : sentences) {
     TokenizedSentence s = encode(text, lm->vocab(), "causal sentence");
@@ -155,7 +156,7 @@ bool show_causal_trained(LessonContext& c) {
       heads.push_back(weights_item(fmt::format("{}weights_head_{}", first ? "" : "second_", h), fmt::format("head {}", h),
                                    r.trace.heads[h].weights, tk, tk));
     c.out.side_by_side(heads);
-    c.out.line(fmt::format("Check: the core's replay equals the model's own layer 0 self-attention ({}).", agreement(r.max_difference)));
+    c.out.line(fmt::format("Check: recomputing this attention step by step, as the lessons do, from the model's weights gives the model's own layer 0 self-attention ({}).", agreement(r.max_difference)));
     c.out.value(first ? "max_difference_from_model" : "max_difference_from_model_second", r.max_difference);
     c.out.line("");
     first = false;

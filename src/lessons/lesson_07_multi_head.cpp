@@ -54,7 +54,7 @@ void show_concat_output(LessonContext& c) {
                       tk, render::numbered_labels("d", core::cols(t.output))));
     if (c.trained()) {
       const float diff = c.encoder_replay().max_difference;
-      c.out.line(fmt::format("Check: the core's output equals the model's own encoder layer 0 attention output ({}).", agreement(diff)));
+      c.out.line(fmt::format("Check: recomputing it step by step, as the lessons do, gives the model's own encoder layer 0 attention output ({}).", agreement(diff)));
       c.out.value("max_difference_from_model", diff);
       c.out.line("");
     }

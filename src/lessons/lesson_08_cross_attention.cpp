@@ -100,7 +100,7 @@ void show_cross_attention_trained(LessonContext& c) {
   c.out.matrix(item("scaled", fmt::format("Q · Kᵀ / √d_k  (n × m = {} × {})", n, m), h.scaled, rl, src));
   c.out.matrix(weights_item("weights", fmt::format("alignment, layer 0 head 0 (n × m = {} × {}), each row sums to 1", n, m), h.weights, rl, src));
   c.out.matrix(item("context", "context = weights · V  (one row per decoder position)", h.context, rl, render::numbered_labels("v", core::cols(h.context))));
-  c.out.line(fmt::format("Check: the core's replay equals the model's own cross-attention ({}).",
+  c.out.line(fmt::format("Check: recomputing this attention step by step, as the lessons do, from the model's weights gives the model's own cross-attention ({}).",
                          agreement(std::max(r0.max_difference, rl_.max_difference))));
   c.out.value("max_difference_from_model", std::max(r0.max_difference, rl_.max_difference));
   c.out.line("");

@@ -4,7 +4,10 @@
 // position probes on the lesson sentence's random heads, for comparison.
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <tuple>
+
+#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -12,6 +15,7 @@
 #include "lessons/shows.hpp"
 #include "model/decode.hpp"
 #include "model/probes.hpp"
+#include "render/progress.hpp"
 #include "tasks/head_relations.hpp"
 #include "tasks/task.hpp"
 
@@ -42,6 +46,17 @@ void show_head_probes_random(LessonContext& c) {
 }
 
 // The translation model's test split (regenerated from the config its checkpoint records), once.
+// Lesson 10 measures the model on its test split, which takes tens of seconds on two cores: on a
+// terminal (stderr a TTY, text output) a progress bar says so and is cleared when the step is done;
+// in a pipe or a log nothing extra is printed.
+std::optional<render::ProgressBar> progress(LessonContext& c, std::size_t total, const std::string& label) {
+  if (c.session.options().format != "text" || ::isatty(STDERR_FILENO) != 1) return std::nullopt;
+  std::optional<render::ProgressBar> bar;
+  bar.emplace(static_cast<std::int64_t>(total), label);
+  bar->update(0, "");
+  return bar;
+}
+
 const tasks::TaskData& test_split(LessonContext& c) {
   static std::unique_ptr<tasks::TaskData> data;
   if (!data) {
@@ -58,7 +73,11 @@ void show_head_probes_trained(LessonContext& c) {
   const tasks::TaskData& d = test_split(c);
   const std::size_t n = std::min(kProbeSentences, d.test.size());
   std::vector<model::HeadScores> heads = model::self_attention_heads(net.config());
-  model::add_examples(net, d.test, n, heads);
+  auto bar = progress(c, n, "probing the heads");
+  model::add_examples(net, d.test, n, heads, [&](std::size_t i) {
+    if (bar) bar->update(static_cast<std::int64_t>(i + 1), "sentences");
+  });
+  if (bar) bar->finish("");
   core::Matrix m = core::Matrix::from_shape({heads.size(), 4});
   std::vector<std::string> rows;
   std::size_t named = 0;
@@ -90,9 +109,12 @@ const tasks::Relations& relations(LessonContext& c) {
     const std::size_t n = std::min(kProbeSentences, d.test.size());
     std::vector<model::HeadScores> unused = model::self_attention_heads(net.config());
     rel = std::make_unique<tasks::Relations>();
+    auto bar = progress(c, n, "measuring the relations");
     model::add_examples(net, d.test, n, unused, [&](std::size_t i) {
       if (i < d.test_pairs.size()) tasks::add_relations(net, c.model->vocab(), d.test_pairs[i], d.test[i], *rel);
+      if (bar) bar->update(static_cast<std::int64_t>(i + 1), "sentences");
     });
+    if (bar) bar->finish("");
   }
   return *rel;
 }
@@ -156,10 +178,14 @@ void show_head_ablation_trained(LessonContext& c) {
   const tasks::TaskData& d = test_split(c);
   const std::size_t n = std::min(kProbeSentences, d.test.size());
   const text::Vocab& vocab = c.model->vocab();
+  const std::size_t runs = 1 + (cfg.decoder_only ? 0 : 1 + static_cast<std::size_t>(cfg.heads));
+  auto bar = progress(c, runs * n, "translating without each head");
+  std::size_t done = 0;
   auto score = [&] {
     std::size_t exact = 0, coref = 0, coref_n = 0;
     const int il = vocab.id("il"), elle = vocab.id("elle");
     for (std::size_t i = 0; i < n; ++i) {
+      if (bar) bar->update(static_cast<std::int64_t>(++done), "translations");
       const model::Hypothesis h = model::translate(net, d.test[i].src, model::DecodeOptions{});
       exact += h.tokens == d.test[i].tgt;
       if (d.test_pairs[i].category != "coref") continue;
@@ -187,6 +213,7 @@ void show_head_ablation_trained(LessonContext& c) {
     rows.emplace_back(fmt::format("{}.{}.{}", model::block_name(block), layer, head), score());
   }
   net.params.upload(params);
+  if (bar) bar->finish("");
   core::Matrix m = core::Matrix::from_shape({rows.size(), 2});
   std::vector<std::string> labels;
   for (std::size_t r = 0; r < rows.size(); ++r) {

@@ -7,6 +7,7 @@ Widths are counted in terminal columns (East Asian wide characters take two, com
 independently of attnlab's own display_width. Each failure names the command, the width and the line.
 """
 import argparse
+import json
 import os
 import shutil
 import signal
@@ -37,7 +38,7 @@ def main():
                  ["translate", sentence], ["translate", "The boy trains the puppy.", "--show-attention"],
                  ["generate", "Your journey starts with one step", "-n", "2"],
                  ["generate", "Every effort moves you", "-t", "0", "--show-attention"],
-                 ["check", "softmax"], ["hint", "softmax"], ["hint", "softmax"], ["check", "attention"]]
+                 ["check", "softmax"], ["hint", "softmax"], ["hint", "softmax"], ["check", "attention"], ["lessons"]]
     failures, runs = [], 0
     try:
         for width in WIDTHS:
@@ -66,6 +67,24 @@ def main():
                     failures.append(f"watch softmax at {width} ({columns(line)} columns): {line[:100]}")
     finally:
         shutil.rmtree(home, ignore_errors=True)
+    # What the narrow terminal must not lose: every lesson's summary whole (wrapped, not cut), and in
+    # an abbreviated attention table the focus word and the sentence's nouns.
+    env = dict(os.environ, NO_COLOR="1", COLUMNS="60", HOME=home, ATTNLAB_DATA_DIR=args.source)
+    listing = subprocess.run([args.attnlab, "lessons"], capture_output=True, text=True, env=env, timeout=60).stdout
+    summaries = json.loads(subprocess.run([args.attnlab, "lessons", "--format", "json"], capture_output=True, text=True,
+                                          env=env, timeout=60).stdout)["lessons"]
+    flat = " ".join(listing.split())
+    for l in summaries:
+        if " ".join(l["summary"].split()) not in flat:
+            failures.append(f"lessons at 60: the summary of lesson {l['number']} is not shown whole")
+    focus = subprocess.run([args.attnlab, "attend", sentence, "--focus", "it"], capture_output=True, text=True, env=env,
+                           timeout=120).stdout
+    lines = focus.split("\n")  # the column header is the line after the title, which ends with its note
+    end = next((i for i, l in enumerate(lines) if l.endswith("shows all)")), None)
+    header = lines[end + 1] if end is not None and end + 1 < len(lines) else ""
+    for word in ("it", "animal", "street"):
+        if f" {word}" not in header:
+            failures.append(f"attend --focus it at 60: the abbreviated table drops the column of \"{word}\" ({header.strip()})")
     for f in failures:
         print("FAIL", f)
     print(f"terminal width: {runs} runs at {', '.join(map(str, WIDTHS))} columns, {len(failures)} lines too wide")

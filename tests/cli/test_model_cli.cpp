@@ -1,6 +1,7 @@
 // The model commands end to end: train (resume, Ctrl-C), eval, translate, attend, generate, and
 // their bad-input cases. Uses the seconds-long data/configs/tiny-test.json.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <cstdlib>
 #include <algorithm>
 #include <doctest/doctest.h>
 
@@ -40,6 +41,10 @@ std::string slurp(const fs::path& p) {
   ss << in.rdbuf();
   return ss.str();
 }
+
+// A wide terminal for every command these tests start, so a message is one line to search (the
+// wrapping to a terminal's width is tests/cli/terminal_width.py's to check).
+[[maybe_unused]] const int kWideTerminal = ::setenv("COLUMNS", "1000", 1);
 
 fs::path temp_dir() {
   static fs::path dir = [] {

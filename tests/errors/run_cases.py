@@ -220,7 +220,9 @@ def case_env(ctx, case):
     home = os.path.join(ctx["tmp"], "home")
     env.update({"HOME": home, "XDG_DATA_HOME": os.path.join(home, "data"), "XDG_STATE_HOME": os.path.join(home, "state"),
                 "XDG_CONFIG_HOME": os.path.join(home, "config"), "XDG_CACHE_HOME": os.path.join(home, "cache"),
-                "NO_COLOR": "1", "COLUMNS": "100", "LC_ALL": "C.UTF-8", "OPENBLAS_NUM_THREADS": "1"})
+                # A wide terminal: messages are wrapped to the width (tests/cli/terminal_width.py checks
+                # that), and docs/errors.md quotes each one whole, not its first wrapped line.
+                "NO_COLOR": "1", "COLUMNS": "1000", "LC_ALL": "C.UTF-8", "OPENBLAS_NUM_THREADS": "1"})
     for k, v in case.get("env", {}).items():
         env[k] = expand(v, ctx)
     return env

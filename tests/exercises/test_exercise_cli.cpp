@@ -67,7 +67,10 @@ struct Home {
   std::vector<std::string> extra;  // more NAME=value pairs for this test's commands
   std::vector<std::string> env() const {
     std::vector<std::string> e{"HOME=" + root.string(), "XDG_DATA_HOME=" + (root / "data").string(),
-                               "XDG_STATE_HOME=" + (root / "state").string(), "NO_COLOR=1"};
+                               "XDG_STATE_HOME=" + (root / "state").string(), "NO_COLOR=1",
+                               // A wide terminal, so a message is one line to search (the wrapping to
+                               // a terminal's width is tests/cli/terminal_width.py's to check).
+                               "COLUMNS=1000"};
     e.insert(e.end(), extra.begin(), extra.end());
     return e;
   }
