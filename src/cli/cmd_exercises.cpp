@@ -26,6 +26,7 @@ void run_exercises(const ExercisesOptions& o) {
       list.push_back({{"number", ex.number}, {"slug", ex.slug}, {"title", ex.title}, {"lesson", ex.lesson},
                       {"difficulty", ex.difficulty}, {"minutes", ex.minutes}, {"function", ex.function},
                       {"state", exercises::state_name(s.state(ex))},
+                      {"ever_passed", s.progress().get(ex.slug).ever_passed},
                       {"file", s.workspace().learner_file(ex).string()}});
     const auto* next = s.next_unfinished();
     std::cout << nlohmann::json{{"workspace", s.workspace().root.string()},
@@ -38,8 +39,11 @@ void run_exercises(const ExercisesOptions& o) {
   fmt::print("Exercises (your files live in {})\n\n", exercises::pretty_path(s.workspace().root));
   fmt::print("  {:>2}  {:<20} {:<22} {:<10} {:>8}  {}\n", "#", "exercise", "lesson", "difficulty", "time", "state");
   for (const auto& ex : s.catalogue().all()) {
-    fmt::print("  {:>2}  {:<20} {:<22} {:<10} {:>4} min  {}\n", ex.number, ex.slug, ex.lesson, ex.difficulty,
-               ex.minutes, exercises::state_name(s.state(ex)));
+    const exercises::State st = s.state(ex);
+    // An exercise started over after a pass keeps that pass on record, and says so.
+    const bool before = st != exercises::State::Passed && s.progress().get(ex.slug).ever_passed;
+    fmt::print("  {:>2}  {:<20} {:<22} {:<10} {:>4} min  {}{}\n", ex.number, ex.slug, ex.lesson, ex.difficulty,
+               ex.minutes, exercises::state_name(st), before ? " (passed before)" : "");
   }
   if (const auto* next = s.next_unfinished()) {
     fmt::print("\nNext: {} — {}\n  attnlab check {}   (creates {} on first use)\n", next->slug, next->title,

@@ -65,7 +65,8 @@ void run_progress(const ProgressOptions& o) {
   for (const auto& ex : all) {
     const auto st = s.state(ex);
     const char* mark = st == exercises::State::Passed ? "✓" : st == exercises::State::Failing ? "✗" : "·";
-    fmt::print("  {} {:>2} {:<20} {}\n", mark, ex.number, ex.slug, exercises::state_name(st));
+    const bool before = st != exercises::State::Passed && s.progress().get(ex.slug).ever_passed;
+    fmt::print("  {} {:>2} {:<20} {}{}\n", mark, ex.number, ex.slug, exercises::state_name(st), before ? " (passed before)" : "");
   }
   if (const auto* next = s.next_unfinished()) fmt::print("\nNext: attnlab check {}  ({})\n", next->slug, next->title);
   fmt::print("Progress file: {}\n", exercises::pretty_path(s.progress().file()));

@@ -25,6 +25,8 @@ void run_reset(const ResetOptions& o) {
   if (!backup.empty()) fmt::print("Saved your file as {}\n", exercises::pretty_path(backup));
   fmt::print("Restored the stub of exercise {} in {}\n", ex.label(),
              exercises::pretty_path(s.workspace().learner_file(ex)));
+  if (s.progress().get(ex.slug).ever_passed)
+    fmt::print("You passed it before: that stays on record (attnlab progress says \"passed before\"); only the file starts over.\n");
 }
 
 }  // namespace

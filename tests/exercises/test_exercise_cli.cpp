@@ -147,6 +147,25 @@ TEST_CASE("every exercise command has --help") {
   }
 }
 
+TEST_CASE("an index outside a matrix names the matrix: the grader's input by its name, or one the learner made") {
+  Home home;
+  fs::create_directories(home.learner("softmax").parent_path());
+  write(home.learner("softmax"), "#include \"attnlab/exercise.hpp\"\n"
+                                 "namespace ex {\n"
+                                 "Matrix softmax_rows(const Matrix& scores) { float x = scores(scores.rows, 0); (void)x; return scores; }\n"
+                                 "}\n");
+  Result r = run(home, {"check", "softmax"});
+  CHECK(r.code == 1);
+  CHECK(contains(r.out, ") is outside the 3 × 3 input matrix 'scores'"));
+  write(home.learner("softmax"), "#include \"attnlab/exercise.hpp\"\n"
+                                 "namespace ex {\n"
+                                 "Matrix softmax_rows(const Matrix& scores) { Matrix w(scores.rows, 1); w(0, 1) = 1; return w; }\n"
+                                 "}\n");
+  r = run(home, {"check", "softmax"});
+  CHECK(r.code == 1);
+  CHECK(contains(r.out, "index (0, 1) is outside a 3 × 1 matrix your code made"));
+}
+
 TEST_CASE("a fresh learner: everything not started, check without N picks the first exercise") {
   Home home;
   Result r = run(home, {"exercises"});
@@ -317,6 +336,22 @@ TEST_CASE("reset keeps a backup and restores the stub") {
   for (const auto& e : fs::directory_iterator(home.learner("layer-norm").parent_path()))
     if (contains(e.path().filename().string(), "exercise.cpp.bak-")) found = slurp(e.path()) == "// my attempt\n";
   CHECK(found);
+}
+
+TEST_CASE("reset after a pass: the file starts over, the pass stays on record and is said") {
+  Home home;
+  write(home.learner("softmax"), solution_of("04-softmax", "softmax"));
+  REQUIRE(run(home, {"check", "softmax"}).code == 0);
+  const Result r = run(home, {"reset", "softmax"});
+  CHECK(r.code == 0);
+  CHECK(contains(r.out, "You passed it before: that stays on record"));
+  CHECK(contains(run(home, {"exercises"}).out, "not started (passed before)"));
+  CHECK(contains(run(home, {"progress"}).out, "softmax              not started (passed before)"));
+  const auto j = nlohmann::json::parse(run(home, {"exercises", "--format", "json"}).out);
+  bool seen = false;
+  for (const auto& e : j["exercises"])
+    if (e["slug"] == "softmax") seen = e["state"] == "not started" && e["ever_passed"] == true;
+  CHECK(seen);
 }
 
 TEST_CASE("bad input: unknown exercise, missing workspace") {

@@ -47,6 +47,11 @@ const Mistake causal_leaks_next{
     "causal-leaks-next",
     "The causal mask lets query i see key i + 1, the next token, which is exactly the word the model "
     "must predict. Hide every key j > i."};
+const Mistake causal_hides_past{
+    "causal-hides-past",
+    "The mask is the wrong triangle: it hides the keys before query i (j < i) and shows the ones after it. "
+    "A decoder may look back at what it has written, never ahead: key j is visible when j ≤ i, hidden when "
+    "j > i."};
 const Mistake mask_from_scores{
     "mask-from-scores",
     "The mask depends on the score values: changing only the scores changed which positions got zero "
@@ -261,8 +266,28 @@ bool expect_match(const std::string& what, const ex::Matrix& got, const ex::Matr
   return false;
 }
 
+namespace {
+// The inputs the current guard watches, by address, for ex::matrix_name (an index error names them).
+std::vector<std::pair<const ex::Matrix*, const char*>>& named_inputs() {
+  static std::vector<std::pair<const ex::Matrix*, const char*>> inputs;
+  return inputs;
+}
+const char* input_name(const ex::Matrix* m) {
+  for (const auto& [p, name] : named_inputs())
+    if (p == m) return name;
+  return nullptr;
+}
+}  // namespace
+
+InputGuard::~InputGuard() {
+  for (const Entry& e : entries_)
+    if (e.m) std::erase_if(named_inputs(), [&](const auto& p) { return p.first == e.m; });
+}
+
 InputGuard& InputGuard::add(const char* name, const ex::Matrix& m) {
   entries_.push_back({name, &m, nullptr, m, {}});
+  named_inputs().emplace_back(&m, name);
+  ex::matrix_name = input_name;
   return *this;
 }
 

@@ -32,7 +32,7 @@ struct Mistake {
 
 namespace mistakes {
 extern const Mistake no_scaling, scale_by_dk, scale_by_dmodel, softmax_wrong_axis, unstable_softmax,
-    mask_after_softmax, mask_zero_fill, causal_hides_diagonal, causal_leaks_next, mask_from_scores,
+    mask_after_softmax, mask_zero_fill, causal_hides_diagonal, causal_leaks_next, causal_hides_past, mask_from_scores,
     fully_masked_nan, padding_query_rows, heads_interleaved, heads_wrong_order, q_times_k, missing_wo,
     cross_kv_from_decoder, layernorm_eps_outside, layernorm_wrong_axis, layernorm_biased_variance,
     layernorm_no_affine, input_modified, pe_concatenated_halves, pe_sin_cos_swapped, pe_exponent,
@@ -85,6 +85,11 @@ bool expect_match(const std::string& what, const ex::Matrix& got, const ex::Matr
 // first input that changed.
 class InputGuard {
  public:
+  InputGuard() = default;
+  InputGuard(const InputGuard&) = delete;
+  InputGuard& operator=(const InputGuard&) = delete;
+  // Its inputs are no longer named in index errors once it is gone.
+  ~InputGuard();
   InputGuard& add(const char* name, const ex::Matrix& m);
   InputGuard& add(const char* name, const std::vector<float>& v);
   bool verify(const std::string& function) const;

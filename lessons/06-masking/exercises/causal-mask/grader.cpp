@@ -34,6 +34,9 @@ void check_causal(const std::string& what, const ex::Matrix& s, bool large = fal
       to_ex(attnlab::core::softmax_rows(attnlab::core::apply_mask(core, attnlab::core::causal_mask(s.rows, s.cols))));
   const MaskBits right = causal_bits(s.rows, s.cols, 0);
   const MaskBits hides_diag = causal_bits(s.rows, s.cols, -1), leaks = causal_bits(s.rows, s.cols, 1);
+  MaskBits past(s.rows, std::vector<std::uint8_t>(s.cols, 0));  // the wrong triangle: visible iff j ≥ i
+  for (std::size_t i = 0; i < s.rows; ++i)
+    for (std::size_t j = 0; j < s.cols; ++j) past[i][j] = j >= i;
   expect_match(what, got, want,
                {{&mistakes::mask_after_softmax, masked_softmax(s, right, MaskMode::AfterSoftmax)},
                 {&mistakes::mask_zero_fill, masked_softmax(s, right, MaskMode::BeforeSoftmaxZero)},
@@ -42,6 +45,8 @@ void check_causal(const std::string& what, const ex::Matrix& s, bool large = fal
                 {&mistakes::causal_hides_diagonal, masked_softmax(s, hides_diag, MaskMode::AfterSoftmax)},
                 {&mistakes::causal_leaks_next, masked_softmax(s, leaks)},
                 {&mistakes::causal_leaks_next, masked_softmax(s, leaks, MaskMode::AfterSoftmax)},
+                {&mistakes::causal_hides_past, masked_softmax(s, past)},
+                {&mistakes::causal_hides_past, masked_softmax(s, past, MaskMode::AfterSoftmax)},
                 {&mistakes::softmax_wrong_axis,
                  masked_softmax(s, right, MaskMode::BeforeSoftmaxNegInf, false, Axis::Cols)}},
                large ? &mistakes::unstable_softmax : nullptr);

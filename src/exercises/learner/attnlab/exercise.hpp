@@ -19,6 +19,11 @@
 
 namespace ex {
 
+struct Matrix;
+// The grader names the matrices it passes to your function (scaled_scores, q, k, …) through this hook,
+// so that an index error can say which matrix it was. You never need to set it.
+inline const char* (*matrix_name)(const Matrix*) = nullptr;
+
 struct Matrix {
   std::size_t rows = 0, cols = 0;
   std::vector<float> data;  // row-major: element (i, j) at data[i * cols + j]
@@ -34,9 +39,10 @@ struct Matrix {
  private:
   std::size_t index(std::size_t i, std::size_t j) const {
     if (i >= rows || j >= cols || data.size() != rows * cols) {
-      throw std::out_of_range("index (" + std::to_string(i) + ", " + std::to_string(j) +
-                              ") is outside a " + shape() + " matrix" +
-                              (data.size() != rows * cols ? " whose data has the wrong length" : ""));
+      const char* name = matrix_name ? matrix_name(this) : nullptr;
+      throw std::out_of_range("index (" + std::to_string(i) + ", " + std::to_string(j) + ") is outside " +
+                              (name ? "the " + shape() + " input matrix '" + name + "'" : "a " + shape() + " matrix your code made") +
+                              (data.size() != rows * cols ? ", whose data has the wrong length" : ""));
     }
     return i * cols + j;
   }
