@@ -399,6 +399,33 @@ def check_lesson7(where, lesson, source, shared):
             fail(where, f"lesson 7: quotes the notes' assumed outputs as {v.get('notes_assumed_outputs')}, the notes say {assumed}")
 
 
+def check_cited_sources(shared):
+    """What the lessons say of the explainers they cite, checked against the explainers' text."""
+    src = os.path.join(shared, "sources")
+    if not os.path.isdir(src):
+        return 0
+    # Lesson 5: the blog post draws "I love you" as 20 % / 60 % / 20 %, "love" mostly on itself.
+    blog = open(os.path.join(src, "self-attention-blog-post.txt"), encoding="utf-8").read()
+    if not re.search(r"I love you.*?20% attention to .I.*?60% attention to .love.*?20% attention to .you", blog, re.S):
+        fail("lesson 5's citation", "the blog post does not draw 'I love you' as 20 % / 60 % / 20 %")
+    # Lesson 6: the slides' mask table hides every key of its first row, and their "Your journey
+    # starts with one" weights have rows that do not sum to 1.
+    slides = open(os.path.join(src, "self-attention-slides.txt"), encoding="utf-8").read()
+    pre = slides[slides.find("Pre-Softmax Scores"):]
+    first = next((l for l in pre.split("\n")[1:] if l.strip()), "")
+    if not first.split() or any(v != "-inf" for v in first.split()):
+        fail("lesson 6's citation", f"the slides' mask table does not hide every key of its first row: {first!r}")
+    table = slides[slides.find("Your journey starts with one"):].split("\n")[1:6]
+    sums = [sum(float(v) for v in row.split()[1:]) for row in table if row.strip()]
+    if not sums or all(abs(x - 1) < 1e-6 for x in sums):
+        fail("lesson 6's citation", f"every row of the slides' 'Your journey' weights sums to 1: {sums}")
+    post = slides[slides.find("Post-Softmax Probabilities"):].split("\n")[1:8]
+    rows = [[float(v) for v in r.split()] for r in post if r.strip() and re.fullmatch(r"[0-9.\s]+", r.strip())]
+    if not any(abs(sum(r) - 1) > 1e-6 for r in rows):
+        fail("lesson 6's citation", "every row of the slides' post-softmax table sums to 1")
+    return 1
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--attnlab", required=True)
@@ -458,6 +485,8 @@ def main():
             checked += 1
             check_next_token(f"lesson 9 on {translation[0]} with a learner's sentence", lesson, ck, default_sentence=False)
             check_matrices("lesson 9 with a learner's sentence", lesson, ck)
+    if args.shared:
+        checked += check_cited_sources(args.shared)
     for f in FAILURES:
         print("FAIL", f)
     print(f"lesson claims: {checked} lesson runs checked, {len(FAILURES)} failed claims")
