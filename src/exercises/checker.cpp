@@ -28,10 +28,12 @@
 
 namespace attnlab::exercises {
 
+const char* built_kit_path() noexcept;  // generated into the build folder by src/exercises/CMakeLists.txt
+
 Kit load_kit() {
   Kit kit;
   const char* env = std::getenv("ATTNLAB_EXERCISE_KIT");
-  kit.file = (env && *env) ? fs::path(env) : fs::path(ATTNLAB_EXERCISE_KIT);
+  kit.file = (env && *env) ? fs::path(env) : fs::path(built_kit_path());
   std::error_code ec;
   if (!fs::exists(kit.file, ec)) {
     throw RuntimeError("the exercise graders are not built (no " + kit.file.string() +
