@@ -810,6 +810,12 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
     throw RuntimeError("no grader for exercise " + ex.slug + " in " + kit.file.string() +
                        "; re-run cmake (cmake -S . -B build) and rebuild");
   }
+  // The compiler this build was made with compiles the learner's file: without it every check would
+  // fail as "does not compile" (or as the sandbox's "execvp" message), so say what to install instead.
+  if (::access(kit.compiler.c_str(), X_OK) != 0) {
+    throw RuntimeError("attnlab check needs a C++ compiler to build your file, and " + kit.compiler +
+                       " (the one attnlab was built with) is not there; install it with: sudo apt-get install g++");
+  }
   // A folder of its own for this run (WORKSPACE/.build/SLUG/run-XXXXXX), so that two checks of one
   // exercise at once (watch and a manual check) never build or grade in each other's files.
   const RunFolder run_folder(ws.build_dir(ex));

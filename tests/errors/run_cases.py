@@ -170,6 +170,11 @@ def make_files(case, ctx):
         elif "copy" in spec:
             with open(os.path.join(SOURCE, spec["copy"]), "rb") as f:
                 data = f.read()
+        elif "kit" in spec:  # this build's exercise kit (exercise-kit/kit.json beside the binary), edited on k
+            with open(os.path.join(os.path.dirname(ctx["binary"]), "exercise-kit", "kit.json"), "rb") as f:
+                k = json.load(f)
+            exec(spec["kit"], {"k": k})
+            data = json.dumps(k).encode()
         elif "config" in spec:  # a run config from data/configs, edited by a Python statement on c
             with open(os.path.join(SOURCE, spec["config"]), "rb") as f:
                 c = json.load(f)
@@ -326,7 +331,7 @@ def run_case(case, binary):
             result["skipped"] = "running as root, where chmod 000 does not stop reading, and there is no user 'nobody'"
             return result
     tmp = tempfile.mkdtemp(prefix="attnlab-err-")
-    ctx = {"tmp": tmp}
+    ctx = {"tmp": tmp, "binary": binary}
     try:
         os.makedirs(os.path.join(tmp, "home"))
         make_files(case, ctx)
