@@ -18,17 +18,22 @@
 # builds, runs and judges them is sanitized.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/compiler-cache.sh
 jobs="${ATTNLAB_JOBS:-$(nproc)}"
 start=$(date +%s)
 
 if [ ! -f build-asan/CMakeCache.txt ]; then
+  generator=()
+  if command -v ninja >/dev/null; then generator=(-G Ninja); fi
   # RelWithDebInfo: optimised like the release build (-O2), with debug information for readable
   # sanitizer stacks. -g1 (function names and line tables, no variables or types) is all a stack
   # needs: it compiles the suite in about a fifth less time than -g and halves the objects.
-  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
-    -DATTNLAB_SANITIZE=ON -DATTNLAB_CUDA=EMULATE
+  cmake -S . -B build-asan "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
+    -DATTNLAB_SANITIZE=ON -DATTNLAB_CUDA=EMULATE "${cache_configure_args[@]}"
 fi
+cache_begin build-asan
 cmake --build build-asan -j"$jobs"
+cache_report "test-sanitize.sh"
 built=$(date +%s)
 
 # halt_on_error/abort_on_error: stop at the first report; detect_leaks: LeakSanitizer at exit;
