@@ -54,6 +54,7 @@ cache_report() {
        "(ccache, cache folder $(ccache -k cache_dir 2>/dev/null || echo '?'), outside the clone)"
   if [ "$misses" -gt 0 ] && [ "$hits" -gt 0 ]; then
     # Which ones missed, when others hit: what changed, or what embeds the clone's path.
-    awk '/^# /{f=$2} /^cache_miss$/{print f}' "$cache_log" | head -n 8 | sed "s|^|  compiled: |"
+    # (awk stops by itself: `| head` would end it with SIGPIPE, which pipefail turns into a failure)
+    awk '/^# /{f=$2} /^cache_miss$/ && n < 8 {print "  compiled: " f; n++}' "$cache_log"
   fi
 }
