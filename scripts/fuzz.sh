@@ -36,10 +36,16 @@ if ! command -v clang++ >/dev/null; then
   echo "fuzz.sh: clang++ is missing; install the Debian packages with: bash scripts/install-deps.sh" >&2
   exit 1
 fi
+source scripts/compiler-cache.sh
 if [ ! -f build-fuzz/CMakeCache.txt ]; then
-  CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNLAB_FUZZ=ON -DATTNLAB_CUDA=OFF
+  generator=()
+  if command -v ninja >/dev/null; then generator=(-G Ninja); fi
+  CC=clang CXX=clang++ cmake -S . -B build-fuzz "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNLAB_FUZZ=ON -DATTNLAB_CUDA=OFF \
+    "${cache_configure_args[@]}"
 fi
+cache_begin build-fuzz
 cmake --build build-fuzz -j"${ATTNLAB_JOBS:-$(nproc)}" --target "${targets[@]/#/fuzz_}"
+cache_report "fuzz.sh"
 
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"

@@ -28,10 +28,12 @@
 
 namespace attnlab::exercises {
 
+const char* built_kit_path() noexcept;  // generated into the build folder by src/exercises/CMakeLists.txt
+
 Kit load_kit() {
   Kit kit;
   const char* env = std::getenv("ATTNLAB_EXERCISE_KIT");
-  kit.file = (env && *env) ? fs::path(env) : fs::path(ATTNLAB_EXERCISE_KIT);
+  kit.file = (env && *env) ? fs::path(env) : fs::path(built_kit_path());
   std::error_code ec;
   if (!fs::exists(kit.file, ec)) {
     throw RuntimeError("the exercise graders are not built (no " + kit.file.string() +
@@ -807,6 +809,12 @@ CheckResult run_check(const Kit& kit, const ExerciseInfo& ex, const Workspace& w
   if (grader == kit.graders.end()) {
     throw RuntimeError("no grader for exercise " + ex.slug + " in " + kit.file.string() +
                        "; re-run cmake (cmake -S . -B build) and rebuild");
+  }
+  // The compiler this build was made with compiles the learner's file: without it every check would
+  // fail as "does not compile" (or as the sandbox's "execvp" message), so say what to install instead.
+  if (::access(kit.compiler.c_str(), X_OK) != 0) {
+    throw RuntimeError("attnlab check needs a C++ compiler to build your file, and " + kit.compiler +
+                       " (the one attnlab was built with) is not there; install it with: sudo apt-get install g++");
   }
   // A folder of its own for this run (WORKSPACE/.build/SLUG/run-XXXXXX), so that two checks of one
   // exercise at once (watch and a manual check) never build or grade in each other's files.

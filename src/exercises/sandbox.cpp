@@ -67,7 +67,7 @@ Sandbox probe() {
   }
   s.program = find_bwrap();
   if (s.program.empty()) {
-    s.why_not = "bubblewrap (bwrap) is not installed; bash scripts/install-deps.sh installs it";
+    s.why_not = "bubblewrap (bwrap) is not installed; install it with: sudo apt-get install bubblewrap";
     return s;
   }
   // Try it once, as it will be used.

@@ -220,8 +220,7 @@ TEST_CASE("golden: every lesson's text output with random weights (--random, see
 
 TEST_CASE("golden: every lesson's text output on the shipped trained models (no colour, 80 columns)") {
   if (!have_model()) {
-    MESSAGE("skipped: data/models/translate-wide/model.ckpt is not in the source tree");
-    return;
+    ATTNLAB_SKIP("data/models/translate-wide/model.ckpt is not in the source tree");
   }
   check_goldens("trained/", {});
 }
@@ -491,8 +490,7 @@ TEST_CASE("lesson 7's parameter table counts biases in every row or in none (the
 
 TEST_CASE("trained model: the weights line, --random, --model, and flags that imply random weights") {
   if (!have_model()) {
-    MESSAGE("skipped: data/models/translate-wide/model.ckpt is not in the source tree");
-    return;
+    ATTNLAB_SKIP("data/models/translate-wide/model.ckpt is not in the source tree");
   }
   const Result t = run({"lesson", "2", "--no-pause"});
   CHECK(t.rc == 0);
@@ -526,8 +524,7 @@ TEST_CASE("trained model: the weights line, --random, --model, and flags that im
 
 TEST_CASE("lessons 8 and 9 with --sentence but no --target use the model's own translation, and say so") {
   if (!have_model()) {
-    MESSAGE("skipped: data/models/translate-wide/model.ckpt is not in the source tree");
-    return;
+    ATTNLAB_SKIP("data/models/translate-wide/model.ckpt is not in the source tree");
   }
   // Before: the default target "Le garçon entraîne le chiot." was silently paired with any sentence.
   for (const char* lesson : {"8", "9"}) {

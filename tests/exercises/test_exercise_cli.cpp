@@ -9,13 +9,16 @@
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <sched.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -1156,15 +1159,13 @@ TEST_CASE("a full disk is said to be one, not graded as a file that does not com
   // The sixth adversarial pass: the workspace on a full 150 KiB tmpfs, the reference solution reported
   // as "Your file does not compile" with no message, and recorded as failing.
   if (::geteuid() != 0) {
-    MESSAGE("skipped: mounting a small tmpfs needs root");
-    return;
+    ATTNLAB_SKIP("mounting a small tmpfs needs root");
   }
   Home home;
   const fs::path ws = home.workspace();
   fs::create_directories(ws);
   if (::mount("tmpfs", ws.c_str(), "tmpfs", 0, "size=150k") != 0) {
-    MESSAGE("skipped: cannot mount a tmpfs here");
-    return;
+    ATTNLAB_SKIP("cannot mount a tmpfs here (" << std::strerror(errno) << ")");
   }
   write(home.learner("attention"), solution_of("05-weighted-sum", "attention"));
   const Result r = run(home, {"check", "attention"});
@@ -1290,6 +1291,34 @@ TEST_CASE("where bubblewrap cannot start, check still works and says in one line
     CHECK(contains(r.err, "attnlab: warning: your code is compiled and graded without a sandbox, with your own rights: "));
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
   }
+}
+
+TEST_CASE("without bubblewrap, check says in one line what to install, and still checks") {
+  // bwrap is hidden (/dev/null bound over it, in a private mount namespace of the child that runs
+  // attnlab), as on a machine without the package.
+  if (::geteuid() != 0) ATTNLAB_SKIP("hiding /usr/bin/bwrap in a private mount namespace needs root");
+  Home home;
+  write(home.learner("attention"), solution_of("05-weighted-sum", "attention"));
+  home.extra = {"PATH=/usr/bin:/bin"};
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    if (::unshare(CLONE_NEWNS) != 0 || ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+        (fs::exists("/usr/bin/bwrap") && ::mount("/dev/null", "/usr/bin/bwrap", nullptr, MS_BIND, nullptr) != 0))
+      ::_exit(200);
+    const Result r = run(home, {"check", "attention"});
+    ::_exit(r.code < 0 || r.code >= 200 ? 201 : r.code);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  REQUIRE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 200) ATTNLAB_SKIP("cannot hide /usr/bin/bwrap in a private mount namespace here");
+  const std::string out = slurp(home.root / "stdout.txt"), err = slurp(home.root / "stderr.txt");
+  INFO(out << err);
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(err == "attnlab: warning: your code is compiled and graded without a sandbox, with your own rights: "
+               "bubblewrap (bwrap) is not installed; install it with: sudo apt-get install bubblewrap\n");
+  CHECK(contains(out, "PASSED"));
 }
 
 // ---- two commands at once, two workspaces ------------------------------------------------------------

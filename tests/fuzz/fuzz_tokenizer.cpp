@@ -34,7 +34,7 @@ namespace {
 const Vocab& lesson_vocab() {
   static const Vocab v = [] {
     Vocab out;
-    std::ifstream in(ATTNLAB_SOURCE_DIR "/data/vocab.txt");
+    std::ifstream in(std::string(ATTNLAB_SOURCE_DIR) + "/data/vocab.txt");
     if (!in) {
       std::fprintf(stderr, "fuzz_tokenizer: cannot read %s/data/vocab.txt\n", ATTNLAB_SOURCE_DIR);
       std::abort();

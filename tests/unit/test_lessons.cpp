@@ -214,11 +214,12 @@ TEST_CASE("side by side: placed next to each other when they fit, stacked otherw
 
 TEST_CASE("the lessons' replay of a trained model's attention equals the model's own (1e-5)") {
   using Block = model::Transformer<float>::Block;
+  std::string missing;
   for (const char* name : {"translate-small", "lm-small", "lm-english"}) {
     CAPTURE(name);
     const std::string dir = std::string(ATTNLAB_SOURCE_DIR) + "/data/models/" + name;
     if (!std::ifstream(dir + "/model.ckpt").good()) {
-      MESSAGE("skipped: " << dir << "/model.ckpt is not in the source tree");
+      missing += (missing.empty() ? "" : ", ") + dir + "/model.ckpt";
       continue;
     }
     const TrainedModel m = load_trained_model(dir, name);
@@ -257,4 +258,5 @@ TEST_CASE("the lessons' replay of a trained model's attention equals the model's
           for (std::size_t j = 0; j < nk; ++j) CHECK(r.trace.heads[h].weights(i, j) == doctest::Approx(r.model_weights[h](i, j)).epsilon(1e-5));
     }
   }
+  if (!missing.empty()) ATTNLAB_SKIP(missing << " not in the source tree (the models found were checked)");
 }
