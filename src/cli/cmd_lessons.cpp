@@ -42,7 +42,9 @@ void run_list(const ListOptions& o) {
     else std::cout << head << "  " << render::fit_width(d.title, room) << '\n';
     std::cout << render::wrap_words(d.summary, term.width, "    ", "    ") << '\n';
   }
-  std::cout << "\nRun one with 'attnlab lesson N' (or its name), or all of them with 'attnlab tour'.\n";
+  std::cout << '\n'
+            << render::wrap_words("Run one with 'attnlab lesson N' (or its name), or all of them with 'attnlab tour'.", term.width)
+            << '\n';
 }
 
 }  // namespace
