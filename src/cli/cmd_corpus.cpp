@@ -2,6 +2,7 @@
 // Generates the English→French corpus (and the English corpus for the language model), prints a
 // summary, and either writes the files to DIR or shows a few samples of each category.
 #include <algorithm>
+#include <chrono>
 #include <charconv>
 #include <filesystem>
 #include <iostream>
@@ -17,10 +18,15 @@
 #include "cli/commands.hpp"
 #include "cli/stop_signals.hpp"
 #include "cli/validators.hpp"
+#include "cli/config_lookup.hpp"
 #include "corpus/corpus.hpp"
+#include "corpus/coverage.hpp"
 #include "corpus/grammar.hpp"
 #include "corpus/tsv.hpp"
 #include "io/files.hpp"
+#include "render/terminal.hpp"
+#include "tasks/task.hpp"
+#include "util/paths.hpp"
 #include "text/tokenizer.hpp"
 #include "util/error.hpp"
 
@@ -39,6 +45,9 @@ struct CorpusOptions {
   std::size_t lm_test = corpus::LmOptions{}.test;
   std::size_t samples = 3;
   std::string format = "text";
+  std::string config;          // --config: the corpus settings of a run config
+  bool coverage = false;       // --coverage [FILE]
+  std::string coverage_file = corpus::kCoverageList;
 };
 
 namespace {
@@ -87,6 +96,39 @@ const std::set<std::string>& corpus_files() {
   return names;
 }
 
+// --coverage: the share of the word list (the commonest Brown word forms) that the training split's
+// English side holds, and the words it lacks.
+void report_coverage(const CorpusOptions& o, const corpus::CorpusOptions& co, const std::string& what) {
+  const std::string list_file = resolve_data_path(o.coverage_file);
+  const std::vector<std::string> list = corpus::read_word_list(list_file);
+  const auto t0 = std::chrono::steady_clock::now();
+  const corpus::Corpus c = corpus::generate(co);
+  const corpus::Coverage cov = corpus::coverage(c.train, list);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (o.format == "json") {
+    const nlohmann::json j{{"corpus", what},
+                           {"train", c.train.size()},
+                           {"list", o.coverage_file},
+                           {"coverage", {{"words", cov.words}, {"covered", cov.covered}, {"share", cov.share()}, {"missing", cov.missing}}},
+                           {"seconds", secs}};
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+    return;
+  }
+  const std::size_t width = render::detect_terminal(true).width;
+  std::cout << render::wrap_words(fmt::format("coverage of {}: {} of the {} word forms of {} ({:.1f} %) occur in the English side of "
+                                              "its {} training pairs ({:.1f} s)",
+                                              what, cov.covered, cov.words, o.coverage_file, 100 * cov.share(), c.train.size(), secs),
+                                  width, "", "  ")
+            << '\n';
+  if (!cov.missing.empty()) {
+    std::string list_text;
+    for (const auto& w : cov.missing) list_text += (list_text.empty() ? "" : ", ") + w;
+    std::cout << render::wrap_words(render::visible_controls(fmt::format("missing ({}, commonest first): {}", cov.missing.size(), list_text)),
+                                    width, "  ", "  ")
+              << '\n';
+  }
+}
+
 void run_corpus(const CorpusOptions& o) {
   corpus::CorpusOptions co;
   co.grammar = o.grammar == "wide" ? corpus::Grammar::Wide : corpus::Grammar::Lessons;
@@ -94,6 +136,18 @@ void run_corpus(const CorpusOptions& o) {
   co.train = o.train;
   co.valid = o.valid;
   co.test = o.test;
+  std::string what = fmt::format("the {} grammar, seed {}", o.grammar, o.seed);
+  if (!o.config.empty()) {
+    const tasks::RunConfig run = tasks::load_run_config(find_config(o.config));
+    if (run.lm || run.english)
+      throw InputError("--config " + o.config + ": expected a translation config (its corpus is generated), got a language-model config");
+    co = run.corpus;
+    what = "config " + run.name;
+  }
+  if (o.coverage) {
+    report_coverage(o, co, what);
+    return;
+  }
   corpus::LmOptions lo;
   lo.seed = o.seed;
   lo.train = o.lm_train;
@@ -247,12 +301,24 @@ void setup_corpus(CLI::App& app) {
   sub->add_option("-f,--format", opts->format, "Output format of the summary")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
+  CLI::Option* config = sub->add_option("--config", opts->config,
+                                        "Take the corpus settings (grammar, seed, split sizes) from a translation run config, "
+                                        "e.g. translate-wide");
+  CLI::Option* coverage = sub->add_option("--coverage", opts->coverage_file,
+                                          "Report which of the commonest English word forms (a rank/word/count list) occur in the "
+                                          "training split's English side, instead of writing or sampling the corpus")
+                              ->expected(0, 1)
+                              ->default_str(corpus::kCoverageList);
+  coverage->excludes(out);
+  for (const char* name : {"--grammar", "--seed", "--train", "--valid", "--test"}) config->excludes(sub->get_option(name));
   sub->footer(
       "Categories: coref (it → il/elle), sense (bank, apple, trains), agreement (gender, number, adjective order), plain.\n"
       "The test split holds noun–adjective and other combinations never seen in training; see docs/corpus.md.\n"
       "Example: attnlab corpus --seed 1 --out data/corpus");
-  sub->callback([opts, out] {
+  sub->callback([opts, out, coverage] {
     opts->out_given = out->count() > 0;
+    opts->coverage = coverage->count() > 0;
+    if (opts->coverage && opts->coverage_file.empty()) opts->coverage_file = corpus::kCoverageList;
     run_corpus(*opts);
   });
 }
