@@ -18,6 +18,10 @@
 #include "model/decode.hpp"
 #include "model/ngram.hpp"
 #include "render/progress.hpp"
+#include "render/terminal.hpp"
+#include "util/paths.hpp"
+#include "tasks/confidence.hpp"
+#include "tasks/everyday.hpp"
 #include "tasks/task.hpp"
 #include "text/tokenizer.hpp"
 #include "util/error.hpp"
@@ -32,6 +36,10 @@ struct EvalOptions {
   bool allow_loops = false;
   std::string format = "text";
   std::string backend = "cpu";
+  bool everyday = false;
+  std::string everyday_file = tasks::kEverydaySet;
+  bool calibrate = false;
+  double quantile = 0.05;
 };
 
 namespace {
@@ -42,8 +50,89 @@ struct Score {
   nlohmann::json json() const { return {{"correct", right}, {"total", total}, {"accuracy", total ? static_cast<double>(right) / total : 0.0}}; }
 };
 
+// The held-out everyday set (tasks/everyday.hpp): how many sentences the model gets right, by
+// category, and how well its "unsure" verdict (tasks/confidence.hpp) separates the wrong from the right.
+void run_everyday(const EvalOptions& o, tasks::LoadedModel& m) {
+  if (m.net->config().decoder_only)
+    throw InputError("--everyday: --model " + o.model + " is a decoder-only language model; the everyday set is English→French");
+  const std::string file = resolve_data_path(o.everyday_file);
+  const std::vector<tasks::EverydayItem> items = tasks::read_everyday(file);
+  std::string calibration_note;
+  const std::optional<tasks::Calibration> calibration = tasks::load_calibration(m, &calibration_note);
+  model::DecodeOptions d;
+  d.beam = o.beam;
+  d.block_loops = !o.allow_loops;
+  const std::size_t max_len = static_cast<std::size_t>(m.net->config().max_len);
+  const auto t0 = std::chrono::steady_clock::now();
+  Score right, flagged_right, flagged_wrong;
+  std::map<std::string, Score> by_cat;
+  std::map<std::string, std::size_t> reasons_on_wrong;
+  nlohmann::json sentences = nlohmann::json::array();
+  render::ProgressBar bar(static_cast<std::int64_t>(items.size()), "everyday");
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const tasks::EverydayItem& it = items[i];
+    const text::EncodedSentence enc = text::encode_sentence(m.vocab, it.en, max_len, fmt::format("{}:{}", file, it.line));
+    const std::vector<int> src(enc.ids.begin(), enc.ids.end());
+    const model::Hypothesis h = model::translate(*m.net, src, d);
+    const std::string got = m.vocab.decode(std::vector<text::TokenId>(h.tokens.begin(), h.tokens.end()));
+    const bool ok = tasks::everyday_right(it, got);
+    const tasks::Verdict v = tasks::judge_translation(m, it.en, static_cast<int>(src.size()), h, d, calibration);
+    right.right += ok;
+    ++right.total;
+    by_cat[it.category].right += ok;
+    ++by_cat[it.category].total;
+    Score& f = ok ? flagged_right : flagged_wrong;
+    f.right += v.unsure;
+    ++f.total;
+    if (!ok)
+      for (const auto& r : v.why) ++reasons_on_wrong[r.code];
+    sentences.push_back({{"category", it.category}, {"en", it.en}, {"got", got}, {"accepted", it.accepted}, {"correct", ok},
+                         {"unsure", v.unsure}, {"unsure_why", v.why_json()},
+                         {"min_token_prob", v.confidence.min_token_prob}, {"mean_logprob", v.confidence.mean_logprob}});
+    bar.update(static_cast<std::int64_t>(i + 1), fmt::format("right {:.1f}%", right.pct()));
+  }
+  bar.finish("");
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  nlohmann::json j = {{"model", m.dir}, {"set", file}, {"sentences", items.size()}, {"beam", o.beam},
+                      {"loops_blocked", !o.allow_loops}, {"right", right.json()},
+                      {"unsure", {{"calibrated", calibration.has_value()},
+                                  {"flagged_among_wrong", flagged_wrong.json()},
+                                  {"flagged_among_right", flagged_right.json()},
+                                  {"reasons_on_wrong", reasons_on_wrong}}},
+                      {"seconds", secs}};
+  if (!calibration_note.empty()) j["unsure"]["not_calibrated_because"] = calibration_note;
+  for (const auto& [cat, sc] : by_cat) j["right_by_category"][cat] = sc.json();
+  j["results"] = sentences;
+  if (o.format == "json") {
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+    return;
+  }
+  const std::size_t width = render::detect_terminal(true).width;
+  std::cout << render::wrap_words(fmt::format("everyday set: {} sentences written by hand apart from the grammar ({}), beam {}, {:.1f} s",
+                                              items.size(), o.everyday_file, o.beam, secs), width, "", "  ")
+            << '\n';
+  std::cout << fmt::format("  right                        {:6.2f}%  ({}/{})\n", right.pct(), right.right, right.total);
+  std::cout << fmt::format("  \"unsure\" on the wrong ones   {:6.2f}%  ({}/{})\n", flagged_wrong.pct(), flagged_wrong.right, flagged_wrong.total);
+  std::cout << fmt::format("  \"unsure\" on the right ones   {:6.2f}%  ({}/{})\n", flagged_right.pct(), flagged_right.right, flagged_right.total);
+  if (!calibration) std::cout << render::wrap_words("  (not calibrated: " + calibration_note + "; only unseen words, loops and the length limit were judged)", width, "", "    ") << '\n';
+  for (const auto& [cat, sc] : by_cat) std::cout << fmt::format("  right, {:<14} {:6.2f}%  ({}/{})\n", cat, sc.pct(), sc.right, sc.total);
+  int shown = 0;
+  for (const auto& e : sentences) {
+    if (e["correct"].get<bool>() || shown >= o.show_errors) continue;
+    ++shown;
+    std::cout << render::visible_controls(fmt::format("  ✗ {}{}\n      got      {}\n      accepted {}\n", e["unsure"].get<bool>() ? "(unsure) " : "",
+                                                      e["en"].get<std::string>(), e["got"].get<std::string>(),
+                                                      e["accepted"][0].get<std::string>()), true);
+  }
+}
+
 void run_eval(const EvalOptions& o) {
   tasks::LoadedModel m = tasks::load_model(o.model, open_backend(o.backend));
+  if (o.everyday) {
+    if (o.calibrate) throw InputError("--calibrate: measures the floors on the model's own test split; run it without --everyday");
+    run_everyday(o, m);
+    return;
+  }
   if (m.run.raw.is_null()) throw InputError(o.model + ": the checkpoint does not record its corpus settings (meta.run_config); cannot rebuild its test split");
   tasks::RunConfig run = m.run;
   // A language model's score is set beside an n-gram baseline counted on the training split.
@@ -124,6 +213,7 @@ void run_eval(const EvalOptions& o) {
   Score exact, focus;
   std::map<std::string, Score> exact_by_cat, focus_by_cat;
   std::vector<nlohmann::json> errors;
+  std::vector<tasks::Confidence> confident_right, confident_wrong;  // --calibrate
   model::DecodeOptions d;
   d.beam = o.beam;
   d.block_loops = !o.allow_loops;
@@ -133,6 +223,7 @@ void run_eval(const EvalOptions& o) {
     const model::Hypothesis h = model::translate(*m.net, data.test[i].src, d);
     const std::vector<int>& ref = data.test[i].tgt;
     const bool ok = h.tokens == ref;
+    if (o.calibrate) (ok ? confident_right : confident_wrong).push_back(tasks::confidence_of(h));
     exact.right += ok;
     ++exact.total;
     exact_by_cat[ex.category].right += ok;
@@ -176,6 +267,14 @@ void run_eval(const EvalOptions& o) {
     }
     j["source_sentences"] = {{"score", source.json()}, {"sentences", list}};
   }
+  std::string calibration_file;
+  if (o.calibrate) {
+    tasks::Calibration cal = tasks::calibrate(confident_right, confident_wrong, o.quantile, o.beam);
+    cal.checkpoint_hash = tasks::checkpoint_hash(m);
+    calibration_file = tasks::save_calibration(m, cal);
+    j["calibration"] = cal.to_json();
+    j["calibration"]["file"] = calibration_file;
+  }
   j["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (o.format == "json") {
     std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
@@ -187,6 +286,16 @@ void run_eval(const EvalOptions& o) {
   std::cout << fmt::format("  word sense           {:6.2f}%  ({}/{})\n", focus_by_cat["sense"].pct(), focus_by_cat["sense"].right, focus_by_cat["sense"].total);
   std::cout << fmt::format("  agreement            {:6.2f}%  ({}/{})\n", focus_by_cat["agreement"].pct(), focus_by_cat["agreement"].right, focus_by_cat["agreement"].total);
   for (const auto& [cat, s] : exact_by_cat) std::cout << fmt::format("  exact match, {:<9} {:6.2f}%  ({}/{})\n", cat, s.pct(), s.right, s.total);
+  if (o.calibrate) {
+    const auto& c = j["calibration"];
+    std::cout << fmt::format("  calibration: \"unsure\" below a token probability of {:.3f} or a mean log-probability of {:.3f}\n"
+                             "    ({:.0f} % of the {} right translations reach both; they flag {:.1f} % of the right and {:.1f} % of the {} wrong)\n"
+                             "    wrote {}\n",
+                             c["min_token_prob"].get<double>(), c["mean_logprob"].get<double>(), 100 * (1 - o.quantile),
+                             confident_right.size(), 100 * c["flagged_on_test"]["right"].get<double>(),
+                             100 * c["flagged_on_test"]["wrong"].get<double>(), confident_wrong.size(),
+                             render::visible_controls(calibration_file));
+  }
   for (const auto& e : errors) {
     std::cout << fmt::format("  ✗ {}\n      expected {}\n      got      {}\n", e["en"].get<std::string>(), e["expected"].get<std::string>(),
                              e["got"].get<std::string>());
@@ -211,9 +320,24 @@ void setup_eval(CLI::App& app) {
   sub->add_option("--limit", opts->limit, "Only the first N test sentences (0 = all)")->check(whole_number(0, 1000000000));
   sub->add_option("--show-errors", opts->show_errors, "How many wrong translations to print")->check(whole_number(0, 100000))->capture_default_str();
   sub->add_flag("--allow-loops", opts->allow_loops, "Let decoding write a loop (a token thrice in a row, a phrase twice back to back), which it blocks by default");
+  CLI::Option* everyday = sub->add_option("--everyday", opts->everyday_file,
+                                          "Score the held-out everyday set (hand-written sentences with their acceptable French) "
+                                          "instead of the test split, and how well \"unsure\" flags the wrong ones")
+                               ->expected(0, 1)
+                               ->default_str(tasks::kEverydaySet);
+  sub->add_flag("--calibrate", opts->calibrate,
+                "Set the model's confidence floors from its right test translations and write them beside the checkpoint "
+                "(confidence.json), for translate's \"unsure\"");
+  sub->add_option("--quantile", opts->quantile, "With --calibrate: the share of right test translations the floors may flag")
+      ->check(real_number(0.001, 0.5))
+      ->capture_default_str();
   add_backend_option(*sub, opts->backend);
   sub->add_option("-f,--format", opts->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
-  sub->callback([opts] { run_eval(*opts); });
+  sub->callback([opts, everyday] {
+    opts->everyday = everyday->count() > 0;
+    if (opts->everyday && opts->everyday_file.empty()) opts->everyday_file = tasks::kEverydaySet;
+    run_eval(*opts);
+  });
 }
 
 }  // namespace attnlab::cli

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -15,6 +16,7 @@
 #include "lessons/trained.hpp"
 #include "render/html_page.hpp"
 #include "model/decode.hpp"
+#include "tasks/confidence.hpp"
 #include "tasks/task.hpp"
 #include "text/tokenizer.hpp"
 
@@ -61,16 +63,6 @@ void run_translate(const TranslateOptions& o) {
       std::cerr << "attnlab: note: the model learned only sentences that end with . ! or ?; it reads \"" << shown << "\"\n";
     }
   }
-  // A BPE model reads every word, but one it never saw whole in training is a guess: say so, once.
-  const std::vector<std::string> unseen = tasks::unseen_words(m, o.text);
-  if (!unseen.empty()) {
-    std::string list;
-    for (std::size_t i = 0; i < unseen.size() && i < 5; ++i) list += (i ? ", \"" : "\"") + render::fit_width(render::visible_controls(unseen[i]), 30) + "\"";
-    if (unseen.size() > 5) list += ", ...";
-    std::cerr << fmt::format("attnlab: warning: outside what this model learned: {} never occurred in its training sentences; "
-                             "the translation is a guess\n",
-                             list);
-  }
   model::DecodeOptions d;
   d.beam = o.beam;
   d.length_penalty = o.length_penalty;
@@ -89,24 +81,15 @@ void run_translate(const TranslateOptions& o) {
   std::vector<std::string> rows = out_tokens;
   rows.push_back("<eos>");
   const bool json = o.format == "json";
-  // Cut by the length limit (decoding then allows only <eos>): the model was still writing.
+  // Is it likely wrong? Unseen words, the model's own calibrated confidence, a loop, the length limit
+  // (tasks/confidence.hpp): one verdict, in the JSON and as one warning line.
+  std::string calibration_note;
+  const std::optional<tasks::Calibration> calibration = tasks::load_calibration(m, &calibration_note);
+  const tasks::Verdict verdict = tasks::judge_translation(m, o.text, static_cast<int>(src.size()), h, d, calibration);
+  const std::vector<std::string> unseen = tasks::unseen_words(m, o.text);
   const int limit = model::translation_limit(*m.net, static_cast<int>(src.size()), d);
   const bool cut = !h.finished || static_cast<int>(h.tokens.size()) >= limit;
-  // A loop in the words written: a word three times in a row ("très très très") or a phrase twice back
-  // to back ("par un pas par un pas"), the rule decoding enforces on tokens (model::loop_closed_by)
-  // applied to words. Decoding blocks loops unless --allow-loops; a model falls into one on a word it
-  // read only in another role, or on a structure it never read. The first loop, or none.
-  std::string loop_phrase;
-  {
-    const std::vector<std::string> words = text::tokenize(translation);
-    std::map<std::string, int> ids;
-    std::vector<int> y;
-    for (const auto& w : words) y.push_back(ids.emplace(w, static_cast<int>(ids.size())).first->second);
-    for (std::size_t n = 2; n < y.size() && loop_phrase.empty(); ++n) {
-      const std::size_t block = model::loop_closed_by(std::vector<int>(y.begin(), y.begin() + static_cast<std::ptrdiff_t>(n)), y[n]);
-      for (std::size_t i = n + 1 - block; block && i <= n; ++i) loop_phrase += (loop_phrase.empty() ? "" : " ") + words[i];
-    }
-  }
+  const std::string loop_phrase = tasks::repeated_phrase(translation);
   std::vector<std::string> wrote;  // "attnlab: wrote FILE" lines: after the translation, or on stderr beside JSON
 
   // Every attention of the translation: the model re-reads the source and its own output (teacher
@@ -145,6 +128,14 @@ void run_translate(const TranslateOptions& o) {
   if (!m.known_source_words.empty()) j["unseen_words"] = unseen;
   j["reached_length_limit"] = cut;
   j["loop"] = loop_phrase.empty() ? nlohmann::json(nullptr) : nlohmann::json(loop_phrase);
+  j["unsure"] = verdict.unsure;
+  j["unsure_why"] = verdict.why_json();
+  j["confidence"] = {{"min_token_prob", verdict.confidence.min_token_prob},
+                     {"mean_logprob", verdict.confidence.mean_logprob},
+                     {"calibrated", verdict.calibrated}};
+  if (!calibration_note.empty()) j["confidence"]["not_calibrated_because"] = calibration_note;
+  if (calibration) j["confidence"]["floors"] = {{"min_token_prob", calibration->min_token_prob}, {"mean_logprob", calibration->mean_logprob},
+                                                {"quantile", calibration->quantile}};
   if (json) {
     nlohmann::json layers = nlohmann::json::array();
     for (int l = 0; l < L; ++l) {
@@ -160,15 +151,14 @@ void run_translate(const TranslateOptions& o) {
     j["cross_attention"] = {{"rows", rows}, {"columns", src_tokens}, {"layers", layers}};
   }
   if (!sets.empty()) j["attention"] = sets;
+  if (verdict.unsure) {
+    const std::size_t width = render::detect_terminal(o.view.no_color).width;
+    std::cerr << render::wrap_words(render::visible_controls("attnlab: warning: this translation is likely wrong: " + tasks::reasons_text(verdict)), width, "", "  ") << '\n';
+  }
   if (json) std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   if (!o.pictures.html.empty()) {
     std::vector<std::string> notes;
-    if (cut) notes.push_back("The translation reached the length limit: it is probably wrong.");
-    if (!loop_phrase.empty())
-      notes.push_back(fmt::format("The translation repeats \"{}\", a loop: it is probably wrong.", loop_phrase));
-    if (!unseen.empty())
-      notes.push_back("Some words never occurred in the model's training sentences (" + std::to_string(unseen.size()) +
-                      "): the translation is a guess.");
+    if (verdict.unsure) notes.push_back("This translation is likely wrong: " + tasks::reasons_text(verdict) + ".");
     for (const auto& t : src_tokens)
       if (t == "<unk>") {
         notes.push_back("Some words are not in the model's vocabulary and were read as <unk>: the model cannot know what they mean.");
@@ -193,18 +183,6 @@ void run_translate(const TranslateOptions& o) {
   // Text for a person: wrapped to the terminal at spaces (scripts read --format json).
   const std::size_t width = render::detect_terminal(o.view.no_color).width;
   std::cout << render::wrap_words(translation, width) << '\n';
-  if (cut)
-    std::cerr << render::wrap_words(fmt::format("attnlab: warning: the translation reached the length limit ({} tokens for a {}-token "
-                                                "sentence); it is probably wrong",
-                                                limit, src.size()),
-                                    width, "", "  ")
-              << '\n';
-  if (!loop_phrase.empty())
-    std::cerr << render::wrap_words(fmt::format("attnlab: warning: the translation repeats \"{}\", a loop the model falls into outside "
-                                                "what it learned; it is probably wrong",
-                                                render::fit_width(render::visible_controls(loop_phrase), 40)),
-                                    width, "", "  ")
-              << '\n';
   for (const auto& w : wrote) std::cout << w << '\n';
   if (!o.show_attention) return;
   for (int l = 0; l < L; ++l)

@@ -14,6 +14,7 @@
 #include "lessons/model.hpp"
 #include "lessons/shows.hpp"
 #include "model/decode.hpp"
+#include "tasks/confidence.hpp"
 #include "render/prompt.hpp"
 #include "text/tokenizer.hpp"
 #include "util/error.hpp"
@@ -81,7 +82,8 @@ const TokenizedSentence& LessonContext::target() {
     }
     // The model's own translation (beam 4, as `attnlab translate`), so the alignments and
     // probabilities shown belong to the learner's sentence, not to the lesson's default pair.
-    const model::Hypothesis h = model::translate(model->net(), src.int_ids(), {4, 0.6, 0, false});
+    const model::DecodeOptions d{4, 0.6, 0, false};
+    const model::Hypothesis h = model::translate(model->net(), src.int_ids(), d);
     if (h.tokens.empty()) {
       throw InputError("--target: the model translates your --sentence as an empty sentence; give --target \"...\"");
     }
@@ -90,8 +92,17 @@ const TokenizedSentence& LessonContext::target() {
     text.target_is_translation = false;
     out.line(fmt::format("Target: \"{}\", the model's own translation of your sentence (give --target to choose another).",
                          text.target));
+    // As `attnlab translate` judges it (tasks/confidence.hpp): what follows shows the attention of this
+    // translation, so a likely wrong one is said before the learner reads meaning into it.
+    const tasks::Verdict verdict = tasks::judge_translation(model->m, text.sentence, static_cast<int>(src.int_ids().size()), h, d,
+                                                            tasks::load_calibration(model->m));
+    if (verdict.unsure)
+      out.line("Unsure: this translation is likely wrong (" + tasks::reasons_text(verdict) +
+               "); the attention below is that of a wrong translation.");
     out.line("");
     out.value("target_source", "the model's translation of --sentence");
+    out.value("unsure", verdict.unsure);
+    out.value("unsure_why", verdict.why_json());
   }
   target_ = encode(text.target, "--target");
   return *target_;

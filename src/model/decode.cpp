@@ -81,6 +81,7 @@ Hypothesis beam_search(Transformer<float>& model, const std::vector<int>& src, c
   struct Beam {
     std::vector<int> tokens;
     double logprob = 0;
+    std::vector<double> lps;  // per token
     std::vector<std::vector<std::vector<float>>> att;
   };
   std::vector<Beam> beams(K);
@@ -92,8 +93,9 @@ Hypothesis beam_search(Transformer<float>& model, const std::vector<int>& src, c
   for (int t = 0; t <= max_new; ++t) {
     const auto& logits = model.decode_step(feed);
     struct Cand {
-      double lp;
+      double lp;    // the hypothesis' log-probability with this token
       int beam, token;
+      double step;  // this token's own log-probability
     };
     std::vector<Cand> cands;
     for (int b = 0; b < K; ++b) {
@@ -104,7 +106,7 @@ Hypothesis beam_search(Transformer<float>& model, const std::vector<int>& src, c
         if (v == kPad || v == kBos) continue;
         if (std::find(banned.begin(), banned.end(), v) != banned.end()) continue;
         if (t == max_new && v != kEos) continue;  // out of room: only <eos> is allowed now
-        cands.push_back({beams[b].logprob + lps[v], b, v});
+        cands.push_back({beams[b].logprob + lps[v], b, v, lps[v]});
       }
     }
     if (cands.empty()) break;
@@ -119,6 +121,8 @@ Hypothesis beam_search(Transformer<float>& model, const std::vector<int>& src, c
         Hypothesis h;
         h.tokens = beams[c.beam].tokens;
         h.logprob = c.lp;
+        h.token_logprobs = beams[c.beam].lps;
+        h.token_logprobs.push_back(c.step);
         h.score = c.lp / length_penalty(static_cast<int>(h.tokens.size()) + 1, opt.length_penalty);
         h.finished = true;
         if (record) {
@@ -132,6 +136,8 @@ Hypothesis beam_search(Transformer<float>& model, const std::vector<int>& src, c
       nb.tokens = beams[c.beam].tokens;
       nb.tokens.push_back(c.token);
       nb.logprob = c.lp;
+      nb.lps = beams[c.beam].lps;
+      nb.lps.push_back(c.step);
       if (record) {
         nb.att = beams[c.beam].att;
         nb.att.push_back(step_attention(model, c.beam));
@@ -167,6 +173,7 @@ Hypothesis beam_search(Transformer<float>& model, const std::vector<int>& src, c
     Hypothesis h;
     h.tokens = beams[0].tokens;
     h.logprob = beams[0].logprob;
+    h.token_logprobs = beams[0].lps;
     h.score = h.logprob / length_penalty(static_cast<int>(h.tokens.size()), opt.length_penalty);
     h.cross_attention = beams[0].att;
     return h;

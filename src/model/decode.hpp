@@ -11,6 +11,9 @@ namespace attnlab::model {
 struct Hypothesis {
   std::vector<int> tokens;   // without <bos> and <eos>
   double logprob = 0;        // sum of log-probabilities of tokens and the final <eos>
+  // The log-probability of each token as it was chosen, and of the final <eos> when finished: what
+  // `translate` reads its confidence from (tasks/confidence.hpp). Sums to `logprob`.
+  std::vector<double> token_logprobs;
   double score = 0;          // logprob / length penalty
   bool finished = false;     // ended with <eos> (not cut at max_len)
   // Cross-attention weights at each generated position (including <eos>): [step][layer] = H × S.
