@@ -485,6 +485,9 @@ bool Session::run(const LessonDoc& doc, Output& out, const std::function<bool()>
         out.end_show();
       }
     }
+    // Each step reaches a pipe or a file as it is done (`attnlab tour | less` printed nothing for 24 s,
+    // the standard library buffering everything up to lesson 4).
+    std::cout.flush();
     if (i + 1 < doc.steps.size() && pause && !pause()) {
       out.end_lesson();
       return false;
