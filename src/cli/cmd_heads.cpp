@@ -23,6 +23,7 @@
 #include "tasks/task.hpp"
 #include "text/bpe.hpp"
 #include "util/error.hpp"
+#include "util/shown.hpp"
 
 namespace attnlab::cli {
 
@@ -208,7 +209,7 @@ void run_heads(const HeadsOptions& o) {
     return;
   }
   std::cout << fmt::format("{}: {} heads measured on {} test {} ({:.1f} s). Mean attention on each key (docs/heads.md):\n",
-                           m.dir, heads.size(), n, lm && run.english ? "windows" : "sentences", secs);
+                           shown_path(m.dir), heads.size(), n, lm && run.english ? "windows" : "sentences", secs);
   std::cout << fmt::format("  {:<12} {:>8} {:>6} {:>6} {:>6}{}  role\n", "head", "previous", "self", "next", "first", lm ? "  induction" : "");
   for (const auto& e : jh) {
     std::cout << fmt::format("  {:<12} {:>8.2f} {:>6.2f} {:>6} {:>6.2f}{}  {}\n",

@@ -131,6 +131,10 @@ std::string check_output_path(const std::string& path, OutputKind kind, const st
   if (::lstat(path.c_str(), &st) != 0) return path;  // a new file (a missing folder shows when it is made)
   std::string target = path;
   const bool link = S_ISLNK(st.st_mode);
+  // A file the program keeps as its own (a checkpoint, the progress file): a link there is replaced
+  // itself, as always, never the file it names (a run folder's model.ckpt linked to a shipped model
+  // would otherwise overwrite that model on --resume).
+  if (link && kind == OutputKind::Own) return path;
   if (link) {
     // A symbolic link is followed to the regular file it names, which is replaced (the link stays);
     // anything else behind it is refused like the thing itself. A link to a file that does not exist
@@ -194,7 +198,8 @@ void write_output_file(const std::string& path, const std::string& content, cons
 
 void write_file_atomic(const std::string& path_in, const std::string& content) {
   namespace fs = std::filesystem;
-  // Only a regular file is replaced; a link is followed to it (kept, the file it names replaced).
+  // Only a regular file (or a link, replaced itself) is replaced. write_output_file has followed a
+  // link of the user's to its file already.
   const std::string path = check_output_path(path_in, OutputKind::Own);
   const fs::path target(path);
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");

@@ -152,13 +152,14 @@ TEST_CASE("only regular files are replaced: a FIFO, a device, a link into /proc 
   CHECK_THROWS_WITH_AS(check_output_path(to_stdout.string(), OutputKind::User), doctest::Contains("is a symbolic link into /proc"),
                        attnlab::InputError);
   fs::create_symlink(t.path / "nowhere", dangling);
-  CHECK_THROWS_WITH_AS(check_output_path(dangling.string(), OutputKind::Own), doctest::Contains("is a symbolic link to nothing"),
+  CHECK_THROWS_WITH_AS(check_output_path(dangling.string(), OutputKind::User), doctest::Contains("is a symbolic link to nothing"),
                        attnlab::InputError);
+  CHECK(check_output_path(dangling.string(), OutputKind::Own) == dangling.string());  // the program's own: the link itself
   CHECK(names_in(t.path) == std::vector<std::string>{"gone.html", "out.html", "pipe"});
   CHECK(check_output_path((t.path / "new.html").string(), OutputKind::User) == (t.path / "new.html").string());
 }
 
-TEST_CASE("a symbolic link is followed to the regular file it names, which is replaced; the link stays") {
+TEST_CASE("a symbolic link the user names is followed to the regular file it names; one of the program's own is replaced") {
   TempFolder t;
   fs::create_directory(t.path / "docs");
   put(t.path / "docs" / "mine.html", "old\n");
@@ -167,6 +168,13 @@ TEST_CASE("a symbolic link is followed to the regular file it names, which is re
   CHECK(fs::is_symlink(fs::symlink_status(t.path / "link.html")));
   CHECK(slurp(t.path / "docs" / "mine.html") == "new\n");
   CHECK(names_in(t.path / "docs") == std::vector<std::string>{"mine.html"});
+  // A checkpoint linked to a shipped model: the link is replaced, the model kept.
+  put(t.path / "docs" / "shipped.ckpt", "shipped\n");
+  fs::create_symlink("docs/shipped.ckpt", t.path / "model.ckpt");
+  attnlab::io::write_file_atomic((t.path / "model.ckpt").string(), "trained\n");
+  CHECK(!fs::is_symlink(fs::symlink_status(t.path / "model.ckpt")));
+  CHECK(slurp(t.path / "model.ckpt") == "trained\n");
+  CHECK(slurp(t.path / "docs" / "shipped.ckpt") == "shipped\n");
 }
 
 TEST_CASE("a file the user names is never a hard link, nor a file this process read or wrote; the program's own may be split") {
