@@ -287,6 +287,21 @@ TEST_CASE("paths with escapes and newlines are shown escaped in every message an
   REQUIRE(r.code == 0);
   CHECK(!raw_controls(r.out));
   CHECK(contains(r.out, "corpus\\x1b]0;x\\x07dir/train.tsv"));
+  // attend --svg, and train's "output:" and "model in" lines.
+  const fs::path svg = temp_dir() / "s\x1b[1mv\ng.svg";
+  r = run({"attend", "The boy trains the puppy.", "--model", "data/models/translate-small", "--svg", svg.string(), "--layer", "0",
+           "--head", "0"});
+  REQUIRE(r.code == 0);
+  CHECK(!raw_controls(r.out));
+  CHECK(contains(r.out, "wrote " + (temp_dir() / "s\\x1b[1mv\\x0ag.svg").string()));
+  const fs::path run_dir = temp_dir() / "tr\x1b[2Jx\ny";
+  fs::remove_all(run_dir);
+  r = run({"train", "--config", std::string(ATTNLAB_SOURCE_DIR) + "/data/configs/tiny-test.json", "--out", run_dir.string(), "--steps", "2"});
+  REQUIRE(r.code == 0);
+  CHECK(!raw_controls(r.out));
+  CHECK(!raw_controls(r.err.substr(0, r.err.find('\r'))));  // the progress bar redraws with \r; the lines before it
+  CHECK(contains(r.err, "output: " + (temp_dir() / "tr\\x1b[2Jx\\x0ay").string()));
+  CHECK(contains(r.out, "model in " + (temp_dir() / "tr\\x1b[2Jx\\x0ay").string() + "/model.ckpt"));
 }
 
 TEST_CASE("every number option of every command goes through the validators (src/cli/validators.hpp)") {
