@@ -12,7 +12,11 @@
 #            .cache/english/deb, because installing it would pull in R, which the text does not need.
 # Safe to run again: the packages are fetched once, and the same packages give byte-identical files.
 # OUT is written in a temporary folder beside it and renamed into place, so it is never half-written.
+# A relative OUT is taken from the folder you run the script from (the default, data/english, from the
+# repository). OUT is replaced as a whole, so it must be new, empty or a corpus this script wrote: a
+# folder holding anything else, or the folder you are in, is refused (exit 2) before anything is fetched.
 set -euo pipefail
+caller="$PWD"
 cd "$(dirname "$0")/.."
 
 die() { echo "english-corpus: $*" >&2; exit 1; }
@@ -24,9 +28,10 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --sources) [ $# -ge 2 ] || die "--sources needs a list such as brown,wordnet,austen"; sources="$2"; shift 2 ;;
     --sources=*) sources="${1#--sources=}"; shift ;;
-    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) die "unknown option $1 (usage: scripts/english-corpus.sh [OUT] [--sources brown,wordnet,austen])" ;;
-    *) out="$1"; shift ;;
+    *) out="$1"; shift
+       case "$out" in /*) ;; *) out="$caller/$out" ;; esac ;;
   esac
 done
 want() { [[ ",$sources," == *",$1,"* ]]; }
@@ -36,9 +41,13 @@ done
 
 python=/usr/bin/python3
 [ -x "$python" ] || die "$python is missing (apt-get install python3)"
+# What OUT holds, before anything is installed or fetched (prepare.py checks it again before the swap).
+trap - ERR
+"$python" scripts/english-corpus/prepare.py --out "$out" --caller-dir "$caller" --check-out || exit $?
+trap 'die "failed at line $LINENO: $BASH_COMMAND"' ERR
 cache=".cache/english"
 mkdir -p "$cache"
-args=(--out "$out")
+args=(--out "$out" --caller-dir "$caller")
 
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi

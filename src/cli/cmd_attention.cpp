@@ -1,5 +1,6 @@
 // attnlab attention --input FILE.json [--format text|json]
 // Runs the attention core on a small problem and prints every intermediate matrix.
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <memory>
@@ -14,6 +15,8 @@
 #include "io/trace_json.hpp"
 #include "render/matrix_print.hpp"
 #include "render/terminal.hpp"
+#include "util/error.hpp"
+#include "util/memory.hpp"
 
 namespace attnlab::cli {
 
@@ -105,8 +108,73 @@ void print_text(const io::Problem& p, const core::AttentionTrace& t, const Atten
   }
 }
 
+// What tracing a problem takes, estimated from its shapes before any work (round three's item 11: a
+// 376 KB problem of 4,096 tokens, within the reader's limits, reached 2.8 GB and printed 565 MB of
+// JSON). docs/errors.md states the bounds.
+constexpr double kMaxOutputBytes = 64.0 * 1024 * 1024;  // what one run may print
+constexpr double kJsonBytesPerNumber = 13;  // a float32's shortest text and ", " (about 11 to 14)
+constexpr double kJsonTreeBytesPerNumber = 48;  // one value of the JSON tree, its share of the rows' arrays and the text
+
+struct TraceSize {
+  double numbers = 0;      // in the trace
+  double memory = 0;       // bytes held at once
+  double output = 0;       // bytes printed
+};
+
+TraceSize estimate_trace(const io::Problem& p, const AttentionOptions& o, std::size_t term_width) {
+  const double n = static_cast<double>(p.n()), m = static_cast<double>(p.m()), dm = static_cast<double>(p.d_model());
+  const double h = static_cast<double>(p.weights.heads.size());
+  const double dk = static_cast<double>(core::cols(p.weights.heads[0].w_q)), dv = static_cast<double>(core::cols(p.weights.heads[0].w_v));
+  const bool masked = p.mask.has_value();
+  const double nm_matrices = masked ? 4 : 3;  // scores, scaled, (masked,) weights
+  TraceSize t;
+  t.numbers = h * (n * dk + m * dk + m * dv + nm_matrices * n * m + n * dv) + n * h * dv + n * dm;
+  // The float32 trace and the 0/1 mask, and the temporaries of computing it: measured at 3 times the
+  // trace's own floats (216 MB at n = m = 2048, 823 MB at 4096, one head, text output).
+  t.memory = 3.0 * 4.0 * t.numbers + (masked ? n * m : 0.0);
+  if (o.format == "json") {
+    const double mask_numbers = masked ? n * m : 0.0;  // the mask is printed too, "1, " each
+    t.output = kJsonBytesPerNumber * t.numbers + 3.0 * mask_numbers;
+    t.memory += kJsonTreeBytesPerNumber * (t.numbers + mask_numbers) + t.output;
+  } else {
+    // Each matrix prints a row per query (n, or m for K and V) and a header; a row is the whole of its
+    // numbers with --full, else at most the terminal's width (several bytes a column: the UTF-8 of
+    // "…", colour codes of the heatmap).
+    const double cell = o.precision + 6.0;
+    auto rows_bytes = [&](double rows, double cols) {
+      const double line = o.full ? 16.0 + cols * cell : std::min(16.0 + cols * cell, 4.0 * static_cast<double>(term_width));
+      return (rows + 3) * (line + 24.0 * (o.full ? cols : std::min(cols, static_cast<double>(term_width) / cell)));
+    };
+    double per_head = rows_bytes(n, dk) + rows_bytes(m, dk) + rows_bytes(m, dv) + nm_matrices * rows_bytes(n, m) + rows_bytes(n, dv);
+    t.output = h * per_head + rows_bytes(n, h * dv) + rows_bytes(n, dm);
+  }
+  return t;
+}
+
+void check_trace_size(const io::Problem& p, const AttentionOptions& o, std::size_t term_width) {
+  const TraceSize t = estimate_trace(p, o, term_width);
+  const std::string what = o.input == "-" ? "standard input" : o.input;
+  const std::string shape = fmt::format("h · n · m = {} · {} · {}", p.weights.heads.size(), p.n(), p.m());
+  if (t.output > kMaxOutputBytes) {
+    throw InputError(fmt::format("{}: the trace of this problem ({}) would print about {} {}, more than the limit of {} of "
+                                 "output; give a smaller problem (fewer tokens or heads){}",
+                                 what, shape, human_size(t.output), o.format == "json" ? "of JSON" : "of text",
+                                 human_size(kMaxOutputBytes),
+                                 o.format == "json" ? ", or use --format text, which shortens wide matrices"
+                                 : o.full          ? ", or leave out --full"
+                                                   : ""));
+  }
+  const MemoryBudget budget = memory_budget();
+  if (budget.bytes > 0 && t.memory > budget.bytes) {
+    throw InputError(fmt::format("{}: tracing this problem ({}) needs about {} of memory, more than {}; give a smaller "
+                                 "problem (fewer tokens or heads)",
+                                 what, shape, human_size(t.memory), budget.what));
+  }
+}
+
 void run_attention(const AttentionOptions& o) {
   const io::Problem p = io::load_problem(o.input);
+  check_trace_size(p, o, render::detect_terminal(o.no_color).width);
   core::AttentionTrace trace;
   core::multi_head_attention(p.x, p.kv(), p.weights, p.mask ? &*p.mask : nullptr, &trace);
   io::check_trace_finite(trace);
@@ -132,7 +200,7 @@ void setup_attention(CLI::App& app) {
   sub->add_flag("--no-color", opts->no_color, "Plain text without colour (also when NO_COLOR is set or stdout is not a terminal)");
   sub->add_flag("--full", opts->full, "Print every column even when the matrix is wider than the terminal");
   sub->add_option("--precision", opts->precision, "Digits after the decimal point in text output")
-      ->check(whole_number(0, 8))
+      ->transform(whole_number(0, 8))
       ->capture_default_str();
   sub->footer(
       "Input schema: {\"tokens\": [..], \"x\": n × d_model, \"memory\": m × d_model (optional), \"memory_tokens\": [..],\n"

@@ -16,6 +16,7 @@
 
 #include "bench/bench.hpp"
 #include "bench/peaks.hpp"
+#include "backend/cpu/parallel.hpp"
 #include "backend/registry.hpp"
 #include "cli/commands.hpp"
 #include "cli/config_lookup.hpp"
@@ -23,6 +24,7 @@
 #include "io/files.hpp"
 #include "tasks/task.hpp"
 #include "util/error.hpp"
+#include "util/memory.hpp"
 #include "util/paths.hpp"
 
 namespace attnlab::cli {
@@ -354,11 +356,29 @@ void run_bench_cmd(const BenchCliOptions& o) {
     namespace fs = std::filesystem;
     const fs::path parent = fs::path(o.json_out).parent_path();
     std::error_code ec;
-    if (fs::is_directory(o.json_out, ec)) throw InputError("--json-out " + o.json_out + ": is a folder; name a file");
     if (!parent.empty() && !fs::is_directory(parent, ec))
       throw InputError("--json-out " + o.json_out + ": no folder " + parent.string() + " to write it in");
+    io::check_output_path(o.json_out, io::OutputKind::User, "--json-out");  // a folder, device, FIFO, hard link
   }
   bench::BenchOptions b = to_bench_options(o);
+  // The attention sweep's memory, checked before minutes of measuring (round three's item 11: n = 32768
+  // ran out of memory at the end of a run under ulimit -v, and 65536 needs 16 GiB for its weights alone).
+  if (b.attention_max >= 64) {
+    if (o.threads > 0) cpu::set_threads(o.threads);  // the plain backward's scratch is one n·n per thread
+    int largest = 64;
+    while (largest <= b.attention_max / 2) largest *= 2;
+    const MemoryBudget budget = memory_budget();
+    const double need = bench::attention_sweep_bytes(b, largest);
+    if (budget.bytes > 0 && need > budget.bytes) {
+      int fits = 0;
+      for (int n = 64; n < largest; n *= 2)
+        if (bench::attention_sweep_bytes(b, n) <= budget.bytes) fits = n;
+      throw InputError(fmt::format("--attention-max {}: the attention sweep at n = {} needs about {} (the plain path keeps "
+                                   "H·n·n weights and an n·n scratch per thread), more than {}; {}",
+                                   o.attention_max, largest, human_size(need), budget.what,
+                                   fits ? fmt::format("use --attention-max {} or less", fits) : std::string("use --attention-max 0 to skip it")));
+    }
+  }
   backend::Ops<float>& be = open_backend(o.backend);
   apply_precision(be, o.precision);  // exit 2 on the CPU for tf32/bf16, before any measurement
   b.backend = &be;
@@ -391,7 +411,8 @@ void run_bench_cmd(const BenchCliOptions& o) {
   } else {
     report["gpu"] = {{"measured", false}, {"why", "--backend cpu (give --backend cuda to run the models on the GPU)"}};
   }
-  if (!o.json_out.empty()) io::write_file_atomic(o.json_out, report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  if (!o.json_out.empty())
+    io::write_output_file(o.json_out, report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", "--json-out");
   if (o.json) {
     std::cout << report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   } else {
@@ -407,27 +428,27 @@ void setup_bench(CLI::App& app) {
       "bench", "Measure this machine: sgemm ceiling, model tokens/s, attention plain vs tiled, per-op time");
   sub->add_option("-c,--config", o->config,
                   "Model shape from data/configs/NAME.json (its \"model\" part), or transformer-base (the default)");
-  sub->add_option("--d-model", o->d_model, "Width d_model (with --heads, --layers, --d-ff)")->check(whole_number(1, 65536));
-  sub->add_option("--heads", o->heads, "Attention heads")->check(whole_number(1, 1024));
-  sub->add_option("--layers", o->layers, "Layers per stack (the encoder–decoder has this many of each)")->check(whole_number(1, 256));
-  sub->add_option("--d-ff", o->d_ff, "Feed-forward width")->check(whole_number(1, 1 << 20));
-  sub->add_option("--vocab", o->vocab, "Vocabulary size (default: the config's reference vocabulary, else 37000, the paper's)")->check(whole_number(5, 1 << 22));
-  sub->add_option("--batch", o->batch, "Sequences per batch")->check(whole_number(1, 65536))->capture_default_str();
-  sub->add_option("--seq", o->seq, "Tokens per sequence (source and target)")->check(whole_number(1, 65536))->capture_default_str();
-  sub->add_option("--threads", o->threads, "Threads for OpenBLAS and attnlab's own loops (default: OpenBLAS's own choice)")->check(whole_number(1, 1024));
+  sub->add_option("--d-model", o->d_model, "Width d_model (with --heads, --layers, --d-ff)")->transform(whole_number(1, 65536));
+  sub->add_option("--heads", o->heads, "Attention heads")->transform(whole_number(1, 1024));
+  sub->add_option("--layers", o->layers, "Layers per stack (the encoder–decoder has this many of each)")->transform(whole_number(1, 256));
+  sub->add_option("--d-ff", o->d_ff, "Feed-forward width")->transform(whole_number(1, 1 << 20));
+  sub->add_option("--vocab", o->vocab, "Vocabulary size (default: the config's reference vocabulary, else 37000, the paper's)")->transform(whole_number(5, 1 << 22));
+  sub->add_option("--batch", o->batch, "Sequences per batch")->transform(whole_number(1, 65536))->capture_default_str();
+  sub->add_option("--seq", o->seq, "Tokens per sequence (source and target)")->transform(whole_number(1, 65536))->capture_default_str();
+  sub->add_option("--threads", o->threads, "Threads for OpenBLAS and attnlab's own loops (default: OpenBLAS's own choice)")->transform(whole_number(1, 1024));
   sub->add_option("--repeats", o->repeats, "Timed repetitions after the warm-up (median reported)")
-      ->check(whole_number(1, 1000))->capture_default_str();
+      ->transform(whole_number(1, 1000))->capture_default_str();
   sub->add_option("--attention-max", o->attention_max, "Longest n of the attention sweep (0 = skip it)")
-      ->check(whole_number(0, 1 << 16))->capture_default_str();
+      ->transform(whole_number(0, 1 << 16))->capture_default_str();
   sub->add_option("--device-attention-max", o->device_attention_max,
                   "Longest n of the device's attention sweep, n = 512, 1024, ... (--backend cuda; 0 = skip it)")
-      ->check(whole_number(0, 1 << 17))->capture_default_str();
-  sub->add_option("--block-q", o->block_q, "Query rows per tile of the tiled attention")->check(whole_number(1, 4096))->capture_default_str();
-  sub->add_option("--block-k", o->block_k, "Keys per tile of the tiled attention")->check(whole_number(1, 4096))->capture_default_str();
+      ->transform(whole_number(0, 1 << 17))->capture_default_str();
+  sub->add_option("--block-q", o->block_q, "Query rows per tile of the tiled attention")->transform(whole_number(1, 4096))->capture_default_str();
+  sub->add_option("--block-k", o->block_k, "Keys per tile of the tiled attention")->transform(whole_number(1, 4096))->capture_default_str();
   sub->add_option("--dropout", o->dropout,
                   "Dropout rate of the models' training-mode forward and step, at the sites training uses it "
                   "(embeddings, each sub-layer's output)")
-      ->check(real_number(0.0, 0.99))->capture_default_str();
+      ->transform(real_number(0.0, 0.99))->capture_default_str();
   sub->add_flag("--no-models", o->no_models, "Skip the model measurements (ceiling and attention only)");
   add_backend_option(*sub, o->backend);
   add_precision_option(*sub, o->precision);

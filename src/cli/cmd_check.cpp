@@ -101,10 +101,10 @@ void setup_check(CLI::App& app) {
   sub->add_option("exercise", opts->exercise, "Exercise number or name (see 'attnlab exercises')");
   add_workspace_option(*sub, opts->workspace);
   sub->add_option("--timeout", opts->timeout_s, "Seconds the grader may run before it is stopped")
-      ->check(real_number(0.1, 600.0))
+      ->transform(real_number(0.1, 600.0))
       ->capture_default_str();
   sub->add_option("--memory-mb", opts->memory_mb, "Memory your code may use while graded, in MiB (the grader's own libraries and OpenBLAS's buffer get 256 MiB on top)")
-      ->check(whole_number(64, 65536))
+      ->transform(whole_number(64, 65536))
       ->capture_default_str();
   sub->add_flag("--all", opts->all, "Check every exercise, one after the other");
   sub->add_flag("--timing", opts->timing, "Print how long compiling, linking and grading took");

@@ -29,6 +29,7 @@
 #include "util/paths.hpp"
 #include "text/tokenizer.hpp"
 #include "util/error.hpp"
+#include "util/shown.hpp"
 
 namespace attnlab::cli {
 
@@ -246,7 +247,7 @@ void run_corpus(const CorpusOptions& o) {
   }
   if (o.out_given) {
     std::cout << "\nwrote:\n";
-    for (const auto& p : written) std::cout << "  " << p << '\n';
+    for (const auto& p : written) std::cout << "  " << shown_path(p) << '\n';
   } else {
     std::cout << "\nsamples from train (focus: the word whose translation depends on context):\n";
     for (const auto& [cat, list] : samples_of(c, o.samples)) {
@@ -274,29 +275,27 @@ void setup_corpus(CLI::App& app) {
                   "of data/lexicon (docs/corpus.md)")
       ->check(CLI::IsMember({"lessons", "wide"}))
       ->capture_default_str();
-  sub->add_option("--seed", opts->seed, "Random seed (0 to 2^64-1); the same seed gives the same corpus everywhere")
-      ->check(seed_number())
-      ->capture_default_str();
+  add_seed_option(*sub, opts->seed, "Random seed (0 to 2^64-1); the same seed gives the same corpus everywhere");
   CLI::Option* out = sub->add_option("-o,--out", opts->out,
                                      "Write train.tsv, valid.tsv, test.tsv, vocab.json, lm_train.txt, lm_valid.txt, "
                                      "lm_test.txt and lm_vocab.json here (created if missing); without it, print samples");
   const auto size_range = whole_number(0, static_cast<long long>(corpus::kMaxSplitSize));
   sub->add_option("--train", opts->train, "Training sentence pairs (at least the lesson sentences)")
-      ->check(size_range)
+      ->transform(size_range)
       ->capture_default_str();
-  sub->add_option("--valid", opts->valid, "Validation sentence pairs")->check(size_range)->capture_default_str();
-  sub->add_option("--test", opts->test, "Test sentence pairs")->check(size_range)->capture_default_str();
+  sub->add_option("--valid", opts->valid, "Validation sentence pairs")->transform(size_range)->capture_default_str();
+  sub->add_option("--test", opts->test, "Test sentence pairs")->transform(size_range)->capture_default_str();
   sub->add_option("--lm-train", opts->lm_train, "English sentences for training the language model")
-      ->check(size_range)
+      ->transform(size_range)
       ->capture_default_str();
   sub->add_option("--lm-valid", opts->lm_valid, "English validation sentences for the language model")
-      ->check(size_range)
+      ->transform(size_range)
       ->capture_default_str();
   sub->add_option("--lm-test", opts->lm_test, "English test sentences for the language model")
-      ->check(size_range)
+      ->transform(size_range)
       ->capture_default_str();
   sub->add_option("--samples", opts->samples, "Samples per category to print when there is no --out")
-      ->check(whole_number(0, 100))
+      ->transform(whole_number(0, 100))
       ->capture_default_str();
   sub->add_option("-f,--format", opts->format, "Output format of the summary")
       ->check(CLI::IsMember({"text", "json"}))

@@ -316,9 +316,9 @@ void setup_eval(CLI::App& app) {
   auto opts = std::make_shared<EvalOptions>();
   CLI::App* sub = app.add_subcommand("eval", "Score a trained model on its test split (exact match, il/elle, word sense)");
   sub->add_option("-m,--model", opts->model, "Model folder (or .ckpt file)")->capture_default_str();
-  sub->add_option("--beam", opts->beam, "Beam size (1 = greedy)")->check(whole_number(1, 64))->capture_default_str();
-  sub->add_option("--limit", opts->limit, "Only the first N test sentences (0 = all)")->check(whole_number(0, 1000000000));
-  sub->add_option("--show-errors", opts->show_errors, "How many wrong translations to print")->check(whole_number(0, 100000))->capture_default_str();
+  sub->add_option("--beam", opts->beam, "Beam size (1 = greedy)")->transform(whole_number(1, 64))->capture_default_str();
+  sub->add_option("--limit", opts->limit, "Only the first N test sentences (0 = all)")->transform(whole_number(0, 1000000000));
+  sub->add_option("--show-errors", opts->show_errors, "How many wrong translations to print")->transform(whole_number(0, 100000))->capture_default_str();
   sub->add_flag("--allow-loops", opts->allow_loops, "Let decoding write a loop (a token thrice in a row, a phrase twice back to back), which it blocks by default");
   CLI::Option* everyday = sub->add_option("--everyday", opts->everyday_file,
                                           "Score the held-out everyday set (hand-written sentences with their acceptable French) "

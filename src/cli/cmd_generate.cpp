@@ -195,18 +195,18 @@ void setup_generate(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("generate", "Next-token probabilities and a continuation from the decoder-only language model");
   sub->add_option("text", opts->text, "The prompt")->required();
   sub->add_option("-m,--model", opts->model, "Model folder (or .ckpt file)")->capture_default_str();
-  sub->add_option("--top", opts->top, "How many next-token candidates to list")->check(whole_number(1, 1000))->capture_default_str();
-  sub->add_option("--max-new", opts->max_new, "Most tokens to generate")->check(whole_number(0, 1000))->capture_default_str();
+  sub->add_option("--top", opts->top, "How many next-token candidates to list")->transform(whole_number(1, 1000))->capture_default_str();
+  sub->add_option("--max-new", opts->max_new, "Most tokens to generate")->transform(whole_number(0, 1000))->capture_default_str();
   sub->add_option("-t,--temperature", opts->temperature, "Sampling temperature; 0 = greedy (always the most likely token)")
-      ->check(CLI::Range(0.0, 100.0))->capture_default_str();
-  sub->add_option("--top-k", opts->top_k, "Sample only from the K most likely tokens (0 = no limit)")->check(whole_number(0, 1000000))->capture_default_str();
+      ->transform(real_number(0.0, 100.0))->capture_default_str();
+  sub->add_option("--top-k", opts->top_k, "Sample only from the K most likely tokens (0 = no limit)")->transform(whole_number(0, 1000000))->capture_default_str();
   sub->add_option("--top-p", opts->top_p, "Sample only from the most likely tokens whose probabilities add up to P (nucleus)")
-      ->check(CLI::Range(0.001, 1.0))->capture_default_str();
-  sub->add_option("--seed", opts->seed, "Seed of the draws (the same seed gives the same text)")->capture_default_str();
+      ->transform(real_number(0.001, 1.0))->capture_default_str();
+  add_seed_option(*sub, opts->seed, "Seed of the draws, 0 to 2^64-1 (the same seed gives the same text)");
   sub->add_option("-n,--samples", opts->samples, "How many continuations to sample (seeds SEED, SEED+1, …)")
-      ->check(whole_number(1, 100))->capture_default_str();
+      ->transform(whole_number(1, 100))->capture_default_str();
   sub->add_flag("--show-attention", opts->show_attention, "Show the causal self-attention over the prompt and continuation");
-  sub->add_option("--layer", opts->layer, "With --show-attention: this layer (default: the last)")->check(whole_number(0, 1000));
+  sub->add_option("--layer", opts->layer, "With --show-attention: this layer (default: the last)")->transform(whole_number(0, 1000));
   add_backend_option(*sub, opts->backend);
   sub->add_flag("--no-color", opts->view.no_color, "Plain text without colour");
   sub->add_flag("--full", opts->view.full, "Never abbreviate wide matrices");

@@ -23,6 +23,7 @@
 #include "tasks/task.hpp"
 #include "text/bpe.hpp"
 #include "util/error.hpp"
+#include "util/shown.hpp"
 
 namespace attnlab::cli {
 
@@ -208,7 +209,7 @@ void run_heads(const HeadsOptions& o) {
     return;
   }
   std::cout << fmt::format("{}: {} heads measured on {} test {} ({:.1f} s). Mean attention on each key (docs/heads.md):\n",
-                           m.dir, heads.size(), n, lm && run.english ? "windows" : "sentences", secs);
+                           shown_path(m.dir), heads.size(), n, lm && run.english ? "windows" : "sentences", secs);
   std::cout << fmt::format("  {:<12} {:>8} {:>6} {:>6} {:>6}{}  role\n", "head", "previous", "self", "next", "first", lm ? "  induction" : "");
   for (const auto& e : jh) {
     std::cout << fmt::format("  {:<12} {:>8.2f} {:>6.2f} {:>6} {:>6.2f}{}  {}\n",
@@ -256,7 +257,7 @@ void setup_heads(CLI::App& app) {
   auto opts = std::make_shared<HeadsOptions>();
   CLI::App* sub = app.add_subcommand("heads", "What each attention head does: probes on the test split, and ablation");
   sub->add_option("-m,--model", opts->model, "Model folder (or .ckpt file)")->capture_default_str();
-  sub->add_option("-n,--sentences", opts->sentences, "Test sentences (or windows) to measure on")->check(whole_number(1, 100000))->capture_default_str();
+  sub->add_option("-n,--sentences", opts->sentences, "Test sentences (or windows) to measure on")->transform(whole_number(1, 100000))->capture_default_str();
   sub->add_option("--ablate", opts->ablate, "Remove one head's output, e.g. enc.0.3, dec.1.2, cross.1.0 (LAYER.HEAD for a language model), and compare")
       ->check([](const std::string& v) {
         return v.empty() ? std::string("expected BLOCK.LAYER.HEAD such as enc.0.3, got an empty value") : std::string();

@@ -14,6 +14,7 @@
 #include "cli/commands.hpp"
 #include "exercises/session.hpp"
 #include "util/error.hpp"
+#include "util/shown.hpp"
 
 namespace attnlab::cli {
 
@@ -52,7 +53,7 @@ void run_hint(const HintOptions& o) {
   try {
     s.progress().update(ex->slug, [&](exercises::ExerciseProgress& q) { q.hints_shown = std::max(q.hints_shown, shown); });
   } catch (const Error& e) {
-    std::cerr << "attnlab: warning: the hint was not recorded in your progress: " << e.what() << '\n';
+    std::cerr << "attnlab: warning: the hint was not recorded in your progress: " << visible_text(e.what()) << '\n';
   }
 }
 

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/validators.hpp"
 #include "cli/config_lookup.hpp"
 #include "model/size.hpp"
 #include "tasks/task.hpp"
@@ -358,8 +359,10 @@ void setup_params(CLI::App& app) {
       ->required();
   CLI::Option* vocab = sub->add_option("--vocab", o->vocab,
                   "Vocabulary size V (default: the config's reference vocabulary, else the one `attnlab train` builds "
-                  "from the config's corpus)");
-  CLI::Option* seq = sub->add_option("--seq", o->seq, "Tokens per sequence for the FLOP count (default: the config's max_len)");
+                  "from the config's corpus)")
+      ->transform(whole_number(kMinVocab, kMaxVocab));
+  CLI::Option* seq = sub->add_option("--seq", o->seq, "Tokens per sequence for the FLOP count (default: the config's max_len)")
+      ->transform(whole_number(1, 1 << 20));
   sub->add_option("-f,--format", o->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   sub->footer(
       "Example: attnlab params --config transformer-base --vocab 37000\n"

@@ -30,6 +30,7 @@
 #include "tasks/task.hpp"
 #include "backend/cpu/blas_setup.hpp"
 #include "util/error.hpp"
+#include "util/shown.hpp"
 
 namespace attnlab::cli {
 
@@ -74,7 +75,7 @@ void remove_stale_temporaries(const std::string& out) {
 // The command that continues this run: the same config, folder, steps, backend and precision (a
 // resume in another precision is refused, and without --steps it would aim at the config's count).
 std::string resume_command(const TrainOptions& o, const std::string& out) {
-  std::string c = fmt::format("attnlab train --config {} --out {}", o.config, out);
+  std::string c = fmt::format("attnlab train --config {} --out {}", shell_word(o.config), shell_word(out));
   if (o.steps > 0) c += fmt::format(" --steps {}", o.steps);
   if (o.backend != "cpu") c += " --backend " + o.backend;
   if (o.precision != "fp32") c += " --precision " + o.precision;
@@ -121,8 +122,8 @@ void run_train(const TrainOptions& o) {
     for (int i = 2; fs::exists(fs::symlink_status(kept, ec)); ++i) kept = log_path + ".unfinished-" + std::to_string(i);
     fs::rename(log_path, kept, ec);
     if (ec) throw InputError(log_path + ": is left from a run that saved no checkpoint, and could not be set aside (" + ec.message() + ")");
-    std::cerr << "attnlab: warning: " << out << " holds train-log.json but no checkpoint (a run stopped during its first save); "
-              << "kept it as " << kept << ", starting a new run\n";
+    std::cerr << "attnlab: warning: " << shown_path(out) << " holds train-log.json but no checkpoint (a run stopped during its first save); "
+              << "kept it as " << shown_path(kept) << ", starting a new run\n";
   }
 
   const tasks::TaskData data = tasks::build_task_data(run);
@@ -143,11 +144,13 @@ void run_train(const TrainOptions& o) {
     return j;
   };
   std::vector<tasks::ConfigChange> config_changes;
+  nlohmann::json saved_log;  // the log as of the restored state (train-state.ckpt's meta.train_log)
   if (o.resume) {
     // Resuming reads train-state.ckpt only. A run killed between the renames of train-state.ckpt and
     // model.ckpt left model.ckpt one checkpoint behind: write it again from the restored state, so
     // the two agree from here on.
     const nlohmann::json saved = trainer.restore(state_path);
+    if (saved.is_object() && saved.contains("train_log") && saved["train_log"].is_object()) saved_log = saved["train_log"];
     if (saved.is_object() && saved.contains("run_config")) config_changes = tasks::resume_changes(saved["run_config"], run);
     // The matrix products' precision is the command line's, not the config's; a run saved before it
     // was recorded computed in fp32.
@@ -177,7 +180,7 @@ void run_train(const TrainOptions& o) {
                            data.vocab.bpe() ? " (byte-level BPE)" : "", data.train.size(), data.valid.size(),
                            run.english ? fmt::format("windows of {} tokens", run.model.max_len) : "sentences");
   if (be.name() != "cpu") std::cerr << fmt::format("  backend: {}; matrix products in {}\n", be.name(), o.precision);
-  std::cerr << fmt::format("  BLAS: {} kernel, {} threads; output: {}{}\n", blas.corename, blas.threads, out,
+  std::cerr << fmt::format("  BLAS: {} kernel, {} threads; output: {}{}\n", blas.corename, blas.threads, shown_path(out),
                            o.resume ? fmt::format(" (resuming at step {})", trainer.step()) : "");
 
   nlohmann::json log = {{"steps", nlohmann::json::array()}, {"valid", nlohmann::json::array()}};
@@ -195,11 +198,16 @@ void run_train(const TrainOptions& o) {
       for (int i = 2; fs::exists(fs::symlink_status(kept, ec)); ++i) kept = log_path + ".unreadable-" + std::to_string(i);
       fs::rename(log_path, kept, ec);
       if (ec) throw InputError(log_path + ": is unreadable (" + e.what() + ") and could not be set aside (" + ec.message() + ")");
-      std::cerr << "attnlab: warning: " << log_path << " is unreadable (" << e.what() << "); kept as " << kept
+      std::cerr << "attnlab: warning: " << shown_path(log_path) << " is unreadable (" << visible_text(e.what()) << "); kept as " << shown_path(kept)
                 << ", starting a new log\n";
     }
-    // The log may have been written after the last state checkpoint (or not at all): keep only the
-    // steps the restored state has done.
+  }
+  if (o.resume) {
+    // The state carries the log as it was when the state was saved: the run's history, whole even
+    // where train-log.json fell behind (a kill or a full disk after the state was written, before the
+    // log). A state saved before it carried one: train-log.json, which may then be ahead of it.
+    if (saved_log.is_object()) log = saved_log;
+    // Keep only the steps the restored state has done.
     for (const char* key : {"steps", "valid"}) {
       nlohmann::json kept = nlohmann::json::array();
       if (log.contains(key) && log[key].is_array())
@@ -215,13 +223,17 @@ void run_train(const TrainOptions& o) {
     for (const auto& c : config_changes)
       log["config_changes"].push_back({{"step", trainer.step()}, {"field", c.field}, {"from", c.saved}, {"to", c.given}});
   }
-  // One checkpoint: the log first (it may run ahead of the state: resuming drops the steps the state
-  // has not done), then train-state.ckpt, which is all --resume reads, then model.ckpt. Each write is
-  // atomic; a kill between them leaves files that are each complete, and resuming rewrites model.ckpt.
+  // One checkpoint: train-state.ckpt first, which is all --resume reads and which carries the log so
+  // far in its meta ("train_log"), then model.ckpt, then train-log.json. Each write is atomic; a kill
+  // or a full disk between them leaves files that are each complete, the log never ahead of what was
+  // saved (it was written first once, and a full disk then left it 10 steps ahead of both checkpoints:
+  // round three's item 14); resuming rewrites model.ckpt and takes the log from the state.
   auto save_checkpoint = [&](std::int64_t step) {
-    io::write_file_atomic(log_path, log.dump());
-    trainer.save(state_path, meta(step));
+    nlohmann::json state_meta = meta(step);
+    state_meta["train_log"] = log;
+    trainer.save(state_path, state_meta);
     trainer.save_model(model_path, meta(step));
+    io::write_file_atomic(log_path, log.dump());
   };
   render::ProgressBar bar(run.train.steps, "train");
   double tokens_per_s = 0, last_loss = 0;
@@ -269,9 +281,11 @@ void run_train(const TrainOptions& o) {
   } else if (stopped_early) {
     std::cout << fmt::format("trained {} of {} steps in {:.0f} s (--time-limit {:g} s); model in {}/model.ckpt (evaluate it with: "
                              "attnlab eval --model {}); continue with: {}\n",
-                             reached, run.train.steps, seconds, o.time_limit, out, out, resume_command(o, out));
+                             reached, run.train.steps, seconds, o.time_limit, shown_path(out), visible_text(shell_word(out)),
+                             visible_text(resume_command(o, out)));
   } else {
-    std::cout << fmt::format("trained {} steps; model in {}/model.ckpt (evaluate it with: attnlab eval --model {})\n", reached, out, out);
+    std::cout << fmt::format("trained {} steps; model in {}/model.ckpt (evaluate it with: attnlab eval --model {})\n", reached,
+                             shown_path(out), visible_text(shell_word(out)));
   }
 }
 
@@ -281,10 +295,10 @@ void setup_train(CLI::App& app) {
   auto opts = std::make_shared<TrainOptions>();
   CLI::App* sub = app.add_subcommand("train", "Train a transformer on the generated corpus (resumable; Ctrl-C saves and stops)");
   sub->add_option("-c,--config", opts->config, "Run config: a name from data/configs (translate-small, lm-small, …) or a file")->required();
-  sub->add_option("--steps", opts->steps, "Train for this many steps instead of the config's train.steps")->check(whole_number(1, 1000000000));
+  sub->add_option("--steps", opts->steps, "Train for this many steps instead of the config's train.steps")->transform(whole_number(1, 1000000000));
   sub->add_option("--time-limit", opts->time_limit,
                   "Stop after this many seconds of training, at a step boundary, saving a checkpoint that --resume continues")
-      ->check(real_number(0.001, 1e9));
+      ->transform(real_number(0.001, 1e9));
   sub->add_option("-o,--out", opts->out, "Output folder for model.ckpt, train-state.ckpt, train-log.json (default runs/NAME)");
   CLI::Option* resume = sub->add_flag("--resume", opts->resume, "Continue the run saved in --out, bit-exactly");
   sub->add_flag("--allow-config-change", opts->allow_config_change,

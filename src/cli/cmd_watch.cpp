@@ -22,6 +22,7 @@
 #include "cli/commands.hpp"
 #include "cli/validators.hpp"
 #include "exercises/session.hpp"
+#include "util/shown.hpp"
 
 namespace attnlab::cli {
 
@@ -76,7 +77,7 @@ class FileWatcher {
     if (wd_ >= 0) ::inotify_rm_watch(fd_, wd_);
     wd_ = ::inotify_add_watch(fd_, folder.c_str(), IN_CLOSE_WRITE | IN_MOVED_TO);
     if (wd_ < 0) {
-      render::print_wrapped(fmt::format("Cannot watch {} for file events ({}); polling every {:g} s instead.\n", folder, std::strerror(errno),
+      render::print_wrapped(fmt::format("Cannot watch {} for file events ({}); polling every {:g} s instead.\n", shown_path(folder), std::strerror(errno),
                  interval_ms_ / 1000.0));
       ::close(fd_);
       fd_ = -1;
@@ -95,7 +96,7 @@ class FileWatcher {
       if (fd_ >= 0 && !wait_event(300)) {
         // The file changed but no event came: inotify does not see this filesystem's writes.
         render::print_wrapped(fmt::format("File events do not arrive for {} (a network or container filesystem?); polling every "
-                   "{:g} s instead.\n", file_, interval_ms_ / 1000.0));
+                   "{:g} s instead.\n", shown_path(file_), interval_ms_ / 1000.0));
         ::close(fd_);
         fd_ = -1;
       }
@@ -183,10 +184,10 @@ void setup_watch(CLI::App& app) {
                   "Exercise number or name (default: the next unfinished one, moving on after each pass)");
   add_workspace_option(*sub, opts->workspace);
   sub->add_flag("--poll", opts->poll, "Poll the file's modification time instead of using file events");
-  sub->add_option("--interval", opts->interval_s, "Seconds between polls")->check(real_number(0.05, 60.0))->capture_default_str();
-  sub->add_option("--timeout", opts->timeout_s, "Seconds the grader may run")->check(real_number(0.1, 600.0))->capture_default_str();
-  sub->add_option("--memory-mb", opts->memory_mb, "Memory your code may use while graded, in MiB (the grader's own libraries and OpenBLAS's buffer get 256 MiB on top)")->check(whole_number(64, 65536))->capture_default_str();
-  sub->add_option("--max-checks", opts->max_checks, "Stop after this many checks (0 = until Ctrl-C)")->check(whole_number(0, 1000000000));
+  sub->add_option("--interval", opts->interval_s, "Seconds between polls")->transform(real_number(0.05, 60.0))->capture_default_str();
+  sub->add_option("--timeout", opts->timeout_s, "Seconds the grader may run")->transform(real_number(0.1, 600.0))->capture_default_str();
+  sub->add_option("--memory-mb", opts->memory_mb, "Memory your code may use while graded, in MiB (the grader's own libraries and OpenBLAS's buffer get 256 MiB on top)")->transform(whole_number(64, 65536))->capture_default_str();
+  sub->add_option("--max-checks", opts->max_checks, "Stop after this many checks (0 = until Ctrl-C)")->transform(whole_number(0, 1000000000));
   sub->callback([opts] { run_watch(*opts); });
 }
 

@@ -40,6 +40,11 @@ struct ExitCode {
   int code;
 };
 
+// `s` as one word a POSIX shell reads back as `s` (quoted with ' ' when it holds anything but letters,
+// digits and -_./=:,+@%): for the commands attnlab prints to be run again ("Continue with: ..."), and
+// the command line in an --html page's footer. Print it through attnlab::visible_text.
+std::string shell_word(const std::string& s);
+
 // --workspace DIR, shared by the exercise commands.
 inline void add_workspace_option(CLI::App& sub, std::string& dir) {
   sub.add_option("--workspace", dir,

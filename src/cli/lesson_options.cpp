@@ -22,10 +22,10 @@ void add_lesson_options(CLI::App* sub, LessonFlags& f) {
   sub->add_flag("--random", f.random, "Seeded random weights instead of the trained model (as before training)");
   f.heads_opt = sub->add_option("--heads", f.heads,
                                 "Number of attention heads h (1 to 64; must divide --d-model). Implies random weights. Default: 2")
-                    ->check(whole_number(1, static_cast<long long>(lessons::kMaxHeads)));
+                    ->transform(whole_number(1, static_cast<long long>(lessons::kMaxHeads)));
   f.d_model_opt = sub->add_option("--d-model", f.d_model, "Model width d_model (2 to 512). Implies random weights. Default: 8")
-                      ->check(whole_number(2, static_cast<long long>(lessons::kMaxDModel)));
-  sub->add_option("--seed", f.seed, "Seed of the random embeddings and weights")->check(seed_number())->capture_default_str();
+                      ->transform(whole_number(2, static_cast<long long>(lessons::kMaxDModel)));
+  add_seed_option(*sub, f.seed, "Seed of the random embeddings and weights (0 to 2^64-1)");
   sub->add_option("--weights", f.weights,
                   "Attention weights from a JSON file in the schema of 'attnlab attention --input' (its heads and w_o are "
                   "used for every attention block; its x only fixes d_model). Implies random weights elsewhere")
@@ -38,7 +38,7 @@ void add_lesson_options(CLI::App* sub, LessonFlags& f) {
   sub->add_flag("--no-pause", f.no_pause, "Run straight through instead of waiting for Enter after each step");
   add_html_option(*sub, f.html, "Write every step of the lesson(s), each matrix a heatmap beside the step's text, to FILE "
                                "(one self-contained HTML page: open it in a browser)");
-  sub->add_option("--precision", f.precision, "Digits after the decimal point")->check(whole_number(0, 8))->capture_default_str();
+  sub->add_option("--precision", f.precision, "Digits after the decimal point")->transform(whole_number(0, 8))->capture_default_str();
 }
 
 lessons::LessonOptions to_options(const LessonFlags& f) {

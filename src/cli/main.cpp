@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <new>
 
 #include <fmt/format.h>
@@ -24,6 +25,7 @@
 #include "cli/pictures.hpp"
 #include "backend/cpu/blas_setup.hpp"
 #include "util/error.hpp"
+#include "util/shown.hpp"
 
 namespace {
 
@@ -84,6 +86,20 @@ int finish_output(int rc) {
 }
 
 int run(int argc, char** argv);
+
+// An error's message as printed: one line, and at most one hint line after it that starts with "Run "
+// or "Continue with: " (docs/errors.md). Every control character, newline included, is shown as an
+// escape in both (attnlab::visible_text), so a path or a sentence quoted in a message cannot start a
+// line of its own, clear the screen or move the cursor ($'no\nsuch' prints as no\x0asuch).
+std::string shown_message(const std::string& what) {
+  std::size_t hint = std::string::npos;
+  for (const char* start : {"\nContinue with: ", "\nRun "}) {
+    const std::size_t at = what.rfind(start);
+    if (at != std::string::npos && (hint == std::string::npos || at > hint)) hint = at;
+  }
+  if (hint == std::string::npos) return attnlab::visible_text(what);
+  return attnlab::visible_text(what.substr(0, hint)) + "\n" + attnlab::visible_text(what.substr(hint + 1));
+}
 
 }  // namespace
 
@@ -150,23 +166,34 @@ int run(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // Bad flags or flag values are usage errors: exit code 2, as for every other bad input.
     std::fprintf(stderr, "attnlab: error: %s\nRun 'attnlab --help' (or 'attnlab SUBCOMMAND --help') for usage.\n",
-                 attnlab::render::visible_controls(e.what(), true).c_str());
+                 attnlab::visible_text(e.what()).c_str());
     return 2;
   } catch (const attnlab::cli::ExitCode& e) {
     return e.code;
   } catch (const attnlab::Interrupted& e) {
-    std::fprintf(stderr, "attnlab: %s\n", attnlab::render::visible_controls(e.what(), true).c_str());
+    std::fprintf(stderr, "attnlab: %s\n", shown_message(e.what()).c_str());
     return e.exit_code();
   } catch (const attnlab::Error& e) {
     // Messages quote the user's input and files' contents: their control characters are shown.
-    std::fprintf(stderr, "attnlab: error: %s\n", attnlab::render::visible_controls(e.what(), true).c_str());
+    std::fprintf(stderr, "attnlab: error: %s\n", shown_message(e.what()).c_str());
     return e.exit_code();
+  } catch (const std::filesystem::filesystem_error& e) {
+    // The file system refused a path the command was given or reads, somewhere no check of its own
+    // caught it first: a path that does not resolve (a symbolic link loop, a file where a folder should
+    // be, a name too long, a missing one) is the input's fault, exit 2, anything else (permissions,
+    // a full disk) a run-time failure, exit 1. Either way the path is named: never "internal error".
+    const std::error_code c = e.code();
+    const bool bad_path = c == std::errc::too_many_symbolic_link_levels || c == std::errc::no_such_file_or_directory ||
+                          c == std::errc::not_a_directory || c == std::errc::filename_too_long;
+    const std::string where = e.path1().empty() ? std::string("a file") : e.path1().string();
+    std::fprintf(stderr, "attnlab: error: %s\n", attnlab::visible_text(where + ": cannot be used (" + c.message() + ")").c_str());
+    return bad_path ? 2 : 1;
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "attnlab: error: out of memory; try a smaller problem\n");
     return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "attnlab: internal error: %s\nPlease report this with the command you ran.\n",
-                 attnlab::render::visible_controls(e.what(), true).c_str());
+                 attnlab::visible_text(e.what()).c_str());
     return 1;
   }
   return 0;

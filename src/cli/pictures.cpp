@@ -4,9 +4,12 @@
 
 #include <fmt/format.h>
 
+#include "cli/commands.hpp"
+#include "io/files.hpp"
 #include "lessons/trained.hpp"
 #include "render/html_page.hpp"
 #include "tasks/task.hpp"
+#include "util/error.hpp"
 
 namespace attnlab::cli {
 
@@ -14,7 +17,9 @@ namespace {
 
 std::string g_command_line = "attnlab";
 
-std::string shell_quote(const std::string& s) {
+}  // namespace
+
+std::string shell_word(const std::string& s) {
   if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") == std::string::npos)
     return s;
   std::string out = "'";
@@ -22,39 +27,43 @@ std::string shell_quote(const std::string& s) {
   return out + "'";
 }
 
-// A place a file can be written: not a folder, and in a folder that exists. Checked when the options
-// are parsed, so a typo costs nothing (a long lesson or tour never runs only to fail at the end).
-CLI::Validator writable_file(const std::string& extension) {
+CLI::Validator output_file(const std::string& extension) {
   return CLI::Validator(
       [extension](std::string& path) -> std::string {
         namespace fs = std::filesystem;
         std::error_code ec;
         // CLI11 puts "--html: " in front of the message.
         if (path.empty()) return "is empty; give a file name such as attention" + extension;
-        if (fs::is_directory(path, ec)) return path + " is a folder; give a file name inside it";
         const fs::path parent = fs::path(path).parent_path();
-        if (!parent.empty() && !fs::is_directory(parent, ec)) return "the folder " + parent.string() + " does not exist";
+        if (!parent.empty() && !fs::is_directory(parent, ec))
+          return "the folder " + parent.string() + " does not exist";
+        try {
+          io::check_output_path(path, io::OutputKind::User);  // a device, FIFO, folder, hard link: refused now
+        } catch (const InputError& e) {
+          return e.what();
+        }
         return "";
       },
       "FILE");
 }
 
+namespace {
 }  // namespace
 
 void add_picture_options(CLI::App& sub, PictureOptions& p, const std::string& svg_help) {
   sub.add_option("--html", p.html,
                  "Write an attention explorer page to FILE (one self-contained HTML file: open it in a browser)")
-      ->check(writable_file(".html"));
-  if (!svg_help.empty()) sub.add_option("--svg", p.svg, svg_help)->check(writable_file(".svg"));
+      ->check(output_file(".html"));
+  if (!svg_help.empty()) sub.add_option("--svg", p.svg, svg_help)->check(output_file(".svg"));
 }
 
 void add_html_option(CLI::App& sub, std::string& html, const std::string& help) {
-  sub.add_option("--html", html, help)->check(writable_file(".html"));
+  sub.add_option("--html", html, help)->check(output_file(".html"));
 }
 
 void set_command_line(int argc, char** argv) {
   g_command_line = "attnlab";
-  for (int i = 1; i < argc; ++i) g_command_line += " " + shell_quote(argv[i]);
+  for (int i = 1; i < argc; ++i) g_command_line += " " + shell_word(argv[i]);
 }
 
 const std::string& command_line() { return g_command_line; }
@@ -82,7 +91,7 @@ std::string write_explorer(const std::string& path, const nlohmann::json& doc, c
   } else {
     what = "attention explorer";
   }
-  return render::write_picture(path, render::explorer_page(doc, info), what + "; open it in a browser");
+  return render::write_picture("--html", path, render::explorer_page(doc, info), what + "; open it in a browser");
 }
 
 }  // namespace attnlab::cli

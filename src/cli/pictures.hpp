@@ -24,8 +24,14 @@ struct PictureOptions {
   std::string svg;   // --svg FILE: one heatmap
 };
 
-// Adds --html (and --svg when `svg_help` is not empty) to a subcommand; the files are checked to be
-// writable places (an existing folder, not a folder itself) before anything runs.
+// A file the user names for output (--html, --svg, --json-out), checked when the options are parsed so
+// that a mistake costs nothing (a long tour never runs only to fail at the end): not empty, in a folder
+// that exists, and a place io::check_output_path accepts (a new or a regular file, or a link to one;
+// no folder, device, FIFO, socket or hard link). Whether it is an input of the command is checked when
+// the file is written.
+CLI::Validator output_file(const std::string& extension);
+
+// Adds --html (and --svg when `svg_help` is not empty) to a subcommand, checked by output_file.
 void add_picture_options(CLI::App& sub, PictureOptions& p, const std::string& svg_help = "");
 void add_html_option(CLI::App& sub, std::string& html, const std::string& help);
 

@@ -1,6 +1,7 @@
 #pragma once
-// Ctrl-C and SIGTERM as a request to stop at the next safe point, for commands that write files
-// (train, corpus): while a StopOnSignals is alive the two signals only set a flag, which the command
+// Ctrl-C, SIGTERM and SIGHUP (a closed terminal, a dropped SSH session) as a request to stop at the
+// next safe point, for commands that write files (train, corpus): while a StopOnSignals is alive the
+// three signals only set a flag, which the command
 // checks between units of work, so it can finish or undo the unit in hand and exit 130 instead of
 // being killed half-way through a write.
 #include <atomic>

@@ -15,6 +15,7 @@
 #include "io/files.hpp"
 #include "io/json_text.hpp"
 #include "util/error.hpp"
+#include "util/shown.hpp"
 
 namespace attnlab::exercises {
 
@@ -80,8 +81,8 @@ void ProgressStore::load() {
     fs::rename(file_, aside, ec);
     std::fprintf(stderr,
                  "attnlab: warning: the progress file %s is corrupt (%s); starting a fresh one%s.\n",
-                 file_.c_str(), io::json_error_text(err).c_str(),
-                 ec ? "" : (" (the old file is kept as " + aside.string() + ")").c_str());
+                 shown_path(file_.string()).c_str(), visible_text(io::json_error_text(err)).c_str(),
+                 ec ? "" : (" (the old file is kept as " + shown_path(aside.string()) + ")").c_str());
   }
 }
 

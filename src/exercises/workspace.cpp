@@ -8,6 +8,7 @@
 
 #include "io/files.hpp"
 #include "util/error.hpp"
+#include "util/shown.hpp"
 
 namespace attnlab::exercises {
 
@@ -105,9 +106,9 @@ std::string pretty_path(const fs::path& p) {
   const std::string s = p.string();
   if (home && *home) {
     const std::string h = std::string(home) + "/";
-    if (s.rfind(h, 0) == 0) return "~/" + s.substr(h.size());
+    if (s.rfind(h, 0) == 0) return shown_path("~/" + s.substr(h.size()));
   }
-  return s;
+  return shown_path(s);
 }
 
 }  // namespace attnlab::exercises

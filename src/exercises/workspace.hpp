@@ -44,7 +44,7 @@ fs::path default_state_file();
 // canonical path), so a check in one workspace never changes the progress of another.
 fs::path state_file_for(const Workspace& ws);
 
-// "~/..." when under $HOME, for shorter messages.
+// "~/..." when under $HOME, for shorter messages; shown through attnlab::shown_path (safe to print).
 std::string pretty_path(const fs::path& p);
 
 }  // namespace attnlab::exercises

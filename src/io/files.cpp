@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdint>
@@ -13,6 +14,8 @@
 #include <filesystem>
 #include <iostream>
 #include <iterator>
+#include <mutex>
+#include <vector>
 
 #include "util/error.hpp"
 
@@ -20,6 +23,40 @@ namespace attnlab::io {
 
 namespace {
 std::string errno_text() { return std::strerror(errno); }
+
+// What a path that is not a regular file is, for messages.
+std::string kind_of(mode_t mode) {
+  return S_ISFIFO(mode)   ? "a FIFO (named pipe)"
+         : S_ISCHR(mode)  ? "a character device"
+         : S_ISBLK(mode)  ? "a block device"
+         : S_ISSOCK(mode) ? "a socket"
+         : S_ISDIR(mode)  ? "a folder"
+                          : "not a regular file";
+}
+
+// The files this process read (read_text_file) and wrote for the user (write_output_file), by device
+// and inode: an output the user names may be neither.
+struct SeenFile {
+  dev_t dev;
+  ino_t ino;
+  std::string path;
+};
+std::mutex g_seen_mutex;
+std::vector<SeenFile> g_inputs, g_outputs;
+
+void remember(std::vector<SeenFile>& list, const struct stat& st, const std::string& path) {
+  const std::lock_guard<std::mutex> lock(g_seen_mutex);
+  for (const SeenFile& f : list)
+    if (f.dev == st.st_dev && f.ino == st.st_ino) return;
+  list.push_back({st.st_dev, st.st_ino, path});
+}
+
+const SeenFile* find_seen(const std::vector<SeenFile>& list, const struct stat& st) {
+  const std::lock_guard<std::mutex> lock(g_seen_mutex);
+  for (const SeenFile& f : list)
+    if (f.dev == st.st_dev && f.ino == st.st_ino) return &f;
+  return nullptr;
+}
 
 std::string human_bytes(std::size_t n) {
   if (n >= (1u << 20)) return std::to_string(n >> 20) + " MiB";
@@ -52,17 +89,13 @@ std::string read_text_file(const std::string& path, std::size_t max_bytes) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) throw InputError(path + ": cannot open (" + errno_text() + ")");
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    const std::string kind = S_ISFIFO(st.st_mode)  ? "a FIFO (named pipe)"
-                             : S_ISCHR(st.st_mode) ? "a character device"
-                             : S_ISBLK(st.st_mode) ? "a block device"
-                             : S_ISSOCK(st.st_mode) ? "a socket"
-                             : S_ISDIR(st.st_mode)  ? "a folder"
-                                                    : "not a regular file";
+    const std::string kind = kind_of(st.st_mode);
     ::close(fd);
     // Reading one could block forever or never end (/dev/zero); "-" reads standard input instead.
     throw InputError(path + ": is " + kind + ", expected a regular file" +
                      (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) ? " (to read a stream, give - and redirect it to standard input)" : ""));
   }
+  remember(g_inputs, st, path);
   // A regular file's size is known before reading: refuse an oversized (or sparse) one at once.
   if (st.st_size > 0 && static_cast<std::uint64_t>(st.st_size) > max_bytes) {
     ::close(fd);
@@ -91,8 +124,83 @@ std::string read_text_file(const std::string& path, std::size_t max_bytes) {
   return out;
 }
 
-void write_file_atomic(const std::string& path, const std::string& content) {
+std::string check_output_path(const std::string& path, OutputKind kind, const std::string& option) {
   namespace fs = std::filesystem;
+  const std::string who = option.empty() ? path : option + " " + path;
+  struct stat st{};
+  if (::lstat(path.c_str(), &st) != 0) return path;  // a new file (a missing folder shows when it is made)
+  std::string target = path;
+  const bool link = S_ISLNK(st.st_mode);
+  // A file the program keeps as its own (a checkpoint, the progress file): a link there is replaced
+  // itself, as always, never the file it names (a run folder's model.ckpt linked to a shipped model
+  // would otherwise overwrite that model on --resume).
+  if (link && kind == OutputKind::Own) return path;
+  if (link) {
+    // A symbolic link is followed to the regular file it names, which is replaced (the link stays);
+    // anything else behind it is refused like the thing itself. A link to a file that does not exist
+    // would create a file somewhere else, and one into /proc (/proc/self/fd/1) names whatever the
+    // process has open there: both refused.
+    if (::stat(path.c_str(), &st) != 0)
+      throw InputError(who + ": is a symbolic link to nothing (" + errno_text() +
+                       "); attnlab writes through a link only to an existing regular file: remove the link or give another name");
+    // Each link of the chain, and the folder it sits in: /proc/self/fd/1 resolves to whatever stdout
+    // is, which canonical() shows as that file's own name.
+    fs::path hop = path;
+    for (int hops = 0; hops < 40; ++hops) {
+      std::error_code hec;
+      const fs::path dir = fs::canonical(hop.has_parent_path() ? hop.parent_path() : fs::path("."), hec);
+      if (!hec && (dir == "/proc" || dir.string().rfind("/proc/", 0) == 0))
+        throw InputError(who + ": is a symbolic link into /proc, which names whatever a process has open there; give the "
+                         "name of a new or a regular file");
+      if (!fs::is_symlink(fs::symlink_status(hop, hec)) || hec) break;
+      const fs::path next = fs::read_symlink(hop, hec);
+      if (hec) break;
+      hop = next.is_absolute() ? next : dir / next;
+    }
+    std::error_code ec;
+    const fs::path resolved = fs::canonical(path, ec);
+    if (ec)
+      throw InputError(who + ": is a symbolic link that cannot be followed (" + ec.message() +
+                       "); attnlab writes through a link only to an existing regular file: give another name");
+    target = resolved.string();
+  }
+  const std::string is = link ? "links to " : "is ";
+  if (S_ISDIR(st.st_mode)) throw InputError(who + ": " + is + "a folder; give a file name inside it");
+  if (!S_ISREG(st.st_mode))
+    throw InputError(who + ": " + is + kind_of(st.st_mode) +
+                     ", not a regular file; attnlab writes only regular files: give the name of a new or a regular file");
+  if (kind == OutputKind::User) {
+    if (st.st_nlink > 1)
+      throw InputError(who + ": " + (link ? "links to a file that has " : "has ") + std::to_string(st.st_nlink) +
+                       " names (hard links); a new file there would leave the other names with the old content: give "
+                       "another name, or remove the other names first");
+    if (const SeenFile* in = find_seen(g_inputs, st))
+      throw InputError(who + ": " + (in->path == path ? std::string("is") : is + in->path + ",") +
+                       " a file this command reads; writing there would replace it: give another name");
+    if (const SeenFile* out = find_seen(g_outputs, st))
+      throw InputError(who + ": " + (out->path == path ? std::string("is") : is + out->path + ",") +
+                       " a file this command has just written; give each output a name of its own");
+  }
+  return target;
+}
+
+bool is_input_file(const std::string& path) {
+  struct stat st{};
+  return ::stat(path.c_str(), &st) == 0 && find_seen(g_inputs, st) != nullptr;
+}
+
+void write_output_file(const std::string& path, const std::string& content, const std::string& option) {
+  const std::string target = check_output_path(path, OutputKind::User, option);
+  write_file_atomic(target, content);
+  struct stat st{};
+  if (::stat(target.c_str(), &st) == 0) remember(g_outputs, st, path);
+}
+
+void write_file_atomic(const std::string& path_in, const std::string& content) {
+  namespace fs = std::filesystem;
+  // Only a regular file (or a link, replaced itself) is replaced. write_output_file has followed a
+  // link of the user's to its file already.
+  const std::string path = check_output_path(path_in, OutputKind::Own);
   const fs::path target(path);
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   std::string name = target.filename().string();
@@ -100,12 +208,12 @@ void write_file_atomic(const std::string& path, const std::string& content) {
   name.append(".tmp-XXXXXX");
   std::string tmpl = (dir / name).string();
   const int fd = ::mkstemp(tmpl.data());
-  if (fd < 0) throw RuntimeError(path + ": cannot create a temporary file beside it (" + errno_text() + ")");
+  if (fd < 0) throw RuntimeError(path_in + ": cannot create a temporary file beside it (" + errno_text() + ")");
   auto fail = [&](const std::string& what) {
     const std::string why = errno_text();
     ::close(fd);
     ::unlink(tmpl.c_str());
-    throw RuntimeError(path + ": " + what + " (" + why + ")");
+    throw RuntimeError(path_in + ": " + what + " (" + why + ")");
   };
   std::size_t done = 0;
   while (done < content.size()) {
@@ -120,12 +228,12 @@ void write_file_atomic(const std::string& path, const std::string& content) {
   if (::fchmod(fd, 0644) != 0) fail("cannot set permissions");
   if (::close(fd) != 0) {
     ::unlink(tmpl.c_str());
-    throw RuntimeError(path + ": cannot close (" + errno_text() + ")");
+    throw RuntimeError(path_in + ": cannot close (" + errno_text() + ")");
   }
   if (::rename(tmpl.c_str(), path.c_str()) != 0) {
     const std::string why = errno_text();
     ::unlink(tmpl.c_str());
-    throw RuntimeError(path + ": cannot replace (" + why + ")");
+    throw RuntimeError(path_in + ": cannot replace (" + why + ")");
   }
   // Make the rename itself durable.
   const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -188,6 +296,21 @@ FolderReplacement::FolderReplacement(const std::string& path, const std::set<std
   // component is followed too: the folder it points to is replaced, not the link.
   fs::path target = fs::weakly_canonical(fs::absolute(fs::path(path), ec), ec);
   if (ec || target.empty()) throw InputError(option + " " + path + ": cannot resolve the path (" + ec.message() + ")");
+  // The folder is swapped for a new one, so a shell whose working folder is it (or inside it) would be
+  // left in a folder that no longer exists: `corpus --out .` exited 0 doing that (round three's item 8).
+  {
+    std::error_code cec;
+    const fs::path here = fs::canonical(fs::current_path(cec), cec);
+    const fs::path whole = target.lexically_normal();
+    if (!cec && !here.empty()) {
+      const auto [end_of_target, end_of_here] = std::mismatch(whole.begin(), whole.end(), here.begin(), here.end());
+      const bool inside = end_of_target == whole.end() || (std::next(end_of_target) == whole.end() && end_of_target->empty());
+      if (inside)
+        throw InputError(option + " " + path + ": " + (here == whole ? "is the folder you are in" : "holds the folder you are in") +
+                         "; it is replaced as a whole, which would leave you in a folder that no longer exists: give "
+                         "another folder, or run the command from outside it");
+    }
+  }
   if (fs::exists(target, ec)) {
     if (!fs::is_directory(target, ec)) throw InputError(option + " " + path + ": exists and is not a folder");
     for (const auto& e : fs::directory_iterator(target, ec)) {

@@ -13,7 +13,36 @@ std::string read_text_file(const std::string& path, std::size_t max_bytes);
 // Writes `content` to `path` atomically: a temporary file in the same folder, fsync, rename, then
 // fsync of the folder. A reader sees either the old file or the complete new one, never a torn one,
 // even if the process is killed half-way. Throws RuntimeError on failure (the temp file is removed).
+//
+// Only a regular file is ever replaced (check_output_path below): a folder, device, FIFO or socket at
+// `path` is refused with InputError naming it; a symbolic link there is replaced itself, never the
+// file it names. This is for the files a command keeps as its own (checkpoints, logs, progress); a
+// file the user named goes through write_output_file, which follows a link instead.
 void write_file_atomic(const std::string& path, const std::string& content);
+
+// Writes a file the user named with `option` (--html, --svg, --json-out): write_file_atomic after
+// check_output_path with the rules for such files, which also refuse a file with more than one name
+// (a hard link: the new file would split it from its other names) and a file this command has read
+// (an input: `attend --model run --html run/model.ckpt` would have put a page where the checkpoint
+// was), and a file this command wrote already (`--html x --svg x`).
+void write_output_file(const std::string& path, const std::string& content, const std::string& option);
+
+enum class OutputKind {
+  Own,   // a file the command keeps as its own: a link there is replaced itself; hard links may be split
+  User,  // a file the user named: a link is followed to the regular file it names; no hard link, no
+         // input of this command, no file written before in the same run
+};
+
+// The one check of a place to write, shared by write_file_atomic, write_output_file and the options'
+// validators (so a bad --html costs nothing before a long tour): returns the path to write, `path`
+// itself or, for OutputKind::User, the regular file a symbolic link at `path` names. A path that does not exist yet is fine
+// (whether its folder is writable shows when the file is made). Throws InputError "PATH: is a
+// character device, not a regular file; ..." (prefixed with `option` and a space when given).
+std::string check_output_path(const std::string& path, OutputKind kind, const std::string& option = "");
+
+// The files this process has read with read_text_file, by device and inode: what check_output_path
+// refuses for OutputKind::User. (Exposed for tests.)
+bool is_input_file(const std::string& path);
 
 // True when no live process holds an flock on the folder `dir` (its owner, which held one while it
 // worked, was killed): the test FolderReplacement and `check`'s build folders use to clean up after

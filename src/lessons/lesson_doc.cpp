@@ -124,14 +124,25 @@ std::vector<LessonDoc> load_lessons(const fs::path& root) {
     inventory = io::read_exercise_inventory(root / "lessons");
   } catch (const std::exception&) {
   }
+  // A path that cannot even be looked at (a symbolic link loop, ELOOP) is bad input naming the path,
+  // exit 2: the throwing forms of is_directory and exists made it "internal error", exit 1.
+  auto unreadable = [&](const fs::path& p, const std::error_code& why) {
+    return InputError(p.string() + ": cannot be read (" + why.message() + "); check the lessons in " + root.string());
+  };
   for (const auto& entry : fs::directory_iterator(root / "lessons", ec)) {
-    if (!entry.is_directory()) continue;
+    std::error_code kind_ec;
+    const bool folder = entry.is_directory(kind_ec);
+    if (kind_ec) throw unreadable(entry.path(), kind_ec);
+    if (!folder) continue;
     const std::string name = entry.path().filename().string();
     int number = 0;
     const auto [p, err] = std::from_chars(name.data(), name.data() + name.size(), number);
     if (err != std::errc() || p == name.data() || *p != '-') continue;  // not an NN-name folder
     const fs::path file = entry.path() / "lesson.md";
-    if (!fs::exists(file)) continue;
+    std::error_code file_ec;
+    const bool there = fs::exists(file, file_ec);
+    if (file_ec) throw unreadable(file, file_ec);
+    if (!there) continue;
     LessonDoc doc = parse_lesson_markdown(io::read_text_file(file.string(), 1u << 20), file.string());
     doc.number = number;
     doc.slug = name.substr(static_cast<std::size_t>(p - name.data()) + 1);

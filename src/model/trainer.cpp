@@ -1,5 +1,7 @@
 #include "model/trainer.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -193,8 +195,28 @@ nlohmann::json Trainer::restore(const std::string& path) {
   if (ck.adam_m.empty() || ck.train_state.is_null()) {
     throw InputError(path + ": holds no training state (it is an inference-only model); start a new run instead of --resume");
   }
-  if (model_config_to_json(ck.config) != model_config_to_json(mcfg_)) {
-    throw InputError(path + ": its model config differs from the one given; resume with the config it was trained with");
+  const nlohmann::json saved_model = model_config_to_json(ck.config), given_model = model_config_to_json(mcfg_);
+  if (saved_model != given_model) {
+    // Name the field and both values, as a changed train or corpus field is named (round three's item
+    // 12: "dropout 0.1 → 0.5" was only "its model config differs").
+    auto text = [](const nlohmann::json& v) {
+      if (v.is_number_float()) return fmt::format("{}", static_cast<float>(v.get<double>()));  // 0.1, not 0.10000000149
+      return v.dump();
+    };
+    std::string field, others;
+    for (const auto& [key, value] : given_model.items()) {
+      const nlohmann::json saved_value = saved_model.contains(key) ? saved_model[key] : nlohmann::json();
+      if (saved_value == value) continue;
+      if (field.empty()) {
+        field = fmt::format("model.{} is {} in the config given, but the run was trained with {}", key, text(value), text(saved_value));
+        if (key == "vocab_size") field += " (the vocabulary comes from the corpus settings)";
+      } else {
+        others += (others.empty() ? "" : ", ") + ("model." + key);
+      }
+    }
+    throw InputError(fmt::format("{}: {}{}; a model's settings cannot change within a run: resume with the config "
+                                 "it was trained with", path, field.empty() ? "its model config differs" : field,
+                                 others.empty() ? "" : " (also changed: " + others + ")"));
   }
   if (ck.vocab != vocab_ || ck.tokenizer != tokenizer_)
     throw InputError(path + ": its vocabulary differs from this corpus's; resume with the same corpus settings");

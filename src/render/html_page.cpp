@@ -9,6 +9,7 @@
 #include "io/files.hpp"
 #include "render/colormap.hpp"
 #include "render/explorer_assets.hpp"
+#include "util/shown.hpp"
 
 namespace attnlab::render {
 
@@ -174,9 +175,10 @@ std::string heatmap_svg(const std::string& title, const core::Matrix& m, const s
   return s;
 }
 
-std::string write_picture(const std::string& path, const std::string& content, const std::string& what) {
-  io::write_file_atomic(path, content);
-  return fmt::format("attnlab: wrote {} ({}, {:.0f} KB)", path, what, std::ceil(static_cast<double>(content.size()) / 1024.0));
+std::string write_picture(const std::string& option, const std::string& path, const std::string& content,
+                          const std::string& what) {
+  io::write_output_file(path, content, option);
+  return fmt::format("attnlab: wrote {} ({}, {:.0f} KB)", shown_path(path), what, std::ceil(static_cast<double>(content.size()) / 1024.0));
 }
 
 }  // namespace attnlab::render

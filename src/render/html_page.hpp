@@ -43,8 +43,10 @@ std::string explorer_page(const nlohmann::json& doc, const PageInfo& info);
 std::string heatmap_svg(const std::string& title, const core::Matrix& m, const std::vector<std::string>& row_labels,
                         const std::vector<std::string>& col_labels, bool weights);
 
-// Writes a page or picture atomically (io/files.hpp) and returns one line saying what was written,
-// for the command to print.
-std::string write_picture(const std::string& path, const std::string& content, const std::string& what);
+// Writes a page or picture that the user named with `option` (--html, --svg) atomically
+// (io::write_output_file: a regular file only, never an input of the command) and returns one line
+// saying what was written, for the command to print (the path shown through shown_path).
+std::string write_picture(const std::string& option, const std::string& path, const std::string& content,
+                          const std::string& what);
 
 }  // namespace attnlab::render

@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "util/shown.hpp"
+
 namespace attnlab::render {
 
 Terminal detect_terminal(bool no_color, std::size_t fallback_width) {
@@ -57,24 +59,6 @@ std::size_t escape_length(std::string_view s, std::size_t i) {
     return s.size() - i;
   }
   return 2;
-}
-
-// The length of the valid UTF-8 sequence at s[i], or 0 when the bytes there are not one.
-std::size_t utf8_length(std::string_view s, std::size_t i) {
-  const unsigned char c = static_cast<unsigned char>(s[i]);
-  std::size_t n = 0;
-  if (c < 0x80) return 1;
-  if (c >= 0xC2 && c <= 0xDF) n = 2;
-  else if (c >= 0xE0 && c <= 0xEF) n = 3;
-  else if (c >= 0xF0 && c <= 0xF4) n = 4;
-  else return 0;
-  if (i + n > s.size()) return 0;
-  for (std::size_t k = 1; k < n; ++k)
-    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
-  const unsigned char c1 = static_cast<unsigned char>(s[i + 1]);
-  if ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 > 0x9F) || (c == 0xF0 && c1 < 0x90) || (c == 0xF4 && c1 > 0x8F))
-    return 0;  // overlong, surrogate, or past U+10FFFF
-  return n;
 }
 
 }  // namespace
@@ -195,51 +179,6 @@ void print_wrapped(std::string_view text) {
   std::fwrite(s.data(), 1, s.size(), stdout);
 }
 
-namespace {
-// U+202A–U+202E (E2 80 AA–AE) and U+2066–U+2069 (E2 81 A6–A9).
-bool is_bidi_control(std::string_view s, std::size_t i) {
-  const unsigned char b1 = static_cast<unsigned char>(s[i + 1]), b2 = static_cast<unsigned char>(s[i + 2]);
-  return (b1 == 0x80 && b2 >= 0xAA && b2 <= 0xAE) || (b1 == 0x81 && b2 >= 0xA6 && b2 <= 0xA9);
-}
-}  // namespace
-
-std::string visible_controls(std::string_view s, bool keep_newlines) {
-  std::string out;
-  out.reserve(s.size());
-  char buf[12];
-  for (std::size_t i = 0; i < s.size();) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    const std::size_t n = utf8_length(s, i);
-    if (n == 0) {  // not UTF-8: the byte's value
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-      ++i;
-    } else if (n == 1) {
-      if ((c < 0x20 && c != '\t' && !(keep_newlines && c == '\n')) || c == 0x7F) {
-        std::snprintf(buf, sizeof buf, "\\x%02x", c);
-        out += buf;
-      } else {
-        out.push_back(static_cast<char>(c));
-      }
-      ++i;
-    } else if (n == 2 && c == 0xC2 && static_cast<unsigned char>(s[i + 1]) <= 0x9F) {  // C1 controls
-      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(s[i + 1]) & 0xFF);
-      out += buf;
-      i += 2;
-    } else if (n == 3 && c == 0xE2 && is_bidi_control(s, i)) {
-      // The bidirectional overrides and isolates (U+202A–U+202E, U+2066–U+2069) reorder the text that
-      // follows on the terminal ("Trojan source"): shown, never obeyed.
-      const unsigned cp = ((c & 0x0Fu) << 12) | ((static_cast<unsigned char>(s[i + 1]) & 0x3Fu) << 6) |
-                          (static_cast<unsigned char>(s[i + 2]) & 0x3Fu);
-      std::snprintf(buf, sizeof buf, "\\u%04x", cp);
-      out += buf;
-      i += 3;
-    } else {
-      out.append(s.substr(i, n));
-      i += n;
-    }
-  }
-  return out;
-}
+std::string visible_controls(std::string_view s, bool keep_newlines) { return visible_text(s, keep_newlines); }
 
 }  // namespace attnlab::render

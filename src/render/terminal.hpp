@@ -46,10 +46,8 @@ std::string wrap_lines(std::string_view text, std::size_t width);
 // messages: hints, watch's notices).
 void print_wrapped(std::string_view text);
 
-// Text from a user or a file, made safe to print: every control character (C0 but tab, and newline
-// unless keep_newlines; DEL; C1, U+0080 to U+009F) shows as an escape ("\x1b", "\u009b"), and so does
-// every byte that is not part of valid UTF-8 ("\xff"), so such text can neither move the cursor,
-// retitle the window nor clear the screen. Everything else is unchanged.
+// Text from a user or a file, made safe to print: attnlab::visible_text (util/shown.hpp), the one
+// function every message goes through, under the name the render code has always used.
 std::string visible_controls(std::string_view s, bool keep_newlines = false);
 
 }  // namespace attnlab::render

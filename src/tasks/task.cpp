@@ -344,6 +344,14 @@ LoadedModel load_model(const std::string& dir_in, backend::Ops<float>& backend) 
     throw InputError("--model " + dir_in + ": permission denied (cannot look inside " + dir + "); give yourself read access (chmod u+rx)");
   }
   if (!there) {
+    // A run's folder with its training state but no model.ckpt (deleted, or a run stopped before its
+    // first model was written): a fresh `train` would refuse it, --resume writes model.ckpt from the
+    // state (round three's item 13: the advice was to train from scratch).
+    const fs::path state = fs::path(dir) / "train-state.ckpt";
+    if (file != dir && fs::exists(state, ec))
+      throw InputError(dir_in + ": holds train-state.ckpt but no model.ckpt; write the model from the state with `attnlab train "
+                       "--config CONFIG --out " + dir + " --resume` (the run's own config), or give --model " +
+                       state.string() + " to use the state as it is");
     throw InputError(dir_in + ": no trained model there (expected " + file + "); train one with `attnlab train --config data/configs/NAME.json --out DIR`");
   }
   model::Checkpoint ck = model::load_checkpoint(file);

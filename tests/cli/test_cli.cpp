@@ -7,12 +7,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -260,6 +262,88 @@ TEST_CASE("control characters in tokens, file names and sentences are shown, nev
   CHECK(contains(r.err, "no\\x1b[2Jfile"));
 }
 
+TEST_CASE("paths with escapes and newlines are shown escaped in every message and every 'wrote' line") {
+  // Round three's item 6: the raw escape reached the terminal in "wrote ...", and a newline in a path
+  // split an error message in two.
+  auto raw_controls = [](const std::string& s) {
+    for (const unsigned char c : s)
+      if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7F) return true;
+    return false;
+  };
+  const std::string name = "p\x1b[2Jq\nr.html";
+  const fs::path page = temp_dir() / name;
+  Result r = run({"translate", "The boy trains the puppy.", "--model", "data/models/translate-small", "--html", page.string()});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(fs::exists(page));
+  CHECK(!raw_controls(r.out));
+  CHECK(contains(r.out, "wrote " + (temp_dir() / "p\\x1b[2Jq\\x0ar.html").string()));
+  CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 2);  // the translation and the one "wrote" line
+  r = run({"attention", "-i", "no\nsuch"});
+  CHECK(r.code == 2);
+  CHECK(r.err == "attnlab: error: no\\x0asuch: cannot open (No such file or directory); check the path\n");
+  const fs::path out = temp_dir() / "corpus\x1b]0;x\x07" "dir";
+  r = run({"corpus", "--out", out.string(), "--train", "50", "--valid", "5", "--test", "5"});
+  REQUIRE(r.code == 0);
+  CHECK(!raw_controls(r.out));
+  CHECK(contains(r.out, "corpus\\x1b]0;x\\x07dir/train.tsv"));
+  // attend --svg, and train's "output:" and "model in" lines.
+  const fs::path svg = temp_dir() / "s\x1b[1mv\ng.svg";
+  r = run({"attend", "The boy trains the puppy.", "--model", "data/models/translate-small", "--svg", svg.string(), "--layer", "0",
+           "--head", "0"});
+  REQUIRE(r.code == 0);
+  CHECK(!raw_controls(r.out));
+  CHECK(contains(r.out, "wrote " + (temp_dir() / "s\\x1b[1mv\\x0ag.svg").string()));
+  const fs::path run_dir = temp_dir() / "tr\x1b[2Jx\ny";
+  fs::remove_all(run_dir);
+  r = run({"train", "--config", std::string(ATTNLAB_SOURCE_DIR) + "/data/configs/tiny-test.json", "--out", run_dir.string(), "--steps", "2"});
+  REQUIRE(r.code == 0);
+  CHECK(!raw_controls(r.out));
+  CHECK(!raw_controls(r.err.substr(0, r.err.find('\r'))));  // the progress bar redraws with \r; the lines before it
+  CHECK(contains(r.err, "output: " + (temp_dir() / "tr\\x1b[2Jx\\x0ay").string()));
+  CHECK(contains(r.out, "model in " + (temp_dir() / "tr\\x1b[2Jx\\x0ay").string() + "/model.ckpt"));
+}
+
+TEST_CASE("every number option of every command goes through the validators (src/cli/validators.hpp)") {
+  // Round three's item 10: CLI::Range let "nan" through and read '' as "Value  not in range", and a
+  // number without a check read "0x10" as 16. A checked option shows its validator in --help: "INT:INT
+  // 1..64", "UINT:INT 0..100", "FLOAT:NUMBER 0..100" or "UINT:UINT64"; a bare INT, UINT or FLOAT, or
+  // CLI::Range's "FLOAT:FLOAT in [0 - 100]", is one that is not.
+  const Result top = run({"--help"});
+  REQUIRE(top.code == 0);
+  std::vector<std::string> commands;
+  std::istringstream lines(top.out.substr(top.out.find("Subcommands:")));
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("  ", 0) == 0 && line.size() > 2 && line[2] != ' ') commands.push_back(line.substr(2, line.find(' ', 2) - 2));
+  REQUIRE(commands.size() >= 20);
+  std::size_t numbers = 0;
+  for (const std::string& c : commands) {
+    CAPTURE(c);
+    const Result help = run({c, "--help"});
+    REQUIRE(help.code == 0);
+    std::istringstream opts(help.out);
+    for (std::string line; std::getline(opts, line);) {
+      const auto dashes = line.find("--");
+      if (line.rfind("  ", 0) != 0 || dashes == std::string::npos || dashes > 6) continue;
+      const auto space = line.find(' ', dashes);
+      if (space == std::string::npos) continue;
+      const std::string type = line.substr(space + 1, line.find(' ', space + 1) - space - 1);
+      const std::string kind = type.substr(0, type.find_first_of(":="));
+      if (kind != "INT" && kind != "UINT" && kind != "FLOAT") continue;
+      ++numbers;
+      INFO(line);
+      const auto colon = type.find(':');
+      const std::string check = colon == std::string::npos ? "" : type.substr(colon + 1, type.find('=') - colon - 1);
+      CHECK((check == "INT" || check == "NUMBER" || check == "UINT64"));
+    }
+  }
+  CHECK(numbers >= 30);
+  // The validators hand CLI11 the decimal number they checked: "010" is ten, not octal eight.
+  const Result ten = run({"params", "--config", "transformer-base", "--seq", "010", "--format", "json"});
+  REQUIRE(ten.code == 0);
+  CHECK(nlohmann::json::parse(ten.out)["flops"]["seq"] == 10);
+}
+
 TEST_CASE("colour: on for a terminal only; NO_COLOR and --no-color respected") {
   // stdout is a file here, so there is never colour, whatever COLORTERM says.
   Result r = run({"attention", "-i", kExamples + "causal_four_tokens.json"}, "", {"COLORTERM=truecolor"});
@@ -464,6 +548,26 @@ TEST_CASE("corpus --out LINK/../data checks and replaces the same folder; a fold
   CHECK(slurp(root / "c2" / "train.tsv" / "notes.txt") == "mine\n");
 }
 
+TEST_CASE("corpus --out . and --out .. are refused: the folder is swapped away, and the shell would be left in a deleted one") {
+  // Round three's item 8: exit 0, and the caller's shell in a folder that no longer existed.
+  const fs::path here = temp_dir() / "corpus-here" / "inner";
+  fs::remove_all(here.parent_path());
+  fs::create_directories(here);
+  const std::vector<std::string> sizes = {"--train", "50", "--valid", "5", "--test", "5"};
+  for (const std::string& out : std::vector<std::string>{".", "..", here.string()}) {
+    CAPTURE(out);
+    std::vector<std::string> args = {"corpus", "--out", out};
+    args.insert(args.end(), sizes.begin(), sizes.end());
+    const fs::path before = fs::current_path();
+    fs::current_path(here);
+    const Result r = run(args);
+    fs::current_path(before);
+    expect_input_error(r, {"--out " + out + ":", out == ".." ? "holds the folder you are in" : "is the folder you are in"});
+    CHECK(fs::is_directory(here));
+    CHECK(fs::is_empty(here));
+  }
+}
+
 TEST_CASE("corpus: bad flag values exit with code 2 and say why") {
   Result r = run({"corpus", "--train", "-1"});
   CHECK(r.code == 2);
@@ -473,7 +577,7 @@ TEST_CASE("corpus: bad flag values exit with code 2 and say why") {
   CHECK(contains(r.err, "--test"));
   r = run({"corpus", "--seed", "-3"});
   CHECK(r.code == 2);
-  CHECK(contains(r.err, "seed must be a whole number"));
+  CHECK(contains(r.err, "--seed: expected a whole number from 0 to 18446744073709551615, got '-3'"));
   r = run({"corpus", "--seed", "18446744073709551616"});
   CHECK(r.code == 2);
   r = run({"corpus", "--format", "xml"});
@@ -570,9 +674,15 @@ TEST_CASE("params: the paper's base model, text and JSON; the reference comparis
 
 TEST_CASE("params: bad input exits with code 2 and says why") {
   expect_input_error(run({"params", "--config", "no-such-model"}), {"no-such-model", "known configs:", "transformer-base"});
-  expect_input_error(run({"params", "--config", "transformer-base", "--vocab", "4"}), {"--vocab 4", "special tokens"});
-  expect_input_error(run({"params", "--config", "transformer-base", "--vocab", "0"}), {"--vocab 0"});
-  expect_input_error(run({"params", "--config", "transformer-base", "--seq", "0"}), {"--seq 0", "max_len"});
+  // Out of the options' own ranges: the validators' message (src/cli/validators.hpp) and the usage hint.
+  for (const auto& [flag, value, range] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"--vocab", "4", "from 5 to 10000000"}, {"--vocab", "0", "from 5 to 10000000"}, {"--seq", "0", "from 1 to 1048576"}}) {
+    const Result bad = run({"params", "--config", "transformer-base", flag, value});
+    INFO(bad.err);
+    CHECK(bad.code == 2);
+    CHECK(contains(bad.err, "attnlab: error: " + flag + ": " + value + " is out of range; use a whole number " + range));
+  }
+  // Within them but beyond the config's max_len: said when the config is read.
   expect_input_error(run({"params", "--config", "transformer-base", "--seq", "129"}), {"--seq 129"});
   Result r = run({"params", "--config", "transformer-base", "--vocab", "many"});
   CHECK(r.code == 2);

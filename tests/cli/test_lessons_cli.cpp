@@ -11,7 +11,10 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pty.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,6 +25,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -812,4 +816,127 @@ TEST_CASE("--no-pause on a terminal runs straight through") {
   CHECK(p.finish() == 0);
   CHECK(p.seen.find("Step 2/2") != std::string::npos);
   CHECK(p.seen.find("[q] quit") == std::string::npos);
+}
+
+// ---- the terminal after every way out of the prompt (round three's item 5) ---------------------
+
+namespace {
+
+// attnlab as a shell's foreground job on a pseudo-terminal: the pty's session leader plays the shell
+// (a process group of its own for the job, the terminal handed to it and back), so that Ctrl-Z stops
+// the job as it does at a real prompt (a session leader's own stop from the terminal is discarded: its
+// process group is orphaned). The "shell" prints "[job stopped]" when the job stops and continues it
+// on a line "fg"; when the job ends it exits with its status (128 + the signal when one ended it).
+// Core dumps are off (Ctrl-\). `slave` stays open in the test so that the terminal's settings can
+// be read after the job and its shell are gone (while the test still holds the master side).
+struct Job {
+  Pty pty;
+  int slave = -1;
+  bool cooked_at_end = false;
+
+  // Like Pty::finish, reading the terminal's settings before the master side is closed.
+  int finish();
+};
+
+Job spawn_job_on_pty(std::vector<std::string> args, const std::map<std::string, std::string>& env) {
+  Job j;
+  winsize ws{};
+  ws.ws_row = 50;
+  ws.ws_col = 100;
+  args.insert(args.begin(), ATTNLAB_BIN);
+  std::vector<std::string> envs = base_env(env);
+  auto argv = c_strings(args);
+  auto envp = c_strings(envs);
+  j.pty.pid = forkpty(&j.pty.fd, nullptr, nullptr, &ws);
+  REQUIRE(j.pty.pid >= 0);
+  if (j.pty.pid == 0) {
+    rlimit no_core{0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+    for (int sig : {SIGINT, SIGQUIT, SIGTSTP, SIGTERM, SIGHUP, SIGCONT}) signal(sig, SIG_DFL);
+    signal(SIGTTOU, SIG_IGN);  // the shell takes the terminal back from the background
+    const pid_t job = fork();
+    if (job == 0) {
+      setpgid(0, 0);
+      tcsetpgrp(STDIN_FILENO, getpid());
+      signal(SIGTTOU, SIG_DFL);
+      execve(ATTNLAB_BIN, argv.data(), envp.data());
+      _exit(127);
+    }
+    setpgid(job, job);
+    tcsetpgrp(STDIN_FILENO, job);
+    while (true) {
+      int status = 0;
+      if (waitpid(job, &status, WUNTRACED) != job) _exit(126);
+      if (WIFSTOPPED(status)) {
+        tcsetpgrp(STDIN_FILENO, getpgrp());
+        const char said[] = "[job stopped]\r\n";
+        if (write(STDOUT_FILENO, said, sizeof said - 1) < 0) _exit(125);
+        std::string line;
+        char c = 0;
+        while (line.find('\n') == std::string::npos && read(STDIN_FILENO, &c, 1) == 1) line.push_back(c);
+        tcsetpgrp(STDIN_FILENO, job);
+        kill(-job, SIGCONT);
+        continue;
+      }
+      _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+    }
+  }
+  j.slave = open(ptsname(j.pty.fd), O_RDWR | O_NOCTTY);
+  REQUIRE(j.slave >= 0);
+  return j;
+}
+
+// Whether the terminal is in line mode with echo (the state a shell expects).
+bool cooked(int fd) {
+  termios t{};
+  REQUIRE(tcgetattr(fd, &t) == 0);
+  return (t.c_lflag & ECHO) && (t.c_lflag & ICANON);
+}
+
+// Waits up to 10 s for the terminal to reach the state `want` (the job changes it after a signal).
+bool becomes(int fd, bool want) {
+  for (int i = 0; i < 200; ++i) {
+    if (cooked(fd) == want) return true;
+    usleep(50000);
+  }
+  return false;
+}
+
+int Job::finish() {
+  pty.drain();
+  int status = 0;
+  waitpid(pty.pid, &status, 0);
+  cooked_at_end = cooked(slave);
+  close(slave);
+  close(pty.fd);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+}  // namespace
+
+TEST_CASE("interactive: Ctrl-C and Ctrl-\\ at the prompt end the lesson and leave the terminal with echo and line mode") {
+  for (const auto& [key, sig] : {std::pair<char, int>{'\x03', SIGINT}, std::pair<char, int>{'\x1c', SIGQUIT}}) {
+    CAPTURE(sig);
+    Job j = spawn_job_on_pty({"lesson", "3"}, {{"TERM", "xterm-256color"}});
+    REQUIRE(j.pty.wait_for("[q] quit", 1));
+    REQUIRE(becomes(j.slave, false));  // the prompt reads one key, without echo
+    REQUIRE(write(j.pty.fd, &key, 1) == 1);
+    CHECK(j.finish() == 128 + sig);  // ended by the signal, as before
+    CHECK(j.cooked_at_end);
+  }
+}
+
+TEST_CASE("interactive: Ctrl-Z at the prompt gives the shell its terminal back; fg waits for the key again") {
+  Job j = spawn_job_on_pty({"lesson", "3"}, {{"TERM", "xterm-256color"}});
+  REQUIRE(j.pty.wait_for("[q] quit", 1));
+  REQUIRE(becomes(j.slave, false));
+  REQUIRE(write(j.pty.fd, "\x1a", 1) == 1);
+  REQUIRE(j.pty.wait_for("[job stopped]", 1));
+  CHECK(cooked(j.slave));  // what the shell gets while the lesson is stopped
+  REQUIRE(write(j.pty.fd, "fg\n", 3) == 3);
+  CHECK(becomes(j.slave, false));  // back at the prompt, one key without echo
+  REQUIRE(write(j.pty.fd, "q", 1) == 1);
+  CHECK(j.finish() == 0);
+  CHECK(j.pty.seen.find("Step 2/4") == std::string::npos);
+  CHECK(j.cooked_at_end);
 }

@@ -3,7 +3,7 @@
 
   1. Run A: trains tests/errors/kill-test.json without interruption.
   2. Run B: the same config and seed, started again and again (with --resume once a checkpoint
-     exists) and killed after a random delay with SIGINT, SIGTERM or SIGKILL, each equally often in
+     exists) and killed after a random delay with SIGINT, SIGTERM, SIGHUP or SIGKILL, each equally often in
      a random order (seeded: the seed is printed, --seed repeats a run). The delays follow the fastest
      training rate seen so far, so that every kill lands before the run ends on a machine whose speed
      changes under the test; should B finish anyway, it starts again from nothing (twice at most).
@@ -11,8 +11,8 @@
      load (`attnlab eval` on model.ckpt and on train-state.ckpt), the saved step may never go back,
      and temporary files a SIGKILL left mid-write are counted (the next start removes them).
   3. A kill between the renames of train-state.ckpt and model.ckpt is made certain rather than left
-     to chance: model.ckpt is replaced by an older one (the state ahead of the model, what such a
-     kill leaves) and half-written temporary files are added. Both files must still load, and
+     to chance: model.ckpt and train-log.json are replaced by older ones (the state ahead of the model
+     and the log, what such a kill leaves) and half-written temporary files are added. Both files must still load, and
      --resume must write model.ckpt again at the state's step and remove the temporary files. Then
      train-state.ckpt is replaced by the oldest one (the model ahead of the state).
   4. B resumes to the end. Its model.ckpt, train-state.ckpt and train-log.json must be
@@ -36,7 +36,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CONFIG = os.path.join(HERE, "kill-test.json")
-SIGNALS = [signal.SIGINT, signal.SIGTERM, signal.SIGKILL]
+SIGNALS = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGKILL]  # SIGHUP: a closed terminal
 
 
 def step_of(path):
@@ -109,7 +109,7 @@ def main():
         # drawn below the time the remaining steps, shared among the remaining kills and one more,
         # take at that rate.
         rate = total / uninterrupted
-        # Every signal equally often (at least twice for 6 kills or more), in a random order.
+        # Every signal equally often (at least twice for 8 kills or more), in a random order.
         schedule = (SIGNALS * (a.kills // len(SIGNALS) + 1))[:a.kills]
         rng.shuffle(schedule)
         kills, tries, last_state, restarts = [], 0, -1, 0
@@ -144,8 +144,8 @@ def main():
             p.send_signal(sig)
             code = p.wait(timeout=120)
             err = p.stderr.read().decode(errors="replace")
-            # SIGINT/SIGTERM save and exit 130; during start-up, before the handlers are installed,
-            # they kill like SIGKILL does (nothing was being written yet).
+            # SIGINT/SIGTERM/SIGHUP save and exit 130; during start-up, before the handlers are
+            # installed, they kill like SIGKILL does (nothing was being written yet).
             if code not in (130, -sig) or (sig == signal.SIGKILL and code != -signal.SIGKILL):
                 failures.append(f"{sig.name} after {delay:.2f} s: unexpected exit {code}: {err.strip()[-300:]}")
             state, model = os.path.join(B, "train-state.ckpt"), os.path.join(B, "model.ckpt")
@@ -166,6 +166,8 @@ def main():
                     if not ok:
                         failures.append(f"kill {len(kills)}: {path} does not load: {why}")
                 shutil.copy(state, os.path.join(snaps, f"state-{s_step}.ckpt"))
+                if os.path.exists(os.path.join(B, "train-log.json")):
+                    shutil.copy(os.path.join(B, "train-log.json"), os.path.join(snaps, f"log-{s_step}.json"))
                 if m_step is not None:
                     shutil.copy(model, os.path.join(snaps, f"model-{m_step}.ckpt"))
         if len(kills) < a.kills:
@@ -176,9 +178,14 @@ def main():
         models = sorted(glob.glob(os.path.join(snaps, "model-*.ckpt")), key=lambda p: int(p.split("-")[-1][:-5]))
         state, model = os.path.join(B, "train-state.ckpt"), os.path.join(B, "model.ckpt")
         if states and models:
-            # (i) state ahead of model, as a SIGKILL after renaming train-state.ckpt leaves it, with the
-            # half-written temporary files of a kill during the next write.
+            # (i) state ahead of model and log, as a SIGKILL after renaming train-state.ckpt leaves them
+            # (a checkpoint writes the state, then the model, then the log), with the half-written
+            # temporary files of a kill during the next write. The log's missing steps come from the
+            # state, which carries the log as it was saved: the final log is still byte-identical.
             shutil.copy(models[0], model)
+            logs = sorted(glob.glob(os.path.join(snaps, "log-*.json")), key=lambda p: int(p.split("-")[-1][:-5]))
+            if logs:
+                shutil.copy(logs[0], os.path.join(B, "train-log.json"))
             for name in ("model.ckpt", "train-state.ckpt", "train-log.json"):
                 with open(os.path.join(B, f".{name}.tmp-Xq3Zp9"), "wb") as f, open(states[-1], "rb") as g:
                     f.write(g.read()[:5000])
@@ -204,6 +211,15 @@ def main():
                 failures.append(f"the resume after the simulated kill exited with {code}")
             if temporaries(B):
                 failures.append(f"--resume left the stale temporary files: {temporaries(B)}")
+            # The log has every step up to the state's again, none missing where it had fallen behind.
+            with open(os.path.join(B, "train-log.json")) as f:
+                logged = [e["step"] for e in json.load(f)["steps"]]
+            saved = step_of(state)
+            print(f"    train-log.json after that resume: steps 1 to {logged[-1] if logged else 0} "
+                  f"({len(logged)} entries; train-state.ckpt at step {saved})", flush=True)
+            if logged != list(range(1, saved + 1)):
+                failures.append(f"after the resume from a state ahead of the log, train-log.json holds {len(logged)} "
+                                f"steps, not 1 to {saved}")
             # (ii) model ahead of state (files copied around): resuming goes back to the state's step.
             shutil.copy(states[0], state)
             print(f"  model ahead of state: train-state.ckpt at step {step_of(state)}, model.ckpt at step "

@@ -42,6 +42,7 @@ import re
 import resource
 import shutil
 import signal
+import stat
 import struct
 import subprocess
 import sys
@@ -161,6 +162,12 @@ def make_files(case, ctx):
         if "symlink" in spec:  # e.g. to /dev/zero, which never ends
             os.symlink(spec["symlink"], path)
             continue
+        if "hardlink" in spec:  # a second name of a file made before it (a path in the case's folder)
+            os.link(os.path.join(ctx["tmp"], expand(spec["hardlink"], ctx)), path)
+            continue
+        if "chardev" in spec:  # a character device node, [major, minor] (root only: see needs_root)
+            os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(*spec["chardev"]))
+            continue
         if "text" in spec:
             data = spec["text"].encode()
         elif "json" in spec:
@@ -208,6 +215,13 @@ def generate(spec, path):
             f.write(prefix + "[" * spec["depth"] + "]" * spec["depth"] + suffix)
         elif kind == "repeat":
             f.write(spec["text"] * spec["count"])
+        elif kind == "problem":  # an attention problem of n tokens, width d, h heads of width d, mask
+            n, d, h = spec["n"], spec["d"], spec.get("heads", 1)
+            row = "[" + ", ".join("0.25" if k % 2 else "-0.5" for k in range(d)) + "]"
+            eye = "[" + ", ".join("[" + ", ".join("1" if i == j else "0" for j in range(d)) + "]" for i in range(d)) + "]"
+            head = '{"w_q": %s, "w_k": %s, "w_v": %s}' % (eye, eye, eye)
+            f.write('{"x": [' + ", ".join([row] * n) + '], "heads": [' + ", ".join([head] * h) + ']')
+            f.write(', "mask": "%s"}\n' % spec.get("mask", "none"))
         else:
             raise ValueError(f"unknown generator {kind}")
 
@@ -299,6 +313,11 @@ MACHINE_SPECIFIC = [
     (re.compile(r"this machine's \d+ GiB"), "this machine's N GiB"),
     (re.compile(r"out of memory allocating \d+ bytes after a total of \d+ bytes"),  # the compiler's own count
      "out of memory allocating N bytes after a total of M bytes"),
+    # util/memory.hpp's budget: 80 % of the machine's memory, or what the cases' address-space limit
+    # leaves (whichever is smaller here), and what fits in it.
+    (re.compile(r"80 % of this machine's [\d.]+ GiB of memory|the [\d.]+ \w+ left under the address-space limit "
+                r"\(ulimit -v\) of [\d.]+ \w+"), "the memory one run may take here (N GiB)"),
+    (re.compile(r"use --attention-max \d+ or less"), "use --attention-max N or less"),
 ]
 
 
@@ -322,6 +341,9 @@ def asan_in_kit(binary):
 
 def run_case(case, binary):
     result = {"id": case["id"], "case": case, "problems": [], "skipped": None}
+    if case.get("needs_root") and os.geteuid() != 0:
+        result["skipped"] = "making a device node (mknod) needs root"
+        return result
     if case.get("needs_asan") and not asan_in_kit(binary):
         result["skipped"] = ("this build's exercise kit has no AddressSanitizer (the ATTNLAB_ASAN_RUNS probe failed, "
                              "or -DATTNLAB_EXERCISE_ASAN=OFF)")

@@ -123,14 +123,86 @@ TEST_CASE("write_file_atomic into a folder that does not exist names the file an
   CHECK_FALSE(fs::exists(t.path / "no-such-folder"));
 }
 
-TEST_CASE("write_file_atomic onto a folder fails, removes its temporary file, and leaves the folder") {
+TEST_CASE("write_file_atomic onto a folder is refused before anything is written, and leaves the folder") {
   TempFolder t;
   fs::create_directory(t.path / "taken");
   put(t.path / "taken" / "inside", "kept");
-  const std::string what = error_of((t.path / "taken").string(), "new");
-  CHECK(what.find(": cannot replace (") != std::string::npos);
+  const std::string taken = (t.path / "taken").string();
+  CHECK_THROWS_WITH_AS(attnlab::io::write_file_atomic(taken, "new"), (taken + ": is a folder; give a file name inside it").c_str(),
+                       attnlab::InputError);
   CHECK(names_in(t.path) == std::vector<std::string>{"taken"});
   CHECK(slurp(t.path / "taken" / "inside") == "kept");
+}
+
+TEST_CASE("only regular files are replaced: a FIFO, a device, a link into /proc or to nothing is refused, naming it") {
+  // Round three's item 2: --html /dev/full as root replaced the system's /dev/full with a page.
+  TempFolder t;
+  using attnlab::io::OutputKind;
+  using attnlab::io::check_output_path;
+  const std::string fifo = (t.path / "pipe").string();
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK_THROWS_WITH_AS(check_output_path(fifo, OutputKind::Own), doctest::Contains("pipe: is a FIFO (named pipe), not a regular file"),
+                       attnlab::InputError);
+  CHECK_THROWS_WITH_AS(attnlab::io::write_output_file("/dev/null", "x", "--html"),
+                       "--html /dev/null: is a character device, not a regular file; attnlab writes only regular files: give the "
+                       "name of a new or a regular file",
+                       attnlab::InputError);
+  const fs::path to_stdout = t.path / "out.html", dangling = t.path / "gone.html";
+  fs::create_symlink("/proc/self/fd/1", to_stdout);
+  CHECK_THROWS_WITH_AS(check_output_path(to_stdout.string(), OutputKind::User), doctest::Contains("is a symbolic link into /proc"),
+                       attnlab::InputError);
+  fs::create_symlink(t.path / "nowhere", dangling);
+  CHECK_THROWS_WITH_AS(check_output_path(dangling.string(), OutputKind::User), doctest::Contains("is a symbolic link to nothing"),
+                       attnlab::InputError);
+  CHECK(check_output_path(dangling.string(), OutputKind::Own) == dangling.string());  // the program's own: the link itself
+  CHECK(names_in(t.path) == std::vector<std::string>{"gone.html", "out.html", "pipe"});
+  CHECK(check_output_path((t.path / "new.html").string(), OutputKind::User) == (t.path / "new.html").string());
+}
+
+TEST_CASE("a symbolic link the user names is followed to the regular file it names; one of the program's own is replaced") {
+  TempFolder t;
+  fs::create_directory(t.path / "docs");
+  put(t.path / "docs" / "mine.html", "old\n");
+  fs::create_symlink("docs/mine.html", t.path / "link.html");
+  attnlab::io::write_output_file((t.path / "link.html").string(), "new\n", "--html");
+  CHECK(fs::is_symlink(fs::symlink_status(t.path / "link.html")));
+  CHECK(slurp(t.path / "docs" / "mine.html") == "new\n");
+  CHECK(names_in(t.path / "docs") == std::vector<std::string>{"mine.html"});
+  // A checkpoint linked to a shipped model: the link is replaced, the model kept.
+  put(t.path / "docs" / "shipped.ckpt", "shipped\n");
+  fs::create_symlink("docs/shipped.ckpt", t.path / "model.ckpt");
+  attnlab::io::write_file_atomic((t.path / "model.ckpt").string(), "trained\n");
+  CHECK(!fs::is_symlink(fs::symlink_status(t.path / "model.ckpt")));
+  CHECK(slurp(t.path / "model.ckpt") == "trained\n");
+  CHECK(slurp(t.path / "docs" / "shipped.ckpt") == "shipped\n");
+}
+
+TEST_CASE("a file the user names is never a hard link, nor a file this process read or wrote; the program's own may be split") {
+  TempFolder t;
+  using attnlab::io::OutputKind;
+  put(t.path / "a.html", "mine\n");
+  fs::create_hard_link(t.path / "a.html", t.path / "b.html");
+  const std::string b = (t.path / "b.html").string();
+  CHECK_THROWS_WITH_AS(attnlab::io::write_output_file(b, "page", "--html"), doctest::Contains("has 2 names (hard links)"),
+                       attnlab::InputError);
+  CHECK(slurp(t.path / "a.html") == "mine\n");
+  attnlab::io::write_file_atomic(b, "state\n");  // a checkpoint of the program's own: the link is split
+  CHECK(slurp(t.path / "a.html") == "mine\n");
+  CHECK(slurp(t.path / "b.html") == "state\n");
+  // An input of this process, by any name (here through a link).
+  put(t.path / "model.ckpt", "weights");
+  CHECK(attnlab::io::read_text_file((t.path / "model.ckpt").string(), 100) == "weights");
+  CHECK(attnlab::io::is_input_file((t.path / "model.ckpt").string()));
+  fs::create_symlink("model.ckpt", t.path / "page.html");
+  CHECK_THROWS_WITH_AS(attnlab::io::write_output_file((t.path / "page.html").string(), "page", "--html"),
+                       doctest::Contains(("links to " + (t.path / "model.ckpt").string() + ", a file this command reads").c_str()),
+                       attnlab::InputError);
+  CHECK(slurp(t.path / "model.ckpt") == "weights");
+  // A file written for the user once in this run is not written again under another option.
+  attnlab::io::write_output_file((t.path / "x.html").string(), "page", "--html");
+  CHECK_THROWS_WITH_AS(attnlab::io::write_output_file((t.path / "x.html").string(), "svg", "--svg"),
+                       doctest::Contains(("--svg " + (t.path / "x.html").string() + ": is a file this command has just written").c_str()),
+                       attnlab::InputError);
 }
 
 TEST_CASE("write_file_atomic killed between writing and renaming leaves the old file whole") {
