@@ -329,7 +329,7 @@ void setup_eval(CLI::App& app) {
                 "Set the model's confidence floors from its right test translations and write them beside the checkpoint "
                 "(confidence.json), for translate's \"unsure\"");
   sub->add_option("--quantile", opts->quantile, "With --calibrate: the share of right test translations the floors may flag")
-      ->check(real_number(0.001, 0.5))
+      ->transform(real_number(0.001, 0.5))
       ->capture_default_str();
   add_backend_option(*sub, opts->backend);
   sub->add_option("-f,--format", opts->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
