@@ -100,7 +100,8 @@ const std::set<std::string>& corpus_files() {
 // --coverage: the share of the word list (the commonest Brown word forms) that the training split's
 // English side holds, and the words it lacks.
 void report_coverage(const CorpusOptions& o, const corpus::CorpusOptions& co, const std::string& what) {
-  const std::string list_file = resolve_data_path(o.coverage_file);
+  // The shipped list is found under attnlab's data folder from anywhere; a file the user names is used as given.
+  const std::string list_file = o.coverage_file == corpus::kCoverageList ? resolve_data_path(o.coverage_file) : o.coverage_file;
   const std::vector<std::string> list = corpus::read_word_list(list_file);
   const auto t0 = std::chrono::steady_clock::now();
   const corpus::Corpus c = corpus::generate(co);

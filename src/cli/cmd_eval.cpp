@@ -55,7 +55,8 @@ struct Score {
 void run_everyday(const EvalOptions& o, tasks::LoadedModel& m) {
   if (m.net->config().decoder_only)
     throw InputError("--everyday: --model " + o.model + " is a decoder-only language model; the everyday set is English→French");
-  const std::string file = resolve_data_path(o.everyday_file);
+  // The shipped set is found under attnlab's data folder from anywhere; a file the user names is used as given.
+  const std::string file = o.everyday_file == tasks::kEverydaySet ? resolve_data_path(o.everyday_file) : o.everyday_file;
   const std::vector<tasks::EverydayItem> items = tasks::read_everyday(file);
   std::string calibration_note;
   const std::optional<tasks::Calibration> calibration = tasks::load_calibration(m, &calibration_note);
