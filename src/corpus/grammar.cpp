@@ -269,6 +269,7 @@ bool feminine(const NP& np) { return np.gender == Gender::Feminine; }
 std::size_t form_index(Gender g, bool plural) { return (g == Gender::Feminine ? 1 : 0) + (plural ? 2 : 0); }
 
 std::string pron_en(const NP& np, bool object) {
+  if (np.thing) return np.plural ? (object ? "them" : "they") : "it";
   if (np.person == 2) return object ? (feminine(np) ? "her" : "him") : (feminine(np) ? "she" : "he");
   return object ? kPronObjEn[np.person] : kPronEn[np.person];
 }
@@ -308,15 +309,39 @@ Words fr_rel(const Rel& r, const NP& antecedent) {
   return w;
 }
 
+// The everyday grammar's words of a noun phrase: a quantifier's, a bare noun's.
+void words_of(std::string_view text, Words& w) {
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t sp = text.find(' ', start);
+    if (sp == std::string_view::npos) sp = text.size();
+    if (sp > start) w.emplace_back(text.substr(start, sp - start));
+    start = sp + 1;
+  }
+}
+
 Words en_np(const NP& np, bool object) {
   if (np.det == Det::Pronoun) return {pron_en(np, object)};
   Words w;
+  if (np.det == Det::Coord) {  // "the boy and the girl", "tea, coffee or milk"
+    for (std::size_t i = 0; i < np.parts.size(); ++i) {
+      if (i > 0) w.push_back(i + 1 == np.parts.size() ? np.conj_en : ",");
+      append(w, en_np(np.parts[i], object));
+    }
+    return w;
+  }
   switch (np.det) {
+    case Det::Partitive:
+    case Det::Quant: words_of(np.en_det, w); break;
+    case Det::Genitive:  // "the man's", "Marie's"
+      w = en_np(*np.owner, false);
+      w.back() += "'s";
+      break;
     case Det::The: w.push_back("the"); break;
     case Det::A:  // a plural indefinite is bare in English: "des pommes" → "apples"
       if (!np.plural) w.push_back("a");
       break;
-    case Det::Poss: w.push_back(kPossEn[np.poss]); break;
+    case Det::Poss: w.push_back(np.its ? "its" : kPossEn[np.poss]); break;
     case Det::This: w.push_back(np.plural ? "these" : "this"); break;
     case Det::AllThe: append(w, {"all", "the"}); break;
     case Det::Every: w.push_back("every"); break;
@@ -328,7 +353,8 @@ Words en_np(const NP& np, bool object) {
   } else {
     if (np.adj_before) w.push_back(np.adj_before->en);
     if (np.adj_after) w.push_back(np.adj_after->en);
-    w.push_back(np.plural ? np.noun->en_plural : np.noun->en);
+    if (np.noun) w.push_back(np.plural ? np.noun->en_plural : np.noun->en);
+    else words_of(np.en_word, w);  // the everyday grammar's nouns given as words
   }
   if (np.pp) {
     w.push_back(np.pp->en);
@@ -341,13 +367,27 @@ Words en_np(const NP& np, bool object) {
 Words fr_np(const NP& np, bool negated_object) {
   if (np.det == Det::Pronoun) return {pron_fr(np)};
   Words w;
+  if (np.det == Det::Coord) {  // "le garçon et la fille"
+    for (std::size_t i = 0; i < np.parts.size(); ++i) {
+      if (i > 0) w.push_back(i + 1 == np.parts.size() ? np.conj_fr : ",");
+      append(w, fr_np(np.parts[i], negated_object));
+    }
+    return w;
+  }
   const bool f = feminine(np), pl = np.plural;
   if (np.det == Det::Name) {
     w.push_back(np.name);
   } else {
     switch (np.det) {
       case Det::The:
+      case Det::Genitive:  // la voiture de l'homme
       case Det::Generic: w.push_back(pl ? "les" : f ? "la" : "le"); break;
+      case Det::Partitive:  // du pain, de la soupe, de l'eau, des pommes; pas de pain
+        if (negated_object || (pl && np.adj_before)) w.push_back("de");
+        else if (pl) w.push_back("des");
+        else append(w, {"de", f ? "la" : "le"});
+        break;
+      case Det::Quant: words_of(np.fr_det, w); break;
       case Det::A:
       case Det::Some:
         // pas de chien; de vieilles tables (des before an adjective that precedes the noun)
@@ -365,7 +405,7 @@ Words fr_np(const NP& np, bool negated_object) {
       case Det::Number: w.push_back(np.number == 1 ? (f ? "une" : "un") : kNumFr[np.number]); break;
       default: break;
     }
-    const std::string& noun = pl ? np.noun->fr_plural : np.noun->fr;
+    const std::string& noun = np.noun ? (pl ? np.noun->fr_plural : np.noun->fr) : np.fr_word;
     if (np.adj_before) {
       const LexAdjective& a = *np.adj_before;
       const std::size_t i = form_index(np.gender, pl);
@@ -373,6 +413,10 @@ Words fr_np(const NP& np, bool negated_object) {
     }
     w.push_back(noun);
     if (np.adj_after) w.push_back(np.adj_after->fr[form_index(np.gender, pl)]);
+    if (np.owner) {
+      w.push_back("de");
+      append(w, fr_np(*np.owner));
+    }
   }
   if (np.pp) {
     w.push_back(np.pp->fr);

@@ -35,6 +35,7 @@ bool vowel_sound(const std::string& word);  // French: a vowel or a mute h (not 
 std::string join_french(const Words& items);
 std::string join_english(Words w);  // "a" → "an" before a vowel sound
 std::string lower(std::string_view s);
+void words_of(std::string_view text, Words& w);  // appends text's space-separated words
 
 // ---- the words
 struct Pools {
@@ -95,6 +96,7 @@ struct NP {
   // Det::Quant: the quantifier's words before the noun ("a cup of" / "une tasse de", "several" /
   // "plusieurs", "" / "" for a bare noun); Det::Partitive: the English word ("some" or "": "du pain").
   std::string en_det, fr_det;
+  std::string en_word, fr_word;  // a noun given as words, when `noun` is nullptr ("people" / "gens")
   std::shared_ptr<NP> owner;  // Det::Genitive: "the man's car" → "la voiture de l'homme"
   std::vector<NP> parts;      // Det::Coord: "the boy and the girl" → "le garçon et la fille"
   std::string conj_en, conj_fr;
