@@ -323,7 +323,8 @@ void words_of(std::string_view text, Words& w) {
 Words en_np(const NP& np, bool object) {
   if (np.det == Det::Pronoun) return {pron_en(np, object)};
   Words w;
-  if (np.det == Det::Coord) {  // "the boy and the girl", "tea, coffee or milk"
+  if (np.det == Det::Coord) {  // "the boy and the girl", "tea, coffee or milk", "both … and …"
+    words_of(np.en_det, w);
     for (std::size_t i = 0; i < np.parts.size(); ++i) {
       if (i > 0) w.push_back(i + 1 == np.parts.size() ? np.conj_en : ",");
       append(w, en_np(np.parts[i], object));
