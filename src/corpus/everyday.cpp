@@ -101,20 +101,21 @@ const Vocab& vocab() {
                           "keep", "choose", "prepare", "follow", "like", "love", "want", "break", "hide", "cut", "wear",
                           "build", "explain", "offer", "lend", "give", "hate", "kill", "pass", "serve", "add",
                           "cover", "lead", "raise", "receive", "discover", "describe", "accept"});
-    x.intransitive = verbs({"sleep", "run", "walk", "swim", "work", "play", "sing", "dance", "laugh", "cry", "wait",
+    x.intransitive = verbs({"sleep", "run", "walk", "swim", "work", "play", "sing", "dance", "laugh", "cry", "wait", "appear",
                             "travel", "arrive", "leave", "come", "go", "stay", "fall", "smile", "listen", "read", "write",
                             "eat", "cook", "study", "win", "lose", "return", "die", "move", "grow", "drive"});
     x.motion = verbs({"go", "come", "walk", "run", "drive", "return", "travel"});
     x.person_adj = adjectives({"tired", "happy", "sad", "sick", "angry", "busy", "ready", "young", "old", "tall",
                                "rich", "poor", "kind", "clever", "famous", "strong", "calm", "proud", "nervous", "funny",
-                               "brave", "quiet", "free", "sure", "able", "different", "strange"});
+                               "brave", "quiet", "free", "sure", "able", "different", "strange", "dead"});
     x.thing_adj = adjectives({"big", "small", "new", "old", "red", "blue", "green", "black", "white", "beautiful",
                               "expensive", "cheap", "heavy", "light", "long", "short", "clean", "dirty", "empty", "full",
                               "open", "hot", "cold", "easy", "difficult", "important", "interesting",
                               "boring", "different", "strange", "useful", "modern", "simple", "good", "bad"});
     x.comparable = adjectives({"big", "small", "old", "young", "tall", "fast", "slow", "rich", "poor", "strong", "long",
                                "short", "heavy", "cheap", "expensive", "beautiful", "happy", "easy", "difficult",
-                               "interesting", "important", "hot", "cold", "high", "low", "large", "great"});
+                               "interesting", "important", "hot", "cold", "high", "low", "large", "great", "good",
+                               "bad", "good", "bad"});
     return x;
   }();
   return v;
@@ -592,12 +593,17 @@ void everyday_det(Rng& rng, NP& np) {
   const std::size_t r = uniform_below(rng, 100);
   if (r < 45) np.det = Det::The;
   else if (r < 60) np.det = Det::A, np.plural = false;
-  else if (r < 90) {
+  else if (r < 88) {
     np.det = Det::Poss;
     static const std::array<int, 6> who{0, 1, 2, 3, 3, 5};
     np.poss = who[uniform_below(rng, who.size())];
     if (np.poss == 3 && chance(rng, 50)) np.poss = 2;  // his / her
-  } else np.det = Det::This;
+  } else if (r < 95) np.det = Det::This;
+  else {  // that / those → ce, cet, cette / ces
+    np.det = Det::Quant;
+    np.en_det = np.plural ? "those" : "that";
+    np.fr_det = np.plural ? "ces" : feminine(np) ? "cette" : "ce";
+  }
   np.person = np.plural ? 5 : 2;
 }
 
@@ -640,8 +646,20 @@ NP thing_obj(Rng& rng, unsigned adj_percent = 20) {
     np.det = Det::Poss;
     np.poss = static_cast<int>(uniform_below(rng, 6));
     if (np.poss == 4) np.poss = 1;
-  } else if (r < 90) np.det = Det::This;
-  else if (r < 95) {
+  } else if (r < 87) np.det = Det::This;
+  else if (r < 90) {  // the second book → le deuxième livre
+    static const std::vector<std::array<const char*, 2>> ord{{"first", "premier"}, {"second", "deuxième"},
+                                                             {"third", "troisième"}, {"last", "dernier"}, {"next", "prochain"}};
+    const auto& o = ord[uniform_below(rng, ord.size())];
+    np.det = Det::Quant;
+    np.plural = false;
+    np.en_det = std::string("the ") + o[0];
+    std::string f = o[1];
+    if (feminine(np) && f == "premier") f = "première";
+    if (feminine(np) && f == "dernier") f = "dernière";
+    if (feminine(np) && f == "prochain") f = "prochaine";
+    np.fr_det = std::string(feminine(np) ? "la " : "le ") + f;
+  } else if (r < 95) {
     np.det = Det::Number;
     np.number = 2 + static_cast<int>(uniform_below(rng, 9));
     np.plural = true;
@@ -697,6 +715,7 @@ const std::vector<TimePhrase> kTimes{
     {"on Mondays", "le lundi", kHabit}, {"in summer", "en été", kHabit}, {"in winter", "en hiver", kHabit},
     {"at the weekend", "le week-end", kHabit}, {"twice a week", "deux fois par semaine", kHabit},
     {"once a month", "une fois par mois", kHabit}, {"three times a day", "trois fois par jour", kHabit},
+    {"twice per week", "deux fois par semaine", kHabit}, {"once per year", "une fois par an", kHabit},
     {"today", "aujourd'hui", kPast | kFuture | kHabit | kNow}, {"now", "maintenant", kNow},
     {"right now", "en ce moment", kNow}, {"at the moment", "en ce moment", kNow}};
 
@@ -752,7 +771,8 @@ const std::vector<Phrase> kFreqs{{"always", "toujours"},   {"often", "souvent"},
                                  {"also", "aussi"},        {"still", "encore"},          {"generally", "généralement"},
                                  {"finally", "finalement"}, {"apparently", "apparemment"},
                                  {"clearly", "clairement"}, {"obviously", "évidemment"}, {"simply", "simplement"},
-                                 {"especially", "surtout"}, {"nearly", "presque"},       {"almost", "presque"}};
+                                 {"especially", "surtout"}, {"nearly", "presque"},       {"almost", "presque"},
+                                 {"only", "seulement"},    {"hardly", "à peine"}};
 
 // A tense for an everyday clause.
 Tn pick_tn(Rng& rng) {
@@ -815,6 +835,15 @@ VG copula_vg(Rng& rng, const NP& subject, std::vector<std::string>& combos) {
   VG g;
   const bool animate = !subject.noun || subject.noun->kind == NounKind::Person || subject.noun->kind == NounKind::Animal;
   g.adj = animate ? pick(rng, V.person_adj) : pick(rng, V.thing_adj);
+  if (chance(rng, 25) && g.adj->en != "dead") {  // very tired → très fatigué
+    static const std::vector<Phrase> degrees{{"very", "très"},   {"quite", "assez"},     {"rather", "plutôt"},
+                                             {"pretty", "assez"}, {"so", "si"},          {"a bit", "un peu"},
+                                             {"somewhat", "un peu"}, {"really", "vraiment"}, {"too", "trop"},
+                                             {"extremely", "extrêmement"}, {"a little", "un peu"}};
+    const Phrase& d = pick(rng, degrees);
+    g.freq_en = d.en;
+    g.freq_fr = d.fr;
+  }
   combos.push_back(key("adj", head(subject), g.adj->en));
   return g;
 }
@@ -1895,9 +1924,9 @@ Example wh_question(Rng& rng) {
       if (g.tense == Tn::PresProg && g.verb && (g.verb->en == "know" || g.verb->en == "like" || g.verb->en == "want"))
         g.tense = Tn::Present;
     } else {
-      g.verb = &verb_row(chance(rng, 60) ? "happen" : "fall");
+      g.verb = &verb_row(chance(rng, 70) ? "happen" : "fall");
       g.tense = chance(rng, 70) ? Tn::Past : Tn::Present;
-      if (chance(rng, 30) && g.verb->en == "happen") {  // "What happened to your car?" → "Qu'est-ce qui est arrivé à ta voiture ?"
+      if (chance(rng, 50) && g.verb->en == "happen") {  // "What happened to your car?" → "Qu'est-ce qui est arrivé à ta voiture ?"
         NP o = thing_obj(rng, 0);
         o.det = Det::Poss, o.poss = 1, o.plural = false, o.person = 2;
         g.iobj = shared(o);
@@ -1905,7 +1934,8 @@ Example wh_question(Rng& rng) {
       }
     }
     fix_some(g);
-    combos.push_back(key("wh", who ? "who_subject" : "what_subject", g.verb->en));
+    combos.push_back(key("wh", who ? "who_subject" : "what_subject",
+                         g.verb->en + "_" + (g.iobj ? head(*g.iobj) : g.obj ? head(*g.obj) : std::to_string(static_cast<int>(g.tense)))));
     return done(end_with(statement(q, g), "?"), "wh", combos);
   }
   if (k < 68) {  // how
@@ -2735,6 +2765,8 @@ Example idiom(Rng& rng) {
       g.verb = &remain;
     }
     g.reflexive = w == 0;  // se sentir
+    g.freq_en.clear();  // "seems very tired": the degree word is not placed for a verb
+    g.freq_fr.clear();
     g.tense = static_cast<Tn>(pick_weighted(rng, {45, 35, 0, 0, 10, 0, 10}));
     if (w <= 1 && g.tense == Tn::Past) g.fr_tense = static_cast<int>(Tn::PastProg);  // se sentait, semblait
     if (w <= 1 && g.tense == Tn::Perfect) g.tense = Tn::Present;
@@ -3948,7 +3980,7 @@ Example linking(Rng& rng) {
       append(g.tail_fr, fr);
       p = statement(subject, g);
     }
-    combos.push_back(key("with", pre, head(n)));
+    combos.push_back(key("with", pre, head(n) + "_" + head(subject)));
     return done(end_with(p, "."), "linking", combos);
   }
   // phrasal verbs
@@ -3962,7 +3994,8 @@ Example linking(Rng& rng) {
                                             {"pick", "up", "collect", "", 1},  {"take", "off", "remove", "", 1},
                                             {"throw", "away", "throw", "", 1}, {"turn off", "", "turn off", "", 1},
                                             {"write", "down", "note", "", 1},  {"find", "out", "discover", "", 1},
-                                            {"turn on", "", "light", "", 1},  {"put", "on", "put", "", 1}};
+                                            {"turn on", "", "light", "", 1},  {"put", "on", "put", "", 1},
+                                            {"move", "forward", "advance", "", 0}, {"stand", "up", "raise", "", 2}};
   const Phrasal& ph = phrasal[uniform_below(rng, phrasal.size())];
   VG g;
   static LexVerb sit_row = [] {
@@ -3980,7 +4013,16 @@ Example linking(Rng& rng) {
     return v;
   }();
   const std::string en = ph.verb;
-  g.verb = en == "sit" ? &sit_row : en == "turn on" ? &turn_on_row : en == "pick" ? &pick_row : &verb_row(ph.verb);
+  static LexVerb stand_row = [] {  // stand up → se lever
+    LexVerb v = verb_row("raise");
+    v.en = "stand", v.en_3sg = "stands", v.en_past = "stood", v.en_pp = "stood", v.en_ing = "standing";
+    return v;
+  }();
+  g.verb = en == "sit"       ? &sit_row
+           : en == "stand"   ? &stand_row
+           : en == "turn on" ? &turn_on_row
+           : en == "pick"    ? &pick_row
+                             : &verb_row(ph.verb);
   g.fr = en == "turn on" ? &verb_row("light") : &verb_row(ph.fr);
   g.particle_en = ph.particle;
   g.reflexive = ph.object == 2;
@@ -4029,6 +4071,635 @@ Example linking(Rng& rng) {
   return done(end_with(statement(subject, g), "."), "linking", combos);
 }
 
+// ---- public life and other set topics -------------------------------------------------------------------
+// Adjectives that fit only some nouns, in pairs that are right in both languages (the federal government
+// → le gouvernement fédéral, a foreign language → une langue étrangère, nuclear energy → l'énergie
+// nucléaire, the former president → l'ancien président), and nouns that need their own frame: a member
+// of the council → membre du conseil, her hair is long → ses cheveux sont longs, this type of car → ce type
+// de voiture, the state of the road → l'état de la route, from my point of view → de mon point de vue.
+
+struct Collocation {
+  const char *adj, *noun;
+};
+const std::vector<Collocation> kCollocations{
+    {"federal", "government"},  {"national", "government"}, {"local", "government"},   {"new", "government"},
+    {"political", "party"},     {"political", "problem"},   {"political", "system"},    {"economic", "growth"},
+    {"economic", "problem"},    {"economic", "situation"},  {"economic", "policy"},     {"social", "problem"},
+    {"social", "life"},         {"social", "policy"},       {"national", "park"},       {"national", "team"},
+    {"local", "newspaper"},     {"local", "school"},        {"local", "police"},        {"public", "school"},
+    {"public", "library"},      {"private", "school"},      {"private", "life"},        {"military", "plane"},
+    {"nuclear", "energy"},      {"nuclear", "war"},         {"religious", "school"},    {"international", "airport"},
+    {"industrial", "city"},     {"medical", "problem"},     {"technical", "problem"},   {"professional", "team"},
+    {"physical", "exercise"},   {"moral", "problem"},       {"personal", "question"},   {"special", "day"},
+    {"special", "price"},       {"foreign", "language"},    {"foreign", "country"},     {"human", "body"},
+    {"main", "street"},         {"main", "reason"},         {"main", "problem"},        {"total", "cost"},
+    {"total", "number"},        {"normal", "day"},          {"normal", "price"},        {"average", "age"},
+    {"average", "price"},       {"current", "situation"},   {"current", "president"},   {"current", "government"},
+    {"former", "president"},    {"former", "teacher"},      {"democratic", "country"},  {"common", "friend"},
+    {"similar", "problem"},     {"similar", "situation"},   {"final", "exam"},          {"final", "answer"},
+    {"final", "decision"},      {"specific", "reason"},     {"specific", "question"},   {"additional", "ticket"},
+    {"fiscal", "policy"},       {"real", "friend"},         {"real", "problem"},        {"single", "word"},
+    {"simple", "question"},     {"modern", "art"},          {"natural", "color"},       {"general", "idea"},
+    {"important", "decision"},  {"different", "reason"},    {"strong", "character"},    {"good", "character"},
+    {"right", "direction"},     {"wrong", "direction"},     {"first", "section"},       {"last", "scene"},
+    {"new", "material"},        {"old", "court"}};
+
+const LexAdjective& collocation_adj(const char* en) {
+  if (std::string(en) == "real") return *lexicon_tables().adjective("real", "true");
+  // The ordinals are not adjectives of the tables: their four forms, placed before the noun.
+  static const LexAdjective first{"first", {"premier", "première", "premiers", "premières"}, "premier", true, "", 0};
+  static const LexAdjective last{"last", {"dernier", "dernière", "derniers", "dernières"}, "dernier", true, "", 0};
+  if (std::string(en) == "first") return first;
+  if (std::string(en) == "last") return last;
+  if (std::string(en) == "right") {  // the right direction → la bonne direction
+    static const LexAdjective good = [] {
+      LexAdjective a = adj_row("good");
+      a.en = "right";
+      return a;
+    }();
+    return good;
+  }
+  if (std::string(en) == "wrong") {  // the wrong direction → la mauvaise direction
+    static const LexAdjective bad = [] {
+      LexAdjective a = adj_row("bad");
+      a.en = "wrong";
+      return a;
+    }();
+    return bad;
+  }
+  if (std::string(en) == "strong") {  // a strong character → un fort caractère
+    static const LexAdjective strong = [] {
+      LexAdjective a = adj_row("strong");
+      a.before = true;
+      return a;
+    }();
+    return strong;
+  }
+  return adj_row(en);
+}
+
+Example topic(Rng& rng) {
+  std::vector<std::string> combos;
+  const std::size_t k = uniform_below(rng, 100);
+  if (k < 45) {
+    const Collocation& c = kCollocations[uniform_below(rng, kCollocations.size())];
+    const LexNoun* n = std::string(c.noun) == "party" ? lexicon_tables().noun("party") : &noun_row(c.noun);
+    const LexAdjective& a = collocation_adj(c.adj);
+    NP np = np_of(n, false, Det::The);
+    const bool countable = n->en != "growth" && n->en != "energy" && n->en != "life" && n->en != "police" &&
+                           n->en != "art" && n->en != "policy" && n->en != "exercise" && n->en != "war";
+    if (countable && chance(rng, 30)) np.det = Det::A;
+    if (countable && chance(rng, 15)) np.plural = true, np.det = Det::The;
+    if (std::string(c.adj) == "single") np.det = Det::A, np.plural = false;
+    np.person = np.plural ? 5 : 2;
+    (a.before ? np.adj_before : np.adj_after) = &a;
+    // The pair with what the sentence says of it: every pair occurs in training in some frame.
+    const std::size_t f = uniform_below(rng, 4);
+    const std::string pair = std::string(c.adj) + "_" + c.noun;
+    if (f == 0 && np.det != Det::A) {  // The federal government is important.
+      VG g;
+      static const std::vector<const char*> adjs{"important", "new", "different", "difficult", "interesting", "strong",
+                                                 "expensive", "famous", "old", "good", "bad", "simple"};
+      g.adj = &adj_row(adjs[uniform_below(rng, adjs.size())]);
+      if (g.adj->en == a.en) g.adj = &adj_row("important");
+      g.tense = pick_weighted(rng, {55, 35, 10}) == 0 ? Tn::Present : chance(rng, 80) ? Tn::Past : Tn::Future;
+      negate(rng, g, 15);
+      combos.push_back(key("topic", pair, g.adj->en));
+      return done(end_with(statement(np, g), "."), "topic", combos);
+    }
+    const NP subject = subject_np(rng, false);
+    VG g;
+    if (f <= 1) {  // We talked about the economic situation. → Nous avons parlé de la situation économique.
+      g.verb = &verb_row("talk");
+      g.particle_en = "about";
+      g.prep_fr = "de";
+    } else if (f == 2) {  // They discussed / studied / explained …
+      static const std::vector<const char*> vs{"discuss", "study", "explain", "describe", "understand", "consider", "change"};
+      g.verb = &verb_row(vs[uniform_below(rng, vs.size())]);
+    } else {  // There is a national park in this country. → Il y a un parc national dans ce pays.
+      np.det = Det::A;
+      np.plural = false;
+      Pair p;
+      p.en = {"there", chance(rng, 60) ? "is" : "was"};
+      append(p.en, en_np(np, true));
+      append(p.en, {"in", "this", chance(rng, 50) ? "city" : "country"});
+      p.fr = {"il", "y", p.en[1] == "is" ? "a" : "avait"};
+      append(p.fr, fr_np(np));
+      append(p.fr, {"dans", p.en.back() == "city" ? "cette" : "ce", p.en.back() == "city" ? "ville" : "pays"});
+      combos.push_back(key("topic", pair, "there_" + p.en[1] + p.en.back()));
+      return done(end_with(p, "."), "topic", combos);
+    }
+    g.obj = shared(np);
+    g.tense = pick_tn(rng);
+    if (g.tense == Tn::JustDid) g.tense = Tn::Past;
+    if ((g.verb->en == "understand" || g.verb->en == "consider") && (g.tense == Tn::PresProg || g.tense == Tn::PastProg))
+      g.tense = Tn::Present;
+    negate(rng, g, 12);
+    g.contract_subject = chance(rng, 30);
+    combos.push_back(key("topic", pair, g.verb->en + "_" + head(subject)));
+    return done(end_with(statement(subject, g), "."), "topic", combos);
+  }
+  const NP subject = subject_np(rng, false);
+  const std::size_t w = uniform_below(rng, 14);
+  Pair p;
+  switch (w) {
+    case 0: {  // a member of the council → membre du conseil
+      static const std::vector<const char*> bodies{"council", "commission", "association", "organization", "team",
+                                                   "party", "family", "club", "group", "staff"};
+      const char* b = bodies[uniform_below(rng, bodies.size())];
+      const LexNoun* n = lexicon_tables().noun(b) ? &noun_row(b) : &noun_row("team");
+      VG g;
+      g.comp_en = {"a", "member", "of"};
+      NP body = np_of(n, false, Det::The);
+      if (chance(rng, 30)) body.det = Det::Poss, body.poss = static_cast<int>(uniform_below(rng, 4));
+      append(g.comp_en, en_np(body, true));
+      g.comp_fr = {subject.plural || subject.person >= 3 ? "membres" : "membre", "de"};
+      if (subject.plural || subject.person >= 3) g.comp_en = {"members", "of"}, append(g.comp_en, en_np(body, true));
+      append(g.comp_fr, fr_np(body));
+      g.tense = chance(rng, 70) ? Tn::Present : Tn::Past;
+      negate(rng, g, 15);
+      combos.push_back(key("topic", "member", n->en + head(subject)));
+      p = statement(subject, g);
+      break;
+    }
+    case 1: {  // Her hair is long. → Ses cheveux sont longs.
+      NP hair = word_np("hair", "cheveux", Gender::Masculine, true, Det::Poss);
+      hair.poss = static_cast<int>(uniform_below(rng, 6));
+      if (hair.poss == 4) hair.poss = 1;
+      hair.person = 5;  // French plural, English singular: the verb is written by hand
+      static const std::vector<const char*> adjs{"long", "short", "black", "white", "red", "beautiful", "clean", "wet"};
+      const LexAdjective& a = adj_row(adjs[uniform_below(rng, adjs.size())]);
+      const bool past = chance(rng, 30);
+      p.en = {kPossEn[hair.poss], "hair", past ? "was" : "is", a.en};
+      p.fr = fr_np(hair);
+      append(p.fr, {past ? "étaient" : "sont", a.fr[2]});
+      combos.push_back(key("topic", "hair", a.en));
+      break;
+    }
+    case 2: {  // This type of car is expensive. → Ce type de voiture est cher.
+      const LexNoun* n = pick(rng, chance(rng, 50) ? vocab().things : vocab().animals);
+      NP type = np_of(&noun_row("type"), chance(rng, 25), chance(rng, 50) ? Det::This : Det::The);
+      type.pp = std::make_shared<PP>();
+      type.pp->en = "of";
+      type.pp->fr = "de";
+      type.pp->np = shared(np_of(n, false, Det::Quant));
+      VG g = copula_vg(rng, np_of(n, false, Det::The), combos);
+      g.tense = chance(rng, 75) ? Tn::Present : Tn::Past;
+      combos.push_back(key("topic", "type", n->en));
+      p = statement(type, g);
+      break;
+    }
+    case 3: {  // The state of the road is bad. → L'état de la route est mauvais.
+      static const std::vector<const char*> of{"road", "house", "car", "bridge", "street", "school"};
+      NP st = np_of(&noun_row(chance(rng, 50) ? "state" : "position"), false, Det::The);
+      st.pp = std::make_shared<PP>();
+      st.pp->en = "of";
+      st.pp->fr = "de";
+      st.pp->np = shared(np_of(&noun_row(of[uniform_below(rng, of.size())]), false, Det::The));
+      VG g;
+      g.adj = &adj_row(chance(rng, 50) ? "bad" : chance(rng, 50) ? "good" : "strange");
+      g.tense = chance(rng, 70) ? Tn::Present : Tn::Past;
+      combos.push_back(key("topic", st.noun->en, st.pp->np->noun->en));
+      p = statement(st, g);
+      break;
+    }
+    case 4: {  // From my point of view, … → De mon point de vue, …
+      VG g = simple_vg(rng, subject, combos);
+      g.tense = chance(rng, 60) ? Tn::Present : Tn::Past;
+      if (!g.verb && g.tense == Tn::Past) g.tense = Tn::Present;
+      if (stative(g)) g.tense = Tn::Present;
+      fix_some(g);
+      const int poss = static_cast<int>(uniform_below(rng, 4));
+      static const std::array<const char*, 4> fr{"mon", "ton", "son", "son"};
+      p = statement(subject, g);
+      p.en.insert(p.en.begin(), {"from", kPossEn[poss], "point", "of", "view", ","});
+      p.fr.insert(p.fr.begin(), {"de", fr[poss], "point", "de", "vue", ","});
+      combos.push_back(key("topic", "point_of_view", g.verb ? g.verb->en : g.adj->en));
+      break;
+    }
+    case 5: {  // The team has ten points. → L'équipe a dix points.
+      const auto& n = kNumbers[uniform_below(rng, 12)];
+      NP team = np_of(&noun_row("team"), false, chance(rng, 60) ? Det::The : Det::Poss);
+      team.poss = static_cast<int>(uniform_below(rng, 6)) % 4;
+      VG g;
+      g.verb = &have_row();
+      NP pts = np_of(&noun_row("point"), true, Det::Quant);
+      pts.en_det = n[0];
+      pts.fr_det = n[1];
+      g.obj = shared(pts);
+      g.tense = chance(rng, 70) ? Tn::Present : Tn::Past;
+      combos.push_back(key("topic", "points", n[0]));
+      p = statement(team, g);
+      break;
+    }
+    case 6: {  // the subject of the letter, the last scene of the film, the date of the party, the chief of police
+      static const std::vector<std::array<const char*, 2>> pairs{{"subject", "letter"}, {"subject", "book"},
+                                                                 {"scene", "film"},     {"date", "exam"},
+                                                                 {"date", "election"},  {"date", "game"},
+                                                                 {"figure", "study"},   {"division", "city"},
+                                                                 {"chief", "police"},   {"spirit", "team"},
+                                                                 {"staff", "hotel"},    {"staff", "school"},
+                                                                 {"section", "book"},   {"figure", "report"},
+                                                                 {"nature", "problem"}, {"division", "work"}};
+      const auto& pr = pairs[uniform_below(rng, pairs.size())];
+      const LexNoun* of = lexicon_tables().noun(pr[1]) ? &noun_row(pr[1]) : &noun_row("book");
+      NP head_np = np_of(&noun_row(pr[0]), false, Det::The);
+      head_np.pp = std::make_shared<PP>();
+      head_np.pp->en = "of";
+      head_np.pp->fr = "de";
+      head_np.pp->np = shared(np_of(of, false, Det::The));
+      VG g;
+      static const std::vector<const char*> adjs{"interesting", "strange", "important", "new", "different", "simple",
+                                                 "good", "bad", "correct", "friendly"};
+      g.adj = &adj_row(adjs[uniform_below(rng, adjs.size())]);
+      if (std::string(pr[0]) == "figure") head_np.plural = true, head_np.person = 5, g.adj = &adj_row("correct");
+      if (std::string(pr[0]) == "staff") g.adj = &adj_row(chance(rng, 50) ? "friendly" : "busy");
+      g.tense = chance(rng, 70) ? Tn::Present : Tn::Past;
+      combos.push_back(key("topic", std::string(pr[0]) + "_" + of->en, g.adj->en + std::to_string(static_cast<int>(g.tense))));
+      p = statement(head_np, g);
+      break;
+    }
+    case 7: {  // They want justice. → Ils veulent la justice. He loves nature. → Il aime la nature.
+      static const std::vector<const char*> ideas{"justice", "peace", "nature", "music", "freedom", "art", "history"};
+      const char* i = ideas[uniform_below(rng, ideas.size())];
+      const LexNoun* n = lexicon_tables().noun(i) ? &noun_row(i) : &noun_row("peace");
+      VG g;
+      g.verb = &verb_row(chance(rng, 50) ? "want" : chance(rng, 50) ? "love" : "like");
+      g.obj = shared(np_of(n, false, Det::Generic));
+      g.tense = Tn::Present;
+      negate(rng, g, 15);
+      combos.push_back(key("topic", "want", n->en + head(subject)));
+      p = statement(subject, g);
+      break;
+    }
+    case 8: {  // The school provides books. The price includes breakfast. We must determine the cause.
+      static const std::vector<std::array<const char*, 3>> acts{{"school", "provide", "book"},
+                                                                {"price", "include", "breakfast"},
+                                                                {"newspaper", "report", "news"},
+                                                                {"teacher", "suggest", "idea"},
+                                                                {"doctor", "determine", "cause"},
+                                                                {"government", "establish", "law"},
+                                                                {"friend", "expect", "letter"},
+                                                                {"student", "consider", "problem"},
+                                                                {"army", "provide", "food"},
+                                                                {"hotel", "include", "breakfast"},
+                                                                {"court", "determine", "cause"},
+                                                                {"organization", "provide", "information"}};
+      const auto& a = acts[uniform_below(rng, acts.size())];
+      NP sub = np_of(&noun_row(a[0]), false, Det::The);
+      if (chance(rng, 30)) sub.det = Det::Poss, sub.poss = static_cast<int>(uniform_below(rng, 4));
+      VG g;
+      g.verb = &verb_row(a[1]);
+      const std::string o = a[2];
+      NP obj = np_of(&noun_row(o == "news" ? "news" : o), o == "book", o == "book" ? Det::Some : Det::The);
+      if (o == "idea" || o == "letter" || o == "law") obj.det = Det::A;
+      if (o == "food" || o == "information") obj.det = Det::Partitive, obj.en_det = "";
+      g.obj = shared(obj);
+      g.tense = pick_tn(rng);
+      if (g.tense == Tn::JustDid || g.tense == Tn::PresProg || g.tense == Tn::PastProg) g.tense = Tn::Past;
+      if (chance(rng, 15)) g.modal = Md::Must;
+      fix_some(g);
+      combos.push_back(key("topic", a[1], std::string(a[0]) + "_" + std::to_string(static_cast<int>(g.tense)) +
+                                               (sub.det == Det::Poss ? "p" : "t")));
+      p = statement(sub, g);
+      break;
+    }
+    case 9: {  // He is in the army. → Il est dans l'armée. He went in the right direction.
+      VG g;
+      g.comp_en = {"in", "the", "army"};
+      g.comp_fr = {"dans", "la", "armée"};
+      g.tense = chance(rng, 60) ? Tn::Present : Tn::Past;
+      negate(rng, g, 10);
+      combos.push_back(key("topic", "army", head(subject)));
+      p = statement(subject, g);
+      break;
+    }
+    case 10: {  // It's such a good idea. → C'est une si bonne idée.
+      const LexNoun* n = pick(rng, chance(rng, 50) ? vocab().things : vocab().abstracts);
+      const LexAdjective* a = pick(rng, vocab().thing_adj);
+      NP np = np_of(n, chance(rng, 25), Det::Quant);
+      const bool f = feminine(np);
+      p.en = {np.plural ? "they" : (chance(rng, 50) ? "it's" : "that's")};
+      if (np.plural) p.en.push_back("are");
+      p.en.push_back("such");
+      if (!np.plural) p.en.push_back("a");
+      append(p.en, {a->en, np.plural ? n->en_plural : n->en});
+      p.fr = {np.plural ? "ce sont" : "c'est"};
+      const std::size_t i = form_index(np.gender, np.plural);
+      if (a->before) {  // une si bonne idée; de si belles fleurs
+        p.fr.push_back(np.plural ? "de" : f ? "une" : "un");
+        p.fr.push_back("si");
+        p.fr.push_back(i == 0 && !a->ms_vowel.empty() && vowel_sound(n->fr) ? a->ms_vowel : a->fr[i]);
+        p.fr.push_back(np.plural ? n->fr_plural : n->fr);
+      } else {  // un livre si intéressant
+        p.fr.push_back(np.plural ? "des" : f ? "une" : "un");
+        p.fr.push_back(np.plural ? n->fr_plural : n->fr);
+        append(p.fr, {"si", a->fr[i]});
+      }
+      combos.push_back(key("topic", "such", n->en));
+      break;
+    }
+    case 11: {  // That's true. It's normal. → C'est vrai. C'est normal.
+      static const std::vector<const char*> adjs{"normal", "possible", "impossible", "interesting", "strange", "easy",
+                                                 "difficult", "important", "true", "good", "different", "likely",
+                                                 "correct", "useful", "simple", "dangerous"};
+      const char* a = adjs[uniform_below(rng, adjs.size())];
+      const LexAdjective& adj = std::string(a) == "true" ? *lexicon_tables().adjective("real", "true") : adj_row(a);
+      const std::string en = std::string(a) == "true" ? "true" : adj.en;
+      const std::size_t t = uniform_below(rng, 3);
+      p.en = {t == 0 ? "that's" : t == 1 ? "it's" : "this is"};
+      const bool neg = chance(rng, 20);
+      if (neg) p.en = {t == 0 ? "that" : t == 1 ? "it" : "this", "isn't"};
+      p.en.push_back(en);
+      p.fr = {neg ? "ce" : "c'est"};
+      if (neg) append(p.fr, {"ne", "est", "pas"});
+      p.fr.push_back(adj.fr[0]);
+      combos.push_back(key("topic", "that_is", en + std::to_string(t)));
+      break;
+    }
+    case 12: {  // He stood near the door. → Il était debout près de la porte. She is sitting. → Elle est assise.
+      static LexVerb stand = [] {
+        LexVerb v = be_row();
+        v.en = "stand", v.en_3sg = "stands", v.en_past = "stood", v.en_pp = "stood", v.en_ing = "standing";
+        return v;
+      }();
+      static LexVerb sit = [] {
+        LexVerb v = be_row();
+        v.en = "sit", v.en_3sg = "sits", v.en_past = "sat", v.en_pp = "sat", v.en_ing = "sitting";
+        return v;
+      }();
+      const bool standing = chance(rng, 55);
+      VG g;
+      g.verb = standing ? &stand : &sit;
+      g.fr = &be_row();
+      if (standing) g.comp_fr = {"debout"};
+      else g.adj = participle_adj(verb_row("seat")), g.adj = [] {
+        static LexAdjective assis = *participle_adj(verb_row("seat"));
+        assis.en = "";
+        return &assis;
+      }();
+      g.tense = chance(rng, 45) ? Tn::Past : chance(rng, 60) ? Tn::PresProg : Tn::Present;
+      if (g.tense == Tn::Past) g.fr_tense = static_cast<int>(Tn::PastProg);  // stood → était debout
+      else g.fr_tense = static_cast<int>(Tn::Present);
+      std::string place;
+      const auto [en, fr] = location(rng, place);
+      g.tail_en = en;
+      g.tail_fr = fr;
+      combos.push_back(key("topic", standing ? "stand" : "sit", place));
+      p = statement(subject, g);
+      // the empty English adjective of assis
+      p.en.erase(std::remove(p.en.begin(), p.en.end(), std::string()), p.en.end());
+      break;
+    }
+    default: {  // The sun rises in the east. → Le soleil se lève à l'est.
+      static LexVerb rise = [] {
+        LexVerb v = verb_row("rise");
+        return v;
+      }();
+      NP sun = np_of(&noun_row("sun"), false, Det::The);
+      VG g;
+      g.verb = &rise;
+      g.fr = &verb_row("raise");
+      g.reflexive = true;
+      g.tense = pick_weighted(rng, {60, 25, 15}) == 0 ? Tn::Present : chance(rng, 50) ? Tn::Past : Tn::Future;
+      if (g.tense == Tn::Past) g.tense = Tn::Perfect, g.fr_tense = static_cast<int>(Tn::Past);
+      const bool early = chance(rng, 50);
+      g.tail_en = early ? Words{"early"} : Words{"in", "the", "east"};
+      g.tail_fr = early ? Words{"tôt"} : Words{"à", "le", "est"};
+      if (g.tense == Tn::Perfect) g.tense = Tn::Past;
+      combos.push_back(key("topic", "rise", early ? "early" : "east"));
+      p = statement(sun, g);
+      break;
+    }
+  }
+  return done(end_with(p, "."), "topic", combos);
+}
+
+// ---- more set forms ---------------------------------------------------------------------------------------
+// remember → se souvenir de; went into the room → est entré dans la pièce; the woman whom I saw → la femme
+// que j'ai vue; further → plus loin, earlier → plus tôt; as expected → comme prévu; including → y compris;
+// go straight ahead → va tout droit; what does this word mean → que veut dire ce mot; this means that →
+// cela veut dire que; it is likely that → il est probable que; what have you done → qu'est-ce que tu as fait.
+
+Example set_forms(Rng& rng) {
+  const Vocab& V = vocab();
+  std::vector<std::string> combos;
+  NP subject = subject_np(rng);
+  const std::size_t w = uniform_below(rng, 10);
+  Pair p;
+  switch (w) {
+    case 0: {  // I remember the story. → Je me souviens de l'histoire.
+      VG g;
+      g.verb = &verb_row("remember");
+      g.reflexive = true;
+      g.prep_fr = "de";
+      NP o = chance(rng, 40) ? person_np(rng, 20) : np_of(pick(rng, chance(rng, 50) ? V.abstracts : V.things), false, Det::The);
+      if (o.det == Det::A) o.det = Det::The;
+      if (chance(rng, 30)) o = name_np(rng);
+      g.obj = shared(o);
+      g.tense = chance(rng, 70) ? Tn::Present : Tn::Future;
+      negate(rng, g, 30);
+      g.contract_subject = chance(rng, 30);
+      combos.push_back(key("set", "remember", head(o)));
+      if (chance(rng, 20)) return done(end_with(yes_no(subject, g), "?"), "set", combos);
+      p = statement(subject, g);
+      break;
+    }
+    case 1: {  // He went into the kitchen. → Il est entré dans la cuisine.
+      VG g;
+      static LexVerb into = [] {
+        LexVerb v = verb_row("enter");
+        v.en = "go", v.en_3sg = "goes", v.en_past = "went", v.en_pp = "gone", v.en_ing = "going";
+        return v;
+      }();
+      g.verb = chance(rng, 60) ? &into : &verb_row("enter");
+      if (g.verb == &into) g.fr = &verb_row("enter");
+      const LexNoun* room = pick(rng, chance(rng, 50) ? V.rooms : V.buildings);
+      NP where = np_of(room, false, Det::The);
+      if (chance(rng, 30)) where.det = Det::Poss, where.poss = static_cast<int>(uniform_below(rng, 6)) % 4;
+      g.tail_en = {g.verb == &into ? "into" : ""};
+      if (g.tail_en[0].empty()) g.tail_en.clear();
+      append(g.tail_en, en_np(where, true));
+      g.tail_fr = {"dans"};
+      append(g.tail_fr, fr_np(where));
+      g.tense = chance(rng, 70) ? Tn::Past : Tn::Present;
+      combos.push_back(key("set", "into", room->en + head(subject)));
+      p = statement(subject, g);
+      break;
+    }
+    case 2: {  // The woman whom I met is a doctor. → La femme que j'ai rencontrée …
+      NP person = np_of(pick(rng, chance(rng, 50) ? V.people : V.family), chance(rng, 20), Det::The);
+      auto rel = std::make_shared<Rel>();
+      rel->object_rel = true;
+      rel->en_word = "whom";
+      rel->subject = std::make_shared<NP>(random_pronoun(rng));
+      static const std::vector<const char*> vs{"meet", "see", "call", "help", "visit", "invite", "love", "know"};
+      rel->vp.verb = &verb_row(vs[uniform_below(rng, vs.size())]);
+      rel->vp.tense = chance(rng, 65) ? Tense::Past : Tense::Present;
+      person.rel = rel;
+      VG g = copula_vg(rng, person, combos);
+      g.tense = chance(rng, 60) ? Tn::Present : Tn::Past;
+      p = statement(person, g);
+      combos.push_back(key("set", "whom", person.noun->en + "_" + rel->vp.verb->en));
+      break;
+    }
+    case 3: {  // She walks further than me; he arrived earlier than Marie
+      static const std::vector<std::array<const char*, 4>> cmp{{"walk", "further", "plus loin", ""},
+                                                               {"run", "further", "plus loin", ""},
+                                                               {"arrive", "earlier", "plus tôt", ""},
+                                                               {"leave", "earlier", "plus tôt", ""},
+                                                               {"arrive", "later", "plus tard", ""},
+                                                               {"come", "earlier", "plus tôt", ""}};
+      const auto& c = cmp[uniform_below(rng, cmp.size())];
+      if (subject.det == Det::Pronoun && subject.person == 0) subject = name_np(rng);
+      const auto other = compared_with(rng, subject);
+      VG g;
+      g.verb = &verb_row(c[0]);
+      g.tense = chance(rng, 55) ? Tn::Past : Tn::Present;
+      if (!g.verb->etre && g.tense == Tn::Past) g.tense = Tn::Present;  // a marché plus loin: the adverb would move
+      g.tail_en = {c[1], "than"};
+      append(g.tail_en, other.first);
+      g.tail_fr = {c[2], "que"};
+      append(g.tail_fr, other.second);
+      combos.push_back(key("set", c[1], c[0] + head(subject)));
+      p = statement(subject, g);
+      break;
+    }
+    case 4: {  // As expected, … / …, including …
+      VG g = simple_vg(rng, subject, combos);
+      g.tense = chance(rng, 60) ? Tn::Past : Tn::Present;
+      if (!g.verb && g.tense == Tn::Past) g.tense = Tn::Present;
+      if (stative(g)) g.tense = Tn::Present;
+      fix_some(g);
+      if (chance(rng, 50)) {
+        p = statement(subject, g);
+        p.en.insert(p.en.begin(), {"as", "expected", ","});
+        p.fr.insert(p.fr.begin(), {"comme", "prévu", ","});
+        combos.push_back(key("set", "as_expected", g.verb ? g.verb->en : g.adj->en));
+      } else {  // Everyone came, including the children. → Tout le monde est venu, y compris les enfants.
+        NP all = word_np("everyone", "tout le monde", Gender::Masculine, false);
+        VG v = intransitive_vg(rng, combos, all);
+        v.tense = chance(rng, 60) ? Tn::Past : Tn::Present;
+        NP inc = np_of(pick(rng, chance(rng, 50) ? V.people : V.family), true, Det::The);
+        if (chance(rng, 30)) inc = name_np(rng);
+        p = statement(all, v);
+        append(p.en, {",", "including"});
+        append(p.en, en_np(inc, true));
+        append(p.fr, {",", "y compris"});
+        append(p.fr, fr_np(inc));
+        combos.push_back(key("set", "including", head(inc) + v.verb->en));
+      }
+      break;
+    }
+    case 5: {  // Go straight ahead. → Va tout droit. Turn left. → Tourne à gauche.
+      static const std::vector<std::array<const char*, 4>> ways{{"go", "straight ahead", "va", "tout droit"},
+                                                                {"turn", "left", "tourne", "à gauche"},
+                                                                {"turn", "right", "tourne", "à droite"},
+                                                                {"keep", "going straight ahead", "continue", "tout droit"}};
+      const auto& wy = ways[uniform_below(rng, ways.size())];
+      p.en = {wy[0]};
+      words_of(wy[1], p.en);
+      p.fr = {wy[2], wy[3]};
+      if (chance(rng, 40)) {
+        static const std::vector<std::array<const char*, 2>> after{{"at the end of the street", "au bout de la rue"},
+                                                                   {"after the bridge", "après le pont"},
+                                                                   {"at the station", "à la gare"},
+                                                                   {"after the church", "après la église"}};
+        const auto& a = after[uniform_below(rng, after.size())];
+        words_of(a[0], p.en);
+        p.fr.push_back(a[1]);
+      }
+      combos.push_back(key("set", "way", std::string(wy[0]) + wy[1] + std::to_string(p.en.size())));
+      break;
+    }
+    case 6: {  // What does this word mean? → Que veut dire ce mot ?
+      static const std::vector<const char*> things{"word", "sign", "sentence", "name", "letter", "idea", "story"};
+      const char* t = things[uniform_below(rng, things.size())];
+      NP np = np_of(lexicon_tables().noun(t) ? &noun_row(t) : &noun_row("word"), false, chance(rng, 60) ? Det::This : Det::The);
+      p.en = {"what", "does"};
+      append(p.en, en_np(np));
+      p.en.push_back("mean");
+      p.fr = {"que", "veut", "dire"};
+      append(p.fr, fr_np(np));
+      combos.push_back(key("set", "mean", np.noun->en));
+      return done(end_with(p, "?"), "set", combos);
+    }
+    case 7: {  // This means that … → Cela veut dire que …; It is likely that … → Il est probable que …
+      const bool likely = chance(rng, 50);
+      NP s2 = subject_np(rng);
+      VG g = simple_vg(rng, s2, combos);
+      g.tense = likely ? (chance(rng, 60) ? Tn::Future : Tn::Present) : pick_tn(rng);
+      if (g.tense == Tn::JustDid || g.tense == Tn::Cond) g.tense = Tn::Present;
+      if (!g.verb && (g.tense == Tn::PresProg || g.tense == Tn::PastProg)) g.tense = Tn::Present;
+      if (stative(g) && (g.tense == Tn::PresProg || g.tense == Tn::PastProg)) g.tense = Tn::Present;
+      fix_some(g);
+      p = statement(s2, g);
+      if (likely) {
+        p.en.insert(p.en.begin(), {"it", "is", "likely", "that"});
+        p.fr.insert(p.fr.begin(), {"il", "est", "probable", "que"});
+      } else {
+        const bool past = chance(rng, 30);
+        p.en.insert(p.en.begin(), {chance(rng, 50) ? "this" : "it", past ? "meant" : "means", "that"});
+        p.fr.insert(p.fr.begin(), {"cela", past ? "voulait" : "veut", "dire", "que"});
+        if (past) {  // concordance: "meant that he was" → "voulait dire qu'il était"
+          g.tense = g.tense == Tn::Future ? Tn::Cond : Tn::Past;
+          if (g.verb && g.tense == Tn::Past) g.fr_tense = static_cast<int>(Tn::PastProg);
+          const Pair q = statement(s2, g);
+          p.en.resize(3);
+          p.fr.resize(4);
+          append(p.en, q.en);
+          append(p.fr, q.fr);
+        }
+      }
+      combos.push_back(key("set", likely ? "likely" : "means", g.verb ? g.verb->en : g.adj->en));
+      break;
+    }
+    case 8: {  // What have you done? → Qu'est-ce que tu as fait ? I have done my work. → J'ai fait mon travail.
+      VG g;
+      g.verb = &verb_row("do");
+      g.tense = Tn::Perfect;
+      if (chance(rng, 50)) {
+        combos.push_back(key("set", "done", head(subject)));
+        return done(end_with(wh({"what"}, {"que"}, subject, g), "?"), "set", combos);
+      }
+      static const std::vector<std::array<const char*, 3>> jobs{{"work", "", "travail"}, {"shopping", "m", "courses"},
+                                                                {"dishes", "f", "vaisselle"}};
+      const auto& j = jobs[uniform_below(rng, jobs.size())];
+      NP o;
+      if (std::string(j[0]) == "work") {
+        o = np_of(&noun_row("work"), false, Det::Poss);
+        o.poss = subject.det == Det::Pronoun ? (subject.person == 2 ? (feminine(subject) ? 3 : 2) : subject.person % 6)
+                                             : subject.plural ? 5 : 2;
+        if (o.poss == 4) o.poss = 1;
+      } else if (std::string(j[0]) == "shopping") {
+        o = word_np("shopping", "courses", Gender::Feminine, true, Det::Quant, "the", "les");
+      } else {
+        o = word_np("dishes", "vaisselle", Gender::Feminine, false, Det::Quant, "the", "la");
+      }
+      g.obj = shared(o);
+      const std::size_t t = uniform_below(rng, 3);
+      if (t == 1) g.neg = Ng::Not, g.contracted = chance(rng, 70), g.freq_fr = "encore", g.tail_en = {"yet"};
+      if (t == 2) g.freq_en = "already", g.freq_fr = "déjà";
+      combos.push_back(key("set", "done", j[0] + head(subject)));
+      p = statement(subject, g);
+      break;
+    }
+    default: {  // Alone: he lives alone → il vit seul (seule, seuls, seules)
+      VG g;
+      g.verb = &verb_row(chance(rng, 50) ? "live" : chance(rng, 50) ? "travel" : "work");
+      g.tense = chance(rng, 60) ? Tn::Present : Tn::Past;
+      if (g.verb->en == "live" && g.tense == Tn::Past) g.fr_tense = static_cast<int>(Tn::PastProg);
+      const LexAdjective& alone = adj_row("alone");
+      g.tail_en = {"alone"};
+      g.tail_fr = {alone.fr[agree(subject)]};
+      combos.push_back(key("set", "alone", g.verb->en + head(subject)));
+      p = statement(subject, g);
+      break;
+    }
+  }
+  return done(end_with(p, "."), "set", combos);
+}
+
 // ---- the categories ---------------------------------------------------------------------------------
 
 struct Category {
@@ -4047,7 +4718,7 @@ const std::vector<Category>& own_categories() {
       {"infinitive", 6, infinitive}, {"quantity", 6, quantity}, {"idiom", 6, idiom},
       {"reported", 5, reported},   {"passive", 4, passive},   {"possessive", 4, possession},
       {"perfect", 4, perfect},     {"indefinite", 5, indefinite}, {"geo", 3, geography},
-      {"linking", 7, linking},
+      {"linking", 7, linking},     {"topic", 5, topic},       {"set", 4, set_forms},
   };
   return c;
 }
