@@ -159,6 +159,7 @@ struct VG {
   bool iobj_first = false;          // "gives Marie the book" (else "gives the book to Marie")
   std::string iprep_en = "to";
   std::string freq_en, freq_fr;     // often / souvent: before the English verb, after the French finite verb
+  std::string degree_en, degree_fr; // very / très: right before the predicate adjective in both languages
   Words tail_en, tail_fr;           // after everything (a place, a time, a manner)
   std::shared_ptr<VG> inf;          // an infinitive complement: "wants to go" → "veut aller"
   std::string inf_to = "to", inf_prep_fr;  // English "to" or ""; French "de", "à" or ""
@@ -220,7 +221,10 @@ Words fr_after(const VG& g, const NP& subject) {
     w.push_back("à");
     append(w, fr_np(*g.iobj));
   }
-  if (g.adj) w.push_back(g.adj->fr[agree(subject)]);
+  if (g.adj) {
+    if (!g.degree_fr.empty()) w.push_back(g.degree_fr);
+    w.push_back(g.adj->fr[agree(subject)]);
+  }
   append(w, g.comp_fr);
   if (g.inf) {  // veut aller au parc; demande à Marie de venir; aide Paul à porter le sac
     if (!g.inf_prep_fr.empty()) w.push_back(g.inf_prep_fr);
@@ -316,7 +320,7 @@ Words fr_group(const VG& g, const NP& subject) {
   // A state in the past is the imparfait: "was tired" → "était fatigué" (not "a été").
   Tn tense = !g.verb && g.tense == Tn::Past ? Tn::PastProg : g.tense;
   // So is the past of a verb of a state: "wanted" → "voulait", "knew" → "savait", "needed" → "avait besoin".
-  static const std::set<std::string> states{"want", "need", "know", "hope", "seem", "believe", "wish"};
+  static const std::set<std::string> states{"want", "need", "know", "hope", "seem", "believe", "wish", "have"};
   if (g.verb && g.tense == Tn::Past && states.count(g.verb->en)) tense = Tn::PastProg;
   if (g.fr_tense >= 0) tense = static_cast<Tn>(g.fr_tense);
   switch (tense) {
@@ -367,7 +371,10 @@ Words en_after(const VG& g) {
       append(w, en_np(*g.iobj, true));
     }
   }
-  if (g.adj) w.push_back(g.adj->en);
+  if (g.adj) {
+    if (!g.degree_en.empty()) words_of(g.degree_en, w);
+    if (!g.adj->en.empty()) w.push_back(g.adj->en);
+  }
   append(w, g.comp_en);
   if (g.inf) {
     if (!g.inf_to.empty() && !g.inf_ing) w.push_back(g.inf_to);
@@ -614,6 +621,7 @@ NP person_np(Rng& rng, unsigned plural_percent = 25) {
   everyday_det(rng, np);
   if (np.det == Det::A && (n->en == "mother" || n->en == "father" || n->en == "wife" || n->en == "husband"))
     np.det = Det::Poss;  // "a mother" is rare in a textbook; "my mother"
+  if (np.det == Det::Poss && (n->en == "man" || n->en == "woman")) np.det = Det::The;  // not "my woman"
   return np;
 }
 
@@ -841,8 +849,8 @@ VG copula_vg(Rng& rng, const NP& subject, std::vector<std::string>& combos) {
                                              {"somewhat", "un peu"}, {"really", "vraiment"}, {"too", "trop"},
                                              {"extremely", "extrêmement"}, {"a little", "un peu"}};
     const Phrase& d = pick(rng, degrees);
-    g.freq_en = d.en;
-    g.freq_fr = d.fr;
+    g.degree_en = d.en;
+    g.degree_fr = d.fr;
   }
   combos.push_back(key("adj", head(subject), g.adj->en));
   return g;
@@ -1881,7 +1889,12 @@ Example wh_question(Rng& rng) {
     if (chance(rng, 40)) g.verb = &verb_row(chance(rng, 50) ? "live" : "go");
     if (g.verb->en == "go" && chance(rng, 60)) g.tense = Tn::PresProg;
     negate(rng, g, 5);
-    combos.push_back(key("wh", "where", g.verb->en));
+    combos.push_back(key("wh", "where", g.verb->en + head(subject)));
+    if (g.verb->en == "come") {  // Where do you come from? → D'où est-ce que tu viens ?
+      g.tail_en = {"from"};
+      if (g.tense == Tn::PresProg || g.tense == Tn::Future) g.tense = Tn::Present;
+      return done(end_with(wh({"where"}, {"de", "où"}, subject, g), "?"), "wh", combos);
+    }
     return done(end_with(wh({"where"}, {"où"}, subject, g), "?"), "wh", combos);
   }
   if (k < 26) {  // when
@@ -2360,7 +2373,8 @@ Example infinitive(Rng& rng) {
     g.tail_fr = {"à"};
     append(g.tail_fr, fr_np(np_of(place, false, Det::The)));
     g.tense = pick_weighted(rng, {30, 45, 25}) == 0 ? Tn::Present : chance(rng, 65) ? Tn::Past : Tn::Future;
-    VG act = action(rng, combos);
+    VG act = transitive_vg(rng, combos);  // a purpose is something done to something
+    for (int tries = 0; tries < 6 && stative(act); ++tries) act = transitive_vg(rng, combos);
     act.tail_en.clear();
     act.tail_fr.clear();
     fix_some(act);
@@ -2380,10 +2394,10 @@ Example infinitive(Rng& rng) {
     const bool enough = chance(rng, 35);
     if (enough) {
       g.comp_en = {"enough"};
-      g.freq_fr = "assez";
+      g.degree_fr = "assez";
     } else {
-      g.freq_en = "too";
-      g.freq_fr = "trop";
+      g.degree_en = "too";
+      g.degree_fr = "trop";
     }
     g.tense = chance(rng, 55) ? Tn::Present : Tn::Past;
     VG act = action(rng, combos);
@@ -2765,8 +2779,6 @@ Example idiom(Rng& rng) {
       g.verb = &remain;
     }
     g.reflexive = w == 0;  // se sentir
-    g.freq_en.clear();  // "seems very tired": the degree word is not placed for a verb
-    g.freq_fr.clear();
     g.tense = static_cast<Tn>(pick_weighted(rng, {45, 35, 0, 0, 10, 0, 10}));
     if (w <= 1 && g.tense == Tn::Past) g.fr_tense = static_cast<int>(Tn::PastProg);  // se sentait, semblait
     if (w <= 1 && g.tense == Tn::Perfect) g.tense = Tn::Present;
@@ -2923,6 +2935,8 @@ Example reported(Rng& rng) {
     inner.tense = when == 0 ? Tn::Past : when == 1 ? Tn::Pluperfect : Tn::Cond;
     if (when == 0) inner.fr_tense = static_cast<int>(Tn::PastProg);  // was → était
     if (when == 0 && !inner.verb) inner.fr_tense = -1;
+    // "said she was reading" → "a dit qu'elle lisait" (an event at the same time is in progress)
+    if (when == 0 && inner.verb && !stative(inner)) inner.tense = Tn::PastProg, inner.fr_tense = -1;
   }
   fix_some(inner);
   if (k < 55) {  // say, think, believe, know, hope, read, write (that)
@@ -3690,11 +3704,21 @@ Example geography(Rng& rng) {
                                                                 {"east", "est", "eastern"},   {"west", "ouest", "western"}};
     const auto& pt = points[uniform_below(rng, points.size())];
     const Country& land = c.plural ? kCountries[0] : c;
-    if (chance(rng, 50)) {
-      const auto& town = kCities[uniform_below(rng, kCities.size())];
-      p.en = {town[0], "is", "in", "the", pt[0], "of"};
-      words_of(land.en, p.en);
-      p.fr = {town[1], "est", "dans", "le", pt[1], "de", land.the};
+    if (chance(rng, 50)) {  // true places only: Paris is in the north of France
+      static const std::vector<std::array<const char*, 4>> towns{
+          {"Paris", "Paris", "0", "north"},      {"Marseille", "Marseille", "0", "south"}, {"Naples", "Naples", "2", "south"},
+          {"Milan", "Milan", "2", "north"},      {"Seville", "Séville", "1", "south"},     {"London", "Londres", "4", "south"},
+          {"Berlin", "Berlin", "3", "east"},     {"Tokyo", "Tokyo", "7", "east"},          {"Montreal", "Montréal", "6", "east"},
+          {"Lisbon", "Lisbonne", "9", "west"},   {"Munich", "Munich", "3", "south"},       {"Brest", "Brest", "0", "west"}};
+      const auto& town = towns[uniform_below(rng, towns.size())];
+      const Country& in = kCountries[static_cast<std::size_t>(town[2][0] - '0')];
+      std::size_t pi = 0;
+      while (std::string(points[pi][0]) != town[3]) ++pi;
+      p.en = {town[0], "is", "in", "the", town[3], "of"};
+      words_of(in.en, p.en);
+      p.fr = {town[1], "est", "dans", "le", points[pi][1], "de", in.the};
+      combos.push_back(key("geo", town[0], town[3]));
+      return done(end_with(p, "."), "geo", combos);
     } else {
       VG g;
       g.verb = &verb_row(chance(rng, 50) ? "live" : "work");
@@ -3711,8 +3735,8 @@ Example geography(Rng& rng) {
     }
     combos.push_back(key("geo", pt[0], land.en));
   } else if (k < 65) {  // France is a beautiful country. The United States is a big country.
-    static const std::vector<const char*> adjs{"beautiful", "big", "small", "rich", "old", "modern", "large", "famous",
-                                               "interesting", "democratic", "cold", "hot"};
+    static const std::vector<const char*> adjs{"beautiful", "big", "rich", "old", "modern", "large", "famous",
+                                               "interesting", "democratic"};
     const LexAdjective& a = adj_row(adjs[uniform_below(rng, adjs.size())]);
     NP country = noun_np(&noun_row("country"), false);
     country.det = Det::A;
@@ -4176,7 +4200,9 @@ Example topic(Rng& rng) {
     } else if (f == 2) {  // They discussed / studied / explained …
       static const std::vector<const char*> vs{"discuss", "study", "explain", "describe", "understand", "consider", "change"};
       g.verb = &verb_row(vs[uniform_below(rng, vs.size())]);
-    } else {  // There is a national park in this country. → Il y a un parc national dans ce pays.
+    } else if (countable && (n->kind == NounKind::Place || n->kind == NounKind::Thing || n->en == "school" ||
+                             n->en == "team" || n->en == "party")) {
+      // There is a national park in this country. → Il y a un parc national dans ce pays.
       np.det = Det::A;
       np.plural = false;
       Pair p;
@@ -4188,6 +4214,10 @@ Example topic(Rng& rng) {
       append(p.fr, {"dans", p.en.back() == "city" ? "cette" : "ce", p.en.back() == "city" ? "ville" : "pays"});
       combos.push_back(key("topic", pair, "there_" + p.en[1] + p.en.back()));
       return done(end_with(p, "."), "topic", combos);
+    } else {
+      g.verb = &verb_row("talk");
+      g.particle_en = "about";
+      g.prep_fr = "de";
     }
     g.obj = shared(np);
     g.tense = pick_tn(rng);
@@ -4700,6 +4730,382 @@ Example set_forms(Rng& rng) {
   return done(end_with(p, "."), "set", combos);
 }
 
+// ---- fixed cases --------------------------------------------------------------------------------------------
+// Sentences built with chosen words through the same code as the corpus, so a test can pin the French of
+// each construction (tests/unit/test_corpus_everyday.cpp) and docs/corpus.md can show it.
+
+NP the(const char* en, bool plural = false) { return np_of(&noun_row(en), plural, Det::The); }
+NP a(const char* en) { return np_of(&noun_row(en), false, Det::A); }
+NP named(const char* name, Gender g) {
+  NP np;
+  np.det = Det::Name;
+  np.name = name;
+  np.gender = g;
+  return np;
+}
+NP pro(int person, Gender g = Gender::Masculine) { return pronoun_np(person, g); }
+NP mass(const char* en, const char* en_det = "") {
+  NP np = np_of(&noun_row(en), false, Det::Partitive);
+  np.en_det = en_det;
+  return np;
+}
+VG verb(const char* en, Tn t = Tn::Present) {
+  VG g;
+  g.verb = &verb_row(en);
+  g.tense = t;
+  return g;
+}
+Example say(const Pair& p, const char* mark) { return done(end_with(p, mark), "case", {}); }
+
+std::map<std::string, std::function<Example()>> cases() {
+  std::map<std::string, std::function<Example()>> c;
+  const Gender F = Gender::Feminine, M = Gender::Masculine;
+  c["coordinated subject"] = [=] {  // The boy and the girl are tired.
+    VG g;
+    g.adj = &adj_row("tired");
+    return say(statement(coordinated(the("boy"), the("girl"), "and", "et"), g), ".");
+  };
+  c["coordinated feminine subject"] = [=] {  // Marie and Anna arrived.
+    return say(statement(coordinated(named("Marie", F), named("Anna", F), "and", "et"), verb("arrive", Tn::Past)), ".");
+  };
+  c["coordinated objects"] = [=] {  // She buys bread and milk.
+    VG g = verb("buy");
+    g.obj = shared(coordinated(mass("bread"), mass("milk"), "and", "et"));
+    return say(statement(pro(2, F), g), ".");
+  };
+  c["both"] = [=] {  // Both Marie and Anna are happy.
+    NP s = coordinated(named("Marie", F), named("Anna", F), "and", "et");
+    s.en_det = "both";
+    VG g;
+    g.adj = &adj_row("happy");
+    g.freq_fr = "toutes les deux";
+    return say(statement(s, g), ".");
+  };
+  c["there are"] = [=] {  // There are three apples on the table.
+    Pair p{{"there", "are", "three", "apples", "on", "the", "table"}, {"il", "y", "a", "trois", "pommes", "sur"}};
+    append(p.fr, fr_np(the("table")));
+    return say(p, ".");
+  };
+  c["would like"] = [=] {  // I would like a cup of coffee, please.
+    VG g;
+    g.verb = &verb_row("like");
+    g.fr = &verb_row("want");
+    g.tense = Tn::Cond;
+    NP cup = np_of(&noun_row("cup"), false, Det::Quant);
+    cup.en_det = "a";
+    cup.fr_det = "une";
+    cup.pp = std::make_shared<PP>();
+    cup.pp->en = "of";
+    cup.pp->fr = "de";
+    cup.pp->np = shared(np_of(&noun_row("coffee"), false, Det::Quant));
+    g.obj = shared(cup);
+    g.tail_en = {",", "please"};
+    g.tail_fr = {",", "s'il te plaît"};
+    return say(statement(pro(0), g), ".");
+  };
+  c["can with a pronoun"] = [=] {  // I can help you.
+    VG g = verb("help");
+    g.modal = Md::Can;
+    g.obj = shared(pro(1));
+    return say(statement(pro(0), g), ".");
+  };
+  c["cannot"] = [=] {  // She cannot swim.
+    VG g = verb("swim");
+    g.modal = Md::Can;
+    g.neg = Ng::Not;
+    g.contracted = false;
+    return say(statement(pro(2, F), g), ".");
+  };
+  c["should"] = [=] {  // You should read this book.
+    VG g = verb("read");
+    g.modal = Md::Should;
+    g.obj = shared(np_of(&noun_row("book"), false, Det::This));
+    return say(statement(pro(1), g), ".");
+  };
+  c["won't"] = [=] {  // We won't eat meat.
+    VG g = verb("eat", Tn::Future);
+    g.neg = Ng::Not;
+    g.obj = shared(mass("meat"));
+    return say(statement(pro(3), g), ".");
+  };
+  c["going to"] = [=] {  // They are going to buy a car.
+    VG g = verb("buy", Tn::GoingTo);
+    g.obj = shared(a("car"));
+    return say(statement(pro(5), g), ".");
+  };
+  c["never"] = [=] {  // He never drinks coffee.
+    VG g = verb("drink");
+    g.neg = Ng::Never;
+    g.obj = shared(mass("coffee"));
+    return say(statement(pro(2), g), ".");
+  };
+  c["indirect pronoun"] = [=] {  // She gives him the book.
+    VG g = verb("give");
+    g.obj = shared(the("book"));
+    g.iobj = shared(pro(2));
+    g.iobj_first = true;
+    return say(statement(pro(2, F), g), ".");
+  };
+  c["indirect noun"] = [=] {  // We write a letter to our grandmother.
+    VG g = verb("write");
+    g.obj = shared(a("letter"));
+    NP gm = np_of(&noun_row("grandmother"), false, Det::Poss);
+    gm.poss = 4;  // our
+    g.iobj = shared(gm);
+    return say(statement(pro(3), g), ".");
+  };
+  c["two pronouns"] = [=] {  // I bought a cake and I gave it to her.
+    VG first = verb("buy", Tn::Past);
+    const NP cake = a("cake");
+    first.obj = shared(cake);
+    VG g = verb("give", Tn::Past);
+    g.obj = shared(it_np(cake));
+    g.iobj = shared(pro(2, F));
+    Pair p = statement(pro(0), first);
+    p.en.push_back("and");
+    p.fr.push_back("et");
+    const Pair b = statement(pro(0), g);
+    append(p.en, b.en);
+    append(p.fr, b.fr);
+    return say(p, ".");
+  };
+  c["comparative"] = [=] {  // Paul is taller than his sister.
+    VG g;
+    g.comp_en = en_more(adj_row("tall"), false);
+    g.comp_fr = fr_more(adj_row("tall"), 0);
+    append(g.comp_en, {"than", "his", "sister"});
+    append(g.comp_fr, {"que", "sa", "sœur"});
+    return say(statement(named("Paul", M), g), ".");
+  };
+  c["superlative"] = [=] {  // Marie is the tallest girl in the class.
+    VG g;
+    g.comp_en = {"the", en_degree("tall", true), "girl", "in", "the", "class"};
+    g.comp_fr = {"la", "plus", "grande", "fille", "de", "la", "classe"};
+    return say(statement(named("Marie", F), g), ".");
+  };
+  c["best"] = [=] {  // This cake is the best.
+    VG g;
+    g.comp_en = {"the"};
+    append(g.comp_en, en_more(adj_row("good"), true));
+    g.comp_fr = {"le"};
+    append(g.comp_fr, fr_more(adj_row("good"), 0));
+    return say(statement(np_of(&noun_row("cake"), false, Det::This), g), ".");
+  };
+  c["imperative"] = [=] {  // Open the door, please.
+    VG g = verb("open");
+    g.obj = shared(the("door"));
+    Pair p{{"open"}, {verb_row("open").imperative[0]}};
+    append(p.en, en_after(g));
+    append(p.fr, fr_after(g, pro(1)));
+    append(p.en, {",", "please"});
+    append(p.fr, {",", "s'il te plaît"});
+    return say(p, ".");
+  };
+  c["negative imperative"] = [=] {  // Don't call him.
+    VG g = verb("call");
+    g.obj = shared(pro(2));
+    Pair p{{"don't", "call", "him"}, {"ne"}};
+    append(p.fr, fr_clitics(g, pro(1)));
+    append(p.fr, {verb_row("call").imperative[0], "pas"});
+    return say(p, ".");
+  };
+  c["imperative with a pronoun"] = [=] {  // Help me!
+    VG g = verb("help");
+    g.obj = shared(pro(0));
+    return say(Pair{{"help", "me"}, {after_verb(g, verb_row("help").imperative[0], pro(1))}}, "!");
+  };
+  c["where"] = [=] {  // Where do you live?
+    return say(wh({"where"}, {"où"}, pro(1), verb("live")), "?");
+  };
+  c["what"] = [=] {  // What are you reading?
+    return say(wh({"what"}, {"que"}, pro(1), verb("read", Tn::PresProg)), "?");
+  };
+  c["if"] = [=] {  // If it rains, we will stay at home.
+    Pair p{{"if"}, {"si"}};
+    const Pair a1 = statement(weather_it(), verb("rain"));
+    VG stay = verb("stay", Tn::Future);
+    stay.tail_en = {"at", "home"};
+    stay.tail_fr = {"à la maison"};
+    const Pair b = statement(pro(3), stay);
+    append(p.en, a1.en);
+    append(p.fr, a1.fr);
+    p.en.push_back(",");
+    p.fr.push_back(",");
+    append(p.en, b.en);
+    append(p.fr, b.fr);
+    return say(p, ".");
+  };
+  c["when"] = [=] {  // When he arrives, we will eat.
+    VG arrive = verb("arrive");
+    arrive.fr_tense = static_cast<int>(Tn::Future);
+    Pair p{{"when"}, {"quand"}};
+    const Pair a1 = statement(pro(2), arrive), b = statement(pro(3), verb("eat", Tn::Future));
+    append(p.en, a1.en);
+    append(p.fr, a1.fr);
+    p.en.push_back(",");
+    p.fr.push_back(",");
+    append(p.en, b.en);
+    append(p.fr, b.fr);
+    return say(p, ".");
+  };
+  c["try to"] = [=] {  // She tries to read the book.
+    VG g = verb("try");
+    g.inf_prep_fr = "de";
+    VG r = verb("read");
+    r.obj = shared(the("book"));
+    g.inf = std::make_shared<VG>(r);
+    return say(statement(pro(2, F), g), ".");
+  };
+  c["learn to"] = [=] {  // He learns to swim.
+    VG g = verb("learn");
+    g.inf_prep_fr = "à";
+    g.inf = std::make_shared<VG>(verb("swim"));
+    return say(statement(pro(2), g), ".");
+  };
+  c["want to"] = [=] {  // I don't want to eat bread.
+    VG g = verb("want");
+    g.neg = Ng::Not;
+    VG e = verb("eat");
+    e.obj = shared(mass("bread"));
+    g.inf = std::make_shared<VG>(e);
+    return say(statement(pro(0), g), ".");
+  };
+  c["a lot of"] = [=] {  // We have a lot of money.
+    VG g;
+    g.verb = &have_row();
+    NP m = np_of(&noun_row("money"), false, Det::Quant);
+    m.en_det = "a lot of";
+    m.fr_det = "beaucoup de";
+    g.obj = shared(m);
+    return say(statement(pro(3), g), ".");
+  };
+  c["no money"] = [=] {  // He has no money.
+    VG g;
+    g.verb = &have_row();
+    g.neg = Ng::Not;
+    g.en_affirmative = true;
+    NP m = np_of(&noun_row("money"), false, Det::Quant);
+    m.en_det = "no";
+    m.fr_det = "de";
+    g.obj = shared(m);
+    return say(statement(pro(2), g), ".");
+  };
+  c["was reading"] = [=] {  // He was reading a book.
+    VG g = verb("read", Tn::PastProg);
+    g.obj = shared(a("book"));
+    return say(statement(pro(2), g), ".");
+  };
+  c["hungry"] = [=] {  // I am hungry.
+    VG g;
+    g.fr = &have_row();
+    g.comp_en = {"hungry"};
+    g.comp_fr = {"faim"};
+    return say(statement(pro(0), g), ".");
+  };
+  c["afraid of"] = [=] {  // She is afraid of the dog.
+    VG g;
+    g.fr = &have_row();
+    g.comp_en = {"afraid", "of", "the", "dog"};
+    g.comp_fr = {"peur", "de", "le", "chien"};
+    return say(statement(pro(2, F), g), ".");
+  };
+  c["it is raining"] = [=] { return say(statement(weather_it(), verb("rain", Tn::PresProg)), "."); };
+  c["nice weather"] = [=] {  // The weather is nice.
+    VG g;
+    g.fr = &verb_row("do");
+    g.comp_en = {"nice"};
+    g.comp_fr = {"beau"};
+    return say(statement(word_np("weather", "il", M, false, Det::Quant, "the", ""), g), ".");
+  };
+  c["age"] = [=] {  // I am ten years old.
+    VG g;
+    g.fr = &have_row();
+    g.comp_en = {"ten", "years", "old"};
+    g.comp_fr = {"dix", "ans"};
+    return say(statement(pro(0), g), ".");
+  };
+  c["been to"] = [=] {  // She has never been to Paris.
+    static LexVerb been = [] {
+      LexVerb v = verb_row("go");
+      v.en_pp = "been";
+      return v;
+    }();
+    VG g;
+    g.verb = &been;
+    g.tense = Tn::Perfect;
+    g.neg = Ng::Never;
+    g.tail_en = {"to", "Paris"};
+    g.tail_fr = {"à Paris"};
+    return say(statement(pro(2, F), g), ".");
+  };
+  c["passive"] = [=] {  // The letter was written by Marie.
+    VG g;
+    g.adj = participle_adj(verb_row("write"));
+    g.tense = Tn::Past;
+    g.fr_tense = static_cast<int>(Tn::Perfect);
+    g.tail_en = {"by", "Marie"};
+    g.tail_fr = {"par", "Marie"};
+    return say(statement(the("letter"), g), ".");
+  };
+  c["reported"] = [=] {  // She said that she was tired.
+    VG said = verb("say", Tn::Past);
+    VG tired;
+    tired.adj = &adj_row("tired");
+    tired.tense = Tn::Past;
+    Pair p = statement(pro(2, F), said);
+    p.en.push_back("that");
+    p.fr.push_back("que");
+    const Pair b = statement(pro(2, F), tired);
+    append(p.en, b.en);
+    append(p.fr, b.fr);
+    return say(p, ".");
+  };
+  c["genitive"] = [=] {  // Marie's brother is tall.
+    NP b = np_of(&noun_row("brother"), false, Det::Genitive);
+    b.owner = shared(named("Marie", F));
+    VG g;
+    g.adj = &adj_row("tall");
+    return say(statement(b, g), ".");
+  };
+  c["its"] = [=] {  // The cat is playing with its ball.
+    NP ball = np_of(&noun_row("ball"), false, Det::Poss);
+    ball.poss = 2;
+    ball.its = true;
+    VG g = verb("play", Tn::PresProg);
+    g.tail_en = {"with"};
+    append(g.tail_en, en_np(ball, true));
+    g.tail_fr = {"avec"};
+    append(g.tail_fr, fr_np(ball));
+    return say(statement(the("cat"), g), ".");
+  };
+  c["nothing"] = [=] {  // I didn't see anything.
+    VG g = verb("see", Tn::Past);
+    g.neg = Ng::Nothing;
+    return say(statement(pro(0), g), ".");
+  };
+  c["nobody"] = [=] {  // I didn't see anyone.
+    VG g = verb("see", Tn::Past);
+    g.neg = Ng::Nobody;
+    return say(statement(pro(0), g), ".");
+  };
+  c["every morning"] = [=] {  // Every morning, he drinks tea.
+    VG g = verb("drink");
+    g.obj = shared(mass("tea"));
+    Pair p = statement(pro(2), g);
+    p.en.insert(p.en.begin(), {"every", "morning", ","});
+    p.fr.insert(p.fr.begin(), {"tous les matins", ","});
+    return say(p, ".");
+  };
+  c["there is no"] = [=] {  // There isn't any milk in the kitchen.
+    Pair p{{"there", "isn't", "any", "milk", "in", "the", "kitchen"}, {"il", "ne", "y", "a", "pas"}};
+    append(p.fr, fr_np(mass("milk"), true));
+    p.fr.push_back("dans");
+    append(p.fr, fr_np(the("kitchen")));
+    return say(p, ".");
+  };
+  return c;
+}
+
 // ---- the categories ---------------------------------------------------------------------------------
 
 struct Category {
@@ -4749,6 +5155,19 @@ std::size_t pick_everyday_category(Rng& rng) {
   }();
   const std::size_t i = pick_weighted(rng, weights);
   return i == 0 ? pick_grammar_category(rng) : wide + i - 1;
+}
+
+std::vector<std::string> everyday_case_names() {
+  std::vector<std::string> names;
+  for (const auto& [name, build] : cases()) names.push_back(name);
+  return names;
+}
+
+Example everyday_case(const std::string& name) {
+  const auto all = cases();
+  auto it = all.find(name);
+  if (it == all.end()) throw InputError("no everyday case named \"" + name + "\"");
+  return it->second();
 }
 
 Example sample_everyday(Rng& rng, std::size_t category) {

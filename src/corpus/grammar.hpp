@@ -46,6 +46,12 @@ const std::vector<std::string>& everyday_categories();
 std::size_t pick_everyday_category(Rng& rng);
 Example sample_everyday(Rng& rng, std::size_t category);
 
+// Sentences of each everyday construction built with chosen words through the grammar's own code
+// ("coordinated subject" → "The boy and the girl are tired." / "Le garçon et la fille sont
+// fatigués."), for the tests and the documentation. everyday_case throws InputError for another name.
+std::vector<std::string> everyday_case_names();
+Example everyday_case(const std::string& name);
+
 // The sentences of the explainers that learners bring, each with the translation the model should
 // give. They are in the grammar's reach as structures, and never in any split: `generate` rejects
 // them, and `attnlab eval` reports them separately.
