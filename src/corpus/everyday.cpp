@@ -84,7 +84,7 @@ const Vocab& vocab() {
                       "door", "window", "picture", "newspaper", "ticket", "bottle", "cup", "glass", "plate", "shoe",
                       "hat", "dress", "shirt", "bed", "watch", "computer", "radio", "gift", "photo", "umbrella", "bike",
                       "sandwich", "card", "map", "flower"});
-    x.foods = nouns({"bread", "soup", "rice", "meat", "sugar", "salt", "butter", "fruit", "fish"});
+    x.foods = nouns({"bread", "soup", "rice", "meat", "sugar", "salt", "butter", "fish"});
     x.drinks = nouns({"coffee", "tea", "water", "milk", "wine", "juice"});
     x.places = nouns({"school", "park", "beach", "library", "market", "restaurant", "hospital", "station", "airport",
                       "office", "church", "cinema", "city", "village", "farm", "garden", "store", "kitchen", "museum",
@@ -107,7 +107,7 @@ const Vocab& vocab() {
     x.motion = verbs({"go", "come", "walk", "run", "drive", "return", "travel"});
     x.person_adj = adjectives({"tired", "happy", "sad", "sick", "angry", "busy", "ready", "young", "old", "tall",
                                "rich", "poor", "kind", "clever", "famous", "strong", "calm", "proud", "nervous", "funny",
-                               "brave", "quiet", "free", "sure", "able", "different", "strange", "dead"});
+                               "brave", "quiet", "free", "sure", "different", "strange", "dead"});
     x.thing_adj = adjectives({"big", "small", "new", "old", "red", "blue", "green", "black", "white", "beautiful",
                               "expensive", "cheap", "heavy", "light", "long", "short", "clean", "dirty", "empty", "full",
                               "open", "hot", "cold", "easy", "difficult", "important", "interesting",
@@ -549,11 +549,25 @@ Words en_subject_aux(const NP& subject, En e, bool contract) {
   return w;
 }
 
+// What a negation changes in a verb group drawn without one: "a bit tired" says nothing once negated
+// ("n'est pas un peu fatigué"), and "avoir de la chance" becomes "pas de chance".
+VG tidy(VG g) {
+  if (negated(g)) {
+    static const std::set<std::string> small{"a bit", "a little", "somewhat", "quite", "pretty", "rather"};
+    if (small.count(g.degree_en)) g.degree_en.clear(), g.degree_fr.clear();
+    for (std::string& w : g.comp_fr)
+      if (w == "de la chance" && g.neg == Ng::Not && !g.en_affirmative) w = "de chance";
+  }
+  if (g.inf) g.inf = std::make_shared<VG>(tidy(*g.inf));
+  return g;
+}
+
 // A statement: subject and verb group in both languages.
 struct Pair {
   Words en, fr;
 };
-Pair statement(const NP& subject, const VG& g) {
+Pair statement(const NP& subject, const VG& given) {
+  const VG g = tidy(given);
   Pair s;
   s.en = en_subject_aux(subject, en_group(g, subject, false), g.contract_subject);
   s.fr = fr_np(subject);
@@ -894,7 +908,8 @@ std::string object_en(const NP& np) { return pron_en(np, true); }
 
 
 // A yes/no question: "Does he eat?" → "Est-ce qu'il mange ?"
-Pair yes_no(const NP& subject, const VG& g) {
+Pair yes_no(const NP& subject, const VG& given) {
+  const VG g = tidy(given);
   Pair p;
   const En e = en_group(g, subject, true);
   p.en = e.first;
@@ -1862,7 +1877,8 @@ Example comparison(Rng& rng) {
 // inversion French allows ("Where is the station?" → "Où est la gare ?", "How are you?").
 
 // wh + question word order: English wh + auxiliary + subject + rest; French wh + est-ce que + statement.
-Pair wh(const Words& wh_en, const Words& wh_fr, const NP& subject, const VG& g) {
+Pair wh(const Words& wh_en, const Words& wh_fr, const NP& subject, const VG& given) {
+  const VG g = tidy(given);
   Pair p;
   p.en = wh_en;
   const En e = en_group(g, subject, true);
@@ -4531,7 +4547,7 @@ Example set_forms(Rng& rng) {
       negate(rng, g, 30);
       g.contract_subject = chance(rng, 30);
       combos.push_back(key("set", "remember", head(o)));
-      if (chance(rng, 20)) return done(end_with(yes_no(subject, g), "?"), "set", combos);
+      if (chance(rng, 20)) return done(end_with(yes_no(subject, g), "?"), "phrase", combos);
       p = statement(subject, g);
       break;
     }
@@ -4652,7 +4668,7 @@ Example set_forms(Rng& rng) {
       p.fr = {"que", "veut", "dire"};
       append(p.fr, fr_np(np));
       combos.push_back(key("set", "mean", np.noun->en));
-      return done(end_with(p, "?"), "set", combos);
+      return done(end_with(p, "?"), "phrase", combos);
     }
     case 7: {  // This means that … → Cela veut dire que …; It is likely that … → Il est probable que …
       const bool likely = chance(rng, 50);
@@ -4690,7 +4706,7 @@ Example set_forms(Rng& rng) {
       g.tense = Tn::Perfect;
       if (chance(rng, 50)) {
         combos.push_back(key("set", "done", head(subject)));
-        return done(end_with(wh({"what"}, {"que"}, subject, g), "?"), "set", combos);
+        return done(end_with(wh({"what"}, {"que"}, subject, g), "?"), "phrase", combos);
       }
       static const std::vector<std::array<const char*, 3>> jobs{{"work", "", "travail"}, {"shopping", "m", "courses"},
                                                                 {"dishes", "f", "vaisselle"}};
@@ -4727,7 +4743,7 @@ Example set_forms(Rng& rng) {
       break;
     }
   }
-  return done(end_with(p, "."), "set", combos);
+  return done(end_with(p, "."), "phrase", combos);
 }
 
 // ---- fixed cases --------------------------------------------------------------------------------------------
@@ -5124,7 +5140,7 @@ const std::vector<Category>& own_categories() {
       {"infinitive", 6, infinitive}, {"quantity", 6, quantity}, {"idiom", 6, idiom},
       {"reported", 5, reported},   {"passive", 4, passive},   {"possessive", 4, possession},
       {"perfect", 4, perfect},     {"indefinite", 5, indefinite}, {"geo", 3, geography},
-      {"linking", 7, linking},     {"topic", 5, topic},       {"set", 4, set_forms},
+      {"linking", 7, linking},     {"topic", 5, topic},       {"phrase", 4, set_forms},
   };
   return c;
 }
