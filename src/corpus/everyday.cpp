@@ -102,7 +102,7 @@ const Vocab& vocab() {
                           "build", "explain", "offer", "lend", "give", "hate", "kill", "pass", "serve", "add",
                           "cover", "lead", "raise", "receive", "discover", "describe", "accept"});
     x.intransitive = verbs({"sleep", "run", "walk", "swim", "work", "play", "sing", "dance", "laugh", "cry", "wait", "appear",
-                            "travel", "arrive", "leave", "come", "go", "stay", "fall", "smile", "listen", "read", "write",
+                            "travel", "arrive", "leave", "come", "stay", "fall", "smile", "listen", "read", "write",
                             "eat", "cook", "study", "win", "lose", "return", "die", "move", "grow", "drive"});
     x.motion = verbs({"go", "come", "walk", "run", "drive", "return", "travel"});
     x.person_adj = adjectives({"tired", "happy", "sad", "sick", "angry", "busy", "ready", "young", "old", "tall",
