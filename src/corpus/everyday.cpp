@@ -1909,7 +1909,8 @@ Example wh_question(Rng& rng) {
   if (subject.det == Det::Pronoun && subject.person == 1 && chance(rng, 30)) subject = random_pronoun(rng);
   const std::size_t k = uniform_below(rng, 100);
   VG g;
-  g.tense = pick_weighted(rng, {45, 35, 10, 10}) == 0 ? Tn::Present : chance(rng, 60) ? Tn::Past : chance(rng, 50) ? Tn::Future : Tn::PresProg;
+  static const std::array<Tn, 4> wh_tenses{Tn::Present, Tn::Past, Tn::Future, Tn::PresProg};
+  g.tense = wh_tenses[pick_weighted(rng, {45, 35, 10, 10})];
   if (k < 14) {  // where
     g.verb = pick(rng, V.intransitive);
     if (chance(rng, 40)) g.verb = &verb_row(chance(rng, 50) ? "live" : "go");
@@ -2526,7 +2527,8 @@ Example quantity(Rng& rng) {
     if (g.verb->en == "see" || g.verb->en == "find" || g.verb->en == "sell") g.verb = &verb_row(chance(rng, 50) ? "want" : "drink");
     if (g.verb->en == "drink" && (what == "cake" || what == "bread" || what == "meat" || what == "rice" || what == "apples"))
       g.verb = &verb_row("eat");
-    if (g.verb->en == "eat" && (what == "coffee" || what == "tea" || what == "water" || what == "milk" || what == "wine" || what == "juice"))
+    static const std::set<std::string> liquids{"coffee", "tea", "water", "milk", "wine", "juice"};
+    if (g.verb->en == "eat" && liquids.count(what))
       g.verb = &verb_row("drink");
     if (g.verb->en == "want" && chance(rng, 50)) {  // I would like a cup of coffee. → Je voudrais une tasse de café.
       g.verb = &verb_row("like");
@@ -2578,8 +2580,8 @@ Example quantity(Rng& rng) {
       NP most = group;
       most.det = Det::Quant;
       most.en_det = group.det == Det::Poss ? std::string("most of ") + kPossEn[group.poss] : "most";
-      most.fr_det = "la plupart de " + std::string(group.det == Det::Poss ? (std::array<const char*, 6>{"mes", "tes", "ses", "nos", "vos", "leurs"}[group.poss])
-                                                                         : "les");
+      static const std::array<const char*, 6> mes{"mes", "tes", "ses", "nos", "vos", "leurs"};
+      most.fr_det = "la plupart de " + std::string(group.det == Det::Poss ? mes[group.poss] : "les");
       p = statement(most, v);
       combos.push_back(key("qty", "most", head(group)));
     } else if (w == 1) {  // Both (of) my brothers are tall. → Mes deux frères sont grands.
@@ -3206,7 +3208,8 @@ Example possession(Rng& rng) {
     who.plural = false, who.person = 2;
     Pair p;
     if (who.noun->kind == NounKind::Animal) {  // The cat is playing with its ball.
-      static const std::vector<std::array<const char*, 3>> acts{{"play", "with", "avec"}, {"sleep", "in", "dans"}, {"wait", "near", "près de"}};
+      static const std::vector<std::array<const char*, 3>> acts{
+          {"play", "with", "avec"}, {"sleep", "in", "dans"}, {"wait", "near", "près de"}};
       const auto& a = acts[uniform_below(rng, acts.size())];
       static const std::vector<const char*> things{"ball", "bed", "house", "food", "box"};
       const char* n = std::string(a[0]) == "play" ? "ball" : things[1 + uniform_below(rng, 2)];
@@ -4818,7 +4821,7 @@ std::map<std::string, std::function<Example()>> cases() {
     g.fr = &verb_row("want");
     g.tense = Tn::Cond;
     NP cup = np_of(&noun_row("cup"), false, Det::Quant);
-    cup.en_det = "a";
+    cup.en_det = std::string("a");  // (assigning the literal trips a false -Wrestrict in GCC 12)
     cup.fr_det = "une";
     cup.pp = std::make_shared<PP>();
     cup.pp->en = "of";
