@@ -704,6 +704,20 @@ NP mass_np(Rng& rng, bool negated, const LexNoun* n = nullptr) {
   return np;
 }
 
+// The possessive that refers back to a subject, as kPossEn's index: my, your, his, her, our, their.
+int poss_of(const NP& s) {
+  if (s.det == Det::Pronoun) {
+    switch (s.person) {
+      case 0: return 0;
+      case 1: return 1;
+      case 2: return feminine(s) ? 3 : 2;
+      case 3: return 4;
+      default: return 5;
+    }
+  }
+  return s.plural || s.person >= 3 ? 5 : feminine(s) ? 3 : 2;
+}
+
 // The English name of a noun phrase's head, for keys.
 std::string head(const NP& np) {
   if (np.noun) return np.noun->en;
@@ -1352,6 +1366,7 @@ Example dative(Rng& rng) {
   NP to = person_object(rng, subject, 35);
   g.iobj = shared(to);
   g.iobj_first = is_pronoun(g.iobj) ? chance(rng, 70) : chance(rng, 45);
+  if (std::string(d.verb) == "explain") g.iobj_first = false;  // "explains French to me", never "explains me French"
   g.tense = pick_tn(rng);
   if (chance(rng, 15)) g.modal = pick_modal(rng);
   negate(rng, g, 15);
@@ -1552,7 +1567,7 @@ Example imperative(Rng& rng) {
       combos.clear();
       g = transitive_vg(rng, combos);
     }
-    if (g.obj->det == Det::Poss) g.obj->poss = lets ? 3 : 1;  // your / our
+    if (g.obj->det == Det::Poss) g.obj->poss = lets ? 4 : 1;  // our / your
     if (g.obj->det == Det::Number || g.obj->det == Det::This) g.obj->det = Det::The;
   } else if (k < 62) {  // help me, call him, wait for us
     static const std::vector<const char*> vs{"help", "call", "wait", "follow", "listen", "watch", "meet", "visit"};
@@ -1608,7 +1623,7 @@ Example imperative(Rng& rng) {
     if (g.adj->en == "kind" && chance(rng, 50)) {
       NP o = person_np(rng, 0);
       o.det = Det::Poss;
-      o.poss = lets ? 3 : 1;
+      o.poss = lets ? 4 : 1;  // our / your
       g.tail_en = {"to"};
       append(g.tail_en, en_np(o, true));
       g.tail_fr = {"avec"};
@@ -3248,9 +3263,7 @@ Example possession(Rng& rng) {
   if (k < 70) {  // his own room → sa propre chambre
     const NP subject = subject_np(rng, false);
     NP own = np_of(pick(rng, chance(rng, 60) ? V.rooms : V.things), false, Det::Poss);
-    const int per = subject.person;
-    own.poss = per == 2 ? (feminine(subject) ? 3 : 2) : per;
-    if (subject.det != Det::Pronoun) own.poss = subject.plural ? 5 : feminine(subject) ? 3 : 2;
+    own.poss = poss_of(subject);
     own.adj_before = &adj_row("own");
     own.plural = false;
     VG g;
@@ -4084,9 +4097,7 @@ Example linking(Rng& rng) {
     if (en == "take" || en == "put") {
       static const std::vector<const char*> clothes{"hat", "shoe", "shirt", "dress"};
       o = np_of(&noun_row(clothes[uniform_below(rng, clothes.size())]), chance(rng, 40), Det::Poss);
-      o.poss = subject.det == Det::Pronoun ? (subject.person == 2 ? (feminine(subject) ? 3 : 2) : subject.person)
-                                           : subject.plural ? 5 : feminine(subject) ? 3 : 2;
-      if (o.poss == 4) o.poss = 1;
+      o.poss = poss_of(subject);
       if (o.noun->en == "shoe") o.plural = true;
       if (en == "put") g.fr = &verb_row("put");  // mettre son chapeau
     } else if (en == "turn off" || en == "turn on") {
@@ -4731,9 +4742,7 @@ Example set_forms(Rng& rng) {
       NP o;
       if (std::string(j[0]) == "work") {
         o = np_of(&noun_row("work"), false, Det::Poss);
-        o.poss = subject.det == Det::Pronoun ? (subject.person == 2 ? (feminine(subject) ? 3 : 2) : subject.person % 6)
-                                             : subject.plural ? 5 : 2;
-        if (o.poss == 4) o.poss = 1;
+        o.poss = poss_of(subject);
       } else if (std::string(j[0]) == "shopping") {
         o = word_np("shopping", "courses", Gender::Feminine, true, Det::Quant, "the", "les");
       } else {
