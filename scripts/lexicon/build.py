@@ -33,16 +33,24 @@ APERTIUM_POS = {"n": "n", "vblex": "v", "adj": "a", "adv": "r"}
 FD_POS = {"n": "n", "v": "v", "vt": "v", "vi": "v", "adj": "a", "adv": "r"}
 FR_WORD = re.compile(r"^[a-zàâäçéèêëîïôöûüùœæ][a-zàâäçéèêëîïôöûüùœæ'-]*$")
 
+PERSONS = ("1s", "2s", "3s", "1p", "2p", "3p")
+IMPERATIVE = ("2s", "1p", "2p")
 COLUMNS = {
-    "n": ["rank", "count", "en", "en_pl", "fr", "fr_pl", "gender", "elides", "kind", "sense", "sources"],
+    "n": ["rank", "count", "en", "en_pl", "fr", "fr_pl", "gender", "elides", "kind", "sense", "scope", "sources"],
     "v": ["rank", "count", "en", "en_3sg", "en_past", "en_pp", "en_ing", "fr", "template", "aux",
           "transitive", "elides",
           "pres_1s", "pres_2s", "pres_3s", "pres_1p", "pres_2p", "pres_3p",
           "impf_1s", "impf_2s", "impf_3s", "impf_1p", "impf_2p", "impf_3p",
-          "pp_ms", "pp_fs", "pp_mp", "pp_fp", "sense", "sources"],
-    "a": ["rank", "count", "en", "fr_ms", "fr_fs", "fr_mp", "fr_fp", "fr_ms_vowel", "before", "sense", "sources"],
-    "r": ["rank", "count", "en", "fr", "sense", "sources"],
+          "pp_ms", "pp_fs", "pp_mp", "pp_fp"]
+         + ["fut_" + p for p in PERSONS] + ["cond_" + p for p in PERSONS] + ["imp_" + p for p in IMPERATIVE]
+         + ["sense", "scope", "sources"],
+    "a": ["rank", "count", "en", "fr_ms", "fr_fs", "fr_mp", "fr_fp", "fr_ms_vowel", "before", "sense", "scope", "sources"],
+    "r": ["rank", "count", "en", "fr", "sense", "scope", "sources"],
 }
+# scope: "" for a row every grammar draws from; "everyday" for a row only the everyday grammar uses
+# (added after the wide grammar's corpus was fixed; the wide grammar skips it, so its corpus stays
+# byte for byte the one translate-wide learned from).
+SCOPES = ("", "everyday")
 TABLES = {"n": "nouns", "v": "verbs", "a": "adjectives", "r": "adverbs"}
 POS_OF_TABLE = {v: k for k, v in TABLES.items()}
 
@@ -198,10 +206,15 @@ class French:
             return ms, fs, mp, fp, ms
         return None
 
-    def verb(self, fr):
+    def verb(self, fr, defective_ok=False):
+        """(conjugation, transitive, aux, participles, elides) or None. A defective verb (il pleut: no
+        je, tu, nous, vous) only when defective_ok (a row the review adds), with its missing forms empty."""
         c = verbiste.conjugate(fr, self.verbs, self.templates)
-        if not c or None in c["present"] or None in c["imperfect"] or not c["pp"][0]:
+        if not c or not c["pp"][0]:
             return None
+        if None in c["present"] or None in c["imperfect"]:
+            if not defective_ok or not c["present"][2]:
+                return None
         ents = [e for e in self.hun.get(fr, ()) if e.verb]
         if not ents:
             return None
@@ -336,7 +349,7 @@ def main():
             forced = (en, pos, sense) in fields_after or src == "override"
             if base_rows >= LIMITS[pos] and not forced:
                 continue
-            row = derive(pos, en, sense, frw, src, fr, wn, forms, counts, rank, last,
+            row = derive(pos, en, sense, frw, src, fr, wn, forms, counts, rank, last, forced,
                          g_cat.get((en, pos, frw), Counter()) + g_spa.get((en, pos, frw), Counter()))
             if row is None:
                 if forced:
@@ -345,6 +358,8 @@ def main():
                 stats[pos, "forms not derivable"] += 1
                 continue
             row.update(fields_after.get((en, pos, sense), {}))
+            if row["scope"] not in SCOPES:
+                sys.exit(f"lexicon: {en} ({TABLES[pos]}): scope '{row['scope']}' is not one of {SCOPES}")
             rows.append(row)
             if not forced:
                 base_rows += 1
@@ -370,9 +385,9 @@ def main():
     log(f"overrides: {len(overrides)} lines")
 
 
-def derive(pos, en, sense, frw, src, fr, wn, forms, counts, rank, last, pivot_genders):
+def derive(pos, en, sense, frw, src, fr, wn, forms, counts, rank, last, forced, pivot_genders):
     row = {"rank": rank.get((en, pos), last), "count": counts.get((en, pos), 0), "en": en,
-           "sense": sense, "sources": src}
+           "sense": sense, "scope": "", "sources": src}
     if pos == "n":
         if not fr.entries(frw, "nom") and " " not in frw:
             return None
@@ -384,16 +399,20 @@ def derive(pos, en, sense, frw, src, fr, wn, forms, counts, rank, last, pivot_ge
         row.update(en_pl=english.noun_plural(en, forms, wn), fr=frw, fr_pl=pl, gender=g,
                    elides=int(french.elides(frw)), kind=kind)
     elif pos == "v":
-        v = fr.verb(frw)
+        v = fr.verb(frw, defective_ok=forced)
         if v is None:
             return None
         c, transitive, aux, pp, elides = v
         s3, past, ppen, ing = english.verb_forms(en, forms)
         row.update(en_3sg=s3, en_past=past, en_pp=ppen, en_ing=ing, fr=frw, template=c["template"],
                    aux=aux, transitive=int(transitive), elides=int(elides))
-        for i, p in enumerate(("1s", "2s", "3s", "1p", "2p", "3p")):
-            row["pres_" + p] = c["present"][i]
-            row["impf_" + p] = c["imperfect"][i]
+        for i, p in enumerate(PERSONS):
+            row["pres_" + p] = c["present"][i] or ""
+            row["impf_" + p] = c["imperfect"][i] or ""
+            row["fut_" + p] = c["future"][i] or ""
+            row["cond_" + p] = c["conditional"][i] or ""
+        for i, p in enumerate(IMPERATIVE):
+            row["imp_" + p] = c["imperative"][i] or ""
         row.update(pp_ms=pp[0], pp_fs=pp[1], pp_mp=pp[2], pp_fp=pp[3])
     elif pos == "a":
         f = fr.adjective(frw)

@@ -133,7 +133,7 @@ void report_coverage(const CorpusOptions& o, const corpus::CorpusOptions& co, co
 
 void run_corpus(const CorpusOptions& o) {
   corpus::CorpusOptions co;
-  co.grammar = o.grammar == "wide" ? corpus::Grammar::Wide : corpus::Grammar::Lessons;
+  co.grammar = corpus::parse_grammar(o.grammar).value_or(corpus::Grammar::Lessons);
   co.seed = o.seed;
   co.train = o.train;
   co.valid = o.valid;
@@ -222,8 +222,8 @@ void run_corpus(const CorpusOptions& o) {
   std::cout << fmt::format("attnlab corpus, seed {}: English → French sentence pairs\n\n", o.seed);
   std::cout << fmt::format("{:<16}{:>8}{:>8}{:>8}\n", "category", "train", "valid", "test");
   std::vector<std::string> cats = corpus::categories();
-  if (co.grammar == corpus::Grammar::Wide)
-    for (const auto& g : corpus::grammar_categories())
+  if (co.grammar != corpus::Grammar::Lessons)
+    for (const auto& g : co.grammar == corpus::Grammar::Everyday ? corpus::everyday_categories() : corpus::grammar_categories())
       if (std::find(cats.begin(), cats.end(), g) == cats.end()) cats.push_back(g);
   const auto count = [](const corpus::SplitStats& s, const std::string& cat) {
     auto it = s.per_category.find(cat);
@@ -273,8 +273,9 @@ void setup_corpus(CLI::App& app) {
       "corpus", "Generate the English→French corpus in which context decides the translation (and the English LM corpus)");
   sub->add_option("--grammar", opts->grammar,
                   "lessons: the lesson-sized templates (translate-small); wide: the grammar over the lexicon tables "
-                  "of data/lexicon (docs/corpus.md)")
-      ->check(CLI::IsMember({"lessons", "wide"}))
+                  "of data/lexicon (translate-wide); everyday: the wide grammar and the sentences of a beginners' "
+                  "textbook (translate-everyday; docs/corpus.md)")
+      ->check(CLI::IsMember({"lessons", "wide", "everyday"}))
       ->capture_default_str();
   add_seed_option(*sub, opts->seed, "Random seed (0 to 2^64-1); the same seed gives the same corpus everywhere");
   CLI::Option* out = sub->add_option("-o,--out", opts->out,

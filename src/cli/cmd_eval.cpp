@@ -255,7 +255,7 @@ void run_eval(const EvalOptions& o) {
   j["errors"] = errors;
   // The explainers' sentences, which the wide grammar keeps out of every split: reported apart.
   Score source;
-  if (run.corpus.grammar == corpus::Grammar::Wide) {
+  if (run.corpus.grammar != corpus::Grammar::Lessons) {
     nlohmann::json list = nlohmann::json::array();
     for (const corpus::Example& ex : corpus::source_sentences()) {
       const text::EncodedSentence enc = text::encode_sentence(m.vocab, ex.en, static_cast<std::size_t>(m.net->config().max_len), "source sentence");

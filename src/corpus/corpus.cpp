@@ -523,8 +523,11 @@ void check_size(std::string_view what, std::size_t n) {
 // (and, outside train, if it is new), repeat. Lesson examples come first in train; a final shuffle
 // spreads them out.
 std::vector<Example> draw_split(Split s, std::size_t n, const CorpusOptions& o) {
-  const bool wide = o.grammar == Grammar::Wide;
-  Rng rng(derive_seed(o.seed, stream_of(s, false) + (wide ? 100 : 0)));
+  // Everyday is a superset of Wide: wherever the wide grammar is meant, so is the everyday one. Its
+  // streams are its own, so it never shares a draw with the wide corpus.
+  const bool wide = o.grammar != Grammar::Lessons;
+  const bool everyday = o.grammar == Grammar::Everyday;
+  Rng rng(derive_seed(o.seed, stream_of(s, false) + (everyday ? 200 : wide ? 100 : 0)));
   std::vector<Example> out;
   std::unordered_set<std::string> seen;
   // The wide grammar's categories follow the templates' four: a draw picks the templates with
@@ -532,10 +535,11 @@ std::vector<Example> draw_split(Split s, std::size_t n, const CorpusOptions& o) 
   const std::size_t n_templates = categories().size();
   auto pick = [&]() -> std::size_t {
     if (!wide || chance(rng, o.template_percent)) return pick_category(rng, o.weights);
-    return n_templates + pick_grammar_category(rng);
+    return n_templates + (everyday ? pick_everyday_category(rng) : pick_grammar_category(rng));
   };
   auto sample = [&](std::size_t category) {
-    return category < n_templates ? sample_category(rng, category) : sample_grammar(rng, category - n_templates);
+    if (category < n_templates) return sample_category(rng, category);
+    return everyday ? sample_everyday(rng, category - n_templates) : sample_grammar(rng, category - n_templates);
   };
   if (s == Split::Train && !wide)
     for (const Example& e : lesson_examples()) {
@@ -593,6 +597,20 @@ std::vector<std::string> draw_lm_split(Split s, std::size_t n, const LmOptions& 
 }
 
 }  // namespace
+
+const char* grammar_name(Grammar g) {
+  switch (g) {
+    case Grammar::Lessons: return "lessons";
+    case Grammar::Wide: return "wide";
+    default: return "everyday";
+  }
+}
+
+std::optional<Grammar> parse_grammar(std::string_view name) {
+  for (Grammar g : {Grammar::Lessons, Grammar::Wide, Grammar::Everyday})
+    if (name == grammar_name(g)) return g;
+  return std::nullopt;
+}
 
 const char* split_name(Split s) {
   switch (s) {

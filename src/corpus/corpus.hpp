@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,13 +58,18 @@ struct CategoryWeights {
 };
 
 // Which sentences: the lesson-sized templates (a few hundred words, the phenomena the lessons point
-// at; translate-small) or the wide grammar over the lexicon tables (corpus/grammar.hpp), mixed with
-// `template_percent` % of the templates' sentences.
-enum class Grammar { Lessons, Wide };
+// at; translate-small), the wide grammar over the lexicon tables (corpus/grammar.hpp; translate-wide)
+// or the everyday grammar, a superset of the wide one for the sentences of a beginners' textbook
+// (translate-everyday). Wide and Everyday mix in `template_percent` % of the templates' sentences.
+enum class Grammar { Lessons, Wide, Everyday };
+
+// "lessons", "wide", "everyday"; parse_grammar gives nullopt for any other name.
+const char* grammar_name(Grammar g);
+std::optional<Grammar> parse_grammar(std::string_view name);
 
 struct CorpusOptions {
   Grammar grammar = Grammar::Lessons;
-  unsigned template_percent = 10;  // Wide only
+  unsigned template_percent = 10;  // Wide and Everyday
   std::uint64_t seed = 1;
   std::size_t train = 12000;  // at least lesson_examples().size()
   std::size_t valid = 600;

@@ -37,6 +37,21 @@ Example sample_grammar(Rng& rng, std::size_t category);
 // A category index drawn by the grammar's weights.
 std::size_t pick_grammar_category(Rng& rng);
 
+// The everyday grammar (everyday.cpp; docs/corpus.md, "The everyday grammar"): a superset of the wide
+// grammar for the sentences of a beginners' textbook (coordination, modals and the future, adverbs,
+// indirect objects, comparison, there is, imperatives, wh-questions, subordinate clauses, infinitive
+// complements, quantities, idioms, reported speech, the passive, ...). Its categories are the wide
+// grammar's, in the same order, followed by its own.
+const std::vector<std::string>& everyday_categories();
+std::size_t pick_everyday_category(Rng& rng);
+Example sample_everyday(Rng& rng, std::size_t category);
+
+// Sentences of each everyday construction built with chosen words through the grammar's own code
+// ("coordinated subject" → "The boy and the girl are tired." / "Le garçon et la fille sont
+// fatigués."), for the tests and the documentation. everyday_case throws InputError for another name.
+std::vector<std::string> everyday_case_names();
+Example everyday_case(const std::string& name);
+
 // The sentences of the explainers that learners bring, each with the translation the model should
 // give. They are in the grammar's reach as structures, and never in any split: `generate` rejects
 // them, and `attnlab eval` reports them separately.

@@ -71,6 +71,13 @@ Table read_table(const std::string& dir, std::string_view name) {
   return t;
 }
 
+// The `scope` column: "" for every grammar, "everyday" for the everyday grammar only.
+bool everyday_only(const Table& t, std::size_t r) {
+  const std::string& s = t.at(r, "scope");
+  if (s.empty() || s == "everyday") return !s.empty();
+  throw InputError(fmt::format("{}:{}: column scope: expected nothing or everyday, got \"{}\"", t.path, t.line[r], s));
+}
+
 NounKind noun_kind(const Table& t, std::size_t r) {
   const std::string& k = t.at(r, "kind");
   if (k == "person") return NounKind::Person;
@@ -111,7 +118,8 @@ LexiconTables read_lexicon_tables(const std::string& dir) {
   const Table nouns = read_table(dir, "nouns.tsv");
   for (std::size_t r = 0; r < nouns.rows.size(); ++r)
     lx.nouns.push_back({nouns.at(r, "en"), nouns.at(r, "en_pl"), nouns.at(r, "fr"), nouns.at(r, "fr_pl"), gender(nouns, r),
-                        nouns.flag(r, "elides"), noun_kind(nouns, r), nouns.at(r, "sense"), nouns.integer(r, "rank")});
+                        nouns.flag(r, "elides"), noun_kind(nouns, r), nouns.at(r, "sense"), nouns.integer(r, "rank"),
+                        everyday_only(nouns, r)});
   const Table verbs = read_table(dir, "verbs.tsv");
   for (std::size_t r = 0; r < verbs.rows.size(); ++r) {
     LexVerb v;
@@ -130,7 +138,12 @@ LexiconTables read_lexicon_tables(const std::string& dir) {
     for (std::size_t p = 0; p < 6; ++p) {
       v.present[p] = verbs.at(r, std::string("pres_") + persons[p]);
       v.imperfect[p] = verbs.at(r, std::string("impf_") + persons[p]);
+      v.future[p] = verbs.at(r, std::string("fut_") + persons[p]);
+      v.conditional[p] = verbs.at(r, std::string("cond_") + persons[p]);
     }
+    static constexpr std::array<const char*, 3> imperative{"imp_2s", "imp_1p", "imp_2p"};
+    for (std::size_t i = 0; i < 3; ++i) v.imperative[i] = verbs.at(r, imperative[i]);
+    v.everyday_only = everyday_only(verbs, r);
     static constexpr std::array<const char*, 4> pp{"pp_ms", "pp_fs", "pp_mp", "pp_fp"};
     for (std::size_t i = 0; i < 4; ++i) v.participle[i] = verbs.at(r, pp[i]);
     v.sense = verbs.at(r, "sense");
@@ -144,10 +157,11 @@ LexiconTables read_lexicon_tables(const std::string& dir) {
                              adjs.at(r, "fr_ms_vowel"),
                              adjs.flag(r, "before"),
                              adjs.at(r, "sense"),
-                             adjs.integer(r, "rank")});
+                             adjs.integer(r, "rank"),
+                             everyday_only(adjs, r)});
   const Table advs = read_table(dir, "adverbs.tsv");
   for (std::size_t r = 0; r < advs.rows.size(); ++r)
-    lx.adverbs.push_back({advs.at(r, "en"), advs.at(r, "fr"), advs.at(r, "sense"), advs.integer(r, "rank")});
+    lx.adverbs.push_back({advs.at(r, "en"), advs.at(r, "fr"), advs.at(r, "sense"), advs.integer(r, "rank"), everyday_only(advs, r)});
   return lx;
 }
 

@@ -25,6 +25,7 @@ struct LexNoun {
   NounKind kind;
   std::string sense;  // "" for the main row
   int rank;           // by English frequency (Brown), 1 = commonest
+  bool everyday_only = false;  // scope "everyday": a row the wide grammar never draws (docs/lexicon.md)
 };
 
 // French persons, in the order of the tables' columns: je, tu, il/elle, nous, vous, ils/elles.
@@ -37,6 +38,11 @@ struct LexVerb {
   std::array<std::string, 4> participle;  // ms, fs, mp, fp
   std::string sense;
   int rank;
+  bool everyday_only = false;
+  // Futur simple and conditionnel présent (six persons), impératif (tu, nous, vous: mange, mangeons,
+  // mangez). A defective verb (pleuvoir) has empty strings for the persons it lacks.
+  std::array<std::string, 6> future, conditional;
+  std::array<std::string, 3> imperative;
 };
 
 struct LexAdjective {
@@ -46,11 +52,13 @@ struct LexAdjective {
   bool before;                    // placed before the noun in French
   std::string sense;
   int rank;
+  bool everyday_only = false;
 };
 
 struct LexAdverb {
   std::string en, fr, sense;
   int rank;
+  bool everyday_only = false;
 };
 
 struct LexiconTables {

@@ -113,9 +113,10 @@ RunConfig run_config_from_json(const nlohmann::json& j, const std::string& where
   }
   if (c.contains("grammar") && !r.lm) {
     const auto& g = c["grammar"];
-    if (!g.is_string() || (g != "lessons" && g != "wide"))
-      throw InputError(where + ".corpus.grammar: expected \"lessons\" or \"wide\", got " + io::json_brief(g));
-    r.corpus.grammar = g == "wide" ? corpus::Grammar::Wide : corpus::Grammar::Lessons;
+    const auto parsed = g.is_string() ? corpus::parse_grammar(g.get<std::string>()) : std::nullopt;
+    if (!parsed)
+      throw InputError(where + ".corpus.grammar: expected \"lessons\", \"wide\" or \"everyday\", got " + io::json_brief(g));
+    r.corpus.grammar = *parsed;
   }
   if (r.english && c.contains("dir")) {
     if (!c["dir"].is_string() || c["dir"].get<std::string>().empty())
@@ -189,8 +190,7 @@ std::vector<ConfigChange> resume_changes(const nlohmann::json& saved_run_config,
   if (saved.english && given.english) compare("corpus.dir", saved.english_dir, given.english_dir);
   compare("tokenizer.vocab_size", saved.bpe_vocab, given.bpe_vocab);
   if (!saved.lm && !given.lm)
-    compare("corpus.grammar", saved.corpus.grammar == corpus::Grammar::Wide ? "wide" : "lessons",
-            given.corpus.grammar == corpus::Grammar::Wide ? "wide" : "lessons");
+    compare("corpus.grammar", corpus::grammar_name(saved.corpus.grammar), corpus::grammar_name(given.corpus.grammar));
   if (saved.lm == given.lm && !saved.english && !given.english) {
     auto corpus_json = [](const RunConfig& r) {
       return r.lm ? nlohmann::json{{"seed", r.lm_corpus.seed}, {"train", r.lm_corpus.train}, {"valid", r.lm_corpus.valid},

@@ -9,17 +9,25 @@ import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PERSONS = ("1s", "2s", "3s", "1p", "2p", "3p")
 COLUMNS = {
-    "nouns": ["rank", "count", "en", "en_pl", "fr", "fr_pl", "gender", "elides", "kind", "sense", "sources"],
+    "nouns": ["rank", "count", "en", "en_pl", "fr", "fr_pl", "gender", "elides", "kind", "sense", "scope", "sources"],
     "verbs": ["rank", "count", "en", "en_3sg", "en_past", "en_pp", "en_ing", "fr", "template", "aux",
               "transitive", "elides",
               "pres_1s", "pres_2s", "pres_3s", "pres_1p", "pres_2p", "pres_3p",
               "impf_1s", "impf_2s", "impf_3s", "impf_1p", "impf_2p", "impf_3p",
-              "pp_ms", "pp_fs", "pp_mp", "pp_fp", "sense", "sources"],
-    "adjectives": ["rank", "count", "en", "fr_ms", "fr_fs", "fr_mp", "fr_fp", "fr_ms_vowel", "before", "sense", "sources"],
-    "adverbs": ["rank", "count", "en", "fr", "sense", "sources"],
+              "pp_ms", "pp_fs", "pp_mp", "pp_fp"]
+             + ["fut_" + p for p in PERSONS] + ["cond_" + p for p in PERSONS] + ["imp_2s", "imp_1p", "imp_2p"]
+             + ["sense", "scope", "sources"],
+    "adjectives": ["rank", "count", "en", "fr_ms", "fr_fs", "fr_mp", "fr_fp", "fr_ms_vowel", "before", "sense", "scope",
+                   "sources"],
+    "adverbs": ["rank", "count", "en", "fr", "sense", "scope", "sources"],
 }
-OPTIONAL = {"sense"}
+# Conjugated forms a defective verb lacks (il pleut has no je): empty, in rows of the everyday scope only.
+CONJUGATED = {c for c in COLUMNS["verbs"] if c.startswith(("pres_", "impf_", "fut_", "cond_", "imp_"))}
+FUT = ["rai", "ras", "ra", "rons", "rez", "ront"]
+COND = ["rais", "rais", "rait", "rions", "riez", "raient"]
+OPTIONAL = {"sense", "scope"}
 IMPF = ["ais", "ais", "ait", "ions", "iez", "aient"]
 KINDS = {"person", "animal", "place", "thing", "abstract"}
 
@@ -58,7 +66,17 @@ KEY = [
     ("verbs", "come", "", {"fr": "venir", "pres_3s": "vient", "pres_3p": "viennent", "aux": "être", "pp_ms": "venu"}),
     ("verbs", "take", "", {"fr": "prendre", "pres_1p": "prenons", "pres_3p": "prennent", "pp_ms": "pris"}),
     ("verbs", "see", "", {"fr": "voir", "pres_1p": "voyons", "impf_3s": "voyait", "pp_ms": "vu"}),
-    ("verbs", "want", "", {"fr": "vouloir", "pres_1s": "veux", "pres_3p": "veulent", "pp_ms": "voulu"}),
+    ("verbs", "want", "", {"fr": "vouloir", "pres_1s": "veux", "pres_3p": "veulent", "pp_ms": "voulu",
+                           "cond_1s": "voudrais", "fut_3s": "voudra"}),
+    ("verbs", "be", "", {"fut_3s": "sera", "cond_1s": "serais", "imp_2s": "sois", "imp_1p": "soyons"}),
+    ("verbs", "eat", "", {"fut_1s": "mangerai", "cond_3p": "mangeraient", "imp_2s": "mange", "imp_1p": "mangeons"}),
+    ("verbs", "can", "modal", {"fr": "pouvoir", "pres_1s": "peux", "cond_1s": "pourrais", "fut_3s": "pourra",
+                               "scope": "everyday"}),
+    ("verbs", "must", "modal", {"fr": "devoir", "pres_3s": "doit", "cond_1s": "devrais", "impf_3s": "devait",
+                                "scope": "everyday"}),
+    ("verbs", "know", "fact", {"fr": "savoir", "pres_1s": "sais", "scope": "everyday"}),
+    ("verbs", "rain", "", {"fr": "pleuvoir", "pres_3s": "pleut", "impf_3s": "pleuvait", "fut_3s": "pleuvra",
+                           "pp_ms": "plu", "pres_1s": "", "scope": "everyday"}),
     ("adjectives", "tired", "", {"fr_ms": "fatigué", "fr_fs": "fatiguée"}),
     ("adjectives", "wide", "", {"fr_ms": "large", "fr_fs": "large", "fr_mp": "larges"}),
     ("adjectives", "old", "", {"fr_ms": "vieux", "fr_fs": "vieille", "fr_mp": "vieux", "fr_fp": "vieilles",
@@ -103,8 +121,9 @@ def main():
                 problems.append(f"{where}: {len(p)} columns, expected {len(cols)}")
                 continue
             r = dict(zip(cols, p))
+            defective = name == "verbs" and r.get("scope") == "everyday" and r.get("pres_3s")
             for c in cols:
-                if c not in OPTIONAL and not r[c].strip():
+                if c not in OPTIONAL and not r[c].strip() and not (defective and c in CONJUGATED):
                     problems.append(f"{where}: empty {c}")
                 if r[c] != r[c].strip():
                     problems.append(f"{where}: spaces around {c} '{r[c]}'")
@@ -160,19 +179,22 @@ def check_row(name, r, where, problems):
             problems.append(f"{where}: aux '{r['aux']}' not in avoir, être")
         flag("transitive")
         flag("elides")
-        for i, p in enumerate(("1s", "2s", "3s", "1p", "2p", "3p")):
-            form = r["impf_" + p]
-            if not form.endswith(IMPF[i]):
-                problems.append(f"{where}: imparfait {p} '{form}' does not end in -{IMPF[i]}")
+        for i, p in enumerate(PERSONS):
+            for tense, ends in (("impf_", IMPF), ("fut_", FUT), ("cond_", COND)):
+                form = r[tense + p]
+                if form and not form.endswith(ends[i]):
+                    problems.append(f"{where}: {tense}{p} '{form}' does not end in -{ends[i]}")
         # One stem for all six persons, up to the spelling of -cer/-ger verbs (commençais, commencions).
         stems = {re.sub(r"ge$", "g", r["impf_" + p][: -len(IMPF[i])].replace("ç", "c"))
-                 for i, p in enumerate(("1s", "2s", "3s", "1p", "2p", "3p"))}
+                 for i, p in enumerate(PERSONS) if r["impf_" + p]}
         if len(stems) != 1:
             problems.append(f"{where}: imparfait stems differ: {sorted(stems)}")
         if not re.search(r"(er|ir|re|ïr)$", r["fr"]):
             problems.append(f"{where}: '{r['fr']}' is not an infinitive")
     elif name == "adjectives":
         flag("before")
+    if r["scope"] not in ("", "everyday"):
+        problems.append(f"{where}: scope '{r['scope']}' not in '', everyday")
     if not re.fullmatch(r"[a-z][a-z' -]*", r["en"]):
         problems.append(f"{where}: English '{r['en']}' is not a lower-case word")
 

@@ -11,8 +11,10 @@
 #include "corpus/corpus.hpp"
 #include "corpus/grammar.hpp"
 #include "corpus/tables.hpp"
+#include "corpus/tsv.hpp"
 #include "text/tokenizer.hpp"
 #include "util/error.hpp"
+#include "util/rng.hpp"
 
 using namespace attnlab;
 using namespace attnlab::corpus;
@@ -64,6 +66,32 @@ TEST_CASE("french_text: contractions, elision, possessives before a vowel, aspir
   CHECK_FALSE(hero->elides);
   CHECK(french_text({"le", hero->fr}) == "Le " + hero->fr);
   CHECK(french_text({"la", "maison", "de", "le", hero->fr}) == "La maison du " + hero->fr);
+}
+
+// The shipped model data/models/translate-wide learned from the wide grammar's corpus, and its tests
+// regenerate its test split: the wide grammar must keep writing exactly the same sentences, whatever
+// is added beside it (the everyday grammar shares its code). These are the FNV-1a hashes of the files
+// `attnlab corpus --grammar wide --seed 1 --train 20000 --valid 500 --test 1000 --out DIR` writes
+// (sha256 of train.tsv cd0fee94…, valid.tsv ce782d0d…, test.tsv a4953eb6…, recorded before the
+// everyday grammar was added). If this fails, the change altered the wide corpus: undo it, or put
+// the new draws behind Grammar::Everyday.
+TEST_CASE("wide corpus: byte for byte the corpus translate-wide was trained on") {
+  CorpusOptions o;
+  o.grammar = Grammar::Wide;
+  o.seed = 1;
+  o.train = 20000;
+  o.valid = 500;
+  o.test = 1000;
+  const Corpus c = generate(o);
+  CHECK(fnv1a(to_tsv(c.train)) == 0xed5fe3a2dd4110e3ull);
+  CHECK(fnv1a(to_tsv(c.valid)) == 0x55ee4a2c52544155ull);
+  CHECK(fnv1a(to_tsv(c.test)) == 0xde85203e528c1110ull);
+  // A few pairs in clear, so a failure shows what changed.
+  REQUIRE(c.test.size() == 1000);
+  CHECK(c.test.front().en == "This reasonable bee did not adjust her fat brilliant population.");
+  CHECK(c.test.front().fr == "Cette abeille raisonnable n'a pas ajusté sa grosse population brillante.");
+  CHECK(c.train.front().en == "The puppy took the wheel because it was too big.");
+  CHECK(c.train.front().fr == "Le chiot a pris la roue parce qu'elle était trop grande.");
 }
 
 TEST_CASE("wide corpus: the same options give the same corpus") {
