@@ -15,6 +15,7 @@
 #include <iostream>
 #include <iterator>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "util/error.hpp"
@@ -44,18 +45,29 @@ struct SeenFile {
 std::mutex g_seen_mutex;
 std::vector<SeenFile> g_inputs, g_outputs;
 
+// Whether `f.path` still names the file remembered: a file deleted since may have given its inode
+// number to a new one (a test's temporary folder, removed, then another made), which is not the file
+// this process read or wrote.
+bool still_there(const SeenFile& f) {
+  struct stat now{};
+  return ::stat(f.path.c_str(), &now) == 0 && now.st_dev == f.dev && now.st_ino == f.ino;
+}
+
 void remember(std::vector<SeenFile>& list, const struct stat& st, const std::string& path) {
   const std::lock_guard<std::mutex> lock(g_seen_mutex);
-  for (const SeenFile& f : list)
-    if (f.dev == st.st_dev && f.ino == st.st_ino) return;
+  for (SeenFile& f : list)
+    if (f.dev == st.st_dev && f.ino == st.st_ino) {
+      if (!still_there(f)) f.path = path;  // the inode was reused: remember the file it is now
+      return;
+    }
   list.push_back({st.st_dev, st.st_ino, path});
 }
 
-const SeenFile* find_seen(const std::vector<SeenFile>& list, const struct stat& st) {
+std::optional<SeenFile> find_seen(const std::vector<SeenFile>& list, const struct stat& st) {
   const std::lock_guard<std::mutex> lock(g_seen_mutex);
   for (const SeenFile& f : list)
-    if (f.dev == st.st_dev && f.ino == st.st_ino) return &f;
-  return nullptr;
+    if (f.dev == st.st_dev && f.ino == st.st_ino && still_there(f)) return f;
+  return std::nullopt;
 }
 
 std::string human_bytes(std::size_t n) {
@@ -174,10 +186,10 @@ std::string check_output_path(const std::string& path, OutputKind kind, const st
       throw InputError(who + ": " + (link ? "links to a file that has " : "has ") + std::to_string(st.st_nlink) +
                        " names (hard links); a new file there would leave the other names with the old content: give "
                        "another name, or remove the other names first");
-    if (const SeenFile* in = find_seen(g_inputs, st))
+    if (const std::optional<SeenFile> in = find_seen(g_inputs, st))
       throw InputError(who + ": " + (in->path == path ? std::string("is") : is + in->path + ",") +
                        " a file this command reads; writing there would replace it: give another name");
-    if (const SeenFile* out = find_seen(g_outputs, st))
+    if (const std::optional<SeenFile> out = find_seen(g_outputs, st))
       throw InputError(who + ": " + (out->path == path ? std::string("is") : is + out->path + ",") +
                        " a file this command has just written; give each output a name of its own");
   }
@@ -186,7 +198,7 @@ std::string check_output_path(const std::string& path, OutputKind kind, const st
 
 bool is_input_file(const std::string& path) {
   struct stat st{};
-  return ::stat(path.c_str(), &st) == 0 && find_seen(g_inputs, st) != nullptr;
+  return ::stat(path.c_str(), &st) == 0 && find_seen(g_inputs, st).has_value();
 }
 
 void write_output_file(const std::string& path, const std::string& content, const std::string& option) {

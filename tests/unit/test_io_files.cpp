@@ -203,6 +203,12 @@ TEST_CASE("a file the user names is never a hard link, nor a file this process r
   CHECK_THROWS_WITH_AS(attnlab::io::write_output_file((t.path / "x.html").string(), "svg", "--svg"),
                        doctest::Contains(("--svg " + (t.path / "x.html").string() + ": is a file this command has just written").c_str()),
                        attnlab::InputError);
+  // What is remembered is the file, not its inode number: once x.html's name no longer leads to it
+  // (moved away here; deleted, its number may go to a new file), another file there is not that one.
+  // (Under ASan a new file took the number of a deleted test folder's file, and was refused as it.)
+  fs::rename(t.path / "x.html", t.path / "moved.html");
+  CHECK_NOTHROW(attnlab::io::write_output_file((t.path / "moved.html").string(), "again", "--html"));
+  CHECK(slurp(t.path / "moved.html") == "again");
 }
 
 TEST_CASE("write_file_atomic killed between writing and renaming leaves the old file whole") {
