@@ -2,7 +2,6 @@
 // English → French with a trained encoder–decoder; optionally the cross-attention of every layer
 // and head: which source word each generated word looked at.
 #include <iostream>
-#include <map>
 #include <memory>
 #include <optional>
 
@@ -86,10 +85,9 @@ void run_translate(const TranslateOptions& o) {
   std::string calibration_note;
   const std::optional<tasks::Calibration> calibration = tasks::load_calibration(m, &calibration_note);
   const tasks::Verdict verdict = tasks::judge_translation(m, o.text, static_cast<int>(src.size()), h, d, calibration);
-  const std::vector<std::string> unseen = tasks::unseen_words(m, o.text);
-  const int limit = model::translation_limit(*m.net, static_cast<int>(src.size()), d);
-  const bool cut = !h.finished || static_cast<int>(h.tokens.size()) >= limit;
-  const std::string loop_phrase = tasks::repeated_phrase(translation);
+  const std::vector<std::string>& unseen = verdict.inputs.unseen_words;
+  const bool cut = verdict.inputs.length_limit > 0;
+  const std::string& loop_phrase = verdict.inputs.loop;
   std::vector<std::string> wrote;  // "attnlab: wrote FILE" lines: after the translation, or on stderr beside JSON
 
   // Every attention of the translation: the model re-reads the source and its own output (teacher

@@ -160,6 +160,7 @@ Verdict judge(const model::Hypothesis& h, const VerdictInputs& in, const std::op
   Verdict v;
   v.confidence = confidence_of(h);
   v.calibrated = cal.has_value();
+  v.inputs = in;
   if (!in.unseen_words.empty()) {
     std::string list;
     for (std::size_t i = 0; i < in.unseen_words.size() && i < 5; ++i)

@@ -68,14 +68,6 @@ struct UnsureReason {
   std::string code;  // unseen_words, low_confidence, loop, length_limit
   std::string text;  // one plain sentence for a person
 };
-struct Verdict {
-  bool unsure = false;
-  std::vector<UnsureReason> why;
-  bool calibrated = false;  // low_confidence was judged (the model has a current calibration)
-  Confidence confidence;
-  nlohmann::json why_json() const;  // [{"code": ..., "text": ...}, ...]
-};
-
 // What a caller knows besides the hypothesis.
 struct VerdictInputs {
   std::vector<std::string> unseen_words;
@@ -83,6 +75,15 @@ struct VerdictInputs {
   int length_limit = 0;    // the limit decoding stopped at, or 0 when it ended by itself
   int source_tokens = 0;
   std::vector<std::string> target_tokens;  // the hypothesis' tokens as text, to name the weakest one
+};
+
+struct Verdict {
+  bool unsure = false;
+  std::vector<UnsureReason> why;
+  bool calibrated = false;  // low_confidence was judged (the model has a current calibration)
+  Confidence confidence;
+  VerdictInputs inputs;     // the evidence it was judged on (unseen words, loop, length limit)
+  nlohmann::json why_json() const;  // [{"code": ..., "text": ...}, ...]
 };
 Verdict judge(const model::Hypothesis& h, const VerdictInputs& in, const std::optional<Calibration>& cal);
 
