@@ -150,8 +150,8 @@ void run_attend(const AttendOptions& o) {
                                     "one heatmap") << '\n';
     if (json || !o.pictures.html.empty() || !o.pictures.svg.empty()) return;
     std::vector<std::size_t> keep{row};
-    for (std::size_t j : noun_columns(toks))
-      if (j != row) keep.push_back(j);
+    for (std::size_t col : noun_columns(toks))
+      if (col != row) keep.push_back(col);
     print_heatmap(title, to_matrix(vals.data(), row_labels.size(), n), row_labels, toks, o.view, keep);
     return;
   }

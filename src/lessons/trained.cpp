@@ -158,7 +158,6 @@ float max_abs_difference(const core::Matrix& a, const core::Matrix& b) {
 
 Replay replay_attention(const model::Transformer<float>& net, model::Transformer<float>::Block block, int layer,
                         std::size_t n, std::size_t m, int b) {
-  using Block = model::Transformer<float>::Block;
   const auto v = net.attention_view(block, layer);
   const auto C = static_cast<std::size_t>(net.config().d_model), H = static_cast<std::size_t>(net.config().heads);
   const auto Tq = static_cast<std::size_t>(v.Tq), Tk = static_cast<std::size_t>(v.Tk), bi = static_cast<std::size_t>(b);
@@ -168,7 +167,7 @@ Replay replay_attention(const model::Transformer<float>& net, model::Transformer
   r.kv = rows_of(v.kv_input.data(), bi * Tk, m, C);
   r.w = attention_weights_of(net, v.params);
   std::optional<core::Mask> mask;
-  if (block == Block::DecoderSelf) mask = core::causal_mask(n);
+  if (block == model::Transformer<float>::Block::DecoderSelf) mask = core::causal_mask(n);
   core::multi_head_attention(r.x, r.kv, r.w, mask ? &*mask : nullptr, &r.trace);
   r.model_output = rows_of(v.output.data(), bi * Tq, n, C);
   r.max_difference = max_abs_difference(r.trace.output, r.model_output);
