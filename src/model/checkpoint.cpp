@@ -4,6 +4,7 @@
 #include <cstring>
 #include <map>
 
+#include "backend/bf16.hpp"
 #include "io/files.hpp"
 #include "io/json_text.hpp"
 #include "util/error.hpp"
@@ -39,6 +40,11 @@ Checkpoint load_checkpoint(const std::string& path) { return parse_checkpoint(io
 std::string checkpoint_to_bytes(const Checkpoint& ck) {
   const ParamLayout layout = make_layout(ck.config);
   if (ck.params.size() != layout.total) throw RuntimeError("save_checkpoint: parameter count does not match the config");
+  const bool bf16 = ck.params_storage == Storage::bf16;
+  // The moments must come back bit for bit for --resume; a bf16 file is a model to ship, not a run.
+  if (bf16 && (!ck.adam_m.empty() || !ck.adam_v.empty())) {
+    throw RuntimeError("save_checkpoint: bf16 storage is for the parameters of a model to ship, not for a training state");
+  }
   nlohmann::json header;
   header["config"] = model_config_to_json(ck.config);
   header["vocab"] = ck.vocab;
@@ -47,26 +53,42 @@ std::string checkpoint_to_bytes(const Checkpoint& ck) {
   header["meta"] = ck.meta;
   nlohmann::json tensors = nlohmann::json::array();
   std::size_t offset = 0;
-  std::vector<std::pair<const std::vector<float>*, std::string>> groups{{&ck.params, "params"}};
-  if (!ck.adam_m.empty()) groups.push_back({&ck.adam_m, "adam_m"});
-  if (!ck.adam_v.empty()) groups.push_back({&ck.adam_v, "adam_v"});
-  for (const auto& [data, group] : groups) {
-    if (data->size() != layout.total) throw RuntimeError("save_checkpoint: " + group + " has the wrong size");
+  struct Group {
+    const std::vector<float>* data;
+    std::string name;
+    std::size_t bytes_per_value;
+  };
+  std::vector<Group> groups{{&ck.params, "params", bf16 ? 2u : 4u}};
+  if (!ck.adam_m.empty()) groups.push_back({&ck.adam_m, "adam_m", 4});
+  if (!ck.adam_v.empty()) groups.push_back({&ck.adam_v, "adam_v", 4});
+  for (const Group& g : groups) {
+    if (g.data->size() != layout.total) throw RuntimeError("save_checkpoint: " + g.name + " has the wrong size");
     for (const TensorInfo& t : layout.tensors) {
-      tensors.push_back({{"group", group}, {"name", t.name}, {"shape", t.shape}, {"offset", offset + t.offset * 4}, {"count", t.size()}});
+      nlohmann::json entry{{"group", g.name}, {"name", t.name}, {"shape", t.shape}, {"offset", offset + t.offset * g.bytes_per_value},
+                           {"count", t.size()}};
+      // Version 1's entries have no "dtype" (float32); writing it only for bf16 keeps a float32 file
+      // byte-identical to the ones written before bf16 storage existed.
+      if (g.bytes_per_value == 2) entry["dtype"] = "bf16";
+      tensors.push_back(std::move(entry));
     }
-    offset += layout.total * 4;
+    offset += layout.total * g.bytes_per_value;
   }
   header["tensors"] = tensors;
   const std::string hj = header.dump();
   std::string out;
   out.reserve(24 + hj.size() + offset + 8);
   out.append(kMagic, 8);
-  put<std::uint32_t>(out, kCheckpointVersion);
+  put<std::uint32_t>(out, bf16 ? kCheckpointVersionBf16 : kCheckpointVersion);
   put<std::uint32_t>(out, 0);
   put<std::uint64_t>(out, hj.size());
   out += hj;
-  for (const auto& [data, group] : groups) out.append(reinterpret_cast<const char*>(data->data()), data->size() * 4);
+  for (const Group& g : groups) {
+    if (g.bytes_per_value == 4) {
+      out.append(reinterpret_cast<const char*>(g.data->data()), g.data->size() * 4);
+    } else {
+      for (float v : *g.data) put<std::uint16_t>(out, backend::to_bf16(v).bits);
+    }
+  }
   put<std::uint64_t>(out, fnv1a(out));
   return out;
 }
@@ -82,6 +104,7 @@ struct Complaint {
 // The file's frame, once its magic, version, checksum and header length are checked: the header's JSON
 // text and the tensor data between it and the trailing checksum (the format: checkpoint.hpp).
 struct Frame {
+  std::uint32_t version = 0;
   std::string_view header, data;
 };
 
@@ -96,9 +119,10 @@ Frame read_frame(std::string_view in, const Complaint& bad) {
   }
   if (in.size() < 32) throw bad("truncated: " + std::to_string(in.size()) + " bytes is too short for a checkpoint");
   const auto version = get<std::uint32_t>(in, 8);
-  if (version != kCheckpointVersion) {
-    throw bad("checkpoint format version " + std::to_string(version) + " is not supported (this attnlab reads version " +
-              std::to_string(kCheckpointVersion) + "); retrain the model with this version");
+  if (version != kCheckpointVersion && version != kCheckpointVersionBf16) {
+    throw bad("checkpoint format version " + std::to_string(version) + " is not supported (this attnlab reads versions " +
+              std::to_string(kCheckpointVersion) + " and " + std::to_string(kCheckpointVersionBf16) +
+              "); retrain the model with this version");
   }
   const auto stored = get<std::uint64_t>(in, in.size() - 8);
   if (fnv1a(in.substr(0, in.size() - 8)) != stored) {
@@ -107,7 +131,7 @@ Frame read_frame(std::string_view in, const Complaint& bad) {
   const auto hlen = get<std::uint64_t>(in, 16);
   if (hlen > in.size() - 32) throw bad("corrupt: the header length runs past the end of the file");
   const std::size_t data_start = 24 + hlen, data_end = in.size() - 8;
-  return {in.substr(24, hlen), in.substr(data_start, data_end - data_start)};
+  return {version, in.substr(24, hlen), in.substr(data_start, data_end - data_start)};
 }
 
 // Phase 2: the header's JSON and what it holds besides the tensor table (the config, the vocabulary,
@@ -140,17 +164,20 @@ nlohmann::json read_header(std::string_view text, Checkpoint& ck, const Complain
 
 // Phase 3: the tensors. Each entry of the header's table must be the next tensor the config's layout
 // defines, in its group (params, adam_m, adam_v), with its shape, lying inside `data`; each group
-// present must be complete, params must be, and every parameter finite.
-void read_tensors(const nlohmann::json& header, std::string_view data, Checkpoint& ck, const Complaint& bad) {
+// present must be complete, params must be, and every parameter finite. A version 2 file may store
+// "params" tensors in bf16 ("dtype"), which are widened to float32 here; version 1 has float32 only.
+void read_tensors(const nlohmann::json& header, std::uint32_t version, std::string_view data, Checkpoint& ck, const Complaint& bad) {
   const ParamLayout layout = make_layout(ck.config);
-  // Each group holds layout.total floats. Say no before allocating them when the file cannot hold even
-  // one group: tensor entries may point at the same bytes, so without this a forged config (many
-  // layers, a wide d_ff) made a file of a few KB ask for tens of GB.
-  if (layout.total > data.size() / 4) {
+  // Each group holds layout.total values of at least 2 bytes. Say no before allocating them when the
+  // file cannot hold even one group: tensor entries may point at the same bytes, so without this a
+  // forged config (many layers, a wide d_ff) made a file of a few KB ask for tens of GB.
+  const std::size_t min_bytes = version == kCheckpointVersionBf16 ? 2 : 4;
+  if (layout.total > data.size() / min_bytes) {
     throw bad("config does not match the tensors: the config defines " + std::to_string(layout.total) +
-              " parameters (" + std::to_string(layout.total * 4) + " bytes), but the file holds " +
+              " parameters (" + std::to_string(layout.total * min_bytes) + " bytes), but the file holds " +
               std::to_string(data.size()) + " bytes of tensor data");
   }
+  std::size_t bf16_tensors = 0;
   std::map<std::string, std::vector<float>*> groups{{"params", &ck.params}, {"adam_m", &ck.adam_m}, {"adam_v", &ck.adam_v}};
   std::map<std::string, std::size_t> seen;
   try {
@@ -172,13 +199,36 @@ void read_tensors(const nlohmann::json& header, std::string_view data, Checkpoin
         throw bad("config does not match the tensors: tensor #" + std::to_string(idx) + " is \"" + name + "\" " + show(shape) +
                   ", the config expects \"" + want.name + "\" " + show(want.shape));
       }
+      const std::string dtype = t.value("dtype", std::string("f32"));
+      if (dtype != "f32" && dtype != "bf16") {
+        throw bad("corrupt tensor table: \"" + name + "\" has dtype \"" + dtype + "\", expected \"f32\" or \"bf16\"");
+      }
+      const bool is_bf16 = dtype == "bf16";
+      if (is_bf16 && version != kCheckpointVersionBf16) {
+        throw bad("corrupt tensor table: \"" + name + "\" is bf16 in a version " + std::to_string(version) +
+                  " file (bf16 tensors need version " + std::to_string(kCheckpointVersionBf16) + ")");
+      }
+      if (is_bf16 && group != "params") {
+        throw bad("corrupt tensor table: \"" + name + "\" of " + group + " is bf16 (only params may be stored in bf16)");
+      }
+      const std::size_t width = is_bf16 ? 2 : 4;
       const auto off = t.at("offset").get<std::uint64_t>(), count = t.at("count").get<std::uint64_t>();
-      if (count != want.size() || off > data.size() || count * 4 > data.size() - off) {
+      if (count != want.size() || off > data.size() || count * width > data.size() - off) {
         throw bad("corrupt tensor table: \"" + name + "\" lies outside the data");
       }
       std::vector<float>& dst = *git->second;
       if (dst.empty()) dst.assign(layout.total, 0.0f);
-      std::memcpy(dst.data() + want.offset, data.data() + off, count * 4);
+      if (is_bf16) {
+        ++bf16_tensors;
+        const char* src = data.data() + off;
+        for (std::size_t i = 0; i < count; ++i) {
+          std::uint16_t bits;
+          std::memcpy(&bits, src + 2 * i, 2);
+          dst[want.offset + i] = backend::to_float(backend::Bf16{bits});  // exact: bf16 is float32's top half
+        }
+      } else {
+        std::memcpy(dst.data() + want.offset, data.data() + off, count * 4);
+      }
     }
   } catch (const nlohmann::json::exception& e) {
     throw bad("corrupt tensor table: " + io::json_error_text(e));
@@ -190,6 +240,10 @@ void read_tensors(const nlohmann::json& header, std::string_view data, Checkpoin
     }
   }
   if (!seen.count("params")) throw bad("no parameters in the checkpoint");
+  if (version == kCheckpointVersionBf16 && bf16_tensors == 0) {
+    throw bad("corrupt tensor table: a version " + std::to_string(version) + " file without a bf16 tensor");
+  }
+  ck.params_storage = bf16_tensors ? Storage::bf16 : Storage::fp32;
   for (float v : ck.params)
     if (!std::isfinite(v)) throw bad("corrupt: a parameter is inf or NaN");
 }
@@ -202,7 +256,7 @@ Checkpoint parse_checkpoint(std::string_view in, const std::string& source) {
   const Frame frame = read_frame(in, bad);
   Checkpoint ck;
   const nlohmann::json header = read_header(frame.header, ck, bad);
-  read_tensors(header, frame.data, ck, bad);
+  read_tensors(header, frame.version, frame.data, ck, bad);
   return ck;
 }
 

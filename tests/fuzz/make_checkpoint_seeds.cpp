@@ -75,9 +75,15 @@ int main(int argc, char** argv) {
   std::string flipped = encdec;
   flipped[flipped.size() - 20] ^= 0x40;
   write("bad_checksum.ckpt", flipped);
-  std::string v2 = encdec;
+  std::string v2 = encdec;  // version 2 announces bf16 tensors; this one has none
   v2[8] = 2;
   write("version_2.ckpt", with_checksum(v2));
+  std::string v3 = encdec;
+  v3[8] = 3;
+  write("version_3.ckpt", with_checksum(v3));
+  Checkpoint half = tiny(false, true, false);
+  half.params_storage = Storage::bf16;
+  write("tiny_bf16.ckpt", checkpoint_to_bytes(half));
   std::string mismatch = encdec;  // the same length, so the header length stays right
   const auto at = mismatch.find("\"d_ff\":6");
   if (at == std::string::npos) return 1;

@@ -1,6 +1,7 @@
 // The checkpoint format: round trip, and a clear InputError for every kind of damage.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -126,10 +127,10 @@ TEST_CASE("damaged checkpoints are refused with a clear message") {
   CHECK(error_loading(p).find("not an attnlab checkpoint") != std::string::npos);
 
   std::string version = good;
-  const std::uint32_t v2 = 2;
-  std::memcpy(version.data() + 8, &v2, 4);
+  const std::uint32_t v3 = 3;
+  std::memcpy(version.data() + 8, &v3, 4);
   spit(p, version);
-  CHECK(error_loading(p).find("version 2 is not supported") != std::string::npos);
+  CHECK(error_loading(p).find("version 3 is not supported (this attnlab reads versions 1 and 2)") != std::string::npos);
 
   // A consistent file (valid checksum) whose config disagrees with its tensors.
   std::uint64_t hlen;
@@ -170,6 +171,158 @@ TEST_CASE("damaged checkpoints are refused with a clear message") {
 
   CHECK(error_loading(tmp_path("missing-file")).find("cannot open") != std::string::npos);
   std::filesystem::remove(p);
+}
+
+namespace {
+
+// The file `bytes` with its header replaced by `header` (and the checksum made right again), so that
+// the reader gets past the frame to the table it is meant to refuse.
+std::string with_header(const std::string& bytes, const nlohmann::json& header) {
+  std::uint64_t hlen;
+  std::memcpy(&hlen, bytes.data() + 16, 8);
+  const std::string hj = header.dump();
+  std::string out = bytes.substr(0, 16);
+  const std::uint64_t nh = hj.size();
+  out.append(reinterpret_cast<const char*>(&nh), 8);
+  out += hj;
+  out += bytes.substr(24 + hlen, bytes.size() - 8 - 24 - hlen);
+  const std::uint64_t sum = fnv1a(out);
+  out.append(reinterpret_cast<const char*>(&sum), 8);
+  return out;
+}
+
+nlohmann::json header_of(const std::string& bytes) {
+  std::uint64_t hlen;
+  std::memcpy(&hlen, bytes.data() + 16, 8);
+  return nlohmann::json::parse(bytes.substr(24, hlen));
+}
+
+std::string error_parsing(const std::string& bytes) {
+  try {
+    parse_checkpoint(bytes, "x.ckpt");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(loaded)";
+}
+
+// bf16 by hand, independently of backend/bf16.hpp: the nearest of the two bf16 values around x
+// (truncation and the next one up in magnitude), ties to the one whose last kept bit is 0.
+float bf16_by_hand(float x) {
+  std::uint32_t b;
+  std::memcpy(&b, &x, 4);
+  const std::uint32_t down = b & 0xffff0000u, up = down + 0x10000u;
+  float fd, fu;
+  std::memcpy(&fd, &down, 4);
+  std::memcpy(&fu, &up, 4);
+  const double dd = std::abs(static_cast<double>(x) - fd), du = std::abs(static_cast<double>(fu) - x);
+  if (dd < du) return fd;
+  if (du < dd) return fu;
+  return ((down >> 16) & 1u) ? fu : fd;
+}
+
+}  // namespace
+
+TEST_CASE("bf16 storage: half the tensor bytes, every parameter rounded to nearest even, widened exactly on load") {
+  Checkpoint ck = sample();
+  ck.adam_m.clear();
+  ck.adam_v.clear();
+  ck.train_state = nullptr;
+  // Values that exercise the rounding: exact bf16 values, a tie each way, just above and below a tie.
+  ck.params[0] = 1.0f;
+  std::uint32_t bits = 0x3f808000u;  // 1.00390625: halfway between 1 and 1.0078125, kept bit 0 → down
+  std::memcpy(&ck.params[1], &bits, 4);
+  bits = 0x3f818000u;  // halfway, kept bit 1 → up
+  std::memcpy(&ck.params[2], &bits, 4);
+  bits = 0x3f808001u;  // just above halfway → up
+  std::memcpy(&ck.params[3], &bits, 4);
+  bits = 0xbf807fffu;  // just below halfway, negative → down in magnitude
+  std::memcpy(&ck.params[4], &bits, 4);
+  ck.params[5] = -0.0f;
+  ck.params[6] = 3.0e38f;
+
+  const std::string f32 = checkpoint_to_bytes(ck);
+  ck.params_storage = Storage::bf16;
+  const std::string b16 = checkpoint_to_bytes(ck);
+  std::uint32_t version;
+  std::memcpy(&version, b16.data() + 8, 4);
+  CHECK(version == 2);
+  std::memcpy(&version, f32.data() + 8, 4);
+  CHECK(version == 1);
+  const std::size_t n = ck.params.size();
+  CHECK(f32.size() - header_of(f32).dump().size() == b16.size() - header_of(b16).dump().size() + 2 * n);
+  CHECK(f32.find("\"dtype\"") == std::string::npos);  // a float32 file is the format as it was before bf16
+
+  const Checkpoint back = parse_checkpoint(b16, "b16.ckpt");
+  CHECK(back.params_storage == Storage::bf16);
+  CHECK(parse_checkpoint(f32, "f32.ckpt").params_storage == Storage::fp32);
+  REQUIRE(back.params.size() == n);
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const float want = bf16_by_hand(ck.params[i]);
+    if (std::memcmp(&want, &back.params[i], 4) != 0) ++differ;
+  }
+  CHECK(differ == 0);
+  CHECK(back.params[0] == 1.0f);
+  CHECK(back.params[1] == 1.0f);
+  CHECK(back.params[2] == 1.015625f);
+  CHECK(back.params[3] == 1.0078125f);
+  CHECK(back.params[4] == -1.0f);
+  CHECK(std::signbit(back.params[5]));
+  // Writing the widened model again in bf16 gives the same file: bf16 values are fixed points.
+  Checkpoint again = back;
+  again.params_storage = Storage::bf16;
+  CHECK(checkpoint_to_bytes(again) == b16);
+
+  // A training state cannot be stored in bf16: --resume must get its moments back bit for bit.
+  Checkpoint with_adam = sample();
+  with_adam.params_storage = Storage::bf16;
+  CHECK_THROWS_AS(checkpoint_to_bytes(with_adam), RuntimeError);
+}
+
+TEST_CASE("bf16 storage: a damaged or inconsistent tensor table is refused with a clear message") {
+  Checkpoint ck = sample();
+  ck.adam_m.clear();
+  ck.adam_v.clear();
+  const std::string f32 = checkpoint_to_bytes(ck);
+  ck.params_storage = Storage::bf16;
+  const std::string b16 = checkpoint_to_bytes(ck);
+
+  nlohmann::json h = header_of(b16);
+  h["tensors"][0]["dtype"] = "f16";
+  std::string msg = error_parsing(with_header(b16, h));
+  INFO(msg);
+  CHECK(msg.find("has dtype \"f16\", expected \"f32\" or \"bf16\"") != std::string::npos);
+
+  // bf16 in a version 1 file: an older reader would take its 16-bit words for floats.
+  h = header_of(f32);
+  h["tensors"][0]["dtype"] = "bf16";
+  msg = error_parsing(with_header(f32, h));
+  CHECK(msg.find("is bf16 in a version 1 file") != std::string::npos);
+
+  // A version 2 file that holds no bf16 tensor is not one this attnlab writes.
+  std::string v2 = f32;
+  const std::uint32_t two = 2;
+  std::memcpy(v2.data() + 8, &two, 4);
+  msg = error_parsing(with_header(v2, header_of(f32)));
+  CHECK(msg.find("a version 2 file without a bf16 tensor") != std::string::npos);
+
+  // A bf16 tensor whose 2-byte values run past the data.
+  h = header_of(b16);
+  auto& last = h["tensors"][h["tensors"].size() - 1];
+  last["offset"] = last["offset"].get<std::uint64_t>() + 2;
+  msg = error_parsing(with_header(b16, h));
+  CHECK(msg.find("lies outside the data") != std::string::npos);
+
+  // Only params may be bf16.
+  Checkpoint with_adam = sample();
+  const std::string full = checkpoint_to_bytes(with_adam);
+  std::string full_v2 = full;
+  std::memcpy(full_v2.data() + 8, &two, 4);
+  h = header_of(full);
+  h["tensors"][h["tensors"].size() - 1]["dtype"] = "bf16";
+  msg = error_parsing(with_header(full_v2, h));
+  CHECK(msg.find("of adam_v is bf16 (only params may be stored in bf16)") != std::string::npos);
 }
 
 TEST_CASE("the paper's learning-rate schedule and gradient clipping") {
