@@ -50,6 +50,12 @@ struct Score {
   nlohmann::json json() const { return {{"correct", right}, {"total", total}, {"accuracy", total ? static_cast<double>(right) / total : 0.0}}; }
 };
 
+// For the report's first line: a model shipped with its weights in bf16 is scored as it ships.
+std::string weights_note(const tasks::LoadedModel& m) {
+  return m.weights == model::Storage::bf16 ? "; weights stored in bf16, widened to float32 on load" : "";
+}
+const char* weights_name(const tasks::LoadedModel& m) { return m.weights == model::Storage::bf16 ? "bf16" : "fp32"; }
+
 // The held-out everyday set (tasks/everyday.hpp): how many sentences the model gets right, by
 // category, and how well its "unsure" verdict (tasks/confidence.hpp) separates the wrong from the right.
 void run_everyday(const EvalOptions& o, tasks::LoadedModel& m) {
@@ -94,7 +100,7 @@ void run_everyday(const EvalOptions& o, tasks::LoadedModel& m) {
   }
   bar.finish("");
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  nlohmann::json j = {{"model", m.dir}, {"set", file}, {"sentences", items.size()}, {"beam", o.beam},
+  nlohmann::json j = {{"model", m.dir}, {"weights", weights_name(m)}, {"set", file}, {"sentences", items.size()}, {"beam", o.beam},
                       {"loops_blocked", !o.allow_loops}, {"right", right.json()},
                       {"unsure", {{"calibrated", calibration.has_value()},
                                   {"flagged_among_wrong", flagged_wrong.json()},
@@ -109,8 +115,8 @@ void run_everyday(const EvalOptions& o, tasks::LoadedModel& m) {
     return;
   }
   const std::size_t width = render::detect_terminal(true).width;
-  std::cout << render::wrap_words(fmt::format("everyday set: {} sentences written by hand apart from the grammar ({}), beam {}, {:.1f} s",
-                                              items.size(), o.everyday_file, o.beam, secs), width, "", "  ")
+  std::cout << render::wrap_words(fmt::format("everyday set: {} sentences written by hand apart from the grammar ({}), beam {}, {:.1f} s{}",
+                                              items.size(), o.everyday_file, o.beam, secs, weights_note(m)), width, "", "  ")
             << '\n';
   std::cout << fmt::format("  right                        {:6.2f}%  ({}/{})\n", right.pct(), right.right, right.total);
   std::cout << fmt::format("  \"unsure\" on the wrong ones   {:6.2f}%  ({}/{})\n", flagged_wrong.pct(), flagged_wrong.right, flagged_wrong.total);
@@ -142,7 +148,7 @@ void run_eval(const EvalOptions& o) {
   if (data.test.empty())  // "0.00 % (0/0)" would read as a score
     throw InputError(o.model + ": corpus.test: expected at least 1 test sentence in the model's run config, got 0; "
                      "nothing to evaluate");
-  nlohmann::json j = {{"model", m.dir}, {"task", run.lm ? "lm" : "translate"}};
+  nlohmann::json j = {{"model", m.dir}, {"weights", weights_name(m)}, {"task", run.lm ? "lm" : "translate"}};
   const auto t0 = std::chrono::steady_clock::now();
   if (run.lm) {
     // The transformer, then a unigram and a bigram model of the very same tokens, counted on the
@@ -193,9 +199,9 @@ void run_eval(const EvalOptions& o) {
       return;
     }
     std::cout << fmt::format("language model on its test split: {} sentences never seen in training, {} tokens ({}, {} ids), "
-                             "{} words; {:.1f} s\n",
+                             "{} words; {:.1f} s{}\n",
                              data.lm_test_sentences.size(), r.tokens, m.vocab.bpe() ? "byte-level BPE" : "whole words",
-                             m.vocab.size(), words, secs);
+                             m.vocab.size(), words, secs, weights_note(m));
     std::cout << "                       loss   perplexity per token   per word\n";
     auto row = [&](const char* name, double loss) {
       std::cout << fmt::format("  {:<18} {:6.3f}   {:>20.1f}   {:>8.1f}\n", name, loss, std::exp(loss), std::exp(loss * per_word));
@@ -281,7 +287,7 @@ void run_eval(const EvalOptions& o) {
     std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     return;
   }
-  std::cout << fmt::format("test split: {} sentence pairs never seen in training (beam {}), {:.1f} s\n", n, o.beam, secs);
+  std::cout << fmt::format("test split: {} sentence pairs never seen in training (beam {}), {:.1f} s{}\n", n, o.beam, secs, weights_note(m));
   std::cout << fmt::format("  exact match          {:6.2f}%  ({}/{})\n", exact.pct(), exact.right, exact.total);
   std::cout << fmt::format("  il/elle (coreference) {:5.2f}%  ({}/{})\n", focus_by_cat["coref"].pct(), focus_by_cat["coref"].right, focus_by_cat["coref"].total);
   std::cout << fmt::format("  word sense           {:6.2f}%  ({}/{})\n", focus_by_cat["sense"].pct(), focus_by_cat["sense"].right, focus_by_cat["sense"].total);

@@ -17,6 +17,7 @@ void setup_params(CLI::App& app);
 void setup_corpus(CLI::App& app);
 void setup_train(CLI::App& app);
 void setup_eval(CLI::App& app);
+void setup_ship(CLI::App& app);
 void setup_translate(CLI::App& app);
 void setup_attend(CLI::App& app);
 void setup_generate(CLI::App& app);

@@ -135,6 +135,7 @@ int run(int argc, char** argv) {
   attnlab::cli::setup_attention(app);
   attnlab::cli::setup_train(app);
   attnlab::cli::setup_eval(app);
+  attnlab::cli::setup_ship(app);
   attnlab::cli::setup_translate(app);
   attnlab::cli::setup_attend(app);
   attnlab::cli::setup_generate(app);

@@ -44,11 +44,6 @@ double floor_at(std::vector<double> v, double q) {
 
 bool flags(const Calibration& c, const Confidence& x) { return x.min_token_prob < c.min_token_prob || x.mean_logprob < c.mean_logprob; }
 
-std::string checkpoint_file(const LoadedModel& m) {
-  std::error_code ec;
-  return fs::is_directory(m.dir, ec) ? (fs::path(m.dir) / "model.ckpt").string() : m.dir;
-}
-
 double number_field(const nlohmann::json& j, const char* key, const std::string& file) {
   if (!j.contains(key) || !j[key].is_number() || !std::isfinite(j[key].get<double>()))
     throw InputError(fmt::format("{}: {}: expected a finite number, got {}", file, key, j.contains(key) ? j[key].dump() : "nothing"));

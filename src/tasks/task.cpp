@@ -379,7 +379,13 @@ LoadedModel load_model(const std::string& dir_in, backend::Ops<float>& backend) 
       if (w.is_string()) lm.known_source_words.insert(w.get<std::string>());
   lm.net = std::make_unique<model::Transformer<float>>(ck.config, backend);
   lm.net->params.upload(ck.params);
+  lm.weights = ck.params_storage;
   return lm;
+}
+
+std::string checkpoint_file(const LoadedModel& m) {
+  std::error_code ec;
+  return std::filesystem::is_directory(m.dir, ec) ? (std::filesystem::path(m.dir) / "model.ckpt").string() : m.dir;
 }
 
 bool focus_word_right(const text::Vocab& vocab, const corpus::Example& ex, const std::vector<int>& reference,

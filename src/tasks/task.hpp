@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "corpus/corpus.hpp"
+#include "model/checkpoint.hpp"
 #include "model/trainer.hpp"
 #include "text/vocab.hpp"
 
@@ -99,7 +100,13 @@ struct LoadedModel {
   std::unique_ptr<model::Transformer<float>> net;
   nlohmann::json meta;
   std::set<std::string, std::less<>> known_source_words;  // from meta; empty when the checkpoint has none
+  // How the checkpoint stored the weights: float32, or bf16 (a shipped model, docs/checkpoint.md),
+  // widened to float32 on load either way. For commands to say so.
+  model::Storage weights = model::Storage::fp32;
 };
+
+// The checkpoint file a loaded model came from: DIR/model.ckpt, or the .ckpt file given.
+std::string checkpoint_file(const LoadedModel& m);
 
 // The words of `sentence` (case folded, text::tokenize; letters only) that `m` never read as whole
 // words in training. Empty when the model records no word list (word-level models: their unknown
