@@ -24,9 +24,10 @@ std::string config_names() {
 std::string find_config(const std::string& value) {
   if (value.empty()) throw InputError("--config: expected a config name (e.g. translate-small) or a file, got an empty value");
   std::error_code ec;
-  if (fs::exists(value, ec)) return value;
   const bool path_like = value.find('/') != std::string::npos || value.ends_with(".json");
-  if (path_like) return value;
+  // A bare name is a file in the working folder only when it is a file: `train --config NAME` run
+  // beside a folder of that name (the run's own, `--out NAME`) means the config NAME, not the folder.
+  if (path_like || (fs::exists(value, ec) && !fs::is_directory(value, ec))) return value;
   std::string named;
   try {
     named = resolve_data_path("data/configs/" + value + ".json");

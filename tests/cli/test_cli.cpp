@@ -674,6 +674,17 @@ TEST_CASE("params: the paper's base model, text and JSON; the reference comparis
 
 TEST_CASE("params: bad input exits with code 2 and says why") {
   expect_input_error(run({"params", "--config", "no-such-model"}), {"no-such-model", "known configs:", "transformer-base"});
+  {
+    // A folder named like a config in the working folder (a run's folder, `--out NAME`) does not hide
+    // the config of that name: found resuming a run from its parent folder ("is a folder, expected a file").
+    const fs::path here = fs::current_path();
+    fs::create_directories(temp_dir() / "cwd" / "transformer-base");
+    fs::current_path(temp_dir() / "cwd");
+    const Result named = run({"params", "--config", "transformer-base", "-f", "json"});
+    fs::current_path(here);
+    INFO(named.err);
+    CHECK(named.code == 0);
+  }
   // Out of the options' own ranges: the validators' message (src/cli/validators.hpp) and the usage hint.
   for (const auto& [flag, value, range] : std::vector<std::tuple<std::string, std::string, std::string>>{
            {"--vocab", "4", "from 5 to 10000000"}, {"--vocab", "0", "from 5 to 10000000"}, {"--seq", "0", "from 1 to 1048576"}}) {
