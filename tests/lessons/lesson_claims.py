@@ -6,7 +6,7 @@ models, the language models (the causal-mask lesson), and seeded random weights.
 then checked by computations that share no code with them:
 
 - the model's own forward pass is recomputed here in numpy (float64) straight from the checkpoint file
-  (docs/checkpoint.md: the header, the float32 tensors), so a probability the lesson prints is compared
+  (docs/checkpoint.md: the header, the float32 or bf16 tensors), so a probability the lesson prints is compared
   with the model's probability for that token, under the same teacher forcing;
 - a matrix titled LayerNorm…(…) must have rows of mean 0 and variance 1 once the checkpoint's own γ and β
   are taken off again, and a matrix said to be normalised must be so;
@@ -54,7 +54,11 @@ class Checkpoint:
             if t["group"] != "params":
                 continue
             start = base + t["offset"]  # a byte offset from the end of the header
-            a = np.frombuffer(raw[start:start + 4 * t["count"]], dtype="<f4").astype(np.float64)
+            if t.get("dtype", "f32") == "bf16":  # a shipped model's weights: float32's top 16 bits
+                halves = np.frombuffer(raw[start:start + 2 * t["count"]], dtype="<u2").astype(np.uint32)
+                a = (halves << 16).view(np.float32).astype(np.float64)
+            else:
+                a = np.frombuffer(raw[start:start + 4 * t["count"]], dtype="<f4").astype(np.float64)
             self.p[t["name"]] = a.reshape(t["shape"])
         self.eps = float(self.cfg.get("ln_eps", 1e-5))
         self.pre = self.cfg.get("norm", "post") == "pre"
