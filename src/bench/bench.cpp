@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "backend/cpu/cpu_backend.hpp"
 #include "backend/cpu/ops.hpp"
 #include "model/optim.hpp"
 #include "backend/cpu/profile.hpp"

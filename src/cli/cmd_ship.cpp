@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "backend/cpu/cpu_backend.hpp"
 #include "cli/commands.hpp"
 #include "cli/validators.hpp"
 #include "io/files.hpp"
@@ -112,7 +113,7 @@ Comparison compare_lm(const ShipOptions& o, tasks::LoadedModel& before, tasks::L
 
 void run_ship(const ShipOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
-  tasks::LoadedModel before = tasks::load_model(o.model);
+  tasks::LoadedModel before = tasks::load_model(o.model, backend::cpu_backend<float>());
   const std::string src_file = tasks::checkpoint_file(before);
   const fs::path out_dir(o.out);
   const fs::path out_file = out_dir / "model.ckpt";
@@ -152,7 +153,7 @@ void run_ship(const ShipOptions& o) {
                       {"dropped_training_state", had_state}, {"train_log_copied", log_copied}};
   Comparison cmp;
   if (o.compare > 0) {
-    tasks::LoadedModel after = tasks::load_model(out_file.string());
+    tasks::LoadedModel after = tasks::load_model(out_file.string(), backend::cpu_backend<float>());
     if (before.run.raw.is_null()) {
       cmp.lines.push_back("not compared: the checkpoint does not record its corpus settings (meta.run_config)");
       cmp.json = nullptr;

@@ -1,3 +1,4 @@
+#include "backend/cpu/cpu_backend.hpp"
 #include "lessons/trained.hpp"
 
 #include <algorithm>
@@ -81,7 +82,7 @@ std::string describe_model(const tasks::LoadedModel& m) {
 }
 
 TrainedModel load_trained_model(const std::string& dir, const std::string& label) {
-  TrainedModel t{tasks::load_model(dir), label, ""};
+  TrainedModel t{tasks::load_model(dir, backend::cpu_backend<float>()), label, ""};
   t.description = describe_model(t.m);
   return t;
 }

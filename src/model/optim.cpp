@@ -1,8 +1,6 @@
 #include "model/optim.hpp"
 
 #include "backend/clip_scale.hpp"
-#include "backend/cpu/ops.hpp"
-#include "backend/cpu/profile.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -16,7 +14,6 @@ double noam_lr(std::int64_t step, int d_model, int warmup, double scale) {
 }
 
 double clip_grad_norm(std::vector<float>& grads, double max_norm) {
-  cpu::prof::Scope prof_scope(cpu::prof::Op::Optimizer);
   double sq = 0.0;
   for (float g : grads) sq += static_cast<double>(g) * g;
   const double norm = std::sqrt(sq);
@@ -24,13 +21,6 @@ double clip_grad_norm(std::vector<float>& grads, double max_norm) {
   if (s != 1.0f)
     for (float& g : grads) g *= s;
   return norm;
-}
-
-void adam_step(std::vector<float>& params, const std::vector<float>& grads, std::vector<float>& m,
-               std::vector<float>& v, std::int64_t step, double lr, const AdamConfig& cfg,
-               const std::vector<std::uint8_t>& decay_mask) {
-  cpu::adamw_step<float>(params.data(), grads.data(), m.data(), v.data(), decay_mask.empty() ? nullptr : decay_mask.data(),
-                         params.size(), adam_hyper(cfg, step, lr));
 }
 
 backend::AdamStep adam_hyper(const AdamConfig& cfg, std::int64_t step, double lr) {

@@ -26,14 +26,9 @@ double clip_grad_norm(std::vector<float>& grads, double max_norm);
 // The hyper-parameters of one step as the backends take them.
 backend::AdamStep adam_hyper(const AdamConfig& cfg, std::int64_t step, double lr);
 
-// One AdamW update of params from grads (on the host, through the CPU backend's op):
+// The update itself is the backends' op (backend::Ops::adamw; the CPU's is cpu::adamw_step):
 //   m ← β1·m + (1 − β1)·g,   v ← β2·v + (1 − β2)·g²
-//   p ← p − lr·wd·p                            (decoupled weight decay, where decay_mask allows it)
+//   p ← p − lr·wd·p                            (decoupled weight decay, where the decay mask allows it)
 //   p ← p − (lr / (1 − β1^step)) · m / (√v / √(1 − β2^step) + eps)
-// One AdamW update of params from grads; m and v are the moment buffers (same size), step ≥ 1.
-// decay_mask (may be empty) marks which parameters get weight decay (matrices, not biases/norms).
-void adam_step(std::vector<float>& params, const std::vector<float>& grads, std::vector<float>& m,
-               std::vector<float>& v, std::int64_t step, double lr, const AdamConfig& cfg,
-               const std::vector<std::uint8_t>& decay_mask);
 
 }  // namespace attnlab::model

@@ -76,9 +76,8 @@ struct StepInfo {
 
 class Trainer {
  public:
-  // Trains on `backend` (the CPU unless given): parameters, gradients and Adam's moments live there.
-  Trainer(const ModelConfig& model, const TrainConfig& train, std::vector<std::string> vocab,
-          backend::Ops<float>& backend = backend::cpu_backend<float>());
+  // Trains on `backend`: parameters, gradients and Adam's moments live there.
+  Trainer(const ModelConfig& model, const TrainConfig& train, std::vector<std::string> vocab, backend::Ops<float>& backend);
 
   // Restores params, Adam moments, step and RNG/data state from a checkpoint written by save(), and
   // returns the meta it was saved with (the caller compares the run config it records).

@@ -4,13 +4,13 @@
 #include <cmath>
 #include <string>
 
-#include "backend/cpu/ops.hpp"  // positional_encoding: a host-side table, uploaded once
+#include "backend/positional.hpp"  // a host-side table, uploaded once
 #include "util/error.hpp"
 #include "util/rng.hpp"
 
 namespace attnlab::model {
 
-std::vector<float> positional_encoding(int n, int C) { return cpu::positional_encoding<float>(n, C); }
+std::vector<float> positional_encoding(int n, int C) { return backend::positional_encoding<float>(n, C); }
 
 namespace {
 // How the backward's ops treat the parameters' gradients: written, not added to. Each weight matrix,
@@ -28,7 +28,7 @@ Transformer<T>::Transformer(const ModelConfig& config, backend::Ops<T>& backend)
   zeroed(params, layout_.total);
   zeroed(grads, layout_.total);
   sized(pe_, 0);
-  pe_.upload(cpu::positional_encoding<T>(cfg_.max_len, cfg_.d_model));
+  pe_.upload(backend::positional_encoding<T>(cfg_.max_len, cfg_.d_model));
 }
 
 template <typename T>

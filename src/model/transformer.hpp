@@ -17,7 +17,6 @@
 
 #include "util/token_ids.hpp"
 #include "backend/backend.hpp"
-#include "backend/cpu/cpu_backend.hpp"
 #include "model/config.hpp"
 
 namespace attnlab::model {
@@ -44,8 +43,9 @@ template <typename T>
 class Transformer {
  public:
   // The model lives on `backend` (backend/backend.hpp): parameters, gradients and every activation are
-  // its buffers, and every op runs there. The default is the CPU.
-  explicit Transformer(const ModelConfig& config, backend::Ops<T>& backend = backend::cpu_backend<T>());
+  // its buffers, and every op runs there. The caller chooses it (backend::cpu_backend<T>() for the
+  // CPU, backend/registry.hpp for --backend): the model knows only the interface.
+  Transformer(const ModelConfig& config, backend::Ops<T>& backend);
 
   const ModelConfig& config() const { return cfg_; }
   const ParamLayout& layout() const { return layout_; }

@@ -122,8 +122,8 @@ bool focus_word_right(const text::Vocab& vocab, const corpus::Example& ex, const
 
 // Loads DIR/model.ckpt ("DIR" may also be a .ckpt file). Relative paths that do not exist are looked
 // up under the attnlab folder (so "data/models/translate-small" works from anywhere).
-// The model is placed on `backend` (the CPU unless given).
-LoadedModel load_model(const std::string& dir, backend::Ops<float>& backend = backend::cpu_backend<float>());
+// The model is placed on `backend` (backend::cpu_backend<float>() for the CPU).
+LoadedModel load_model(const std::string& dir, backend::Ops<float>& backend);
 
 // Default model folders shipped with attnlab.
 inline constexpr const char* kDefaultTranslateModel = "data/models/translate-wide";

@@ -11,12 +11,18 @@ A source file belongs to the layer whose folder (or file) entry matches it most 
   - a unit test's file name does not start with the layer it tests (tests/unit/test_<layer>[_topic].cpp).
 Prints one line per problem and exits 1, or prints a summary and exits 0.
 
-  /usr/bin/python3 tests/architecture/check_layers.py [--root DIR]
+  /usr/bin/python3 tests/architecture/check_layers.py [--root DIR] [--planted]
+
+--planted checks the checker: on a copy of the tree, an include of the CPU backend planted in the
+model (which may see only the backend interface) must make it fail, naming that line.
 """
 import argparse
 import os
 import re
+import shutil
+import subprocess
 import sys
+import tempfile
 
 
 def parse_layers(cmake_text):
@@ -51,11 +57,40 @@ def layer_of(path, layers):
     return best
 
 
+def planted(root):
+    """The checker on a copy of src/, docs/architecture.md and tests/unit's names, with
+    #include "backend/cpu/ops.hpp" planted in model/transformer.cpp: it must fail on that line."""
+    with tempfile.TemporaryDirectory() as tmp:
+        shutil.copytree(os.path.join(root, "src"), os.path.join(tmp, "src"))
+        os.makedirs(os.path.join(tmp, "docs"))
+        shutil.copy(os.path.join(root, "docs", "architecture.md"), os.path.join(tmp, "docs"))
+        os.makedirs(os.path.join(tmp, "tests", "unit"))
+        for f in os.listdir(os.path.join(root, "tests", "unit")):
+            open(os.path.join(tmp, "tests", "unit", f), "w").close()
+        clean = subprocess.run([sys.executable, os.path.abspath(__file__), "--root", tmp], capture_output=True, text=True)
+        if clean.returncode != 0:
+            print("check_layers --planted: the unplanted copy already fails:\n" + clean.stdout)
+            return 1
+        target = os.path.join(tmp, "src", "model", "transformer.cpp")
+        text = open(target, encoding="utf-8").read()
+        open(target, "w", encoding="utf-8").write('#include "backend/cpu/ops.hpp"\n' + text)
+        r = subprocess.run([sys.executable, os.path.abspath(__file__), "--root", tmp], capture_output=True, text=True)
+        want = "src/model/transformer.cpp:1: includes backend/cpu/ops.hpp (layer backend_cpu), which layer model does not declare"
+        if r.returncode != 1 or want not in r.stdout:
+            print(f"check_layers --planted: expected exit 1 and \"{want}\", got exit {r.returncode}:\n{r.stdout}")
+            return 1
+    print("check_layers --planted: ok (the model including the CPU backend is caught)")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--root", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+    ap.add_argument("--planted", action="store_true", help="check that a planted model → backend/cpu include fails")
     args = ap.parse_args()
     root = os.path.abspath(args.root)
+    if args.planted:
+        return planted(root)
     src = os.path.join(root, "src")
     layers = parse_layers(open(os.path.join(src, "CMakeLists.txt"), encoding="utf-8").read())
     by_name = {l["name"]: l for l in layers}

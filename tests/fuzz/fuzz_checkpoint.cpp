@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 
+#include "backend/cpu/cpu_backend.hpp"
 #include "fuzz_support.hpp"
 #include "model/checkpoint.hpp"
 #include "model/decode.hpp"
@@ -36,7 +37,7 @@ void run_small_model(const model::Checkpoint& ck) {
   const model::ModelConfig& c = ck.config;
   // Models larger than this are legitimate but too slow to run thousands of times a second.
   if (model::parameter_count(c) > 20000 || c.max_len > 16 || c.vocab_size > 64) return;
-  model::Transformer<float> net(c);  // InputError for a vocabulary too small for a model
+  model::Transformer<float> net(c, attnlab::backend::cpu_backend<float>());  // InputError for a vocabulary too small for a model
   net.params.upload(ck.params);
   const int V = c.vocab_size;
   auto inside = [&](const std::vector<int>& toks) {

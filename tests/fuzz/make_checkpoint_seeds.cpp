@@ -9,6 +9,7 @@
 #include <fstream>
 #include <string>
 
+#include "backend/cpu/cpu_backend.hpp"
 #include "model/checkpoint.hpp"
 #include "model/transformer.hpp"
 #include "util/rng.hpp"
@@ -43,7 +44,7 @@ Checkpoint tiny(bool decoder_only, bool tie, bool adam) {
   c.encoder_layers = decoder_only ? 0 : 1;
   c.decoder_layers = 1;
   c.max_len = 6;
-  Transformer<float> net(c);
+  Transformer<float> net(c, attnlab::backend::cpu_backend<float>());
   net.init_params(decoder_only ? 2 : 1);
   Checkpoint ck;
   ck.config = c;

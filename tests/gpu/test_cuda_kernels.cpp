@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "backend/bf16.hpp"
+#include "backend/positional.hpp"
 #include "backend/cuda/adamw.hpp"
 #include "backend/cuda/attention.hpp"
 #include "backend/cuda/check.hpp"
@@ -241,7 +242,7 @@ TEST_CASE("positional encoding on the device equals the CPU's" * doctest::test_s
   for (int C : {1, 2, 7, 64, 129, 768}) {
     INFO("C = " << C);
     const int L = 1024;
-    const std::vector<float> pe = cpu::positional_encoding<float>(L, C);
+    const std::vector<float> pe = attnlab::backend::positional_encoding<float>(L, C);
     auto dpe = poisoned(pe.size());
     cu::positional_encoding(dpe.get(), L, C);
     CHECK_CLOSE(dpe.download(), pe, kFp32Tol, 1.0);

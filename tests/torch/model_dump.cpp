@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backend/cpu/cpu_backend.hpp"
 #include "model/transformer.hpp"
 
 using namespace attnlab::model;
@@ -18,7 +19,7 @@ int main(int argc, char** argv) {
   }
   const nlohmann::json cj = nlohmann::json::parse(argv[1]);
   const ModelConfig cfg = model_config_from_json(cj, "config");
-  Transformer<float> m(cfg);
+  Transformer<float> m(cfg, attnlab::backend::cpu_backend<float>());
   m.init_params(2026);
   // Perturb the 1-D tensors (biases, norm gains) so that the mapping of each one is exercised.
   std::uint64_t s = 5;

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "backend/cpu/cpu_backend.hpp"
 #include "backend/cpu/ops.hpp"
 #include "model/transformer.hpp"
 #include "backend/cpu/parallel.hpp"
@@ -90,7 +91,7 @@ TEST_CASE("the transformer's loss and every gradient are bit-identical on 1, 2 a
     std::vector<std::vector<float>> grads;
     for (int threads : {1, 2, 3}) {
       cpu::set_threads(threads);
-      model::Transformer<float> net(c);
+      model::Transformer<float> net(c, attnlab::backend::cpu_backend<float>());
       net.init_params(5);
       std::uint64_t seed = 99;
       loss.push_back(net.forward(b, 0.1f, true, &seed));

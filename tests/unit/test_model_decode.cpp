@@ -7,6 +7,7 @@
 #include <functional>
 #include <limits>
 
+#include "backend/cpu/cpu_backend.hpp"
 #include "model/decode.hpp"
 #include "tasks/task.hpp"
 #include "text/tokenizer.hpp"
@@ -85,7 +86,7 @@ TEST_CASE("beam search with a beam as wide as the hypothesis space finds the exh
     for (double alpha : {0.0, 0.6, 1.5}) {
       CAPTURE(seed);
       CAPTURE(alpha);
-      Transformer<float> m(tiny_model(7, 4));
+      Transformer<float> m(tiny_model(7, 4), attnlab::backend::cpu_backend<float>());
       m.init_params(seed);
       const std::vector<int> src{4, 5, 6};
       const Best oracle = exhaustive(m, src, 3, alpha);
@@ -129,7 +130,7 @@ TEST_CASE("loops: the tokens that would close one, and no translation that write
   // Random tiny models loop readily; with block_loops (the default) no translation holds a loop.
   int looped_without = 0;
   for (std::uint64_t seed = 1; seed <= 12; ++seed) {
-    Transformer<float> m(tiny_model(7, 24));
+    Transformer<float> m(tiny_model(7, 24), attnlab::backend::cpu_backend<float>());
     m.init_params(seed);
     for (int k : {1, 4}) {
       const auto has_loop = [](const std::vector<int>& y) {
@@ -152,7 +153,7 @@ TEST_CASE("the shipped translation model: beam search never scores below greedy 
   if (!std::ifstream(dir + "/model.ckpt").good()) {
     ATTNLAB_SKIP(dir << "/model.ckpt is not in the source tree");
   }
-  tasks::LoadedModel lm = tasks::load_model(dir);
+  tasks::LoadedModel lm = tasks::load_model(dir, attnlab::backend::cpu_backend<float>());
   tasks::RunConfig run = lm.run;
   const tasks::TaskData data = tasks::build_task_data(run, &lm.vocab);
   REQUIRE(!data.test.empty());
@@ -185,7 +186,7 @@ TEST_CASE("the shipped translation model: beam search never scores below greedy 
 }
 
 TEST_CASE("decoding stops at 2·|source| + 10 tokens (and never past the model's max_len), finished or not") {
-  Transformer<float> m(tiny_model(40, 64));
+  Transformer<float> m(tiny_model(40, 64), attnlab::backend::cpu_backend<float>());
   CHECK(translation_limit(m, 2, DecodeOptions{}) == 14);
   CHECK(translation_limit(m, 40, DecodeOptions{}) == 63);  // the model's max_len − 1
   DecodeOptions five;

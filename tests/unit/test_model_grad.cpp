@@ -9,7 +9,9 @@
 #include <functional>
 #include <random>
 
+#include "backend/cpu/cpu_backend.hpp"
 #include "backend/cpu/ops.hpp"
+#include "backend/positional.hpp"
 #include "core/attention.hpp"
 #include "model/transformer.hpp"
 
@@ -91,7 +93,7 @@ TEST_CASE("cross-entropy with label smoothing: the value against its formula; so
 }
 
 TEST_CASE("positional encoding is interleaved sin/cos") {
-  const auto pe = positional_encoding<double>(3, 4);
+  const auto pe = attnlab::backend::positional_encoding<double>(3, 4);
   // pos 2, i = 1 (columns 2 and 3): angle = 2 / 10000^(2/4) = 0.02
   CHECK(pe[2 * 4 + 2] == doctest::Approx(std::sin(0.02)));
   CHECK(pe[2 * 4 + 3] == doctest::Approx(std::cos(0.02)));
@@ -129,7 +131,7 @@ ModelConfig small_config() {
 }
 
 void check_model(ModelConfig cfg, const char* what) {
-  Transformer<double> m(cfg);
+  Transformer<double> m(cfg, attnlab::backend::cpu_backend<double>());
   m.init_params(7);
   // Non-trivial norm gains/biases so their gradients are exercised too.
   std::mt19937 rng(99);
@@ -184,7 +186,7 @@ TEST_CASE("incremental decoding with the key/value cache equals the full forward
     ModelConfig c = small_config();
     c.decoder_only = decoder_only;
     c.pre_norm = decoder_only;
-    Transformer<double> m(c);
+    Transformer<double> m(c, attnlab::backend::cpu_backend<double>());
     m.init_params(3);
     Batch b;
     b.B = 1;
@@ -210,7 +212,7 @@ TEST_CASE("incremental decoding with the key/value cache equals the full forward
 TEST_CASE("the model's probabilities are the softmax of its logits, also after backward") {
   // The forward keeps only each row's log-sum-exp; probabilities() rebuilds the rows from it.
   const ModelConfig c = small_config();
-  Transformer<float> m(c);
+  Transformer<float> m(c, attnlab::backend::cpu_backend<float>());
   m.init_params(5);
   const Batch b = tiny_batch(false);
   m.forward(b, 0.1f, false, nullptr);
@@ -237,7 +239,7 @@ TEST_CASE("a trained model's attention replays exactly through the attention cor
   for (bool pre : {false, true}) {
     ModelConfig c = small_config();
     c.pre_norm = pre;
-    Transformer<float> m(c);
+    Transformer<float> m(c, attnlab::backend::cpu_backend<float>());
     m.init_params(4);
     Batch b = tiny_batch(false);
     m.forward(b, 0.0f, false, nullptr);

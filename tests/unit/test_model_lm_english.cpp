@@ -11,6 +11,7 @@
 
 #include <unistd.h>
 
+#include "backend/cpu/cpu_backend.hpp"
 #include "model/checkpoint.hpp"
 #include "model/decode.hpp"
 #include "model/ngram.hpp"
@@ -85,14 +86,14 @@ TEST_CASE("a checkpoint keeps its BPE tokenizer; a tokenizer that does not match
   ck.meta = nlohmann::json::object();
   const fs::path dir = temp_folder("ckpt");
   model::save_checkpoint((dir / "model.ckpt").string(), ck);
-  tasks::LoadedModel m = tasks::load_model(dir.string());
+  tasks::LoadedModel m = tasks::load_model(dir.string(), attnlab::backend::cpu_backend<float>());
   REQUIRE(m.vocab.bpe() != nullptr);
   CHECK(*m.vocab.bpe() == *v.bpe());
   CHECK(m.vocab.decode(m.vocab.encode("Every effort moves you.")) == "Every effort moves you.");
   // Another BPE's merges with this vocabulary: refused at load, naming the tokenizer.
   ck.tokenizer = text::Bpe::train_on_texts({"aaaa bbbb aaaa bbbb"}, 262).to_json();
   model::save_checkpoint((dir / "model.ckpt").string(), ck);
-  CHECK_THROWS_WITH_AS(tasks::load_model(dir.string()), doctest::Contains("tokenizer"), InputError);
+  CHECK_THROWS_WITH_AS(tasks::load_model(dir.string(), attnlab::backend::cpu_backend<float>()), doctest::Contains("tokenizer"), InputError);
   fs::remove_all(dir);
 }
 
@@ -232,7 +233,7 @@ TEST_CASE("sampling: temperature, top-k and top-p keep what they say, and a seed
   c.decoder_layers = 1;
   c.max_len = 20;
   c.dropout = 0;
-  model::Transformer<float> net(c);
+  model::Transformer<float> net(c, attnlab::backend::cpu_backend<float>());
   net.init_params(3);
   model::SampleOptions s;
   s.temperature = 1.5;

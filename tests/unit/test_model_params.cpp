@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backend/cpu/cpu_backend.hpp"
 #include "model/checkpoint.hpp"
 #include "model/size.hpp"
 #include "model/transformer.hpp"
@@ -61,7 +62,7 @@ TEST_CASE("the parameter breakdown adds up to what the model allocates, for smal
         c.pre_norm = pre;
         INFO(name << " tied " << tied << " pre-norm " << pre);
         const ParamBreakdown p = count_parameters(c);
-        const Transformer<float> net(c);
+        const Transformer<float> net(c, attnlab::backend::cpu_backend<float>());
         CHECK(p.total == net.params.size());
         CHECK(p.total == make_layout(c).total);
         CHECK(static_cast<std::int64_t>(p.total) == formula(c));

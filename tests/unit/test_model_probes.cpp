@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 
+#include "backend/cpu/cpu_backend.hpp"
 #include "model/probes.hpp"
 #include "model/trainer.hpp"
 
@@ -61,7 +62,7 @@ TEST_CASE("probes: a head built to attend to the previous token scores at least 
   // position (by −ω_k) and W_K copies it, so q_i · k_j = s Σ_k cos(ω_k (i − 1 − j)): largest at
   // j = i − 1, and s makes the softmax all but one-hot.
   const ModelConfig c = small(false);
-  Transformer<float> net(c);
+  Transformer<float> net(c, attnlab::backend::cpu_backend<float>());
   net.init_params(5);
   std::vector<float> p = net.params.download();
   const ParamLayout& lay = net.layout();
@@ -118,7 +119,7 @@ TEST_CASE("probes: each probe on a hand-made attention matrix, and a causal bloc
 
 TEST_CASE("ablation: removing a head whose output is zero changes nothing; removing a live one changes the output") {
   const ModelConfig c = small(true);
-  Transformer<float> net(c);
+  Transformer<float> net(c, attnlab::backend::cpu_backend<float>());
   net.init_params(9);
   // Head 2 of decoder layer 0 gets W_V = 0 and b_V = 0: its output is zero whatever it attends to.
   const std::vector<float> p = constant_value_head(net, 2, [](std::size_t) { return 0.0f; });
@@ -138,7 +139,7 @@ TEST_CASE("ablation: removing a head whose output is zero changes nothing; remov
 
 TEST_CASE("probes: the induction probe is reproducible for a seed") {
   const ModelConfig c = small(true);
-  Transformer<float> net(c);
+  Transformer<float> net(c, attnlab::backend::cpu_backend<float>());
   net.init_params(3);
   std::vector<HeadScores> a = self_attention_heads(c), b = self_attention_heads(c);
   add_induction(net, a, 5, 8, 4, 42);
@@ -153,7 +154,7 @@ TEST_CASE("probes: the induction probe is reproducible for a seed") {
 
 TEST_CASE("mean ablation: a head whose output is the same at every position is removed without changing anything; zeroing it changes the output") {
   const ModelConfig c = small(true);
-  Transformer<float> net(c);
+  Transformer<float> net(c, attnlab::backend::cpu_backend<float>());
   net.init_params(9);
   // Head 2 gets W_V = 0 and b_V ≠ 0: its output is b_V at every position (its weights sum to 1), a
   // constant that only mean-ablation keeps.

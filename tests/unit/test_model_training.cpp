@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "backend/cpu/cpu_backend.hpp"
 #include "model/decode.hpp"
 #include "model/trainer.hpp"
 #include "util/error.hpp"
@@ -64,7 +65,7 @@ TEST_CASE("a small encoder–decoder learns to reverse sequences; greedy and bea
   t.lr_scale = 0.3;
   t.label_smoothing = 0.0f;
   t.eval_every = 0;
-  Trainer trainer(small_model(), t, vocab12());
+  Trainer trainer(small_model(), t, vocab12(), attnlab::backend::cpu_backend<float>());
   const auto train = reverse_task(2000, 1), test = reverse_task(100, 2);
   double first = -1, last = 0;
   trainer.run(train, {}, 0, [&](const StepInfo& s) {
@@ -92,14 +93,14 @@ TEST_CASE("resuming from a checkpoint continues bit-exactly") {
   t.warmup = 10;
   t.eval_every = 0;
   const auto data = reverse_task(50, 3);
-  Trainer straight(m, t, vocab12());
+  Trainer straight(m, t, vocab12(), attnlab::backend::cpu_backend<float>());
   straight.run(data, {}, 0, nullptr, nullptr, nullptr);
 
   const std::string path = (std::filesystem::temp_directory_path() / "attnlab-resume-test.ckpt").string();
-  Trainer first(m, t, vocab12());
+  Trainer first(m, t, vocab12(), attnlab::backend::cpu_backend<float>());
   first.run(data, {}, 13, nullptr, nullptr, nullptr);
   first.save(path, {});
-  Trainer second(m, t, vocab12());
+  Trainer second(m, t, vocab12(), attnlab::backend::cpu_backend<float>());
   second.restore(path);
   CHECK(second.step() == 13);
   second.run(data, {}, 0, nullptr, nullptr, nullptr);
@@ -126,7 +127,7 @@ TEST_CASE("a step whose loss is not finite updates nothing, and training stops n
   t.batch_size = 4;
   t.eval_every = 0;
   const auto data = reverse_task(8, 4);
-  Trainer trainer(m, t, vocab12());
+  Trainer trainer(m, t, vocab12(), attnlab::backend::cpu_backend<float>());
   Transformer<float>& net = trainer.model();
   std::vector<float> p = net.params.download();
   for (int c = 0; c < m.d_model; ++c) p[net.layout().dec_norm.b + static_cast<std::size_t>(c)] = std::nanf("");

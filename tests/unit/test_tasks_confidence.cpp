@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include "backend/cpu/cpu_backend.hpp"
 #include "model/decode.hpp"
 #include "tasks/confidence.hpp"
 #include "tasks/everyday.hpp"
@@ -69,7 +70,7 @@ void write(const fs::path& p, const std::string& text) {
 
 TEST_CASE("decoding records each chosen token's log-probability, as teacher forcing computes it") {
   for (std::uint64_t seed : {1u, 2u, 3u}) {
-    model::Transformer<float> m(tiny(9));
+    model::Transformer<float> m(tiny(9), attnlab::backend::cpu_backend<float>());
     m.init_params(seed);
     for (int beam : {1, 3}) {
       model::DecodeOptions d;

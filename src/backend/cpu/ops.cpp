@@ -172,20 +172,6 @@ int attention_slots(int B, int H, int Tq, int Tk, int hs) {
 }  // namespace
 
 template <typename T>
-std::vector<T> positional_encoding(int max_len, int C) {
-  std::vector<T> pe(static_cast<std::size_t>(max_len) * C);
-  for (int pos = 0; pos < max_len; ++pos) {
-    for (int i = 0; 2 * i < C; ++i) {
-      // Computed in double so the float table is correctly rounded.
-      const double angle = pos / std::pow(10000.0, (2.0 * i) / C);
-      pe[static_cast<std::size_t>(pos) * C + 2 * i] = static_cast<T>(std::sin(angle));
-      if (2 * i + 1 < C) pe[static_cast<std::size_t>(pos) * C + 2 * i + 1] = static_cast<T>(std::cos(angle));
-    }
-  }
-  return pe;
-}
-
-template <typename T>
 void embedding_forward(T* out, const int* tokens, const T* wte, const T* pe, int B, int Tn, int C, T scale) {
   prof::Scope prof_scope(prof::Op::Elementwise);
   par_range(static_cast<std::size_t>(B) * Tn, 64, [&](std::size_t r0, std::size_t r1) {
@@ -898,7 +884,6 @@ void softmax_from_lse(T* probs, const T* logits, const T* lse, int N, int V) {
 }
 
 #define ATTNLAB_INSTANTIATE(T)                                                                                   \
-  template std::vector<T> positional_encoding<T>(int, int);                                                     \
   template void embedding_forward<T>(T*, const int*, const T*, const T*, int, int, int, T);                     \
   template void embedding_backward<T>(T*, const T*, const int*, int, int, int, T);                              \
   template void linear_forward<T>(T*, const T*, const T*, const T*, int, int, int);                             \

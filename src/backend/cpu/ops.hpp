@@ -28,11 +28,6 @@ void gemm(bool trans_a, bool trans_b, int m, int n, int k, T alpha, const T* a, 
 
 // ---- embeddings and positions -------------------------------------------------------------------
 
-// Sinusoidal positional encoding, interleaved as in the paper:
-// PE(pos, 2i) = sin(pos / 10000^(2i/C)), PE(pos, 2i+1) = cos(pos / 10000^(2i/C)). Returns max_len × C.
-template <typename T>
-std::vector<T> positional_encoding(int max_len, int C);
-
 // out[b,t,:] = wte[tokens[b,t], :] · scale + pe[t, :]      (scale = √C in the paper)
 template <typename T>
 void embedding_forward(T* out, const int* tokens, const T* wte, const T* pe, int B, int Tn, int C, T scale);
