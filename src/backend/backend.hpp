@@ -193,11 +193,18 @@ inline double row_loss_mean(const double* row_loss, const int* targets, std::siz
   return used ? total / used : 0.0;
 }
 
-// AdamW hyper-parameters for one step (model/optim.hpp's AdamConfig plus the step's learning rate).
-struct AdamStep {
+// AdamW's hyper-parameters, the paper's values by default (model::AdamConfig is this struct): the one
+// definition the model, the CPU backend and the CUDA kernel all read.
+struct AdamHyper {
+  float beta1 = 0.9f, beta2 = 0.98f, eps = 1e-9f;
+  float weight_decay = 0.0f;  // decoupled (AdamW); 0 = plain Adam
+};
+
+// One step's update: the hyper-parameters, the step's learning rate and number, and how the
+// gradients are scaled as the update reads them.
+struct AdamStep : AdamHyper {
   double lr = 0.0;
   std::int64_t step = 1;  // ≥ 1: the bias corrections use it
-  float beta1 = 0.9f, beta2 = 0.98f, eps = 1e-9f, weight_decay = 0.0f;
   // Each gradient is used as grads[i] · grad_scale (one float multiply, as scaling the buffer first
   // would round it): gradient clipping's factor applied as the update reads the gradients, instead of
   // a pass of its own that reads and writes every gradient. 1 leaves them exactly as they are.

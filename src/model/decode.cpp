@@ -1,5 +1,7 @@
 #include "model/decode.hpp"
 
+#include "util/rng.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -259,13 +261,7 @@ std::vector<double> sampling_distribution(const std::vector<double>& lp, const S
 std::vector<int> continue_sampled(Transformer<float>& model, const std::vector<int>& prompt, int max_new, const SampleOptions& opt) {
   std::vector<double> lp = next_token_logprobs(model, prompt);
   std::uint64_t state = opt.seed;
-  auto uniform = [&state] {  // splitmix64 → [0, 1) with 53 bits
-    std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    return static_cast<double>(z >> 11) * 0x1.0p-53;
-  };
+  auto uniform = [&state] { return uniform01(state); };  // util/rng.hpp: the same splitmix64 as every seeded draw
   std::vector<int> out;
   const int room = std::min(max_new, model.config().max_len - 1 - static_cast<int>(prompt.size()));
   for (int i = 0; i < room; ++i) {

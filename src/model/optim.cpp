@@ -25,12 +25,9 @@ double clip_grad_norm(std::vector<float>& grads, double max_norm) {
 
 backend::AdamStep adam_hyper(const AdamConfig& cfg, std::int64_t step, double lr) {
   backend::AdamStep h;
+  static_cast<backend::AdamHyper&>(h) = cfg;
   h.lr = lr;
   h.step = step;
-  h.beta1 = cfg.beta1;
-  h.beta2 = cfg.beta2;
-  h.eps = cfg.eps;
-  h.weight_decay = cfg.weight_decay;
   return h;
 }
 

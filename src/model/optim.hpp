@@ -8,10 +8,8 @@
 
 namespace attnlab::model {
 
-struct AdamConfig {
-  float beta1 = 0.9f, beta2 = 0.98f, eps = 1e-9f;  // the paper's values
-  float weight_decay = 0.0f;                        // decoupled (AdamW); 0 = plain Adam
-};
+// β1, β2, ε and the weight decay: backend::AdamHyper, the paper's values by default.
+using AdamConfig = backend::AdamHyper;
 
 // lrate = scale · d_model^-0.5 · min(step^-0.5, step · warmup^-1.5), step counted from 1: linear
 // warm-up for `warmup` steps, then decay with the inverse square root of the step.

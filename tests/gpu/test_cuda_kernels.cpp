@@ -197,7 +197,10 @@ TEST_CASE("launchers reject bad shapes before touching the GPU" * doctest::test_
                   attnlab::ShapeError);
   CHECK_THROWS_AS(cu::dropout_forward(none, none, nullptr, 10, 1.0f, 7), attnlab::ShapeError);
   CHECK_THROWS_AS(cu::dropout_backward(none, none, 10, -0.5f, 7, attnlab::backend::GradMode::Write), attnlab::ShapeError);
-  CHECK_THROWS_AS(cu::adamw_step(none, none, none, none, nullptr, 10, 0, 1e-3, cu::AdamWParams{}),
+  attnlab::backend::AdamStep step_zero;
+  step_zero.step = 0;  // steps count from 1
+  step_zero.lr = 1e-3;
+  CHECK_THROWS_AS(cu::adamw_step(none, none, none, none, nullptr, 10, step_zero),
                   attnlab::ShapeError);
   // Nothing to do is not an error, and launches nothing.
   CHECK_NOTHROW(cu::layernorm_forward(none, none, none, none, none, none, 0, 8, 1e-5f));

@@ -43,7 +43,9 @@ __global__ void adamw_kernel(float* __restrict__ p, const float* __restrict__ g,
 }  // namespace
 
 void adamw_step(float* params, const float* grads, float* m, float* v, const std::uint8_t* decay_mask, std::size_t n,
-                std::int64_t step, double lr, const AdamWParams& cfg, Stream stream, std::uint16_t* params_bf16) {
+                const backend::AdamStep& cfg, Stream stream, std::uint16_t* params_bf16) {
+  const std::int64_t step = cfg.step;
+  const double lr = cfg.lr;
   if (step < 1) throw ShapeError("cuda::adamw_step: step " + std::to_string(step) + " (steps count from 1)");
   if (n == 0) return;
   // Exactly the CPU's scalars (model/optim.cpp): corrections in double, then rounded to float.

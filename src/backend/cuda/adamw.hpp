@@ -10,25 +10,17 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "backend/backend.hpp"
 #include "backend/cuda/device.hpp"
 
 namespace attnlab::cuda {
 
-struct AdamWParams {
-  float beta1 = 0.9f, beta2 = 0.98f, eps = 1e-9f;  // the paper's values, as model::AdamConfig
-  float weight_decay = 0.0f;
-  float grad_scale = 1.0f;  // each gradient used as g · grad_scale (backend::AdamStep)
-  // Or, when set, the factor read on the device (a double holding a float's value, where
-  // clip_factor wrote it); NaN there skips the update (params, m, v untouched; the bf16 copy of
-  // params still written).
-  const double* grad_scale_at = nullptr;
-};
-
 // params_bf16 (n bf16 values as raw bits, or null): also receives each updated parameter rounded to
 // bf16, in the same pass (the weights' copy that bf16 products read: one 2-byte store per parameter,
 // where a conversion of its own would read the 4 bytes again).
+// `h` is the backends' one description of a step (backend.hpp's AdamStep: β1, β2, ε, weight decay,
+// lr, step, and the gradient scale or where clip_factor left it; NaN there skips the update).
 void adamw_step(float* params, const float* grads, float* m, float* v, const std::uint8_t* decay_mask, std::size_t n,
-                std::int64_t step, double lr, const AdamWParams& cfg, Stream stream = nullptr,
-                std::uint16_t* params_bf16 = nullptr);
+                const backend::AdamStep& h, Stream stream = nullptr, std::uint16_t* params_bf16 = nullptr);
 
 }  // namespace attnlab::cuda

@@ -86,16 +86,6 @@ const std::uint16_t* bits(const Bf16* p) { return reinterpret_cast<const std::ui
 struct AttentionSizes {
   double q, k, lse, key_len_bytes;
 };
-cuda::AdamWParams adamw_params(const AdamStep& h) {
-  cuda::AdamWParams p;
-  p.beta1 = h.beta1;
-  p.beta2 = h.beta2;
-  p.eps = h.eps;
-  p.weight_decay = h.weight_decay;
-  p.grad_scale = h.grad_scale;
-  p.grad_scale_at = h.grad_scale_at;
-  return p;
-}
 
 AttentionSizes attention_sizes(const AttentionShape& sh) {
   return {1.0 * sh.B * sh.Tq * sh.C, 1.0 * sh.B * sh.Tk * sh.C, 1.0 * sh.B * sh.H * sh.Tq, sh.key_len ? kI * sh.B : 0.0};
@@ -509,13 +499,13 @@ class CudaBackend final : public Ops<float> {
                   std::size_t n, const AdamStep& h) override {
     // params, m and v read and written, grads read, one mask byte per parameter.
     cuda::TimedOp t(timer_, "adamw_step", floats(7.0 * n) + (decay_mask ? 1.0 * n : 0.0));
-    cuda::adamw_step(params, grads, m, v, decay_mask, n, h.step, h.lr, adamw_params(h), s());
+    cuda::adamw_step(params, grads, m, v, decay_mask, n, h, s());
   }
   void adamw_step_bf16(float* params, Bf16* params_bf16, const float* grads, float* m, float* v,
                        const std::uint8_t* decay_mask, std::size_t n, const AdamStep& h) override {
     // adamw_step's bytes and the bf16 copy written in the same pass.
     cuda::TimedOp t(timer_, "adamw_step_bf16", floats(7.0 * n) + kH * n + (decay_mask ? 1.0 * n : 0.0));
-    cuda::adamw_step(params, grads, m, v, decay_mask, n, h.step, h.lr, adamw_params(h), s(), bits(params_bf16));
+    cuda::adamw_step(params, grads, m, v, decay_mask, n, h, s(), bits(params_bf16));
   }
 
  private:
