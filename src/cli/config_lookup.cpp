@@ -40,6 +40,9 @@ std::string find_config(const std::string& value) {
   } catch (const Error&) {
     known = "(the data folder was not found)";
   }
+  if (fs::is_directory(value, ec))
+    throw InputError("--config " + value + ": is a folder, expected a config file, and there is no data/configs/" + value +
+                     ".json; known configs: " + known);
   throw InputError("--config " + value + ": no such file and no data/configs/" + value + ".json; known configs: " + known);
 }
 
