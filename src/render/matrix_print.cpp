@@ -235,19 +235,7 @@ void print_heatmap(std::ostream& os, std::string_view title, const core::Matrix&
   os << ' ' << fmt::format("{:.2f}", opt.hi) << '\n';
 }
 
-std::size_t visible_width(std::string_view line) {
-  std::size_t w = 0;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const unsigned char c = static_cast<unsigned char>(line[i]);
-    if (c == 0x1b && i + 1 < line.size() && line[i + 1] == '[') {
-      i += 2;
-      while (i < line.size() && !(line[i] >= 0x40 && line[i] <= 0x7e)) ++i;  // up to the final byte
-      continue;
-    }
-    if ((c & 0xC0) != 0x80) ++w;
-  }
-  return w;
-}
+std::size_t visible_width(std::string_view line) { return display_width(line); }
 
 void print_side_by_side(std::ostream& os, const std::vector<std::string>& blocks, std::size_t gap,
                         std::size_t max_width, bool full) {

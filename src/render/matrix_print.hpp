@@ -59,7 +59,7 @@ void print_heatmap(std::ostream& os, std::string_view title, const core::Matrix&
 
 // ---- layout -----------------------------------------------------------------
 
-// Terminal columns a line takes once ANSI escape sequences (ESC [ ... letter) are skipped.
+// Terminal columns a line takes once ANSI escape sequences are skipped: display_width (terminal.hpp).
 std::size_t visible_width(std::string_view line);
 
 // Places already-rendered blocks (multi-line strings) next to each other, `gap` columns apart, when

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "util/shown.hpp"
+#include "util/utf8.hpp"
 
 namespace attnlab::render {
 
@@ -71,7 +72,8 @@ std::size_t display_width(std::string_view s) {
       i += escape_length(s, i) - 1;
       continue;
     }
-    if ((c & 0xC0) != 0x80) ++w;  // count lead bytes, skip continuation bytes
+    ++w;  // one column a code point (util/utf8.hpp; an invalid byte is one of its own)
+    i += utf8::decode_at(s, i).length - 1;
   }
   return w;
 }

@@ -11,6 +11,7 @@
 
 #include "io/json_text.hpp"
 #include "util/error.hpp"
+#include "util/utf8.hpp"
 
 namespace attnlab::text {
 
@@ -18,32 +19,9 @@ namespace {
 
 // ---- UTF-8 and character classes -------------------------------------------------------------------
 
-struct CodePoint {
-  char32_t value = 0;
-  std::size_t length = 1;  // bytes taken; 1 for a byte that is not part of valid UTF-8
-  bool valid = false;
-};
-
-// Decodes the code point at s[i]. Overlong forms, surrogates and values above U+10FFFF are invalid,
-// so every byte of such a sequence is taken on its own.
-CodePoint decode_at(std::string_view s, std::size_t i) {
-  const auto b0 = static_cast<unsigned char>(s[i]);
-  if (b0 < 0x80) return {b0, 1, true};
-  std::size_t n = 0;
-  char32_t cp = 0, min = 0;
-  if ((b0 & 0xE0) == 0xC0) n = 2, cp = b0 & 0x1F, min = 0x80;
-  else if ((b0 & 0xF0) == 0xE0) n = 3, cp = b0 & 0x0F, min = 0x800;
-  else if ((b0 & 0xF8) == 0xF0) n = 4, cp = b0 & 0x07, min = 0x10000;
-  else return {};
-  if (i + n > s.size()) return {};
-  for (std::size_t k = 1; k < n; ++k) {
-    const auto b = static_cast<unsigned char>(s[i + k]);
-    if ((b & 0xC0) != 0x80) return {};
-    cp = (cp << 6) | (b & 0x3F);
-  }
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return {};
-  return {cp, n, true};
-}
+// The code point at s[i]: util/utf8.hpp's reader (an invalid byte is taken on its own).
+using utf8::CodePoint;
+using utf8::decode_at;
 
 enum class CharClass { Letter, Digit, Space, Other };
 

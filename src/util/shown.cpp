@@ -2,26 +2,16 @@
 
 #include <cstdio>
 
+#include "util/utf8.hpp"
+
 namespace attnlab {
 
 namespace {
 
 // The length of the valid UTF-8 sequence at s[i], or 0 when the bytes there are not one.
 std::size_t utf8_length(std::string_view s, std::size_t i) {
-  const unsigned char c = static_cast<unsigned char>(s[i]);
-  std::size_t n = 0;
-  if (c < 0x80) return 1;
-  if (c >= 0xC2 && c <= 0xDF) n = 2;
-  else if (c >= 0xE0 && c <= 0xEF) n = 3;
-  else if (c >= 0xF0 && c <= 0xF4) n = 4;
-  else return 0;
-  if (i + n > s.size()) return 0;
-  for (std::size_t k = 1; k < n; ++k)
-    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
-  const unsigned char c1 = static_cast<unsigned char>(s[i + 1]);
-  if ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 > 0x9F) || (c == 0xF0 && c1 < 0x90) || (c == 0xF4 && c1 > 0x8F))
-    return 0;  // overlong, surrogate, or past U+10FFFF
-  return n;
+  const utf8::CodePoint c = utf8::decode_at(s, i);
+  return c.valid ? c.length : 0;
 }
 
 // U+202A–U+202E (E2 80 AA–AE) and U+2066–U+2069 (E2 81 A6–A9).
