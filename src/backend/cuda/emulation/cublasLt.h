@@ -5,7 +5,7 @@
 // compute, and for bf16 A and B with a bf16 (or float32) C and D under CUBLAS_COMPUTE_32F, the bias
 // float32 or of D's type (CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE; -1, the default, means D's type).
 // cublasLtMatmul checks the layouts against the operation, runs the product as cublasGemmEx would
-// (cblas_sgemm, after the same rounding of the inputs, or on the widened bf16 ones), then, on the
+// (util/blas.hpp's gemm, after the same rounding of the inputs, or on the widened bf16 ones), then, on the
 // float32 result, adds the bias to every column of the column-major D (one value per row), as the
 // BIAS epilogue does, and for RELU_BIAS (and RELU) sets every element below zero to zero; a bf16 D is
 // that float32 value rounded once (to nearest, ties to even), as the epilogue converts as it stores.

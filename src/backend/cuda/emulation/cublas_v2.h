@@ -1,7 +1,8 @@
 #pragma once
-// cuBLAS as the emulation build provides it: the calls the backend makes, executed by column-major
-// cblas_sgemm with the arguments passed through unchanged (so the backend's row-major mapping is
-// really exercised), after the checks cuBLAS makes. TF32 compute rounds A and B to 10 mantissa bits
+// cuBLAS as the emulation build provides it: the calls the backend makes, executed as the column-major
+// product cuBLAS computes, with the caller's transposes and leading dimensions (so the backend's
+// row-major mapping is really exercised), through the one BLAS call (util/blas.hpp, the column-major
+// product as its row-major transpose), after the checks cuBLAS makes. TF32 compute rounds A and B to 10 mantissa bits
 // first (round to nearest, ties away from zero, as the tensor cores' conversion does); bf16 compute
 // (CUBLAS_COMPUTE_32F_FAST_16BF) to 7 (round to nearest, ties to even). The Ex calls also take bf16
 // A and B (CUDA_R_16BF) with a bf16 or float32 C under CUBLAS_COMPUTE_32F: widened exactly, computed

@@ -2,7 +2,7 @@
 // the runtime API and cuBLAS on the CPU. See emulator.hpp for the model.
 #include "emulator.hpp"
 
-#include <cblas.h>
+#include "util/blas.hpp"
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -1134,9 +1134,10 @@ cublasStatus_t gemm_batched(const char* call, cublasHandle_t h, cublasOperation_
       widen_bf16(rc, c_at, nc);
       c = rc.data();
     }
-    // Passed through unchanged: column-major, the caller's transposes and leading dimensions.
-    cblas_sgemm(CblasColMajor, ta == CUBLAS_OP_N ? CblasNoTrans : CblasTrans, tb == CUBLAS_OP_N ? CblasNoTrans : CblasTrans,
-                m, n, k, *alpha, a, lda, b, ldb, *beta, c, ldc);
+    // cuBLAS is column-major: C = op(A)·op(B) there is, read row-major, Cᵀ = op(B)ᵀ·op(A)ᵀ, so the
+    // one BLAS call (util/blas.hpp, row-major) gets the operands swapped, with the caller's transposes
+    // and leading dimensions (what CblasColMajor does inside OpenBLAS, the same products).
+    attnlab::blas::gemm(tb != CUBLAS_OP_N, ta != CUBLAS_OP_N, n, m, k, *alpha, b, ldb, a, lda, *beta, c, ldc);
     if (epilogue) (*epilogue)(c, ldc);
     if (bf16_out) {
       auto* out = static_cast<__nv_bfloat16*>(c_at);
