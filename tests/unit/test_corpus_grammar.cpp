@@ -94,6 +94,32 @@ TEST_CASE("wide corpus: byte for byte the corpus translate-wide was trained on")
   CHECK(c.train.front().fr == "Le chiot a pris la roue parce qu'elle était trop grande.");
 }
 
+// The same for the everyday grammar, pinned while translate-everyday is trained on it: eval, the
+// lessons and the calibration regenerate a model's test split from the grammar's code, so a change
+// to what the grammar writes would test the model on sentences that are not its held-out ones (some
+// may have been its training sentences). Recorded from the binary that trains the run (commit
+// 82435f3) and this code, which write the same files for
+// `attnlab corpus --grammar everyday --seed 1 --train 20000 --valid 500 --test 1000 --out DIR`
+// (sha256 of train.tsv 14bf9164…, valid.tsv 164bb18a…, test.tsv 82cab294…). If this fails: undo the
+// change, or retrain translate-everyday on the new grammar and record the new hashes here.
+TEST_CASE("everyday corpus: byte for byte the corpus translate-everyday is trained on") {
+  CorpusOptions o;
+  o.grammar = Grammar::Everyday;
+  o.seed = 1;
+  o.train = 20000;
+  o.valid = 500;
+  o.test = 1000;
+  const Corpus c = generate(o);
+  CHECK(fnv1a(to_tsv(c.train)) == 0x6a250fe65564d1f6ull);
+  CHECK(fnv1a(to_tsv(c.valid)) == 0xab8cc5ebddbd7624ull);
+  CHECK(fnv1a(to_tsv(c.test)) == 0x632c28daa8385acaull);
+  REQUIRE(c.test.size() == 1000);
+  CHECK(c.test.front().en == "The horse didn't explore the avenue because it was too muddy.");
+  CHECK(c.test.front().fr == "Le cheval n'a pas exploré l'avenue parce qu'elle était trop boueuse.");
+  CHECK(c.train.front().en == "My brother is called David.");
+  CHECK(c.train.front().fr == "Mon frère s'appelle David.");
+}
+
 TEST_CASE("wide corpus: the same options give the same corpus") {
   CorpusOptions o;
   o.grammar = Grammar::Wide;
