@@ -11,7 +11,7 @@
 'use strict';
 
 (function () {
-  const doc = JSON.parse(document.getElementById('attnlab-data').textContent);
+  let doc = JSON.parse(document.getElementById('attnlab-data').textContent);
   const meta = JSON.parse(document.getElementById('attnlab-meta').textContent);
   const SVG = 'http://www.w3.org/2000/svg';
   const app = document.getElementById('app');
@@ -122,8 +122,24 @@
   const headColour = (h) => HEAD_COLOURS[h % HEAD_COLOURS.length];
   const LINE_MIN = meta.line_min;  // weights below this draw no line (they would be invisible anyway)
 
+  // What the reader picked (set, layer, heads, pinned token, model-view row), kept when a live page
+  // draws a new sentence: the same set by name, and the same layer, heads and token where they exist.
+  let kept = null;
   function attentionView(sets) {
     const state = { set: 0, layer: 0, heads: new Set(), pinned: null, focus: -1 };
+    let restoreFocus = false;
+    if (kept) {
+      const k = sets.findIndex((s) => s.name === kept.setName);
+      if (k >= 0) {
+        const s = sets[k];
+        state.set = k;
+        state.layer = kept.layer < s.layers.length ? kept.layer : 0;
+        for (const h of kept.heads) if (h < s.heads.length) state.heads.add(h);
+        state.pinned = kept.pinned !== null && kept.pinned < s.rows.length ? kept.pinned : null;
+        if (kept.focus < s.rows.length) { state.focus = kept.focus; restoreFocus = true; }
+      }
+    }
+    const keep = () => { kept = { setName: sets[state.set].name, layer: state.layer, heads: [...state.heads], pinned: state.pinned, focus: state.focus }; };
     const root = el('section', { id: 'attention' });
     const tabs = el('nav', { class: 'tabs', role: 'tablist' });
     const controls = el('div', { class: 'controls' });
@@ -183,6 +199,7 @@
     }
 
     function renderHeadView() {
+      keep();
       const s = set(), L = state.layer, n = s.rows.length, m = s.columns.length;
       const lh = 20, longest = (a) => a.reduce((x, t) => Math.max(x, String(t).length), 1);
       // Room for the longest token or the column's title, whichever is wider.
@@ -215,7 +232,7 @@
         const t = sv('text', { class: 'tok left', x: lw - 6, y: y(i), 'text-anchor': 'end', 'data-i': i, text: s.rows[i] });
         t.addEventListener('mouseenter', () => show(i));
         t.addEventListener('mouseleave', () => show(state.pinned ?? -1));
-        t.addEventListener('click', () => { state.pinned = state.pinned === i ? null : i; show(state.pinned ?? -1); });
+        t.addEventListener('click', () => { state.pinned = state.pinned === i ? null : i; keep(); show(state.pinned ?? -1); });
         svg.append(t);
       }
       for (let j = 0; j < m; j++) svg.append(sv('text', { class: 'tok right', x: lw + gap + 6, y: y(j), 'data-j': j, text: s.columns[j] }));
@@ -275,6 +292,7 @@
     }
 
     function renderModelView() {
+      keep();
       const s = set();
       modelView.replaceChildren();
       const size = s.heads.length > 8 ? 80 : 110;
@@ -313,8 +331,8 @@
 
     function renderAll() {
       for (const b of tabs.children) b.setAttribute('aria-selected', Number(b.dataset.set) === state.set ? 'true' : 'false');
-      const fi = focusIndex(set());
-      state.focus = fi;
+      if (!restoreFocus) state.focus = focusIndex(set());
+      restoreFocus = false;
       renderControls();
       renderHeadView();
       renderModelView();
@@ -390,13 +408,83 @@
   }
 
   // ---- the page ------------------------------------------------------------------------------------
+  // The live box: a sentence and a model, sent to the `attnlab serve` that served the page (its
+  // /api/attend for a language model, /api/translate?attention=1 for a translation model); the answer
+  // is drawn in place of the document. A page written with --html has the same box, hidden.
+  const subtitle = el('p', { class: 'subtitle', text: meta.subtitle || '' });
+  if (!meta.subtitle) subtitle.hidden = true;
+  const modelName = (d) => (d && d.model && typeof d.model === 'object' ? d.model : null);
+  const sentence = el('input', { id: 'live-sentence', type: 'text', size: 60, 'aria-label': 'sentence',
+                                 value: 'The animal did not cross the street because it was too tired.' });
+  const modelSel = el('select', { id: 'live-model', 'aria-label': 'model' });
+  const status = el('span', { id: 'live-status', class: 'small', 'aria-live': 'polite' });
+  const modelInfo = el('p', { id: 'live-model-info', class: 'small' });
+  const form = el('form', { id: 'live', class: 'live' },
+                  el('label', {}, 'Sentence ', sentence), ' ', el('label', {}, 'Model ', modelSel), ' ',
+                  el('button', { type: 'submit', id: 'live-go', text: 'Show' }), ' ', status, modelInfo);
+  if (!meta.live) form.hidden = true;
+  const content = el('div', { id: 'content' });
+  const footer = el('footer', { text: `Made by attnlab ${meta.version} from the JSON of \`${meta.command}\` (embedded in this file).` });
   document.title = meta.title;
-  app.append(el('header', {}, el('h1', { text: meta.title }),
-                meta.subtitle ? el('p', { class: 'subtitle', text: meta.subtitle }) : null,
-                ...(meta.notes || []).map((n) => el('p', { class: 'note', text: n }))));
-  if (Array.isArray(doc.attention) && doc.attention.length) app.append(attentionView(doc.attention));
-  else if (Array.isArray(doc.lessons)) app.append(lessonView(doc.lessons));
-  else app.append(el('p', { class: 'note', text: 'This JSON has no attention weights or lessons to show.' }));
-  app.append(el('footer', { text: `Made by attnlab ${meta.version} from the JSON of \`${meta.command}\` (embedded in this file).` }));
-  document.body.setAttribute('data-ready', '1');
+  app.append(el('header', {}, el('h1', { text: meta.title }), subtitle,
+                ...(meta.notes || []).map((n) => el('p', { class: 'note', text: n })), form),
+             content, footer);
+
+  function draw(d) {
+    doc = d;
+    if (Array.isArray(doc.attention) && doc.attention.length) content.replaceChildren(attentionView(doc.attention));
+    else if (Array.isArray(doc.lessons)) content.replaceChildren(lessonView(doc.lessons));
+    else content.replaceChildren(el('p', { class: 'note', text: meta.live ? 'Type a sentence and press Enter.' : 'This JSON has no attention weights or lessons to show.' }));
+  }
+
+  let models = [];
+  let asked = 0;  // the latest request: an older answer arriving late is not drawn over a newer one
+  async function ask() {
+    const m = models.find((x) => x.name === modelSel.value);
+    if (!m) return;
+    const api = m.task === 'translation' ? 'translate' : 'attend';
+    const q = new URLSearchParams({ sentence: sentence.value, model: m.name });
+    if (api === 'translate') q.set('attention', '1');
+    const mine = ++asked;
+    status.textContent = 'working…';
+    document.body.removeAttribute('data-ready');
+    try {
+      const r = await fetch(`/api/${api}`, { method: 'POST', headers: { 'Content-Type': 'application/json' },
+                                             body: JSON.stringify(Object.fromEntries(q)) });
+      const d = await r.json();
+      if (mine !== asked) return;
+      if (!r.ok) { status.textContent = d.error || `HTTP ${r.status}`; return; }
+      draw(d);
+      const shown = modelName(d);
+      subtitle.textContent = shown ? `Model: ${shown.name} (${shown.description})` : '';
+      subtitle.hidden = !shown;
+      status.textContent = api === 'translate' ? `→ ${d.translation}` : '';
+      document.title = `attnlab: ${sentence.value}`;
+    } catch (e) {
+      if (mine === asked) status.textContent = `no answer from attnlab serve (${e.message})`;
+    } finally {
+      if (mine === asked) document.body.setAttribute('data-ready', '1');
+    }
+  }
+  form.addEventListener('submit', (e) => { e.preventDefault(); ask(); });
+  modelSel.addEventListener('change', () => {
+    const m = models.find((x) => x.name === modelSel.value);
+    modelInfo.textContent = m ? `${m.name}: ${m.task}; ${m.description}` : '';
+    ask();
+  });
+
+  draw(doc);
+  if (meta.live) {
+    fetch('/api/models').then((r) => r.json()).then((list) => {
+      models = list.models || [];
+      for (const m of models) modelSel.append(el('option', { value: m.name, text: `${m.name} (${m.task})`, title: m.description }));
+      const first = (list.defaults && list.defaults.translate) || (models[0] && models[0].name);
+      if (first) modelSel.value = first;
+      const m = models.find((x) => x.name === modelSel.value);
+      modelInfo.textContent = m ? `${m.name}: ${m.task}; ${m.description}` : '';
+      ask();
+    }).catch((e) => { status.textContent = `no answer from attnlab serve (${e.message})`; document.body.setAttribute('data-ready', '1'); });
+  } else {
+    document.body.setAttribute('data-ready', '1');
+  }
 })();
