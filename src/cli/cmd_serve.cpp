@@ -22,6 +22,7 @@
 
 #include <netdb.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 
 #include <fmt/format.h>
@@ -97,9 +98,7 @@ bool blank(const std::string& s) { return s.find_first_not_of(" \t\r\n") == std:
 
 class LiveServer {
  public:
-  explicit LiveServer(const ServeOptions& o) : max_requests_(o.max_requests) {
-    load_models(o.models);
-  }
+  explicit LiveServer(const ServeOptions& o) : max_requests_(o.max_requests) {}
 
   void run(const ServeOptions& o);
 
@@ -330,13 +329,19 @@ void open_in_browser(const std::string& url) {
 }
 
 void LiveServer::run(const ServeOptions& o) {
-  // The host must be an address of this machine (a name resolved once, here).
+  // Ctrl-C, SIGTERM or SIGHUP from here on: stop accepting, let the requests in hand finish, free the
+  // port, exit 0 (also while the models load).
+  StopOnSignals stop;
+  std::signal(SIGPIPE, SIG_IGN);  // a client that went away is that request's end, not the server's
+
+  // The host is an IP address (or localhost): never a name to look up in the DNS.
   addrinfo hints{};
-  hints.ai_flags = AI_PASSIVE;
+  hints.ai_flags = AI_PASSIVE | (o.host == "localhost" ? 0 : AI_NUMERICHOST);
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* found = nullptr;
   if (o.host.empty() || getaddrinfo(o.host.c_str(), nullptr, &hints, &found) != 0)
-    throw InputError(fmt::format("--host: \"{}\" is not an address or name this machine can listen on; give e.g. 127.0.0.1", visible_text(o.host)));
+    throw InputError(fmt::format("--host: expected an IP address such as 127.0.0.1 (this machine only) or 0.0.0.0 (every "
+                                 "network), got \"{}\"", visible_text(o.host)));
   freeaddrinfo(found);
   const bool loopback = o.host == "127.0.0.1" || o.host == "localhost" || o.host == "::1";
   if (!loopback)
@@ -353,7 +358,7 @@ void LiveServer::run(const ServeOptions& o) {
   httplib::Server svr;
   const int pool = max_requests_ + 4;  // room to answer the page, /api/models and "busy" while N compute
   svr.new_task_queue = [pool] { return new httplib::ThreadPool(static_cast<std::size_t>(pool)); };
-  svr.set_keep_alive_timeout(2);
+  svr.set_keep_alive_timeout(1);  // an idle connection holds a worker (and a stop) at most this long
   svr.set_read_timeout(10);
   svr.set_write_timeout(10);
   svr.set_payload_max_length(64 * 1024);
@@ -409,6 +414,12 @@ void LiveServer::run(const ServeOptions& o) {
                     "application/json");
   });
 
+  // SO_REUSEADDR only: httplib's default adds SO_REUSEPORT, with which a second server binds a port
+  // already in use and the two share its connections unnoticed.
+  svr.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   int port = o.port;
   errno = 0;
   if (o.port == 0) {
@@ -422,21 +433,24 @@ void LiveServer::run(const ServeOptions& o) {
     throw InputError(fmt::format("--port: {} on {} cannot be used ({}); give another port, or --port 0 for any free one", o.port,
                                  visible_text(o.host), err ? std::strerror(err) : "bind failed"));
   }
+  // Bound first, so that a port in use is said at once; then the models (a few seconds), while the
+  // first clients wait in the listen queue.
+  load_models(o.models);
+  if (StopOnSignals::requested()) {
+    std::cerr << "attnlab: serve stopped before it started\n";
+    return;
+  }
   const std::string url = fmt::format("http://{}:{}/", o.host.find(':') != std::string::npos ? "[" + o.host + "]" : o.host, port);
   std::cout << "attnlab: serving the attention explorer at " << visible_text(url) << " (" << models_.size() << " model"
             << (models_.size() == 1 ? "" : "s") << ": " << names() << "); Ctrl-C stops it" << std::endl;
   if (o.open) open_in_browser(url);
 
-  // Ctrl-C, SIGTERM or SIGHUP: stop accepting, let the requests in hand finish, free the port, exit 0.
-  std::signal(SIGPIPE, SIG_IGN);  // a client that went away is that request's end, not the server's
-  StopOnSignals stop;
+  // The signal's flag, watched: svr.stop() until listening has ended (a stop that comes before the
+  // listening starts does nothing, so it is repeated).
   std::atomic<bool> done{false};
   std::thread watcher([&] {
     while (!done.load()) {
-      if (StopOnSignals::requested()) {
-        svr.stop();
-        return;
-      }
+      if (StopOnSignals::requested()) svr.stop();
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
   });
