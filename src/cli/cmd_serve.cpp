@@ -363,6 +363,7 @@ void LiveServer::run(const ServeOptions& o) {
   svr.set_write_timeout(10);
   svr.set_payload_max_length(64 * 1024);
   svr.Get("/", [this](const httplib::Request&, httplib::Response& res) { res.set_content(page_, "text/html; charset=utf-8"); });
+  svr.Get("/favicon.ico", [](const httplib::Request&, httplib::Response& res) { res.status = 204; });  // none, and no 404 for it
   svr.Get("/api/models", [this](const httplib::Request&, httplib::Response& res) {
     res.set_content(models_json().dump(2) + "\n", "application/json");
   });

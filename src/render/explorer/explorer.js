@@ -123,14 +123,15 @@
   const LINE_MIN = meta.line_min;  // weights below this draw no line (they would be invisible anyway)
 
   // What the reader picked (set, layer, heads, pinned token, model-view row), kept when a live page
-  // draws a new sentence: the same set by name, and the same layer, heads and token where they exist.
+  // draws a new sentence or model: the same set by name (else the first), and the same layer, heads and
+  // token where the new one has them.
   let kept = null;
   function attentionView(sets) {
     const state = { set: 0, layer: 0, heads: new Set(), pinned: null, focus: -1 };
     let restoreFocus = false;
     if (kept) {
-      const k = sets.findIndex((s) => s.name === kept.setName);
-      if (k >= 0) {
+      const k = Math.max(0, sets.findIndex((s) => s.name === kept.setName));
+      {
         const s = sets[k];
         state.set = k;
         state.layer = kept.layer < s.layers.length ? kept.layer : 0;
@@ -424,7 +425,9 @@
                   el('button', { type: 'submit', id: 'live-go', text: 'Show' }), ' ', status, modelInfo);
   if (!meta.live) form.hidden = true;
   const content = el('div', { id: 'content' });
-  const footer = el('footer', { text: `Made by attnlab ${meta.version} from the JSON of \`${meta.command}\` (embedded in this file).` });
+  const footer = el('footer', { text: meta.live
+    ? `Served by attnlab ${meta.version} (\`${meta.command}\`): each drawing is the JSON of the server's /api/attend or /api/translate, the same as attnlab attend or translate prints with --format json.`
+    : `Made by attnlab ${meta.version} from the JSON of \`${meta.command}\` (embedded in this file).` });
   document.title = meta.title;
   app.append(el('header', {}, el('h1', { text: meta.title }), subtitle,
                 ...(meta.notes || []).map((n) => el('p', { class: 'note', text: n })), form),
