@@ -322,10 +322,15 @@ void open_in_browser(const std::string& url) {
   pid_t pid = 0;
   std::vector<char*> argv = {const_cast<char*>("xdg-open"), const_cast<char*>(url.c_str()), nullptr};
   if (posix_spawnp(&pid, "xdg-open", nullptr, nullptr, argv.data(), environ) != 0) {
-    std::cerr << "attnlab: note: --open: could not start xdg-open; open " << url << " in a browser yourself\n";
+    std::cerr << "attnlab: note: --open: could not start xdg-open; open " << visible_text(url) << " in a browser yourself\n";
     return;
   }
-  std::thread([pid] { waitpid(pid, nullptr, 0); }).detach();
+  // Reaped when it ends; a failure (no browser here) is said, with the URL to open by hand.
+  std::thread([pid, shown = visible_text(url)] {
+    int status = 0;
+    if (waitpid(pid, &status, 0) == pid && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+      std::cerr << "attnlab: note: --open: xdg-open could not open the page; open " + shown + " in a browser yourself\n";
+  }).detach();
 }
 
 void LiveServer::run(const ServeOptions& o) {
@@ -365,7 +370,7 @@ void LiveServer::run(const ServeOptions& o) {
   svr.Get("/", [this](const httplib::Request&, httplib::Response& res) { res.set_content(page_, "text/html; charset=utf-8"); });
   svr.Get("/favicon.ico", [](const httplib::Request&, httplib::Response& res) { res.status = 204; });  // none, and no 404 for it
   svr.Get("/api/models", [this](const httplib::Request&, httplib::Response& res) {
-    res.set_content(models_json().dump(2) + "\n", "application/json");
+    res.set_content(models_json().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", "application/json");
   });
   svr.Get("/api/attend", [this](const httplib::Request& q, httplib::Response& r) { answer(q, r, false); });
   svr.Post("/api/attend", [this](const httplib::Request& q, httplib::Response& r) { answer(q, r, false); });
@@ -442,8 +447,9 @@ void LiveServer::run(const ServeOptions& o) {
     return;
   }
   const std::string url = fmt::format("http://{}:{}/", o.host.find(':') != std::string::npos ? "[" + o.host + "]" : o.host, port);
-  std::cout << "attnlab: serving the attention explorer at " << visible_text(url) << " (" << models_.size() << " model"
-            << (models_.size() == 1 ? "" : "s") << ": " << names() << "); Ctrl-C stops it" << std::endl;
+  std::cout << visible_text(fmt::format("attnlab: serving the attention explorer at {} ({} model{}: {}); Ctrl-C stops it", url,
+                                        models_.size(), models_.size() == 1 ? "" : "s", names()))
+            << std::endl;
   if (o.open) open_in_browser(url);
 
   // The signal's flag, watched: svr.stop() until listening has ended (a stop that comes before the
