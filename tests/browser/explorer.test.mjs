@@ -379,6 +379,34 @@ async function checkLivePage() {
     const lmSubtitle = await page.$eval('.subtitle', (e) => e.textContent);
     check(lmSubtitle.startsWith('Model: lm-english ('), `live lm-english: subtitle "${lmSubtitle}"`);
 
+
+    // One head alone, then the keyboard: a token reached by focus and pinned with Enter, Tab to the next
+    // token, a model-view map opened with Enter and closed with Escape.
+    await page.click('button[data-solo="0"]');
+    const solo = await page.$$eval('.controls input[data-head]', (e) => e.filter((b) => b.checked).map((b) => Number(b.dataset.head)));
+    check(JSON.stringify(solo) === '[0]', `live: "alone" on head 0 left heads ${JSON.stringify(solo)} checked`);
+    const soloHeads = await page.$$eval('#headsvg line.edge', (e) => [...new Set(e.map((l) => Number(l.dataset.head)))]);
+    let soloLines = 0;
+    lm.attention[0].weights[1][0].forEach((row) => row.forEach((w) => { if (w >= lineMin) soloLines++; }));
+    check(JSON.stringify(soloHeads) === '[0]' && await page.$$eval('#headsvg line.edge', (e) => e.length) === soloLines,
+          `live: head 0 alone drew heads ${JSON.stringify(soloHeads)}, expected only head 0 with ${soloLines} lines`);
+    await page.focus('#headsvg text.tok.left[data-i="4"]');
+    await page.keyboard.press('Enter');
+    check(JSON.stringify(await page.$$eval('#row-readout table.rowtable', (t) => t.map((x) => Number(x.dataset.row)))) === '[4]',
+          'live: Enter on token 4 did not show its row');
+    await page.keyboard.press('Tab');
+    check(await page.evaluate(() => document.activeElement?.dataset?.i) === '5', 'live: Tab from token 4 did not reach token 5');
+    check(JSON.stringify(await page.$$eval('#row-readout table.rowtable', (t) => t.map((x) => Number(x.dataset.row)))) === '[5]',
+          'live: the focused token 5 does not show its row');
+    await page.focus('#live-sentence');  // the focus leaves the tokens: the row pinned with Enter stays
+    check(JSON.stringify(await page.$$eval('#row-readout table.rowtable', (t) => t.map((x) => Number(x.dataset.row)))) === '[4]',
+          'live: Enter did not pin token 4 (its row is gone when the focus leaves)');
+    await page.focus('.gridcell[data-layer] >> nth=0');
+    await page.keyboard.press('Enter');
+    check(await page.$eval('#modal', (m) => !m.hidden) && await page.evaluate(() => document.activeElement?.className) === 'close',
+          'live: Enter on a map did not open it with the focus on Close');
+    await page.keyboard.press('Escape');
+    check(await page.$eval('#modal', (m) => m.hidden), 'live: Escape did not close the map');
     check(errors.length === 0, `live: console errors: ${errors.join(' | ')}`);
     errors.length = 0;
 

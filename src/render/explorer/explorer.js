@@ -186,7 +186,14 @@
         } });
         box.checked = state.heads.has(k);
         heads.append(el('label', { class: 'headbox' }, box, el('span', { class: 'swatch', style: `background:${headColour(h)}` }), `H${h}`));
+        // One head alone: all heads drawn at once hide each other where their lines cross.
+        heads.append(el('button', { type: 'button', class: 'solo', 'data-solo': k, 'aria-label': `show head ${h} alone`, text: 'alone',
+                                    onclick: () => { state.heads = new Set([k]); renderControls(); renderHeadView(); } }));
       });
+      if (s.heads.length > 1) {
+        heads.append(el('button', { type: 'button', class: 'solo', 'data-solo': 'all', text: 'all heads',
+                                    onclick: () => { state.heads = new Set(s.heads.map((_, k) => k)); renderControls(); renderHeadView(); } }));
+      }
       controls.append(heads);
       const tokSel = el('select', { id: 'focus', 'aria-label': 'token row shown in the model view',
                                     onchange: (e) => { state.focus = Number(e.target.value); renderModelView(); } });
@@ -230,10 +237,16 @@
         renderReadout(i);
       };
       for (let i = 0; i < n; i++) {
-        const t = sv('text', { class: 'tok left', x: lw - 6, y: y(i), 'text-anchor': 'end', 'data-i': i, text: s.rows[i] });
+        // A token is also a button for the keyboard: Tab reaches it (and shows its row), Enter or Space pins it.
+        const t = sv('text', { class: 'tok left', x: lw - 6, y: y(i), 'text-anchor': 'end', 'data-i': i, text: s.rows[i],
+                               tabindex: 0, role: 'button', 'aria-label': `${s.rows[i]} (row ${i}): show what it attends to` });
+        const pin = () => { state.pinned = state.pinned === i ? null : i; keep(); show(state.pinned ?? -1); };
         t.addEventListener('mouseenter', () => show(i));
         t.addEventListener('mouseleave', () => show(state.pinned ?? -1));
-        t.addEventListener('click', () => { state.pinned = state.pinned === i ? null : i; keep(); show(state.pinned ?? -1); });
+        t.addEventListener('focus', () => show(i));
+        t.addEventListener('blur', () => show(state.pinned ?? -1));
+        t.addEventListener('click', pin);
+        t.addEventListener('keydown', (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); pin(); } });
         svg.append(t);
       }
       for (let j = 0; j < m; j++) svg.append(sv('text', { class: 'tok right', x: lw + gap + 6, y: y(j), 'data-j': j, text: s.columns[j] }));
@@ -324,8 +337,10 @@
       const m = { rows: s.rows.length, cols: s.columns.length, data: s.weights[L][k], row_labels: s.rows, col_labels: s.columns,
                   title: `${s.name}, layer ${s.layers[L]} head ${s.heads[k]} (rows attend to columns)` };
       const close = el('button', { class: 'close', text: 'Close', onclick: () => { modal.hidden = true; } });
-      modal.replaceChildren(el('div', { class: 'modalbox' }, close, heatmap(m, { weights: true, readout: readoutLine }), readoutLine));
+      modal.replaceChildren(el('div', { class: 'modalbox', role: 'dialog', 'aria-label': m.title }, close,
+                               heatmap(m, { weights: true, readout: readoutLine }), readoutLine));
       modal.hidden = false;
+      close.focus();  // for the keyboard: Enter or Escape closes it
     }
     modal.addEventListener('click', (e) => { if (e.target === modal) modal.hidden = true; });
     document.addEventListener('keydown', (e) => { if (e.key === 'Escape') modal.hidden = true; });
