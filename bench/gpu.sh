@@ -333,7 +333,7 @@ export generator
 configure() {
   rm -f "$build/CMakeCache.txt"   # find everything afresh, in this prefix
   cmake -S "$root" -B "$build" -G "$generator" -DCMAKE_BUILD_TYPE=Release \
-    -DATTNLAB_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="$arch" \
+    -DATTNLAB_CUDA=ON -DATTNLAB_SERVE=OFF -DCMAKE_CUDA_ARCHITECTURES="$arch" \
     -DCMAKE_CUDA_COMPILER="$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" \
     -DCMAKE_PREFIX_PATH="$prefix/usr" -DOpenBLAS_DIR="$prefix/$openblas_dir_rel"
 }

@@ -19,12 +19,14 @@ esac
 
 # The lab: a C++20 compiler (g++ and make, not all of build-essential: its dpkg-dev and perl are 14
 # packages attnlab never uses), CMake and Ninja, the header and BLAS libraries attnlab is built from,
-# doctest (the exercise graders that `attnlab check` links a learner's file with use it), and
-# bubblewrap, the sandbox `attnlab check` runs a learner's code in (src/exercises/sandbox.hpp).
+# doctest (the exercise graders that `attnlab check` links a learner's file with use it), cpp-httplib
+# (the HTTP server of `attnlab serve`), and bubblewrap, the sandbox `attnlab check` runs a learner's
+# code in (src/exercises/sandbox.hpp).
 packages=(
   g++ make cmake ninja-build pkg-config
   libxtensor-dev libxtensor-blas-dev xtl-dev
   libfmt-dev libcli11-dev doctest-dev nlohmann-json3-dev
+  libcpp-httplib-dev
   libopenblas-dev
   bubblewrap
 )

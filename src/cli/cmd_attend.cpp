@@ -11,6 +11,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/validators.hpp"
+#include "cli/model_documents.hpp"
 #include "cli/model_view.hpp"
 #include "cli/pictures.hpp"
 #include "corpus/tables.hpp"
@@ -66,44 +67,12 @@ void run_attend(const AttendOptions& o) {
   if (o.head >= c.heads) throw InputError(fmt::format("--head: {} is out of range; this model has heads 0…{}", o.head, c.heads - 1));
   if (!o.pictures.svg.empty() && o.focus.empty() && (o.layer < 0 || o.head < 0))
     throw InputError("--svg: draws one heatmap; give --layer L and --head H (or --focus WORD for one token's row in every head)");
-  std::vector<std::string> toks;
-  const auto ids = encode_user_text(m.vocab, o.text, static_cast<std::size_t>(c.max_len - 1), &toks);
-  if (c.decoder_only) {
-    // The language model reads <bos> + text; report the rows of the text's own tokens.
-    std::vector<int> tgt_in = {model::kBos};
-    tgt_in.insert(tgt_in.end(), ids.begin(), ids.end());
-    lessons::forward_one(*m.net, {}, tgt_in);
-    toks.insert(toks.begin(), "<bos>");
-  } else {
-    lessons::forward_one(*m.net, ids, {model::kBos});
-  }
+  const AttendComputation a = compute_attend(m, o.text, "TEXT", o.layer, o.head, nullptr);
+  const std::vector<std::string>& toks = a.tokens;
   const std::size_t n = toks.size();
-  for (auto& t : toks) t = render::visible_controls(t);
-  std::vector<std::vector<float>> att;  // per layer: heads × n × n
-  for (int l = 0; l < layers; ++l) att.push_back(c.decoder_only ? m.net->decoder_self_attention(l) : m.net->encoder_attention(l));
-  std::vector<int> layer_ids, head_ids;
-  for (int l = 0; l < layers; ++l)
-    if (o.layer < 0 || l == o.layer) layer_ids.push_back(l);
-  for (int hd = 0; hd < c.heads; ++hd)
-    if (o.head < 0 || hd == o.head) head_ids.push_back(hd);
-  auto block = [&](int l, int hd) { return att[static_cast<std::size_t>(l)].data() + static_cast<std::size_t>(hd) * n * n; };
-
-  // The document --format json prints, and the explorer page shows.
-  auto document = [&] {
-    AttentionSetInfo si;
-    si.name = c.decoder_only ? "causal self-attention" : "encoder self-attention";
-    si.kind = c.decoder_only ? "causal" : "self";
-    si.description = c.decoder_only ? "each row is a token of the text (after <bos>) gathering from the tokens up to it."
-                                    : "each row is a word of the sentence gathering from every word of it.";
-    si.row_title = "attending (query)";
-    si.column_title = "attended to (key)";
-    si.rows = toks;
-    si.columns = toks;
-    si.layers = layer_ids;
-    si.heads = head_ids;
-    nlohmann::json j = {{"tokens", toks}, {"model", model_json(m)}, {"attention", nlohmann::json::array({attention_set(si, block)})}};
-    return j;
-  };
+  const std::vector<int>& layer_ids = a.layer_ids;
+  const std::vector<int>& head_ids = a.head_ids;
+  auto block = [&](int l, int hd) { return a.block(l, hd); };
 
   std::size_t focus_row = n;
   if (!o.focus.empty()) {
@@ -141,9 +110,9 @@ void run_attend(const AttendOptions& o) {
       }
     const std::string title = fmt::format("what \"{}\" (position {}) attends to, in each layer (L) and head (H){}", toks[row], row,
                                           c.decoder_only ? "; tokens after it are masked" : "");
-    nlohmann::json j = document();
+    nlohmann::json j = attend_document(m, a, false);
     j["focus"] = {{"token", toks[row]}, {"position", row}, {"rows", jr}};
-    if (json) std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+    if (json) std::cout << json_text(j) << '\n';
     if (!o.pictures.html.empty()) note << write_explorer(o.pictures.html, j, "attnlab attend: " + o.text, page_notes) << '\n';
     if (!o.pictures.svg.empty())
       note << render::write_picture("--svg", o.pictures.svg, render::heatmap_svg(title, to_matrix(vals.data(), row_labels.size(), n), row_labels, toks, true),
@@ -156,24 +125,8 @@ void run_attend(const AttendOptions& o) {
     return;
   }
   if (json || !o.pictures.html.empty()) {
-    const nlohmann::json j = [&] {
-      nlohmann::json d = document();
-      // "layers": the same weights in the shape attend printed before the explorer existed.
-      nlohmann::json jl = nlohmann::json::array();
-      for (int l : layer_ids) {
-        nlohmann::json jh = nlohmann::json::array();
-        for (int hd : head_ids) {
-          const core::Matrix a = to_matrix(block(l, hd), n, n);
-          nlohmann::json rows = nlohmann::json::array();
-          for (std::size_t i = 0; i < n; ++i) rows.push_back(std::vector<float>(a.data() + i * n, a.data() + (i + 1) * n));
-          jh.push_back({{"layer", l}, {"head", hd}, {"weights", rows}});
-        }
-        jl.push_back(jh);
-      }
-      d["layers"] = jl;
-      return d;
-    }();
-    if (json) std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+    const nlohmann::json j = attend_document(m, a, true);
+    if (json) std::cout << json_text(j) << '\n';
     if (!o.pictures.html.empty()) note << write_explorer(o.pictures.html, j, "attnlab attend: " + o.text, page_notes) << '\n';
   }
   const std::string kind = c.decoder_only ? "decoder (causal)" : "encoder";

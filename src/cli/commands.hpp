@@ -20,6 +20,7 @@ void setup_eval(CLI::App& app);
 void setup_ship(CLI::App& app);
 void setup_translate(CLI::App& app);
 void setup_attend(CLI::App& app);
+void setup_serve(CLI::App& app);
 void setup_generate(CLI::App& app);
 void setup_heads(CLI::App& app);
 void setup_lessons(CLI::App& app);

@@ -138,6 +138,9 @@ int run(int argc, char** argv) {
   attnlab::cli::setup_ship(app);
   attnlab::cli::setup_translate(app);
   attnlab::cli::setup_attend(app);
+#ifdef ATTNLAB_WITH_SERVE
+  attnlab::cli::setup_serve(app);
+#endif
   attnlab::cli::setup_generate(app);
   attnlab::cli::setup_heads(app);
   attnlab::cli::setup_doctor(app);

@@ -18,12 +18,14 @@
 
 namespace attnlab::cli {
 
-// Encodes `text` (text::encode_sentence: "TEXT: …" errors), refuses a sentence whose every word is
-// unknown (whatever the model printed would be noise, not a result), and names the unknown words in one
-// warning on stderr. `tokens_out` gets the labels.
+// Encodes `text` (text::encode_sentence: "TEXT: …" errors, or `what` in place of TEXT), refuses a
+// sentence whose every word is unknown (whatever the model printed would be noise, not a result), and
+// names the unknown words in one warning: on stderr, or into `warnings` when given. `tokens_out` gets
+// the labels.
 inline std::vector<int> encode_user_text(const text::Vocab& vocab, const std::string& text, std::size_t max_tokens,
-                                         std::vector<std::string>* tokens_out) {
-  text::EncodedSentence e = text::encode_sentence(vocab, text, max_tokens, "TEXT");
+                                         std::vector<std::string>* tokens_out, const std::string& what = "TEXT",
+                                         std::vector<std::string>* warnings = nullptr) {
+  text::EncodedSentence e = text::encode_sentence(vocab, text, max_tokens, what);
   if (!vocab.bpe() && std::all_of(e.ids.begin(), e.ids.end(), [](auto id) { return id == text::Vocab::kUnk; })) {
     std::string list;
     for (std::size_t i = 0; i < e.unknown.size() && i < 5; ++i) {
@@ -31,10 +33,14 @@ inline std::vector<int> encode_user_text(const text::Vocab& vocab, const std::st
       list += (i ? ", \"" : "\"") + (w.size() > 30 ? w.substr(0, 27) + "..." : w) + "\"";
     }
     if (e.unknown.size() > 5) list += ", ...";
-    throw InputError("TEXT: none of its words is in the model's vocabulary (" + list +
+    throw InputError(what + ": none of its words is in the model's vocabulary (" + list +
                      "); the model knows only the corpus's words, e.g. \"The boy trains the puppy.\"");
   }
-  if (!e.unknown.empty()) std::cerr << "attnlab: " << text::unknown_words_warning(e.unknown) << '\n';
+  if (!e.unknown.empty()) {
+    const std::string line = "attnlab: " + text::unknown_words_warning(e.unknown);
+    if (warnings) warnings->push_back(line);
+    else std::cerr << line << '\n';
+  }
   if (tokens_out) *tokens_out = std::move(e.labels);
   return std::vector<int>(e.ids.begin(), e.ids.end());
 }

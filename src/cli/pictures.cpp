@@ -68,8 +68,15 @@ void set_command_line(int argc, char** argv) {
 
 const std::string& command_line() { return g_command_line; }
 
+std::string model_name(const std::string& dir) {
+  std::filesystem::path p = std::filesystem::path(dir).lexically_normal();
+  if (!p.has_filename()) p = p.parent_path();  // "models/x/" → x
+  if (p.extension() == ".ckpt") p = p.stem() == "model" && p.has_parent_path() ? p.parent_path() : p.parent_path() / p.stem();
+  return p.filename().string();
+}
+
 nlohmann::json model_json(const tasks::LoadedModel& m) {
-  return {{"dir", m.dir}, {"description", lessons::describe_model(m)}};
+  return {{"name", model_name(m.dir)}, {"dir", m.dir}, {"description", lessons::describe_model(m)}};
 }
 
 std::string write_explorer(const std::string& path, const nlohmann::json& doc, const std::string& title,
@@ -77,7 +84,7 @@ std::string write_explorer(const std::string& path, const nlohmann::json& doc, c
   render::PageInfo info;
   info.title = title;
   if (doc.contains("model") && doc["model"].is_object())
-    info.subtitle = fmt::format("Model: {} ({})", doc["model"].value("dir", ""), doc["model"].value("description", ""));
+    info.subtitle = fmt::format("Model: {} ({})", doc["model"].value("name", ""), doc["model"].value("description", ""));
   info.command = command_line();
   info.notes = notes;
   std::size_t sets = doc.contains("attention") ? doc["attention"].size() : 0;

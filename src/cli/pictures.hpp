@@ -39,7 +39,13 @@ void add_html_option(CLI::App& sub, std::string& html, const std::string& help);
 void set_command_line(int argc, char** argv);
 const std::string& command_line();
 
-// {"dir", "description"} of a loaded model, for the JSON documents and the page's subtitle.
+// A model's name: the folder's name (translate-wide for …/data/models/translate-wide), or a .ckpt
+// file's name without .ckpt (model.ckpt: its folder's). How a page and `attnlab serve` name a model, so
+// that a shared page does not show the local path it was loaded from.
+std::string model_name(const std::string& dir);
+
+// {"name", "dir", "description"} of a loaded model, for the JSON documents; the page's subtitle shows
+// the name and the description.
 nlohmann::json model_json(const tasks::LoadedModel& m);
 
 // Writes the explorer page for `doc` to `path` (atomically) and returns one line saying so, for stdout

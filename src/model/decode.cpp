@@ -100,6 +100,7 @@ Hypothesis beam_search(Transformer<float>& model, const std::vector<int>& src, c
       double step;  // this token's own log-probability
     };
     std::vector<Cand> cands;
+    cands.reserve(static_cast<std::size_t>(K) * static_cast<std::size_t>(V));
     for (int b = 0; b < K; ++b) {
       if (!alive[b]) continue;
       const auto lps = log_softmax_row(logits.data() + static_cast<std::size_t>(b) * V, V);
@@ -112,9 +113,15 @@ Hypothesis beam_search(Transformer<float>& model, const std::vector<int>& src, c
       }
     }
     if (cands.empty()) break;
-    std::sort(cands.begin(), cands.end(), [](const Cand& a, const Cand& b) {
+    // The loop below reads candidates best first and stops after K that are not <eos>; each beam has one
+    // <eos> candidate at most, so it reads at most 2K. Only those are ordered: the comparison is a total
+    // order (ties broken by beam, then token), so they are the same 2K, in the same order, as a full sort
+    // gives, which took a fifth of `attnlab serve`'s time per translation (perf, translate-wide).
+    const std::size_t top = std::min(cands.size(), static_cast<std::size_t>(2 * K));
+    std::partial_sort(cands.begin(), cands.begin() + static_cast<std::ptrdiff_t>(top), cands.end(), [](const Cand& a, const Cand& b) {
       return a.lp != b.lp ? a.lp > b.lp : (a.beam != b.beam ? a.beam < b.beam : a.token < b.token);
     });
+    cands.resize(top);
     std::vector<Beam> next;
     std::vector<int> parents;
     for (const Cand& c : cands) {

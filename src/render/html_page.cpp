@@ -88,7 +88,7 @@ std::string explorer_page(const nlohmann::json& doc, const PageInfo& info) {
                                {"command", info.command},      {"notes", info.notes},
                                {"version", ATTNLAB_VERSION},   {"viridis", stops_json(viridis_stops())},
                                {"diverging", stops_json(diverging_stops())}, {"head_colours", head_colours()},
-                               {"line_min", 0.01}};
+                               {"line_min", 0.01},             {"live", info.live}};
   std::string page;
   page += "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   page += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";

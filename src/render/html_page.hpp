@@ -33,6 +33,9 @@ struct PageInfo {
   std::string subtitle;             // e.g. the model and what it was trained on
   std::string command;              // the command line that made it, for the footer
   std::vector<std::string> notes;   // things the reader must know (an emulated GPU, <unk> words, ...)
+  // Served by `attnlab serve`: the page shows its sentence box and model menu and asks the server's
+  // API for what to draw. A file (--html) has the same box, hidden.
+  bool live = false;
 };
 
 std::string explorer_page(const nlohmann::json& doc, const PageInfo& info);

@@ -7,7 +7,7 @@
 //        --modules .cache/browser/npm/node_modules --work build/tests/browser [--screenshots docs/images]
 //
 // Exit 0: passed; 1: failed; 77: skipped because chromium cannot start here (never under CI=true).
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -294,8 +294,135 @@ try {
     check(errors.length === 0, `${file}: console errors: ${errors.join(' | ')}`);
     await page.close();
   }
+  // The live page of `attnlab serve`: the box, the model menu, redraws that keep the reader's choices.
+  await checkLivePage();
 } finally {
   await browser.close();
+}
+
+// Starts `attnlab serve --port 0` (stdout's first line names the URL) and drives its page: the first
+// drawing is the default model's translation; a layer, heads and a token are chosen; a new sentence
+// typed with Enter redraws with those kept and the weights of `attnlab translate --format json`; the
+// model menu switched to lm-english draws `attnlab attend --format json`'s; SIGTERM then exits 0.
+async function checkLivePage() {
+  const server = spawn(bin, ['serve', '--port', '0'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise((resolve) => server.on('exit', (code, signal) => resolve(code ?? signal)));
+  let url;
+  try {
+    url = await new Promise((resolve, reject) => {
+      let out = '';
+      const timer = setTimeout(() => reject(new Error(`no URL within 60 s: ${out}`)), 60000);
+      server.stdout.on('data', (d) => {
+        out += d;
+        const m = out.match(/http:\/\/127\.0\.0\.1:\d+\//);
+        if (m) { clearTimeout(timer); resolve(m[0]); }
+      });
+    });
+  } catch (e) {
+    check(false, `serve: ${e.message}`);
+    server.kill();
+    return;
+  }
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const errors = [];
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  page.on('pageerror', (e) => errors.push(String(e)));
+  page.on('request', (r) => { if (!r.url().startsWith(url)) errors.push(`request outside the server: ${r.url()}`); });
+  try {
+    await page.goto(url);
+    await page.waitForSelector('body[data-ready="1"]', { timeout: 30000 });
+    const models = await (await fetch(url + 'api/models')).json();
+    const menu = await page.$$eval('#live-model option', (e) => e.map((o) => o.value));
+    check(JSON.stringify(menu) === JSON.stringify(models.models.map((m) => m.name)), `live: model menu ${JSON.stringify(menu)}`);
+    check(await page.$eval('#live', (f) => !f.hidden), 'live: the sentence box is hidden on the served page');
+    const subtitle = await page.$eval('.subtitle', (e) => e.textContent);
+    check(subtitle.startsWith('Model: translate-wide (') && !subtitle.includes('/'), `live: subtitle "${subtitle}" does not name the model by its name`);
+
+    // Choose layer 1, heads 1 and 3 only, and pin token 2 in the encoder set.
+    await page.selectOption('#layer', '1');
+    for (const k of [0, 2]) await page.uncheck(`.controls input[data-head="${k}"]`);
+    await page.click('#headsvg text.tok.left[data-i="2"]');
+    const sentence = 'The girl sees the old dog near the river.';
+    await page.fill('#live-sentence', sentence);
+    await page.press('#live-sentence', 'Enter');
+    await page.waitForSelector('body[data-ready="1"]', { timeout: 30000 });
+    const want = JSON.parse(attnlab('translate', sentence, '--show-attention', '--format', 'json'));
+    const status = await page.$eval('#live-status', (e) => e.textContent);
+    check(status === `→ ${want.translation}`, `live: status "${status}", expected the translation "${want.translation}"`);
+    const set = want.attention[0];
+    const left = await page.$$eval('#headsvg text.tok.left', (e) => e.map((t) => t.textContent));
+    check(JSON.stringify(left) === JSON.stringify(set.rows), `live: tokens ${JSON.stringify(left)} ≠ ${JSON.stringify(set.rows)}`);
+    check(await page.$eval('#layer', (e) => e.value) === '1', 'live: the layer was not kept');
+    const heads = await page.$$eval('.controls input[data-head]', (e) => e.filter((b) => b.checked).map((b) => Number(b.dataset.head)));
+    check(JSON.stringify(heads) === '[1,3]', `live: heads ${JSON.stringify(heads)} kept, expected [1,3]`);
+    const lineMin = Number(await page.$eval('#headsvg', (e) => e.dataset.lineMin));
+    let expected = 0;
+    for (const k of [1, 3]) set.weights[1][k].forEach((row) => row.forEach((w) => { if (w >= lineMin) expected++; }));
+    const lines = await page.$$eval('#headsvg line.edge', (e) => e.length);
+    check(lines === expected, `live: ${lines} lines drawn, the JSON has ${expected} weights ≥ ${lineMin} in layer 1, heads 1 and 3`);
+    const table = await page.$$eval('#row-readout table.rowtable', (t) => t.map((x) => Number(x.dataset.row)));
+    check(JSON.stringify(table) === '[2]', `live: the pinned token 2 was not kept (readout rows ${JSON.stringify(table)})`);
+    const readout = await page.$$eval('#row-readout tr[data-head] td', (e) => e.map((td) => Number(td.dataset.w)));
+    const wantRow = [...set.weights[1][1][2], ...set.weights[1][3][2]];
+    check(readout.length === wantRow.length && readout.every((w, j) => close(w, wantRow[j])), `live: readout ${JSON.stringify(readout)} ≠ JSON ${JSON.stringify(wantRow)}`);
+    await screenshotCheck(page, 'live', { fullPage: true, keep: shots ? 'explorer-live.png' : undefined });
+
+    // Another model: lm-english, drawn from /api/attend.
+    await page.selectOption('#live-model', 'lm-english');
+    await page.waitForFunction(() => document.body.dataset.ready === '1' && document.querySelector('.tab')?.textContent === 'causal self-attention', null, { timeout: 30000 });
+    const lm = JSON.parse(attnlab('attend', sentence, '--model', 'data/models/lm-english', '--format', 'json'));
+    const lmLeft = await page.$$eval('#headsvg text.tok.left', (e) => e.map((t) => t.textContent));
+    check(JSON.stringify(lmLeft) === JSON.stringify(lm.attention[0].rows), `live lm-english: tokens ${JSON.stringify(lmLeft)}`);
+    const lmReadout = await page.$$eval('#row-readout tr[data-head] td', (e) => e.map((td) => Number(td.dataset.w)));
+    const lmWant = [...lm.attention[0].weights[1][1][2], ...lm.attention[0].weights[1][3][2]];
+    check(lmReadout.length === lmWant.length && lmReadout.every((w, j) => close(w, lmWant[j])), 'live lm-english: the readout is not the JSON\'s row 2 of layer 1, heads 1 and 3');
+    const lmSubtitle = await page.$eval('.subtitle', (e) => e.textContent);
+    check(lmSubtitle.startsWith('Model: lm-english ('), `live lm-english: subtitle "${lmSubtitle}"`);
+
+
+    // One head alone, then the keyboard: a token reached by focus and pinned with Enter, Tab to the next
+    // token, a model-view map opened with Enter and closed with Escape.
+    await page.click('button[data-solo="0"]');
+    const solo = await page.$$eval('.controls input[data-head]', (e) => e.filter((b) => b.checked).map((b) => Number(b.dataset.head)));
+    check(JSON.stringify(solo) === '[0]', `live: "alone" on head 0 left heads ${JSON.stringify(solo)} checked`);
+    const soloHeads = await page.$$eval('#headsvg line.edge', (e) => [...new Set(e.map((l) => Number(l.dataset.head)))]);
+    let soloLines = 0;
+    lm.attention[0].weights[1][0].forEach((row) => row.forEach((w) => { if (w >= lineMin) soloLines++; }));
+    check(JSON.stringify(soloHeads) === '[0]' && await page.$$eval('#headsvg line.edge', (e) => e.length) === soloLines,
+          `live: head 0 alone drew heads ${JSON.stringify(soloHeads)}, expected only head 0 with ${soloLines} lines`);
+    await page.focus('#headsvg text.tok.left[data-i="4"]');
+    await page.keyboard.press('Enter');
+    check(JSON.stringify(await page.$$eval('#row-readout table.rowtable', (t) => t.map((x) => Number(x.dataset.row)))) === '[4]',
+          'live: Enter on token 4 did not show its row');
+    await page.keyboard.press('Tab');
+    check(await page.evaluate(() => document.activeElement?.dataset?.i) === '5', 'live: Tab from token 4 did not reach token 5');
+    check(JSON.stringify(await page.$$eval('#row-readout table.rowtable', (t) => t.map((x) => Number(x.dataset.row)))) === '[5]',
+          'live: the focused token 5 does not show its row');
+    await page.focus('#live-sentence');  // the focus leaves the tokens: the row pinned with Enter stays
+    check(JSON.stringify(await page.$$eval('#row-readout table.rowtable', (t) => t.map((x) => Number(x.dataset.row)))) === '[4]',
+          'live: Enter did not pin token 4 (its row is gone when the focus leaves)');
+    await page.focus('.gridcell[data-layer] >> nth=0');
+    await page.keyboard.press('Enter');
+    check(await page.$eval('#modal', (m) => !m.hidden) && await page.evaluate(() => document.activeElement?.className) === 'close',
+          'live: Enter on a map did not open it with the focus on Close');
+    await page.keyboard.press('Escape');
+    check(await page.$eval('#modal', (m) => m.hidden), 'live: Escape did not close the map');
+    check(errors.length === 0, `live: console errors: ${errors.join(' | ')}`);
+    errors.length = 0;
+
+    // A sentence the server refuses (the browser logs the 400 itself): its message in the status line.
+    await page.fill('#live-sentence', '   ');
+    await page.press('#live-sentence', 'Enter');
+    await page.waitForSelector('body[data-ready="1"]', { timeout: 30000 });
+    const refused = await page.$eval('#live-status', (e) => e.textContent);
+    check(refused.startsWith('sentence: empty'), `live: an empty sentence gave "${refused}"`);
+    check(errors.every((e) => e.includes('status of 400')), `live: console errors: ${errors.join(' | ')}`);
+  } finally {
+    await page.close();
+    server.kill('SIGTERM');
+    const code = await exited;
+    check(code === 0, `serve: SIGTERM ended it with ${code}, expected exit 0`);
+  }
 }
 
 console.log(`explorer.test: ${checks - failures}/${checks} checks passed${shots ? `; screenshots in ${shots}` : ''}`);

@@ -11,7 +11,7 @@
 'use strict';
 
 (function () {
-  const doc = JSON.parse(document.getElementById('attnlab-data').textContent);
+  let doc = JSON.parse(document.getElementById('attnlab-data').textContent);
   const meta = JSON.parse(document.getElementById('attnlab-meta').textContent);
   const SVG = 'http://www.w3.org/2000/svg';
   const app = document.getElementById('app');
@@ -122,8 +122,25 @@
   const headColour = (h) => HEAD_COLOURS[h % HEAD_COLOURS.length];
   const LINE_MIN = meta.line_min;  // weights below this draw no line (they would be invisible anyway)
 
+  // What the reader picked (set, layer, heads, pinned token, model-view row), kept when a live page
+  // draws a new sentence or model: the same set by name (else the first), and the same layer, heads and
+  // token where the new one has them.
+  let kept = null;
   function attentionView(sets) {
     const state = { set: 0, layer: 0, heads: new Set(), pinned: null, focus: -1 };
+    let restoreFocus = false;
+    if (kept) {
+      const k = Math.max(0, sets.findIndex((s) => s.name === kept.setName));
+      {
+        const s = sets[k];
+        state.set = k;
+        state.layer = kept.layer < s.layers.length ? kept.layer : 0;
+        for (const h of kept.heads) if (h < s.heads.length) state.heads.add(h);
+        state.pinned = kept.pinned !== null && kept.pinned < s.rows.length ? kept.pinned : null;
+        if (kept.focus < s.rows.length) { state.focus = kept.focus; restoreFocus = true; }
+      }
+    }
+    const keep = () => { kept = { setName: sets[state.set].name, layer: state.layer, heads: [...state.heads], pinned: state.pinned, focus: state.focus }; };
     const root = el('section', { id: 'attention' });
     const tabs = el('nav', { class: 'tabs', role: 'tablist' });
     const controls = el('div', { class: 'controls' });
@@ -169,7 +186,14 @@
         } });
         box.checked = state.heads.has(k);
         heads.append(el('label', { class: 'headbox' }, box, el('span', { class: 'swatch', style: `background:${headColour(h)}` }), `H${h}`));
+        // One head alone: all heads drawn at once hide each other where their lines cross.
+        heads.append(el('button', { type: 'button', class: 'solo', 'data-solo': k, 'aria-label': `show head ${h} alone`, text: 'alone',
+                                    onclick: () => { state.heads = new Set([k]); renderControls(); renderHeadView(); } }));
       });
+      if (s.heads.length > 1) {
+        heads.append(el('button', { type: 'button', class: 'solo', 'data-solo': 'all', text: 'all heads',
+                                    onclick: () => { state.heads = new Set(s.heads.map((_, k) => k)); renderControls(); renderHeadView(); } }));
+      }
       controls.append(heads);
       const tokSel = el('select', { id: 'focus', 'aria-label': 'token row shown in the model view',
                                     onchange: (e) => { state.focus = Number(e.target.value); renderModelView(); } });
@@ -183,6 +207,7 @@
     }
 
     function renderHeadView() {
+      keep();
       const s = set(), L = state.layer, n = s.rows.length, m = s.columns.length;
       const lh = 20, longest = (a) => a.reduce((x, t) => Math.max(x, String(t).length), 1);
       // Room for the longest token or the column's title, whichever is wider.
@@ -212,10 +237,16 @@
         renderReadout(i);
       };
       for (let i = 0; i < n; i++) {
-        const t = sv('text', { class: 'tok left', x: lw - 6, y: y(i), 'text-anchor': 'end', 'data-i': i, text: s.rows[i] });
+        // A token is also a button for the keyboard: Tab reaches it (and shows its row), Enter or Space pins it.
+        const t = sv('text', { class: 'tok left', x: lw - 6, y: y(i), 'text-anchor': 'end', 'data-i': i, text: s.rows[i],
+                               tabindex: 0, role: 'button', 'aria-label': `${s.rows[i]} (row ${i}): show what it attends to` });
+        const pin = () => { state.pinned = state.pinned === i ? null : i; keep(); show(state.pinned ?? -1); };
         t.addEventListener('mouseenter', () => show(i));
         t.addEventListener('mouseleave', () => show(state.pinned ?? -1));
-        t.addEventListener('click', () => { state.pinned = state.pinned === i ? null : i; show(state.pinned ?? -1); });
+        t.addEventListener('focus', () => show(i));
+        t.addEventListener('blur', () => show(state.pinned ?? -1));
+        t.addEventListener('click', pin);
+        t.addEventListener('keydown', (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); pin(); } });
         svg.append(t);
       }
       for (let j = 0; j < m; j++) svg.append(sv('text', { class: 'tok right', x: lw + gap + 6, y: y(j), 'data-j': j, text: s.columns[j] }));
@@ -275,6 +306,7 @@
     }
 
     function renderModelView() {
+      keep();
       const s = set();
       modelView.replaceChildren();
       const size = s.heads.length > 8 ? 80 : 110;
@@ -305,16 +337,18 @@
       const m = { rows: s.rows.length, cols: s.columns.length, data: s.weights[L][k], row_labels: s.rows, col_labels: s.columns,
                   title: `${s.name}, layer ${s.layers[L]} head ${s.heads[k]} (rows attend to columns)` };
       const close = el('button', { class: 'close', text: 'Close', onclick: () => { modal.hidden = true; } });
-      modal.replaceChildren(el('div', { class: 'modalbox' }, close, heatmap(m, { weights: true, readout: readoutLine }), readoutLine));
+      modal.replaceChildren(el('div', { class: 'modalbox', role: 'dialog', 'aria-label': m.title }, close,
+                               heatmap(m, { weights: true, readout: readoutLine }), readoutLine));
       modal.hidden = false;
+      close.focus();  // for the keyboard: Enter or Escape closes it
     }
     modal.addEventListener('click', (e) => { if (e.target === modal) modal.hidden = true; });
     document.addEventListener('keydown', (e) => { if (e.key === 'Escape') modal.hidden = true; });
 
     function renderAll() {
       for (const b of tabs.children) b.setAttribute('aria-selected', Number(b.dataset.set) === state.set ? 'true' : 'false');
-      const fi = focusIndex(set());
-      state.focus = fi;
+      if (!restoreFocus) state.focus = focusIndex(set());
+      restoreFocus = false;
       renderControls();
       renderHeadView();
       renderModelView();
@@ -390,13 +424,85 @@
   }
 
   // ---- the page ------------------------------------------------------------------------------------
+  // The live box: a sentence and a model, sent to the `attnlab serve` that served the page (its
+  // /api/attend for a language model, /api/translate?attention=1 for a translation model); the answer
+  // is drawn in place of the document. A page written with --html has the same box, hidden.
+  const subtitle = el('p', { class: 'subtitle', text: meta.subtitle || '' });
+  if (!meta.subtitle) subtitle.hidden = true;
+  const modelName = (d) => (d && d.model && typeof d.model === 'object' ? d.model : null);
+  const sentence = el('input', { id: 'live-sentence', type: 'text', size: 60, 'aria-label': 'sentence',
+                                 value: 'The animal did not cross the street because it was too tired.' });
+  const modelSel = el('select', { id: 'live-model', 'aria-label': 'model' });
+  const status = el('span', { id: 'live-status', class: 'small', 'aria-live': 'polite' });
+  const modelInfo = el('p', { id: 'live-model-info', class: 'small' });
+  const form = el('form', { id: 'live', class: 'live' },
+                  el('label', {}, 'Sentence ', sentence), ' ', el('label', {}, 'Model ', modelSel), ' ',
+                  el('button', { type: 'submit', id: 'live-go', text: 'Show' }), ' ', status, modelInfo);
+  if (!meta.live) form.hidden = true;
+  const content = el('div', { id: 'content' });
+  const footer = el('footer', { text: meta.live
+    ? `Served by attnlab ${meta.version} (\`${meta.command}\`): each drawing is the JSON of the server's /api/attend or /api/translate, the same as attnlab attend or translate prints with --format json.`
+    : `Made by attnlab ${meta.version} from the JSON of \`${meta.command}\` (embedded in this file).` });
   document.title = meta.title;
-  app.append(el('header', {}, el('h1', { text: meta.title }),
-                meta.subtitle ? el('p', { class: 'subtitle', text: meta.subtitle }) : null,
-                ...(meta.notes || []).map((n) => el('p', { class: 'note', text: n }))));
-  if (Array.isArray(doc.attention) && doc.attention.length) app.append(attentionView(doc.attention));
-  else if (Array.isArray(doc.lessons)) app.append(lessonView(doc.lessons));
-  else app.append(el('p', { class: 'note', text: 'This JSON has no attention weights or lessons to show.' }));
-  app.append(el('footer', { text: `Made by attnlab ${meta.version} from the JSON of \`${meta.command}\` (embedded in this file).` }));
-  document.body.setAttribute('data-ready', '1');
+  app.append(el('header', {}, el('h1', { text: meta.title }), subtitle,
+                ...(meta.notes || []).map((n) => el('p', { class: 'note', text: n })), form),
+             content, footer);
+
+  function draw(d) {
+    doc = d;
+    if (Array.isArray(doc.attention) && doc.attention.length) content.replaceChildren(attentionView(doc.attention));
+    else if (Array.isArray(doc.lessons)) content.replaceChildren(lessonView(doc.lessons));
+    else content.replaceChildren(el('p', { class: 'note', text: meta.live ? 'Type a sentence and press Enter.' : 'This JSON has no attention weights or lessons to show.' }));
+  }
+
+  let models = [];
+  let asked = 0;  // the latest request: an older answer arriving late is not drawn over a newer one
+  async function ask() {
+    const m = models.find((x) => x.name === modelSel.value);
+    if (!m) return;
+    const api = m.task === 'translation' ? 'translate' : 'attend';
+    const q = new URLSearchParams({ sentence: sentence.value, model: m.name });
+    if (api === 'translate') q.set('attention', '1');
+    const mine = ++asked;
+    status.textContent = 'working…';
+    document.body.removeAttribute('data-ready');
+    try {
+      const r = await fetch(`/api/${api}`, { method: 'POST', headers: { 'Content-Type': 'application/json' },
+                                             body: JSON.stringify(Object.fromEntries(q)) });
+      const d = await r.json();
+      if (mine !== asked) return;
+      if (!r.ok) { status.textContent = d.error || `HTTP ${r.status}`; return; }
+      draw(d);
+      const shown = modelName(d);
+      subtitle.textContent = shown ? `Model: ${shown.name} (${shown.description})` : '';
+      subtitle.hidden = !shown;
+      status.textContent = api === 'translate' ? `→ ${d.translation}` : '';
+      document.title = `attnlab: ${sentence.value}`;
+    } catch (e) {
+      if (mine === asked) status.textContent = `no answer from attnlab serve (${e.message})`;
+    } finally {
+      if (mine === asked) document.body.setAttribute('data-ready', '1');
+    }
+  }
+  form.addEventListener('submit', (e) => { e.preventDefault(); ask(); });
+  modelSel.addEventListener('change', () => {
+    const m = models.find((x) => x.name === modelSel.value);
+    modelInfo.textContent = m ? `${m.name}: ${m.task}; ${m.description}` : '';
+    ask();
+  });
+
+  draw(doc);
+  if (meta.live) {
+    fetch('/api/models').then((r) => r.json()).then((list) => {
+      models = list.models || [];
+      for (const m of models) modelSel.append(el('option', { value: m.name, text: `${m.name} (${m.task})`, title: m.description }));
+      const first = (list.defaults && list.defaults.translate) || (models[0] && models[0].name);
+      if (first) modelSel.value = first;
+      const m = models.find((x) => x.name === modelSel.value);
+      modelInfo.textContent = m ? `${m.name}: ${m.task}; ${m.description}` : '';
+      ask();
+    }).catch((e) => { status.textContent = `no answer from attnlab serve (${e.message})`; document.body.setAttribute('data-ready', '1'); });
+  } else {
+    document.body.setAttribute('data-ready', '1');
+  }
 })();

@@ -1,0 +1,195 @@
+#include "cli/model_documents.hpp"
+
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "cli/model_view.hpp"
+#include "cli/pictures.hpp"
+#include "lessons/trained.hpp"
+#include "model/transformer.hpp"
+#include "render/html_page.hpp"
+#include "render/terminal.hpp"
+#include "text/tokenizer.hpp"
+#include "util/error.hpp"
+
+namespace attnlab::cli {
+
+namespace {
+
+void warn(std::vector<std::string>* warnings, const std::string& line) {
+  if (warnings) warnings->push_back(line);
+  else std::cerr << line << '\n';
+}
+
+std::vector<int> all_ids(int n) {
+  std::vector<int> v(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = i;
+  return v;
+}
+
+}  // namespace
+
+std::string json_text(const nlohmann::json& j) { return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace); }
+
+AttendComputation compute_attend(tasks::LoadedModel& m, const std::string& text, const std::string& what, int layer, int head,
+                                 std::vector<std::string>* warnings) {
+  const model::ModelConfig& c = m.net->config();
+  const int layers = c.decoder_only ? c.decoder_layers : c.encoder_layers;
+  AttendComputation a;
+  const auto ids = encode_user_text(m.vocab, text, static_cast<std::size_t>(c.max_len - 1), &a.tokens, what, warnings);
+  if (c.decoder_only) {
+    // The language model reads <bos> + text; report the rows of the text's own tokens.
+    std::vector<int> tgt_in = {model::kBos};
+    tgt_in.insert(tgt_in.end(), ids.begin(), ids.end());
+    lessons::forward_one(*m.net, {}, tgt_in);
+    a.tokens.insert(a.tokens.begin(), "<bos>");
+  } else {
+    lessons::forward_one(*m.net, ids, {model::kBos});
+  }
+  for (auto& t : a.tokens) t = render::visible_controls(t);
+  for (int l = 0; l < layers; ++l)
+    a.attention.push_back(c.decoder_only ? m.net->decoder_self_attention(l) : m.net->encoder_attention(l));
+  for (int l = 0; l < layers; ++l)
+    if (layer < 0 || l == layer) a.layer_ids.push_back(l);
+  for (int hd = 0; hd < c.heads; ++hd)
+    if (head < 0 || hd == head) a.head_ids.push_back(hd);
+  return a;
+}
+
+nlohmann::json attend_document(const tasks::LoadedModel& m, const AttendComputation& a, bool with_layers) {
+  const model::ModelConfig& c = m.net->config();
+  const std::size_t n = a.tokens.size();
+  AttentionSetInfo si;
+  si.name = c.decoder_only ? "causal self-attention" : "encoder self-attention";
+  si.kind = c.decoder_only ? "causal" : "self";
+  si.description = c.decoder_only ? "each row is a token of the text (after <bos>) gathering from the tokens up to it."
+                                  : "each row is a word of the sentence gathering from every word of it.";
+  si.row_title = "attending (query)";
+  si.column_title = "attended to (key)";
+  si.rows = a.tokens;
+  si.columns = a.tokens;
+  si.layers = a.layer_ids;
+  si.heads = a.head_ids;
+  nlohmann::json d = {{"tokens", a.tokens},
+                      {"model", model_json(m)},
+                      {"attention", nlohmann::json::array({attention_set(si, [&](int l, int hd) { return a.block(l, hd); })})}};
+  if (!with_layers) return d;
+  // "layers": the same weights in the shape attend printed before the explorer existed.
+  nlohmann::json jl = nlohmann::json::array();
+  for (int l : a.layer_ids) {
+    nlohmann::json jh = nlohmann::json::array();
+    for (int hd : a.head_ids) {
+      const float* b = a.block(l, hd);
+      nlohmann::json rows = nlohmann::json::array();
+      for (std::size_t i = 0; i < n; ++i) rows.push_back(std::vector<float>(b + i * n, b + (i + 1) * n));
+      jh.push_back({{"layer", l}, {"head", hd}, {"weights", rows}});
+    }
+    jl.push_back(jh);
+  }
+  d["layers"] = jl;
+  return d;
+}
+
+TranslateResult translate_document(tasks::LoadedModel& m, const TranslateRequest& r, std::vector<std::string>* warnings) {
+  const std::string& text = r.text;
+  const std::size_t max_len = static_cast<std::size_t>(m.net->config().max_len);
+  TranslateResult out;
+  std::vector<std::string>& src_tokens = out.src_tokens;
+  auto src = encode_user_text(m.vocab, text, max_len, &src_tokens, r.what, warnings);
+  // The generated corpus ends every sentence with . ! or ?; a model trained only on it has never read a
+  // sentence without, and "I love you" sent as is came back as "Je t'aime aime aime …". Such a model
+  // reads the sentence with a full stop added, and says so.
+  std::string read_as = text;
+  const auto last = text.find_last_not_of(" \t\r\n");
+  if (!m.run.english && last != std::string::npos && std::string(".!?").find(text[last]) == std::string::npos &&
+      (m.vocab.bpe() || m.vocab.id(".") != text::Vocab::kUnk)) {
+    text::EncodedSentence with_stop = text::encode_sentence(m.vocab, text.substr(0, last + 1) + ".", max_len + 1, r.what);
+    if (with_stop.ids.size() <= max_len) {
+      src.assign(with_stop.ids.begin(), with_stop.ids.end());
+      src_tokens = std::move(with_stop.labels);
+      read_as = text.substr(0, last + 1) + ".";
+      const std::string shown = render::fit_width(render::visible_controls(read_as), 80);  // one line, cut at a character
+      warn(warnings, "attnlab: note: the model learned only sentences that end with . ! or ?; it reads \"" + shown + "\"");
+    }
+  }
+  model::DecodeOptions d;
+  d.beam = r.beam;
+  d.length_penalty = r.length_penalty;
+  d.block_loops = !r.allow_loops;
+  d.record_attention = r.record_attention;
+  const model::ModelConfig& c = m.net->config();
+  out.hypothesis = model::translate(*m.net, src, d);
+  const model::Hypothesis& h = out.hypothesis;
+  std::vector<std::string> out_tokens = m.vocab.tokens_of(std::vector<text::TokenId>(h.tokens.begin(), h.tokens.end()));
+  out.translation = m.vocab.decode(std::vector<text::TokenId>(h.tokens.begin(), h.tokens.end()));
+  const int H = c.heads, S = static_cast<int>(src.size()), L = c.decoder_layers;
+  std::vector<std::string>& rows = out.rows;
+  rows = out_tokens;
+  rows.push_back("<eos>");
+  // Is it likely wrong? Unseen words, the model's own calibrated confidence, a loop, the length limit
+  // (tasks/confidence.hpp): one verdict, in the JSON and as one warning line.
+  std::string calibration_note;
+  const std::optional<tasks::Calibration> calibration = tasks::load_calibration(m, &calibration_note);
+  out.verdict = tasks::judge_translation(m, text, static_cast<int>(src.size()), h, d, calibration);
+  const tasks::Verdict& verdict = out.verdict;
+
+  // Every attention of the translation: the model re-reads the source and its own output (teacher
+  // forcing, no dropout), which gives the attention the decoder used at each step of decoding.
+  nlohmann::json sets = nlohmann::json::array();
+  if (r.attention_sets) {
+    std::vector<int> tgt_in = {model::kBos};
+    tgt_in.insert(tgt_in.end(), h.tokens.begin(), h.tokens.end());
+    lessons::forward_one(*m.net, src, tgt_in);
+    std::vector<std::string> written = {"<bos>"};
+    written.insert(written.end(), out_tokens.begin(), out_tokens.end());
+    std::vector<std::vector<float>> enc, dec, cross;
+    for (int l = 0; l < c.encoder_layers; ++l) enc.push_back(m.net->encoder_attention(l));
+    for (int l = 0; l < L; ++l) dec.push_back(m.net->decoder_self_attention(l)), cross.push_back(m.net->decoder_cross_attention(l));
+    const std::size_t T = rows.size();
+    AttentionSetInfo e{"encoder self-attention", "self", "each English word gathering from every word of the sentence.",
+                       "attending (English)", "attended to (English)", src_tokens, src_tokens, all_ids(c.encoder_layers), all_ids(H)};
+    sets.push_back(attention_set(e, [&](int l, int hd) { return enc[static_cast<std::size_t>(l)].data() + static_cast<std::size_t>(hd) * src.size() * src.size(); }));
+    AttentionSetInfo ds{"decoder self-attention", "causal",
+                        "each row is the step that writes that French word, gathering from the words already written (<bos> first).",
+                        "word being written", "already written", rows, written, all_ids(L), all_ids(H)};
+    sets.push_back(attention_set(ds, [&](int l, int hd) { return dec[static_cast<std::size_t>(l)].data() + static_cast<std::size_t>(hd) * T * T; }));
+    AttentionSetInfo cr{"cross-attention", "cross", "each row is the step that writes that French word, gathering from the English source.",
+                        "French word being written", "English source", rows, src_tokens, all_ids(L), all_ids(H)};
+    sets.push_back(attention_set(cr, [&](int l, int hd) { return cross[static_cast<std::size_t>(l)].data() + static_cast<std::size_t>(hd) * T * src.size(); }));
+  }
+  nlohmann::json& j = out.doc;
+  j = {{"source", text}, {"source_tokens", src_tokens}, {"translation", out.translation},
+       {"tokens", out_tokens}, {"logprob", h.logprob}, {"score", h.score}, {"finished", h.finished},
+       {"beam", r.beam}, {"loops_blocked", !r.allow_loops}, {"model", model_json(m)}};
+  if (read_as != text) j["read_as"] = read_as;  // the sentence with the full stop the model needs
+  if (!m.known_source_words.empty()) j["unseen_words"] = verdict.inputs.unseen_words;
+  j["reached_length_limit"] = verdict.inputs.length_limit > 0;
+  j["loop"] = verdict.inputs.loop.empty() ? nlohmann::json(nullptr) : nlohmann::json(verdict.inputs.loop);
+  j["unsure"] = verdict.unsure;
+  j["unsure_why"] = verdict.why_json();
+  j["confidence"] = {{"min_token_prob", verdict.confidence.min_token_prob},
+                     {"mean_logprob", verdict.confidence.mean_logprob},
+                     {"calibrated", verdict.calibrated}};
+  if (!calibration_note.empty()) j["confidence"]["not_calibrated_because"] = calibration_note;
+  if (calibration) j["confidence"]["floors"] = {{"min_token_prob", calibration->min_token_prob}, {"mean_logprob", calibration->mean_logprob},
+                                                {"quantile", calibration->quantile}};
+  if (r.cross_attention_json) {
+    nlohmann::json layers = nlohmann::json::array();
+    for (int l = 0; l < L; ++l) {
+      nlohmann::json heads = nlohmann::json::array();
+      for (int hd = 0; hd < H; ++hd) {
+        nlohmann::json mat = nlohmann::json::array();
+        for (const auto& step : h.cross_attention)
+          mat.push_back(std::vector<float>(step[l].begin() + hd * S, step[l].begin() + (hd + 1) * S));
+        heads.push_back(mat);
+      }
+      layers.push_back(heads);
+    }
+    j["cross_attention"] = {{"rows", rows}, {"columns", src_tokens}, {"layers", layers}};
+  }
+  if (!sets.empty()) j["attention"] = sets;
+  return out;
+}
+
+}  // namespace attnlab::cli
