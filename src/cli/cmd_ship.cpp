@@ -153,11 +153,11 @@ void run_ship(const ShipOptions& o) {
                       {"dropped_training_state", had_state}, {"train_log_copied", log_copied}};
   Comparison cmp;
   if (o.compare > 0) {
-    tasks::LoadedModel after = tasks::load_model(out_file.string(), backend::cpu_backend<float>());
     if (before.run.raw.is_null()) {
       cmp.lines.push_back("not compared: the checkpoint does not record its corpus settings (meta.run_config)");
       cmp.json = nullptr;
     } else {
+      tasks::LoadedModel after = tasks::load_model(out_file.string(), backend::cpu_backend<float>());
       cmp = before.net->config().decoder_only ? compare_lm(o, before, after) : compare_translations(o, before, after);
     }
     j["comparison"] = cmp.json;

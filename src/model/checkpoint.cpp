@@ -177,7 +177,6 @@ void read_tensors(const nlohmann::json& header, std::uint32_t version, std::stri
               " parameters (" + std::to_string(layout.total * min_bytes) + " bytes), but the file holds " +
               std::to_string(data.size()) + " bytes of tensor data");
   }
-  std::size_t bf16_tensors = 0;
   std::map<std::string, std::vector<float>*> groups{{"params", &ck.params}, {"adam_m", &ck.adam_m}, {"adam_v", &ck.adam_v}};
   std::map<std::string, std::size_t> seen;
   try {
@@ -227,7 +226,6 @@ void read_tensors(const nlohmann::json& header, std::uint32_t version, std::stri
       std::vector<float>& dst = *git->second;
       if (dst.empty()) dst.assign(layout.total, 0.0f);
       if (is_bf16) {
-        ++bf16_tensors;
         const char* src = data.data() + off;
         for (std::size_t i = 0; i < count; ++i) {
           std::uint16_t bits;
@@ -248,7 +246,7 @@ void read_tensors(const nlohmann::json& header, std::uint32_t version, std::stri
     }
   }
   if (!seen.count("params")) throw bad("no parameters in the checkpoint");
-  ck.params_storage = bf16_tensors ? Storage::bf16 : Storage::fp32;
+  ck.params_storage = version == kCheckpointVersionBf16 ? Storage::bf16 : Storage::fp32;  // one storage per file (above)
   for (float v : ck.params)
     if (!std::isfinite(v)) throw bad("corrupt: a parameter is inf or NaN");
 }

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <set>
 #include <string>
 #include <vector>
@@ -75,17 +76,28 @@ TEST_CASE("french_text: contractions, elision, possessives before a vowel, aspir
 // (sha256 of train.tsv cd0fee94…, valid.tsv ce782d0d…, test.tsv a4953eb6…, recorded before the
 // everyday grammar was added). If this fails, the change altered the wide corpus: undo it, or put
 // the new draws behind Grammar::Everyday.
-TEST_CASE("wide corpus: byte for byte the corpus translate-wide was trained on") {
+namespace {
+
+// The corpus a pin below checks: seed 1, 20,000 / 500 / 1,000 pairs of `grammar`, and the FNV-1a
+// hashes of its three splits as `attnlab corpus ... --out DIR` writes them.
+Corpus pinned_corpus(Grammar grammar, std::uint64_t train, std::uint64_t valid, std::uint64_t test) {
   CorpusOptions o;
-  o.grammar = Grammar::Wide;
+  o.grammar = grammar;
   o.seed = 1;
   o.train = 20000;
   o.valid = 500;
   o.test = 1000;
-  const Corpus c = generate(o);
-  CHECK(fnv1a(to_tsv(c.train)) == 0xed5fe3a2dd4110e3ull);
-  CHECK(fnv1a(to_tsv(c.valid)) == 0x55ee4a2c52544155ull);
-  CHECK(fnv1a(to_tsv(c.test)) == 0xde85203e528c1110ull);
+  Corpus c = generate(o);
+  CHECK(fnv1a(to_tsv(c.train)) == train);
+  CHECK(fnv1a(to_tsv(c.valid)) == valid);
+  CHECK(fnv1a(to_tsv(c.test)) == test);
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("wide corpus: byte for byte the corpus translate-wide was trained on") {
+  const Corpus c = pinned_corpus(Grammar::Wide, 0xed5fe3a2dd4110e3ull, 0x55ee4a2c52544155ull, 0xde85203e528c1110ull);
   // A few pairs in clear, so a failure shows what changed.
   REQUIRE(c.test.size() == 1000);
   CHECK(c.test.front().en == "This reasonable bee did not adjust her fat brilliant population.");
@@ -103,16 +115,7 @@ TEST_CASE("wide corpus: byte for byte the corpus translate-wide was trained on")
 // (sha256 of train.tsv 14bf9164…, valid.tsv 164bb18a…, test.tsv 82cab294…). If this fails: undo the
 // change, or retrain translate-everyday on the new grammar and record the new hashes here.
 TEST_CASE("everyday corpus: byte for byte the corpus translate-everyday is trained on") {
-  CorpusOptions o;
-  o.grammar = Grammar::Everyday;
-  o.seed = 1;
-  o.train = 20000;
-  o.valid = 500;
-  o.test = 1000;
-  const Corpus c = generate(o);
-  CHECK(fnv1a(to_tsv(c.train)) == 0x6a250fe65564d1f6ull);
-  CHECK(fnv1a(to_tsv(c.valid)) == 0xab8cc5ebddbd7624ull);
-  CHECK(fnv1a(to_tsv(c.test)) == 0x632c28daa8385acaull);
+  const Corpus c = pinned_corpus(Grammar::Everyday, 0x6a250fe65564d1f6ull, 0xab8cc5ebddbd7624ull, 0x632c28daa8385acaull);
   REQUIRE(c.test.size() == 1000);
   CHECK(c.test.front().en == "The horse didn't explore the avenue because it was too muddy.");
   CHECK(c.test.front().fr == "Le cheval n'a pas exploré l'avenue parce qu'elle était trop boueuse.");
