@@ -342,7 +342,7 @@ build_targets() {
   if [ "$generator" = Ninja ]; then
     cmake --build "$build" -j "$jobs" --target attnlab tests/gpu/all attnlab_backend_ops_tests
   else
-    cmake --build "$build" -j "$jobs" --target attnlab attnlab_gpu_tests attnlab_gpu_kernel_tests \
+    cmake --build "$build" -j "$jobs" --target attnlab attnlab_gpu_kernel_tests \
       attnlab_backend_ops_tests attnlab_model_backend_tests
   fi
 }
@@ -360,7 +360,6 @@ fi
 
 find_exe() { find "$build" -name "$1" -type f -perm -u+x -not -path '*/CMakeFiles/*' 2>/dev/null | head -n 1; }
 attnlab=$(find_exe attnlab)
-gpu_tests=$(find_exe attnlab_gpu_tests)
 kernel_tests=$(find_exe attnlab_gpu_kernel_tests)
 ops_tests=$(find_exe attnlab_backend_ops_tests)
 model_tests=$(find_exe attnlab_model_backend_tests)
@@ -621,7 +620,7 @@ fi
 
 # ---- 7. compute-sanitizer (last: what a run cut short by the budget can best do without) -----
 # The kernel tests first (they cover every kernel), then the backend op table (the backend's own
-# kernels and the strided attention layouts), the softmax test, and the whole-model test (memcheck
+# kernels and the strided attention layouts), and the whole-model test (memcheck
 # and initcheck; racecheck and synccheck look inside kernels the programs above already cover).
 # Each run gets at most ATTNLAB_GPU_SANITIZER_TIMEOUT_S and never more than the budget has left.
 sanitize() {  # sanitize TOOL PROGRAM [ARGS...]
@@ -631,7 +630,6 @@ sanitize() {  # sanitize TOOL PROGRAM [ARGS...]
 export -f sanitize
 for pair in memcheck:kernel racecheck:kernel synccheck:kernel initcheck:kernel \
             memcheck:ops racecheck:ops synccheck:ops initcheck:ops \
-            memcheck:softmax racecheck:softmax synccheck:softmax initcheck:softmax \
             memcheck:model initcheck:model; do
   tool=${pair%%:*}
   extra=()
@@ -641,7 +639,6 @@ for pair in memcheck:kernel racecheck:kernel synccheck:kernel initcheck:kernel \
     ops) prog=$ops_tests name=attnlab_backend_ops_tests
          extra=(--backends=cuda --small);;  # the small cases: every kernel and layout, in seconds
     model) prog=$model_tests name=attnlab_model_backend_tests;;
-    *) prog=$gpu_tests name=attnlab_gpu_tests;;
   esac
   step="${tool}_${name#attnlab_}"
   if ! wanted sanitize; then skip "$step" "$not_wanted"

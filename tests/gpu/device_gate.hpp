@@ -8,7 +8,6 @@
 #include <string>
 
 #include "backend/cuda/device.hpp"
-#include "backend/cuda/softmax.hpp"
 
 namespace attnlab::gputest {
 

@@ -36,7 +36,6 @@
 #include "backend/cuda/embedding.hpp"
 #include "backend/cuda/layernorm.hpp"
 #include "backend/cuda/matmul.hpp"
-#include "backend/cuda/softmax.hpp"
 #include "backend/cuda/tensor_core.hpp"
 #include "device_gate.hpp"
 #include "kernel_check.hpp"
