@@ -153,14 +153,13 @@ void setup_attend(CLI::App& app) {
   auto opts = std::make_shared<AttendOptions>();
   CLI::App* sub = app.add_subcommand("attend", "Show a trained model's self-attention on a sentence");
   sub->add_option("text", opts->text, "The sentence")->required();
-  sub->add_option("-m,--model", opts->model, "Model folder (or .ckpt file)")->capture_default_str();
+  add_model_option(*sub, opts->model);
   sub->add_option("--layer", opts->layer, "Only this layer (default: all)")->transform(whole_number(0, 1000));
   sub->add_option("--head", opts->head, "Only this head (default: all)")->transform(whole_number(0, 1000));
   sub->add_option("--focus", opts->focus, "One token's row in every layer and head (e.g. --focus it)");
   add_backend_option(*sub, opts->backend);
-  sub->add_option("-f,--format", opts->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
-  sub->add_flag("--no-color", opts->view.no_color, "Plain text without colour");
-  sub->add_flag("--full", opts->view.full, "Never abbreviate wide matrices");
+  add_format_option(*sub, opts->format);
+  add_view_flags(*sub, opts->view.no_color, opts->view.full);
   add_picture_options(*sub, opts->pictures,
                       "Write one heatmap as an SVG file (needs --layer and --head, or --focus WORD for that token's row in every head)");
   sub->callback([opts] { run_attend(*opts); });

@@ -194,11 +194,8 @@ void setup_attention(CLI::App& app) {
       "attention", "Run multi-head attention on a small JSON problem and print every intermediate matrix");
   sub->add_option("-i,--input", opts->input, "Problem file (JSON; '-' reads standard input). See data/examples/.")
       ->required();
-  sub->add_option("-f,--format", opts->format, "Output format")
-      ->check(CLI::IsMember({"text", "json"}))
-      ->capture_default_str();
-  sub->add_flag("--no-color", opts->no_color, "Plain text without colour (also when NO_COLOR is set or stdout is not a terminal)");
-  sub->add_flag("--full", opts->full, "Print every column even when the matrix is wider than the terminal");
+  add_format_option(*sub, opts->format);
+  add_view_flags(*sub, opts->no_color, opts->full);
   sub->add_option("--precision", opts->precision, "Digits after the decimal point in text output")
       ->transform(whole_number(0, 8))
       ->capture_default_str();

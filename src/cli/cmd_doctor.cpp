@@ -100,7 +100,7 @@ void run_doctor(const DoctorOptions& o) {
 void setup_doctor(CLI::App& app) {
   auto opts = std::make_shared<DoctorOptions>();
   CLI::App* sub = app.add_subcommand("doctor", "Report the compiler, BLAS library and kernel, threads, huge pages, CUDA compiler and device, the check sandbox");
-  sub->add_option("-f,--format", opts->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  add_format_option(*sub, opts->format);
   sub->callback([opts] { run_doctor(*opts); });
 }
 

@@ -322,7 +322,7 @@ void run_eval(const EvalOptions& o) {
 void setup_eval(CLI::App& app) {
   auto opts = std::make_shared<EvalOptions>();
   CLI::App* sub = app.add_subcommand("eval", "Score a trained model on its test split (exact match, il/elle, word sense)");
-  sub->add_option("-m,--model", opts->model, "Model folder (or .ckpt file)")->capture_default_str();
+  add_model_option(*sub, opts->model);
   sub->add_option("--beam", opts->beam, "Beam size (1 = greedy)")->transform(whole_number(1, 64))->capture_default_str();
   sub->add_option("--limit", opts->limit, "Only the first N test sentences (0 = all)")->transform(whole_number(0, 1000000000));
   sub->add_option("--show-errors", opts->show_errors, "How many wrong translations to print")->transform(whole_number(0, 100000))->capture_default_str();
@@ -339,7 +339,7 @@ void setup_eval(CLI::App& app) {
       ->transform(real_number(0.001, 0.5))
       ->capture_default_str();
   add_backend_option(*sub, opts->backend);
-  sub->add_option("-f,--format", opts->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  add_format_option(*sub, opts->format);
   sub->callback([opts, everyday] {
     opts->everyday = everyday->count() > 0;
     if (opts->everyday && opts->everyday_file.empty()) opts->everyday_file = tasks::kEverydaySet;

@@ -59,7 +59,7 @@ void setup_exercises(CLI::App& app) {
   auto opts = std::make_shared<ExercisesOptions>();
   CLI::App* sub = app.add_subcommand("exercises", "List the graded exercises with their difficulty and your state");
   add_workspace_option(*sub, opts->workspace);
-  sub->add_option("-f,--format", opts->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  add_format_option(*sub, opts->format);
   sub->footer("States: not started, failing (the last check failed), passed. See docs/exercises.md.");
   sub->callback([opts] { run_exercises(*opts); });
 }

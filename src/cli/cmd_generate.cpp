@@ -194,7 +194,7 @@ void setup_generate(CLI::App& app) {
   auto opts = std::make_shared<GenerateOptions>();
   CLI::App* sub = app.add_subcommand("generate", "Next-token probabilities and a continuation from the decoder-only language model");
   sub->add_option("text", opts->text, "The prompt")->required();
-  sub->add_option("-m,--model", opts->model, "Model folder (or .ckpt file)")->capture_default_str();
+  add_model_option(*sub, opts->model);
   sub->add_option("--top", opts->top, "How many next-token candidates to list")->transform(whole_number(1, 1000))->capture_default_str();
   sub->add_option("--max-new", opts->max_new, "Most tokens to generate")->transform(whole_number(0, 1000))->capture_default_str();
   sub->add_option("-t,--temperature", opts->temperature, "Sampling temperature; 0 = greedy (always the most likely token)")
@@ -208,9 +208,8 @@ void setup_generate(CLI::App& app) {
   sub->add_flag("--show-attention", opts->show_attention, "Show the causal self-attention over the prompt and continuation");
   sub->add_option("--layer", opts->layer, "With --show-attention: this layer (default: the last)")->transform(whole_number(0, 1000));
   add_backend_option(*sub, opts->backend);
-  sub->add_flag("--no-color", opts->view.no_color, "Plain text without colour");
-  sub->add_flag("--full", opts->view.full, "Never abbreviate wide matrices");
-  sub->add_option("-f,--format", opts->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  add_view_flags(*sub, opts->view.no_color, opts->view.full);
+  add_format_option(*sub, opts->format);
   add_picture_options(*sub, opts->pictures);
   sub->callback([opts] { run_generate(*opts); });
 }

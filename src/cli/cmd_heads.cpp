@@ -256,7 +256,7 @@ void run_heads(const HeadsOptions& o) {
 void setup_heads(CLI::App& app) {
   auto opts = std::make_shared<HeadsOptions>();
   CLI::App* sub = app.add_subcommand("heads", "What each attention head does: probes on the test split, and ablation");
-  sub->add_option("-m,--model", opts->model, "Model folder (or .ckpt file)")->capture_default_str();
+  add_model_option(*sub, opts->model);
   sub->add_option("-n,--sentences", opts->sentences, "Test sentences (or windows) to measure on")->transform(whole_number(1, 100000))->capture_default_str();
   sub->add_option("--ablate", opts->ablate, "Remove one head's output, e.g. enc.0.3, dec.1.2, cross.1.0 (LAYER.HEAD for a language model), and compare")
       ->check([](const std::string& v) {
@@ -269,7 +269,7 @@ void setup_heads(CLI::App& app) {
       ->check(CLI::IsMember({"zero", "mean"}))
       ->capture_default_str();
   add_backend_option(*sub, opts->backend);
-  sub->add_option("-f,--format", opts->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  add_format_option(*sub, opts->format);
   sub->callback([opts] { run_heads(*opts); });
 }
 

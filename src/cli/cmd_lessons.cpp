@@ -53,7 +53,7 @@ void setup_lessons(CLI::App& app) {
   auto opts = std::make_shared<ListOptions>();
   CLI::App* sub = app.add_subcommand("lessons", "List the lessons, one line each");
   sub->add_flag("--no-color", opts->no_color, "Plain text without escape codes");
-  sub->add_option("-f,--format", opts->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  add_format_option(*sub, opts->format);
   sub->callback([opts] { run_list(*opts); });
 }
 

@@ -363,7 +363,7 @@ void setup_params(CLI::App& app) {
       ->transform(whole_number(kMinVocab, kMaxVocab));
   CLI::Option* seq = sub->add_option("--seq", o->seq, "Tokens per sequence for the FLOP count (default: the config's max_len)")
       ->transform(whole_number(1, 1 << 20));
-  sub->add_option("-f,--format", o->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  add_format_option(*sub, o->format);
   sub->footer(
       "Example: attnlab params --config transformer-base --vocab 37000\n"
       "The counts are read off the layout the model allocates (model/config.hpp); FLOPs count matrix products only "

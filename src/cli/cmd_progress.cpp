@@ -78,7 +78,7 @@ void setup_progress(CLI::App& app) {
   auto opts = std::make_shared<ProgressOptions>();
   CLI::App* sub = app.add_subcommand("progress", "Show how far you are through the exercises");
   add_workspace_option(*sub, opts->workspace);
-  sub->add_option("-f,--format", opts->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  add_format_option(*sub, opts->format);
   sub->callback([opts] { run_progress(*opts); });
 }
 

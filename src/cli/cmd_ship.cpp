@@ -205,7 +205,7 @@ void setup_ship(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--beam", opts->beam, "Beam size for the comparison (1 = greedy)")->transform(whole_number(1, 64))->capture_default_str();
   sub->add_flag("--force", opts->force, "Replace a model.ckpt already in --out");
-  sub->add_option("-f,--format", opts->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  add_format_option(*sub, opts->format);
   sub->callback([opts] { run_ship(*opts); });
 }
 

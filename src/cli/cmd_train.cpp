@@ -307,7 +307,7 @@ void setup_train(CLI::App& app) {
       ->needs(resume);
   add_backend_option(*sub, opts->backend);
   add_precision_option(*sub, opts->precision);
-  sub->add_option("-f,--format", opts->format, "Summary format on stdout")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  add_format_option(*sub, opts->format, "Summary format on stdout");
   sub->callback([opts] { run_train(*opts); });
 }
 

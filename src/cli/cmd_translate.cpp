@@ -119,15 +119,14 @@ void setup_translate(CLI::App& app) {
   auto opts = std::make_shared<TranslateOptions>();
   CLI::App* sub = app.add_subcommand("translate", "Translate English to French with a trained model, optionally showing its cross-attention");
   sub->add_option("text", opts->text, "The English sentence")->required();
-  sub->add_option("-m,--model", opts->model, "Model folder (or .ckpt file)")->capture_default_str();
+  add_model_option(*sub, opts->model);
   sub->add_option("--beam", opts->beam, "Beam size (1 = greedy)")->transform(whole_number(1, 64))->capture_default_str();
   sub->add_option("--length-penalty", opts->length_penalty, "α of the length penalty ((5+|Y|)/6)^α")->transform(real_number(0.0, 5.0))->capture_default_str();
   sub->add_flag("--show-attention", opts->show_attention, "Print the cross-attention heatmap of each layer and head");
   sub->add_flag("--allow-loops", opts->allow_loops, "Let decoding write a loop (a token thrice in a row, a phrase twice back to back), which it blocks by default");
   add_backend_option(*sub, opts->backend);
-  sub->add_option("-f,--format", opts->format, "Output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
-  sub->add_flag("--no-color", opts->view.no_color, "Plain text without colour");
-  sub->add_flag("--full", opts->view.full, "Never abbreviate wide matrices");
+  add_format_option(*sub, opts->format);
+  add_view_flags(*sub, opts->view.no_color, opts->view.full);
   add_picture_options(*sub, opts->pictures, "Write one cross-attention heatmap as an SVG file (with --layer and --head)");
   sub->add_option("--layer", opts->layer, "With --svg: the decoder layer")->transform(whole_number(0, 1000));
   sub->add_option("--head", opts->head, "With --svg: the head")->transform(whole_number(0, 1000));

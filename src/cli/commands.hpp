@@ -54,6 +54,13 @@ inline void add_workspace_option(CLI::App& sub, std::string& dir) {
                  "usually ~/.local/share/attnlab/exercises); it must exist");
 }
 
+// The options of the commands that show or score a trained model (translate, attend, generate, heads,
+// eval, the lessons), declared once so that they read alike everywhere: -m/--model, -f/--format
+// (text or json), --no-color and --full.
+CLI::Option* add_model_option(CLI::App& sub, std::string& model, const std::string& help = "");
+CLI::Option* add_format_option(CLI::App& sub, std::string& format, const std::string& help = "Output format");
+void add_view_flags(CLI::App& sub, bool& no_color, bool& full);
+
 // --backend cpu|cuda, shared by the model commands (train, eval, translate, attend, generate, bench).
 void add_backend_option(CLI::App& sub, std::string& name);
 // The backend named by --backend (backend/registry.hpp: exit 2 when it cannot be had). When it is the

@@ -5,11 +5,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/commands.hpp"
 #include "cli/pictures.hpp"
 #include "cli/validators.hpp"
 #include "lessons/output.hpp"
 #include "lessons/session.hpp"
 #include "render/terminal.hpp"
+#include "tasks/task.hpp"
 
 namespace attnlab::cli {
 
@@ -17,8 +19,8 @@ void add_lesson_options(CLI::App* sub, LessonFlags& f) {
   f.sentence_opt = sub->add_option("-s,--sentence", f.sentence,
                                    "Sentence to run on (at most 32 tokens; words and punctuation count). Default: the lesson's own");
   f.target_opt = sub->add_option("-t,--target", f.target, "Decoder-side sentence for cross-attention (lessons 8 and 9)");
-  sub->add_option("-m,--model", f.model,
-                  "Trained model folder (or .ckpt file) to use. Default: data/models/translate-wide when it exists");
+  add_model_option(*sub, f.model,
+                   std::string("Trained model folder (or .ckpt file) to use. Default: ") + tasks::kDefaultTranslateModel + " when it exists");
   sub->add_flag("--random", f.random, "Seeded random weights instead of the trained model (as before training)");
   f.heads_opt = sub->add_option("--heads", f.heads,
                                 "Number of attention heads h (1 to 64; must divide --d-model). Implies random weights. Default: 2")
@@ -30,11 +32,8 @@ void add_lesson_options(CLI::App* sub, LessonFlags& f) {
                   "Attention weights from a JSON file in the schema of 'attnlab attention --input' (its heads and w_o are "
                   "used for every attention block; its x only fixes d_model). Implies random weights elsewhere")
       ->check(CLI::ExistingFile);
-  sub->add_option("-f,--format", f.format, "text, or json: every intermediate of every step as one JSON document")
-      ->check(CLI::IsMember({"text", "json"}))
-      ->capture_default_str();
-  sub->add_flag("--no-color", f.no_color, "Plain text without escape codes (also when NO_COLOR is set or stdout is not a terminal)");
-  sub->add_flag("--full", f.full, "Print every column even when a matrix is wider than the terminal");
+  add_format_option(*sub, f.format, "text, or json: every intermediate of every step as one JSON document");
+  add_view_flags(*sub, f.no_color, f.full);
   sub->add_flag("--no-pause", f.no_pause, "Run straight through instead of waiting for Enter after each step");
   add_html_option(*sub, f.html, "Write every step of the lesson(s), each matrix a heatmap beside the step's text, to FILE "
                                "(one self-contained HTML page: open it in a browser)");
