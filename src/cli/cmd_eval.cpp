@@ -23,6 +23,7 @@
 #include "tasks/confidence.hpp"
 #include "tasks/everyday.hpp"
 #include "tasks/task.hpp"
+#include "tasks/translation.hpp"
 #include "text/tokenizer.hpp"
 #include "util/error.hpp"
 
@@ -66,9 +67,7 @@ void run_everyday(const EvalOptions& o, tasks::LoadedModel& m) {
   const std::vector<tasks::EverydayItem> items = tasks::read_everyday(file);
   std::string calibration_note;
   const std::optional<tasks::Calibration> calibration = tasks::load_calibration(m, &calibration_note);
-  model::DecodeOptions d;
-  d.beam = o.beam;
-  d.block_loops = !o.allow_loops;
+  const model::DecodeOptions d = tasks::learner_decode(o.beam, 0.6, o.allow_loops);
   const std::size_t max_len = static_cast<std::size_t>(m.net->config().max_len);
   const auto t0 = std::chrono::steady_clock::now();
   Score right, flagged_right, flagged_wrong;
@@ -78,7 +77,9 @@ void run_everyday(const EvalOptions& o, tasks::LoadedModel& m) {
   render::ProgressBar bar(static_cast<std::int64_t>(items.size()), "everyday");
   for (std::size_t i = 0; i < items.size(); ++i) {
     const tasks::EverydayItem& it = items[i];
-    const text::EncodedSentence enc = text::encode_sentence(m.vocab, it.en, max_len, fmt::format("{}:{}", file, it.line));
+    // Read as `attnlab translate` reads it: with the full stop a generated-corpus model needs.
+    const std::string read_as = tasks::with_full_stop(m, it.en).value_or(it.en);
+    const text::EncodedSentence enc = text::encode_sentence(m.vocab, read_as, max_len, fmt::format("{}:{}", file, it.line));
     const std::vector<int> src(enc.ids.begin(), enc.ids.end());
     const model::Hypothesis h = model::translate(*m.net, src, d);
     const std::string got = m.vocab.decode(std::vector<text::TokenId>(h.tokens.begin(), h.tokens.end()));
@@ -221,9 +222,7 @@ void run_eval(const EvalOptions& o) {
   std::map<std::string, Score> exact_by_cat, focus_by_cat;
   std::vector<nlohmann::json> errors;
   std::vector<tasks::Confidence> confident_right, confident_wrong;  // --calibrate
-  model::DecodeOptions d;
-  d.beam = o.beam;
-  d.block_loops = !o.allow_loops;
+  const model::DecodeOptions d = tasks::learner_decode(o.beam, 0.6, o.allow_loops);
   render::ProgressBar bar(static_cast<std::int64_t>(n), "eval");
   for (std::size_t i = 0; i < n; ++i) {
     const corpus::Example& ex = data.test_pairs[i];

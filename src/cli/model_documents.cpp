@@ -10,6 +10,7 @@
 #include "model/transformer.hpp"
 #include "render/html_page.hpp"
 #include "render/terminal.hpp"
+#include "tasks/translation.hpp"
 #include "text/tokenizer.hpp"
 #include "util/error.hpp"
 
@@ -97,26 +98,19 @@ TranslateResult translate_document(tasks::LoadedModel& m, const TranslateRequest
   TranslateResult out;
   std::vector<std::string>& src_tokens = out.src_tokens;
   auto src = encode_user_text(m.vocab, text, max_len, &src_tokens, r.what, warnings);
-  // The generated corpus ends every sentence with . ! or ?; a model trained only on it has never read a
-  // sentence without, and "I love you" sent as is came back as "Je t'aime aime aime …". Such a model
-  // reads the sentence with a full stop added, and says so.
+  // A model of the generated corpus reads the sentence with the full stop it was trained on, and says so.
   std::string read_as = text;
-  const auto last = text.find_last_not_of(" \t\r\n");
-  if (!m.run.english && last != std::string::npos && std::string(".!?").find(text[last]) == std::string::npos &&
-      (m.vocab.bpe() || m.vocab.id(".") != text::Vocab::kUnk)) {
-    text::EncodedSentence with_stop = text::encode_sentence(m.vocab, text.substr(0, last + 1) + ".", max_len + 1, r.what);
+  if (const std::optional<std::string> stopped = tasks::with_full_stop(m, text)) {
+    text::EncodedSentence with_stop = text::encode_sentence(m.vocab, *stopped, max_len + 1, r.what);
     if (with_stop.ids.size() <= max_len) {
       src.assign(with_stop.ids.begin(), with_stop.ids.end());
       src_tokens = std::move(with_stop.labels);
-      read_as = text.substr(0, last + 1) + ".";
+      read_as = *stopped;
       const std::string shown = render::fit_width(render::visible_controls(read_as), 80);  // one line, cut at a character
       warn(warnings, "attnlab: note: the model learned only sentences that end with . ! or ?; it reads \"" + shown + "\"");
     }
   }
-  model::DecodeOptions d;
-  d.beam = r.beam;
-  d.length_penalty = r.length_penalty;
-  d.block_loops = !r.allow_loops;
+  model::DecodeOptions d = tasks::learner_decode(r.beam, r.length_penalty, r.allow_loops);
   d.record_attention = r.record_attention;
   const model::ModelConfig& c = m.net->config();
   out.hypothesis = model::translate(*m.net, src, d);

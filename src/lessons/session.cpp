@@ -15,6 +15,7 @@
 #include "lessons/shows.hpp"
 #include "model/decode.hpp"
 #include "tasks/confidence.hpp"
+#include "tasks/translation.hpp"
 #include "render/prompt.hpp"
 #include "text/tokenizer.hpp"
 #include "util/error.hpp"
@@ -80,9 +81,10 @@ const TokenizedSentence& LessonContext::target() {
       throw InputError("--target: this lesson pairs your --sentence with a French target sentence, and without a trained "
                        "model there is no translation of it to use; give --target \"...\" as well");
     }
-    // The model's own translation (beam 4, as `attnlab translate`), so the alignments and
-    // probabilities shown belong to the learner's sentence, not to the lesson's default pair.
-    const model::DecodeOptions d{4, 0.6, 0, false};
+    // The model's own translation, decoded as `attnlab translate` decodes (beam 4, loops blocked), so
+    // the alignments and probabilities shown belong to the learner's sentence, not to the lesson's
+    // default pair.
+    const model::DecodeOptions d = tasks::learner_decode();
     const model::Hypothesis h = model::translate(model->net(), src.int_ids(), d);
     if (h.tokens.empty()) {
       throw InputError("--target: the model translates your --sentence as an empty sentence; give --target \"...\"");
