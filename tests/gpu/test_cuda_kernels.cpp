@@ -794,13 +794,13 @@ TEST_CASE("bf16 tensor-core attention forward: within 1e-2 of the float32 CPU op
     const double e = compare(out, want, 1.0).rel;
     MESSAGE(std::string(c.what) << ": bf16 attention output error " << e << ", lse " << compare(lse, want_lse, 1.0).rel);
     CHECK(e > 1e-4);
-    // ATTNLAB_BF16_ATTENTION=wmma: the wmma kernel at every width, within the same bound; where the
+    // AttentionVariant::Wmma: the wmma kernel at every width, within the same bound; where the
     // register-tile kernel ran first, the two must differ somewhere (they round the same bf16 inputs
     // alike, but not their exponentials and sums), or the switch did nothing.
-    ::setenv("ATTNLAB_BF16_ATTENTION", "wmma", 1);
+    cu::set_kernel_choice({cu::AttentionVariant::Wmma});
     auto gw = poisoned(nout), gw_lse = poisoned(nlse);
     cu::attention_forward_bf16(gw.get(), gw_lse.get(), dq, dk, dv, sh);
-    ::unsetenv("ATTNLAB_BF16_ATTENTION");
+    cu::set_kernel_choice({});
     const auto wout = columns(gw.download());
     CHECK_CLOSE(wout, want, kBf16Tol, 1.0);
     CHECK_CLOSE(gw_lse.download(), want_lse, kBf16Tol, 1.0);
@@ -808,13 +808,13 @@ TEST_CASE("bf16 tensor-core attention forward: within 1e-2 of the float32 CPU op
     const int d = c.C / c.H;
     if (d == 32 || d == 64 || d == 128) CHECK(wout != out);
     else CHECK(wout == out);
-    // ATTNLAB_BF16_ATTENTION=rf1: the register-tile kernel with one row tile per warp (8 warps) where
+    // AttentionVariant::OneTile: the register-tile kernel with one row tile per warp (8 warps) where
     // the default has two (4 warps, d ≤ 64). Each row's arithmetic is the same, so the output must be
     // too, bit for bit.
-    ::setenv("ATTNLAB_BF16_ATTENTION", "rf1", 1);
+    cu::set_kernel_choice({cu::AttentionVariant::OneTile});
     auto g1 = poisoned(nout), g1_lse = poisoned(nlse);
     cu::attention_forward_bf16(g1.get(), g1_lse.get(), dq, dk, dv, sh);
-    ::unsetenv("ATTNLAB_BF16_ATTENTION");
+    cu::set_kernel_choice({});
     CHECK(columns(g1.download()) == out);
     CHECK(g1_lse.download() == lse);
   }
@@ -838,7 +838,7 @@ TEST_CASE("bf16 tensor-core attention backward: dQ, dK, dV within their bound of
       {"fused Q/K/V (ld = 3C), causal, d 16", 2, 64, 64, 64, 4, true, {}, true},
       {"one tile exactly, d 32", 1, 64, 64, 96, 3, false, {}, false},
       // attention_backward_bf16 runs register-tile kernels (mma.sync) for d = 32 and 64, the wmma ones
-      // for d = 16 and 48; each case runs both (ATTNLAB_BF16_ATTENTION=wmma).
+      // for d = 16 and 48; each case runs both (AttentionVariant::Wmma).
       {"d 64, causal, T = 200 (four key and query blocks)", 1, 200, 200, 128, 2, true, {}, false},
       {"fused Q/K/V (ld = 3C), d 64, padding", 2, 90, 90, 128, 2, false, {90, 33}, true},
       {"odd row strides (scalar loads), d 64, causal", 2, 40, 40, 64, 1, true, {}, false, 1},
@@ -877,7 +877,7 @@ TEST_CASE("bf16 tensor-core attention backward: dQ, dK, dV within their bound of
     const float* dkp = c.fused ? gq.get() + ko : gk.get();
     const float* dvp = c.fused ? gq.get() + vo : gv.get();
     for (const auto& [bf16_forward, kernel] : {std::pair{false, ""}, std::pair{true, ""}, std::pair{true, "wmma"}}) {
-      INFO("forward in " << std::string(bf16_forward ? "bf16" : "float32") << ", ATTNLAB_BF16_ATTENTION=" << kernel);
+      INFO("forward in " << std::string(bf16_forward ? "bf16" : "float32") << ", attention variant " << (*kernel ? kernel : "default"));
       auto gout = poisoned(nout), glse = poisoned(nlse);
       if (bf16_forward)
         cu::attention_forward_bf16(gout.get(), glse.get(), dqp, dkp, dvp, sh);
@@ -887,9 +887,9 @@ TEST_CASE("bf16 tensor-core attention backward: dQ, dK, dV within their bound of
       float* gdq = ggq.get();
       float* gdk = c.fused ? ggq.get() + ko : ggk.get();
       float* gdv = c.fused ? ggq.get() + vo : ggv.get();
-      if (*kernel) ::setenv("ATTNLAB_BF16_ATTENTION", kernel, 1);
+      if (*kernel) cu::set_kernel_choice({cu::AttentionVariant::Wmma});
       cu::attention_backward_bf16(gdq, gdk, gdv, gdout.get(), gout.get(), glse.get(), dqp, dkp, dvp, sh);
-      ::unsetenv("ATTNLAB_BF16_ATTENTION");
+      cu::set_kernel_choice({});
       const auto rq = ggq.download(), rk = c.fused ? rq : ggk.download(), rv = c.fused ? rq : ggv.download();
       // The gradients alone (what was added), measured against the CPU's additions.
       auto added = [](const std::vector<float>& after, const std::vector<float>& before) {

@@ -25,6 +25,7 @@
 
 #include "backend/cpu/cpu_backend.hpp"
 #include "backend/cuda/cuda_backend.hpp"
+#include "backend/cuda/kernel_choice.hpp"
 #include "backend/registry.hpp"
 #include "device_gate.hpp"
 #include "model/checkpoint.hpp"
@@ -351,9 +352,9 @@ TEST_CASE("op timing (bench's breakdown): one row per op called, ops inside ops 
   for (const char* grouping : {"device", "host"}) {
     INFO("grouped on the " << std::string(grouping));
     const bool host = std::string(grouping) == "host";
-    if (host) ::setenv("ATTNLAB_EMBEDDING_GROUPS", "host", 1);
+    if (host) cuda::set_kernel_choice({cuda::AttentionVariant::Default, true, false});
     std::unique_ptr<backend::Ops<float>> fresh = host ? backend::make_cuda_backend() : nullptr;
-    if (host) ::unsetenv("ATTNLAB_EMBEDDING_GROUPS");
+    if (host) cuda::set_kernel_choice({});
     backend::Ops<float>& on = host ? *fresh : be;
     Transformer<float> bnet(c, on);
     bnet.init_params(3);

@@ -25,10 +25,18 @@
 
 #include "backend/backend.hpp"
 #include "backend/cuda/device.hpp"
+#include "backend/cuda/kernel_choice.hpp"
 
 namespace attnlab::cuda {
 
 inline constexpr int kAttentionMaxHead = 128;  // the largest d = C / H the kernels take
+
+// Which kernels the bf16 entry points run is attention.cu's table (docs/cuda.md, "Which attention kernel
+// runs"): the register-tile (mma.sync) kernels where they take the head width, else the wmma ones.
+// kernel_choice().attention (kernel_choice.hpp) overrides it: AttentionVariant::Wmma runs the wmma
+// kernels at every width they take (the bf16-storage entry points then take no shape, so the backend
+// widens); OneTile gives the register-tile forward one 16-query tile per warp instead of two, the same
+// results. For timing the variants against each other and for tests.
 
 // out (written: the C columns of each row; columns beyond C of a wider row are not touched) and lse
 // (written: log Σ_j exp(s_ij) per query row, −inf for a fully masked row).
@@ -41,8 +49,8 @@ void attention_forward(float* out, float* lse, const float* q, const float* k, c
 // Head width d must be a multiple of 16 (ShapeError otherwise). Two kernels (sm_80 and later): for
 // d = 32, 64 and 128, FlashAttention-2's loop with S and O in registers (PTX mma.sync, 128 queries per
 // block, 18 KB of static shared memory at d = 64, 36 KB at d = 128); for the other multiples of 16, or
-// when the environment sets ATTNLAB_BF16_ATTENTION=wmma, the wmma kernel with S and O in shared
-// memory (70 KB per block at d = 64, 110 KB at d = 128). ATTNLAB_BF16_ATTENTION=rf1 gives each warp
+// under AttentionVariant::Wmma, the wmma kernel with S and O in shared
+// memory (70 KB per block at d = 64, 110 KB at d = 128). AttentionVariant::OneTile gives each warp
 // of the register-tile kernel one tile of 16 queries instead of two (d ≤ 64), the same results.
 void attention_forward_bf16(float* out, float* lse, const float* q, const float* k, const float* v,
                             const backend::AttentionShape& s, Stream stream = nullptr);
@@ -51,7 +59,7 @@ void attention_forward_bf16(float* out, float* lse, const float* q, const float*
 // kernel reading the 16 bits and storing out rounded once, no float32 copy of anything. The same
 // arithmetic as attention_forward_bf16 on the widened q, k, v (whose rounding as they are read is then
 // exact), so out is that result rounded, bit for bit. Head widths 32, 64 and 128 only, and not under
-// ATTNLAB_BF16_ATTENTION=wmma: _takes says whether it runs a shape; where it does not, the caller widens
+// AttentionVariant::Wmma: _takes says whether it runs a shape; where it does not, the caller widens
 // and calls attention_forward_bf16 (the storage function throws ShapeError for such a shape, as for
 // any shape attention_forward refuses).
 bool attention_forward_bf16_storage_takes(const backend::AttentionShape& s);
@@ -75,7 +83,7 @@ void attention_backward(float* dq, float* dk, float* dv, const float* dout, cons
 // attention_backward about 1e-2 relative. Head width d: a multiple of 16, at most 64 (ShapeError
 // otherwise); the same refusal of a batch stride of 0. For d = 32 and 64 the products run through
 // mma.sync with S, dP and the gradients in registers (static shared memory: 37 KB for dK/dV, 27 KB for
-// dQ at d = 64); for d = 16 and 48, or with ATTNLAB_BF16_ATTENTION=wmma, the wmma kernels with them in
+// dQ at d = 64); for d = 16 and 48, or under AttentionVariant::Wmma, the wmma kernels with them in
 // shared memory (108 KB and 81 KB at d = 64).
 void attention_backward_bf16(float* dq, float* dk, float* dv, const float* dout, const float* out, const float* lse,
                              const float* q, const float* k, const float* v, const backend::AttentionShape& s,
@@ -86,7 +94,7 @@ void attention_backward_bf16(float* dq, float* dk, float* dv, const float* dout,
 // each gradient element stored rounded once (under Add: the old value widened, the sum in float32,
 // then rounded: what widening the gradient, adding and rounding it gives). The same arithmetic as
 // attention_backward_bf16 on the widened operands, so each gradient is that result rounded, bit for
-// bit. Head widths 32 and 64, and not under ATTNLAB_BF16_ATTENTION=wmma: _takes says whether it runs a
+// bit. Head widths 32 and 64, and not under AttentionVariant::Wmma: _takes says whether it runs a
 // shape, as for the forward; the same refusal of a batch stride of 0.
 bool attention_backward_bf16_storage_takes(const backend::AttentionShape& s);
 void attention_backward_bf16_storage(std::uint16_t* dq, std::uint16_t* dk, std::uint16_t* dv,

@@ -197,7 +197,7 @@ class CudaBackend final : public Ops<float> {
     const std::size_t n = static_cast<std::size_t>(B) * Tn;
     if (n == 0) return;
     // Grouped by token id on the device where one block can sort the ids (up to 16,384 rows): nothing
-    // waits. ATTNLAB_EMBEDDING_GROUPS=host keeps the host's grouping, for timing one against the other.
+    // waits. kernel_choice().embedding_groups_on_device = false (ATTNLAB_EMBEDDING_GROUPS=host) keeps the host's grouping, for timing one against the other.
     if (group_on_device_ && cuda::embedding_backward_groups_on_device(n, V)) {
       int* groups = t.deferred_count(floats(2.0 * C));
       cuda::embedding_backward_sorted(dwte, dout, tokens, B, Tn, C, V, scale, keys_.get(n), groups, s());
@@ -519,11 +519,9 @@ class CudaBackend final : public Ops<float> {
   Scratch<float> column_partials_;  // the two-stage column sums' partial sums (column_sums.hpp)
   Scratch<int> groups_;
   Scratch<unsigned> keys_;  // the device grouping's sorted keys
-  // Unless ATTNLAB_EMBEDDING_GROUPS=host: the embedding backward groups its rows on the device.
-  bool group_on_device_ = [] {
-    const char* e = std::getenv("ATTNLAB_EMBEDDING_GROUPS");
-    return !(e && std::strcmp(e, "host") == 0);
-  }();
+  // Unless kernel_choice() says otherwise (ATTNLAB_EMBEDDING_GROUPS=host): the embedding backward
+  // groups its rows on the device.
+  bool group_on_device_ = cuda::kernel_choice().embedding_groups_on_device;
   std::vector<int> host_tokens_, host_groups_;
 };
 

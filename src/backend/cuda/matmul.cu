@@ -1,5 +1,6 @@
 // The cuBLAS wrapper (see matmul.hpp).
 #include "backend/cuda/matmul.hpp"
+#include "backend/cuda/kernel_choice.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -365,7 +366,7 @@ bool lt_matmul_bias(Blas& blas, LtTypes types, int m, int n, int k, const void* 
 }  // namespace
 
 Blas::Blas(Stream stream) : stream_(stream) {
-  if (const char* e = std::getenv("ATTNLAB_CUBLASLT"); e && std::strcmp(e, "0") == 0) lt_enabled_ = false;
+  lt_enabled_ = kernel_choice().cublaslt_epilogue;
   cublasHandle_t h = nullptr;
   CUBLAS_CHECK(cublas().create(&h));
   handle_ = h;
