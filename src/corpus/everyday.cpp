@@ -2004,6 +2004,40 @@ Example wh_question(Rng& rng) {
     combos.push_back(key("wh", "how", g.verb->en));
     return done(end_with(wh({"how"}, {"comment"}, subject, g), "?"), "wh", combos);
   }
+  if (k < 76 && chance(rng, 40)) {  // how much: a price or an amount
+    if (chance(rng, 50)) {  // "How much is this bag?" / "How much does the car cost?" → "Combien coûte …"
+      NP n = noun_np(pick(rng, V.things), chance(rng, 30));
+      n.det = chance(rng, 50) ? Det::The : Det::This;
+      n.person = n.plural ? 5 : 2;
+      const bool past = chance(rng, 20);
+      Pair p;
+      p.en = {"how", "much"};
+      if (chance(rng, 50) && !past) {
+        p.en.push_back(n.plural ? "are" : "is");
+        append(p.en, en_np(n));
+      } else {
+        p.en.push_back(past ? "did" : n.plural ? "do" : "does");
+        append(p.en, en_np(n));
+        p.en.push_back("cost");
+      }
+      p.fr = {"combien"};
+      if (past) append(p.fr, {n.plural ? "ont" : "a", "coûté"});
+      else p.fr.push_back(n.plural ? "coûtent" : "coûte");
+      append(p.fr, fr_np(n));
+      combos.push_back(key("wh", "how_much_cost", n.noun->en));
+      return done(end_with(p, "?"), "wh", combos);
+    }
+    // "How much water do you drink?" → "Combien d'eau est-ce que tu bois ?"
+    const std::size_t w = uniform_below(rng, 3);
+    const LexNoun* n = w == 0 ? pick(rng, V.drinks) : w == 1 ? pick(rng, V.foods) : &noun_row("money");
+    static const std::vector<const char*> food_verbs{"eat", "buy", "want"};
+    g.verb = w == 0 ? &verb_row(chance(rng, 70) ? "drink" : "want")
+             : w == 1 ? &verb_row(food_verbs[uniform_below(rng, food_verbs.size())])
+                      : chance(rng, 60) ? &have_row() : &verb_row("want");
+    g.tense = chance(rng, 75) ? Tn::Present : Tn::Future;  // the passé composé would agree with combien de
+    combos.push_back(key("wh", "how_much", n->en + "_" + g.verb->en));
+    return done(end_with(wh({"how", "much", n->en}, {"combien", "de", n->fr}, subject, g), "?"), "wh", combos);
+  }
   if (k < 76) {  // how many
     static const std::vector<const char*> vs{"have", "buy", "want", "see", "need", "read", "eat"};
     const char* v = vs[uniform_below(rng, vs.size())];
@@ -2094,7 +2128,7 @@ Example wh_question(Rng& rng) {
         p.fr = {"quel", "est", fr[i], "nom"};
       } else if (w == 1) {
         p.en = {"what", "is", "this"};
-        p.fr = {"que", "est-ce", "que", "ce", "est"};
+        p.fr = {"que", "est-ce", "que", "c'est"};
       } else {
         static const std::vector<std::array<const char*, 3>> kinds{{"music", "musique", "f"}, {"book", "livre", "m"},
                                                                    {"film", "film", "m"}, {"car", "voiture", "f"},
@@ -2177,8 +2211,18 @@ Example subordinate(Rng& rng) {
   } else if (k < 44) {  // when
     en_conj = "when";
     fr_conj = "quand";
-    const std::size_t w = uniform_below(rng, 3);
-    if (w == 0) {  // "When he arrives, we will eat." → "Quand il arrivera, nous mangerons."
+    const std::size_t w = uniform_below(rng, 4);
+    if (w == 3) {  // "I was reading when the phone rang." → "Je lisais quand le téléphone a sonné."
+      if (!main.verb || stative(main)) main = intransitive_vg(rng, combos, s2);
+      if (!sub.verb || stative(sub) || sub.verb == main.verb) {
+        sub = intransitive_vg(rng, combos, s1);
+        if (sub.verb == main.verb) sub.verb = &verb_row(main.verb->en == "arrive" ? "leave" : "arrive");
+        if (rain) sub.verb = &verb_row("rain");
+      }
+      main.tense = Tn::PastProg;  // the background: imparfait
+      sub.tense = Tn::Past;       // what happened: passé composé
+      main_first = true;
+    } else if (w == 0) {  // "When he arrives, we will eat." → "Quand il arrivera, nous mangerons."
       sub.tense = Tn::Present;
       sub.fr_tense = static_cast<int>(Tn::Future);
       main.tense = Tn::Future;
@@ -5156,17 +5200,188 @@ struct Category {
   Example (*sample)(Rng&);
 };
 
+// ---- jobs: "I am a student." ------------------------------------------------------------------------
+// A profession or role after être takes no article: "I am a student." → "Je suis étudiant.", "She is a
+// doctor." → "Elle est médecin.", "They are not teachers." → "Ils ne sont pas professeurs." With an
+// adjective the article stays, and he / she / they become ce: "He is a good doctor." → "C'est un bon
+// médecin."; "I am a good cook." → "Je suis un bon cuisinier." "This is a student." → "C'est un
+// étudiant." The French noun agrees with the subject (infirmier / infirmière); I, you, we and they
+// are masculine, as everywhere in this grammar.
+
+struct Job {
+  const char* en;
+  const char* en_f;  // the English word for a woman where it differs (waitress, actress)
+  const char* en_pl;
+  const char* en_f_pl;
+  std::array<const char*, 4> fr;  // ms, fs, mp, fp
+};
+
+const std::vector<Job>& jobs() {
+  static const std::vector<Job> j{
+      {"student", "student", "students", "students", {"étudiant", "étudiante", "étudiants", "étudiantes"}},
+      {"doctor", "doctor", "doctors", "doctors", {"médecin", "médecin", "médecins", "médecins"}},
+      {"teacher", "teacher", "teachers", "teachers", {"professeur", "professeure", "professeurs", "professeures"}},
+      {"nurse", "nurse", "nurses", "nurses", {"infirmier", "infirmière", "infirmiers", "infirmières"}},
+      {"engineer", "engineer", "engineers", "engineers", {"ingénieur", "ingénieure", "ingénieurs", "ingénieures"}},
+      {"lawyer", "lawyer", "lawyers", "lawyers", {"avocat", "avocate", "avocats", "avocates"}},
+      {"cook", "cook", "cooks", "cooks", {"cuisinier", "cuisinière", "cuisiniers", "cuisinières"}},
+      {"singer", "singer", "singers", "singers", {"chanteur", "chanteuse", "chanteurs", "chanteuses"}},
+      {"waiter", "waitress", "waiters", "waitresses", {"serveur", "serveuse", "serveurs", "serveuses"}},
+      {"actor", "actress", "actors", "actresses", {"acteur", "actrice", "acteurs", "actrices"}},
+      {"farmer", "farmer", "farmers", "farmers", {"agriculteur", "agricultrice", "agriculteurs", "agricultrices"}},
+      {"writer", "writer", "writers", "writers", {"écrivain", "écrivaine", "écrivains", "écrivaines"}},
+      {"baker", "baker", "bakers", "bakers", {"boulanger", "boulangère", "boulangers", "boulangères"}},
+      {"artist", "artist", "artists", "artists", {"artiste", "artiste", "artistes", "artistes"}},
+      {"pilot", "pilot", "pilots", "pilots", {"pilote", "pilote", "pilotes", "pilotes"}},
+      {"journalist", "journalist", "journalists", "journalists", {"journaliste", "journaliste", "journalistes", "journalistes"}},
+      {"dentist", "dentist", "dentists", "dentists", {"dentiste", "dentiste", "dentistes", "dentistes"}},
+      {"secretary", "secretary", "secretaries", "secretaries", {"secrétaire", "secrétaire", "secrétaires", "secrétaires"}},
+      {"musician", "musician", "musicians", "musicians", {"musicien", "musicienne", "musiciens", "musiciennes"}},
+      {"police officer", "police officer", "police officers", "police officers", {"policier", "policière", "policiers", "policières"}},
+      {"mechanic", "mechanic", "mechanics", "mechanics", {"mécanicien", "mécanicienne", "mécaniciens", "mécaniciennes"}},
+      {"painter", "painter", "painters", "painters", {"peintre", "peintre", "peintres", "peintres"}},
+      {"vet", "vet", "vets", "vets", {"vétérinaire", "vétérinaire", "vétérinaires", "vétérinaires"}},
+  };
+  return j;
+}
+
+Example job(Rng& rng) {
+  const Vocab& V = vocab();
+  std::vector<std::string> combos;
+  // Who: a pronoun, a name, or a family member (my sister, his parents).
+  NP s;
+  const std::size_t who = uniform_below(rng, 100);
+  if (who < 55) s = pronoun_subject(rng);
+  else if (who < 75) s = name_np(rng);
+  else {
+    s = noun_np(pick(rng, V.family), chance(rng, 15));
+    s.det = Det::Poss;
+    static const std::array<int, 6> owner{0, 0, 1, 2, 3, 5};
+    s.poss = owner[uniform_below(rng, owner.size())];
+    s.person = s.plural ? 5 : 2;
+  }
+  const Job& jb = pick(rng, jobs());
+  const bool pl = s.plural || s.person >= 3;
+  const std::size_t i = form_index(s.gender, pl);
+  const bool fem_en = feminine(s);
+  Words en_job, fr_job;
+  words_of(pl ? (fem_en ? jb.en_f_pl : jb.en_pl) : (fem_en ? jb.en_f : jb.en), en_job);
+  fr_job.push_back(jb.fr[i]);
+  combos.push_back(key("job", head(s), jb.en));
+  const std::size_t form = uniform_below(rng, 100);
+  if (form < 14) {  // with an adjective the article stays: "He is a good doctor." → "C'est un bon médecin."
+    struct JA {
+      const char* en;
+      std::array<const char*, 4> fr;
+      bool before;
+    };
+    static const std::vector<JA> adjs{{"good", {"bon", "bonne", "bons", "bonnes"}, true},
+                                      {"bad", {"mauvais", "mauvaise", "mauvais", "mauvaises"}, true},
+                                      {"young", {"jeune", "jeune", "jeunes", "jeunes"}, true},
+                                      {"excellent", {"excellent", "excellente", "excellents", "excellentes"}, true},
+                                      {"new", {"nouveau", "nouvelle", "nouveaux", "nouvelles"}, true},
+                                      {"famous", {"célèbre", "célèbre", "célèbres", "célèbres"}, false}};
+    const JA& a = pick(rng, adjs);
+    VG g;
+    g.tense = chance(rng, 75) ? Tn::Present : Tn::Past;
+    negate(rng, g, 15);
+    g.contract_subject = chance(rng, 30);
+    if (!pl) g.comp_en.push_back("a");
+    g.comp_en.push_back(a.en);
+    append(g.comp_en, en_job);
+    Words np_fr;
+    // de bons médecins (des before an adjective that comes first); des médecins célèbres
+    np_fr.push_back(pl ? (a.before ? "de" : "des") : feminine(s) ? "une" : "un");
+    std::string adj = a.fr[i];
+    if (a.before && adj == "nouveau" && vowel_sound(jb.fr[0])) adj = "nouvel";
+    if (a.before) np_fr.push_back(adj);
+    np_fr.push_back(jb.fr[i]);
+    if (!a.before) np_fr.push_back(adj);
+    combos.push_back(key("job_adj", a.en, jb.en));
+    Pair p;
+    if (s.det == Det::Pronoun && third(s)) {  // il / elle / ils / elles → ce
+      p.en = statement(s, g).en;
+      const bool past = g.tense == Tn::Past;
+      const char* verb = pl ? (past ? "étaient" : "sont") : (past ? "était" : "est");
+      // ce elides by hand before est / était (the joiner would write "cet").
+      if (negated(g)) p.fr = {"ce", "ne", verb, "pas"};
+      else if (pl && !past) p.fr = {"ce", "sont"};
+      else p.fr = {std::string("c'") + verb};
+      append(p.fr, np_fr);
+    } else {
+      g.comp_fr = np_fr;
+      p = statement(s, g);
+    }
+    return done(end_with(p, "."), "job", combos);
+  }
+  if (form < 22) {  // "This is a student." → "C'est un étudiant." "That's my teacher." (no subject gender)
+    Pair p;
+    const bool plural = chance(rng, 20);
+    const Job& j2 = jb;
+    const bool fem = chance(rng, 40);
+    const std::size_t k = form_index(fem ? Gender::Feminine : Gender::Masculine, plural);
+    Words en_noun;
+    words_of(plural ? (fem ? j2.en_f_pl : j2.en_pl) : (fem ? j2.en_f : j2.en), en_noun);
+    // English shows the gender only for waitress / actress: keep the masculine where it does not.
+    const bool shows = std::string(j2.en) != j2.en_f;
+    const std::size_t kk = shows ? k : form_index(Gender::Masculine, plural);
+    const bool that = chance(rng, 50);
+    if (plural) p.en = {that ? "those" : "these", "are"};
+    else p.en = {that ? "that's" : "this", that ? "" : "is", "a"};
+    p.en.erase(std::remove(p.en.begin(), p.en.end(), std::string()), p.en.end());
+    append(p.en, en_noun);
+    p.fr = plural ? Words{"ce", "sont", "des"} : Words{"c'est", kk == 1 ? "une" : "un"};
+    p.fr.push_back(j2.fr[kk]);
+    combos.push_back(key("job_this", j2.en, plural ? "pl" : "sg"));
+    return done(end_with(p, "."), "job", combos);
+  }
+  VG g;
+  append(g.comp_en, pl ? Words{} : Words{"a"});
+  append(g.comp_en, en_job);
+  g.comp_fr = fr_job;
+  const std::size_t t = uniform_below(rng, 100);
+  if (t < 55) g.tense = Tn::Present;
+  else if (t < 70) g.tense = Tn::Past;  // "was a teacher" → "était professeur"
+  else if (t < 80) g.tense = Tn::Future;
+  else {  // wants to be / would like to be / is going to be
+    VG inner = g;
+    g = VG{};
+    const std::size_t m = uniform_below(rng, 3);
+    if (m == 0) {
+      g.verb = &verb_row("want");
+      g.inf = std::make_shared<VG>(inner);
+      g.tense = chance(rng, 75) ? Tn::Present : Tn::Past;
+    } else {
+      g = inner;
+      if (m == 1) g.modal = Md::WouldLike;
+      else g.tense = Tn::GoingTo;
+    }
+  }
+  negate(rng, g, 20);
+  if (g.neg != Ng::None && g.neg != Ng::Not) g.neg = Ng::Not;
+  if (g.neg != Ng::None && !g.inf && g.modal == Md::None && g.tense != Tn::GoingTo && chance(rng, 20))
+    g.neg = Ng::NoLonger;  // "She is no longer a nurse." → "Elle n'est plus infirmière."
+  g.contract_subject = chance(rng, 35);
+  combos.push_back(key("job_t", modal_name(g), jb.en));
+  if (chance(rng, 15) && g.modal == Md::None && !g.inf) {  // "Is your sister a nurse?"
+    g.contract_subject = false;
+    return done(end_with(yes_no(s, g), "?"), "job", combos);
+  }
+  return done(end_with(statement(s, g), "."), "job", combos);
+}
+
 Example imperative_or_let(Rng& rng) { return chance(rng, 8) ? let_me(rng) : imperative(rng); }
 
 const std::vector<Category>& own_categories() {
   static const std::vector<Category> c{
       {"coord", 7, coordination},  {"modal", 8, modal},       {"adverb", 8, adverbial},
       {"dative", 5, dative},       {"exist", 4, there_is},    {"imperative", 5, imperative_or_let},
-      {"compare", 5, comparison},  {"wh", 7, wh_question},    {"subord", 7, subordinate},
+      {"compare", 5, comparison},  {"wh", 8, wh_question},    {"subord", 7, subordinate},
       {"infinitive", 6, infinitive}, {"quantity", 6, quantity}, {"idiom", 6, idiom},
       {"reported", 5, reported},   {"passive", 4, passive},   {"possessive", 4, possession},
       {"perfect", 4, perfect},     {"indefinite", 5, indefinite}, {"geo", 3, geography},
       {"linking", 7, linking},     {"topic", 5, topic},       {"phrase", 4, set_forms},
+      {"job", 3, job},
   };
   return c;
 }
