@@ -1026,9 +1026,13 @@ Example coordination(Rng& rng) {
       static const std::vector<const char*> food_verbs{"eat", "drink", "buy", "want", "like", "cook", "prepare"};
       g.verb = &verb_row(food_verbs[uniform_below(rng, food_verbs.size())]);
       const bool drink = g.verb->en == "drink";
-      a = mass_np(rng, false, drink ? pick(rng, V.drinks) : nullptr);
-      b = mass_np(rng, false, drink ? pick(rng, V.drinks) : nullptr);
-      if (a.noun == b.noun) b = mass_np(rng, false, a.noun->en == "tea" ? &noun_row("milk") : &noun_row("tea"));
+      // Nothing to drink after eat / cook / prepare ("Ils mangent du jus" was made).
+      const bool solid = g.verb->en == "eat" || g.verb->en == "cook" || g.verb->en == "prepare";
+      a = mass_np(rng, false, drink ? pick(rng, V.drinks) : solid ? pick(rng, V.foods) : nullptr);
+      b = mass_np(rng, false, drink ? pick(rng, V.drinks) : solid ? pick(rng, V.foods) : nullptr);
+      if (a.noun == b.noun)
+        b = mass_np(rng, false, solid ? &noun_row(a.noun->en == "bread" ? "rice" : "bread")
+                                      : &noun_row(a.noun->en == "tea" ? "milk" : "tea"));
       a.en_det = b.en_det = "";
       if (g.verb->en == "like") a.det = b.det = Det::Generic;
     } else {
@@ -1049,6 +1053,125 @@ Example coordination(Rng& rng) {
     combos.push_back(key("ev", g.verb->en, head(a)));
     if (question) return done(end_with(yes_no(subject, g), "?"), "coord", combos);
     return done(end_with(statement(subject, g), "."), "coord", combos);
+  }
+  if (r < 85 && chance(rng, 45)) {  // two whole clauses of set shapes
+    const std::size_t shape = uniform_below(rng, 3);
+    if (shape == 0) {  // "The car is red and the house is white." → "La voiture est rouge et la maison est blanche."
+      auto thing = [&](const LexNoun* avoid) {
+        const LexNoun* n = chance(rng, 25) ? pick(rng, V.buildings) : pick(rng, V.things);
+        if (n == avoid) n = &noun_row(n->en == "house" ? "car" : "house");
+        NP np = noun_np(n, chance(rng, 15));
+        const std::size_t d = uniform_below(rng, 100);
+        if (d < 60) np.det = Det::The;
+        else if (d < 85) {
+          np.det = Det::Poss;
+          static const std::array<int, 6> who{0, 1, 2, 3, 4, 5};
+          np.poss = who[uniform_below(rng, who.size())];
+        } else np.det = Det::This;
+        np.person = np.plural ? 5 : 2;
+        return np;
+      };
+      const NP s1 = thing(nullptr);
+      const NP s2 = thing(s1.noun);
+      VG g1, g2;
+      g1.adj = pick(rng, V.thing_adj);
+      g2.adj = pick(rng, V.thing_adj);
+      if (g2.adj == g1.adj) g2.adj = &adj_row(g1.adj->en == "old" ? "new" : "old");
+      g1.tense = g2.tense = chance(rng, 75) ? Tn::Present : Tn::Past;
+      const bool but = chance(rng, 40);
+      negate(rng, g2, but ? 30 : 10);
+      if (g2.neg != Ng::None) g2.neg = Ng::Not;
+      g1.contract_subject = g2.contract_subject = false;
+      Pair a = statement(s1, g1), b = statement(s2, g2);
+      if (but) a.en.push_back(","), a.fr.push_back(",");
+      a.en.push_back(but ? "but" : "and");
+      a.fr.push_back(but ? "mais" : "et");
+      append(a.en, b.en);
+      append(a.fr, b.fr);
+      combos.push_back(key("conj2", g1.adj->en, g2.adj->en + "_" + head(s1) + "_" + head(s2)));
+      return done(end_with(a, "."), "coord", combos);
+    }
+    if (shape == 1) {  // "I like tea but my sister likes coffee." → "J'aime le thé mais ma sœur aime le café."
+      const NP s1 = chance(rng, 60) ? pronoun_subject(rng) : name_np(rng);
+      NP s2 = chance(rng, 60) ? person_np(rng, 15) : name_np(rng);
+      if (head(s2) == head(s1)) s2 = np_of(&noun_row("sister"), false, Det::Poss);
+      static const std::vector<const char*> vs{"like", "love", "prefer", "drink", "eat", "want"};
+      const char* v = vs[uniform_below(rng, vs.size())];
+      const std::string sv = v;
+      const LexNoun* n1 = sv == "drink" ? pick(rng, V.drinks) : sv == "eat" ? pick(rng, V.foods)
+                          : chance(rng, 50) ? pick(rng, V.drinks) : pick(rng, V.foods);
+      const LexNoun* n2 = sv == "drink" ? pick(rng, V.drinks) : sv == "eat" ? pick(rng, V.foods)
+                          : chance(rng, 50) ? pick(rng, V.drinks) : pick(rng, V.foods);
+      if (n2 == n1) n2 = &noun_row(n1->en == "tea" ? "coffee" : "tea");
+      VG g1, g2;
+      g1.verb = g2.verb = &verb_row(v);
+      g1.tense = g2.tense = chance(rng, 80) ? Tn::Present : Tn::Past;
+      if (sv == "like" || sv == "love" || sv == "prefer" || sv == "want") g1.tense = g2.tense = Tn::Present;
+      const bool generic = sv == "like" || sv == "love" || sv == "prefer";
+      NP o1 = mass_np(rng, false, n1), o2 = mass_np(rng, false, n2);
+      o1.en_det = o2.en_det = "";
+      if (generic) o1.det = o2.det = Det::Generic;
+      g1.obj = shared(o1);
+      g2.obj = shared(o2);
+      const bool but = chance(rng, 70);
+      if (chance(rng, 20)) g2.neg = Ng::Not;  // "… but my sister doesn't like coffee" → "… n'aime pas le café"
+      g1.contract_subject = false;
+      Pair a = statement(s1, g1), b = statement(s2, g2);
+      if (but) a.en.push_back(","), a.fr.push_back(",");
+      a.en.push_back(but ? "but" : "and");
+      a.fr.push_back(but ? "mais" : "et");
+      append(a.en, b.en);
+      append(a.fr, b.fr);
+      combos.push_back(key("conj2", sv, n1->en + "_" + n2->en + "_" + head(s2)));
+      return done(end_with(a, "."), "coord", combos);
+    }
+    // "He is tired, so he goes to bed." → "Il est fatigué, alors il va au lit." (a cause, then what follows)
+    struct Cause {
+      const char* en;
+      Words fr;
+      bool avoir;  // avoir faim: English "is hungry"
+      std::vector<int> results;
+    };
+    struct Result {
+      const char *verb, *en, *fr;
+    };
+    static const std::vector<Result> results{{"go", "to bed", "à le lit"},     {"sleep", "", ""},
+                                             {"eat", "a sandwich", "un sandwich"}, {"drink", "some water", "de le eau"},
+                                             {"close", "the window", "la fenêtre"}, {"stay", "at home", "à la maison"},
+                                             {"run", "", ""},                   {"take", "a taxi", "un taxi"},
+                                             {"eat", "some bread", "du pain"}};
+    static const std::vector<Cause> causes{{"tired", {}, false, {0, 1}},         {"hungry", {"faim"}, true, {2, 8}},
+                                           {"thirsty", {"soif"}, true, {3}},     {"cold", {"froid"}, true, {4}},
+                                           {"sick", {}, false, {5, 0}},          {"late", {"en", "retard"}, false, {6, 7}}};
+    const Cause& c = causes[uniform_below(rng, causes.size())];
+    const Result& res = results[c.results[uniform_below(rng, c.results.size())]];
+    const NP s1 = subject_np(rng, false);
+    NP s2 = s1;
+    if (s1.det != Det::Pronoun) {
+      s2 = pronoun_np(s1.plural ? 5 : s1.person, s1.gender);
+      s2.plural = s1.plural || s1.person >= 3;
+    }
+    VG g1, g2;
+    if (c.fr.empty()) g1.adj = &adj_row(c.en);
+    else {
+      g1.comp_en = {c.en};
+      g1.comp_fr = c.fr;
+      if (c.avoir) g1.fr = &have_row();
+    }
+    g2.verb = &verb_row(res.verb);
+    words_of(res.en, g2.tail_en);
+    words_of(res.fr, g2.tail_fr);
+    const bool past = chance(rng, 30);  // était fatigué, alors il est allé au lit
+    g1.tense = past ? Tn::Past : Tn::Present;
+    g2.tense = past ? Tn::Past : Tn::Present;
+    g1.contract_subject = chance(rng, 30);
+    Pair a = statement(s1, g1), b = statement(s2, g2);
+    append(a.en, {",", "so"});
+    append(a.fr, {",", chance(rng, 60) ? "alors" : "donc"});
+    append(a.en, b.en);
+    append(a.fr, b.fr);
+    combos.push_back(key("conj_so", c.en, std::string(res.verb) + "_" + head(s1)));
+    return done(end_with(a, "."), "coord", combos);
   }
   if (r < 85) {  // two clauses: and, but, so
     static const std::vector<std::array<const char*, 2>> conj{{"and", "et"}, {"but", "mais"}, {"so", "alors"}};
@@ -1100,9 +1223,11 @@ Example coordination(Rng& rng) {
   static const std::vector<const char*> food_verbs{"eat", "drink", "buy", "want", "like"};
   g.verb = &verb_row(food_verbs[uniform_below(rng, food_verbs.size())]);
   const bool drink = g.verb->en == "drink";
-  const LexNoun* n1 = drink ? pick(rng, V.drinks) : chance(rng, 50) ? pick(rng, V.foods) : pick(rng, V.drinks);
-  const LexNoun* n2 = drink ? pick(rng, V.drinks) : chance(rng, 50) ? pick(rng, V.foods) : pick(rng, V.drinks);
-  if (n1 == n2) n2 = n1->en == "water" ? &noun_row("milk") : &noun_row("water");
+  const bool eat = g.verb->en == "eat";
+  const LexNoun* n1 = drink ? pick(rng, V.drinks) : eat || chance(rng, 50) ? pick(rng, V.foods) : pick(rng, V.drinks);
+  const LexNoun* n2 = drink ? pick(rng, V.drinks) : eat || chance(rng, 50) ? pick(rng, V.foods) : pick(rng, V.drinks);
+  if (n1 == n2) n2 = eat ? &noun_row(n1->en == "bread" ? "rice" : "bread")
+                         : n1->en == "water" ? &noun_row("milk") : &noun_row("water");
   g.tense = chance(rng, 65) ? Tn::Present : Tn::Past;
   const std::size_t k = uniform_below(rng, 3);
   combos.push_back(key("neither", g.verb->en, n1->en + "_" + n2->en));
@@ -1116,7 +1241,12 @@ Example coordination(Rng& rng) {
     p.fr.push_back("ne");
     if (g.tense == Tn::Present) p.fr.push_back(g.verb->present[per]);
     else append(p.fr, {have_row().present[per], g.verb->participle[0]});
-    append(p.fr, {"ni", n1->fr, "ni", n2->fr});
+    if (g.verb->en == "like") {  // aimer keeps the generic article: "n'aime ni le thé ni le café"
+      auto the = [](const LexNoun* n) { return n->gender == Gender::Feminine ? "la" : "le"; };
+      append(p.fr, {"ni", the(n1), n1->fr, "ni", the(n2), n2->fr});
+    } else {
+      append(p.fr, {"ni", n1->fr, "ni", n2->fr});
+    }
     return done(end_with(p, "."), "coord", combos);
   }
   g.neg = Ng::Not;
