@@ -320,7 +320,8 @@ Words fr_group(const VG& g, const NP& subject) {
   // A state in the past is the imparfait: "was tired" → "était fatigué" (not "a été").
   Tn tense = !g.verb && g.tense == Tn::Past ? Tn::PastProg : g.tense;
   // So is the past of a verb of a state: "wanted" → "voulait", "knew" → "savait", "needed" → "avait besoin".
-  static const std::set<std::string> states{"want", "need", "know", "hope", "seem", "believe", "wish", "have"};
+  static const std::set<std::string> states{"want", "need", "know", "hope", "seem", "believe", "wish", "have",
+                                            "love", "hate", "prefer"};
   if (g.verb && g.tense == Tn::Past && states.count(g.verb->en)) tense = Tn::PastProg;
   if (g.fr_tense >= 0) tense = static_cast<Tn>(g.fr_tense);
   switch (tense) {
@@ -558,6 +559,9 @@ VG tidy(VG g) {
     for (std::string& w : g.comp_fr)
       if (w == "de la chance" && g.neg == Ng::Not && !g.en_affirmative) w = "de chance";
   }
+  // "won't sleep again" → "ne dormira plus" (not "pas de nouveau")
+  if (g.neg == Ng::Not && !g.en_affirmative && g.neg_fr.empty() && !g.tail_fr.empty() && g.tail_fr.back() == "de nouveau")
+    g.tail_fr.pop_back(), g.neg_fr = "plus";
   if (g.inf) g.inf = std::make_shared<VG>(tidy(*g.inf));
   return g;
 }
@@ -848,6 +852,8 @@ VG transitive_vg(Rng& rng, std::vector<std::string>& combos) {
   else o = thing_obj(rng);
   if (o.det == Det::Poss && o.poss == 4) o.poss = 1;
   if (en == "drink" && o.det != Det::Partitive) o = mass_np(rng, false, pick(rng, V.drinks));
+  if ((en == "eat" || en == "cook") && std::find(V.drinks.begin(), V.drinks.end(), o.noun) != V.drinks.end())
+    o = mass_np(rng, false, pick(rng, V.foods));  // not "ate some coffee"
   // Liking is said of the kind: "I like coffee / apples" → "J'aime le café / les pommes".
   if ((en == "like" || en == "love" || en == "hate") && (o.det == Det::Some || o.det == Det::Partitive)) o.det = Det::Generic;
   if ((en == "like" || en == "love" || en == "hate" || en == "want") && (o.det == Det::A || o.det == Det::Number) &&
@@ -1102,7 +1108,8 @@ Example coordination(Rng& rng) {
                           : chance(rng, 50) ? pick(rng, V.drinks) : pick(rng, V.foods);
       const LexNoun* n2 = sv == "drink" ? pick(rng, V.drinks) : sv == "eat" ? pick(rng, V.foods)
                           : chance(rng, 50) ? pick(rng, V.drinks) : pick(rng, V.foods);
-      if (n2 == n1) n2 = &noun_row(n1->en == "tea" ? "coffee" : "tea");
+      if (n2 == n1 && sv == "eat") n2 = &noun_row(n1->en == "bread" ? "rice" : "bread");
+      else if (n2 == n1) n2 = &noun_row(n1->en == "tea" ? "coffee" : "tea");
       VG g1, g2;
       g1.verb = g2.verb = &verb_row(v);
       g1.tense = g2.tense = chance(rng, 80) ? Tn::Present : Tn::Past;
@@ -1443,7 +1450,8 @@ struct Dative {
 };
 const std::vector<Dative> kDatives{{"give", 0},  {"show", 0},  {"send", 1}, {"lend", 0},    {"offer", 0},
                                    {"bring", 0, "thing"}, {"sell", 0}, {"read", 2}, {"write", 1}, {"teach", 3},
-                                   {"explain", 3}, {"tell", 4}, {"send", 0}, {"give", 1}, {"show", 2}};
+                                   {"explain", 3}, {"tell", 4}, {"send", 0}, {"give", 1}, {"show", 2},
+                                   {"write", 1}};
 
 NP dative_object(Rng& rng, int kind) {
   auto the_or_a = [&](const char* en) {
@@ -1492,6 +1500,11 @@ Example dative(Rng& rng) {
   VG g;
   g.verb = &verb_row(d.verb, d.sense);
   NP o = dative_object(rng, d.objects);
+  if (std::string(d.verb) == "write" && o.noun && o.noun->en != "letter" && o.noun->en != "card" && o.noun->en != "message")
+  {  // one writes a letter, not a photo or a gift
+    o = noun_np(&noun_row("letter"), false);
+    everyday_det(rng, o);
+  }
   if (o.det == Det::Number || o.det == Det::Some) o.det = Det::A, o.plural = false, o.person = 2;
   NP to = person_object(rng, subject, 35);
   g.iobj = shared(to);
@@ -1866,6 +1879,10 @@ Words fr_more(const LexAdjective& a, std::size_t i) {
     return {m[i]};
   }
   if (a.en == "bad") return {i >= 2 ? "pires" : "pire"};
+  if (a.en == "cheap") {  // cheaper → moins cher (not "plus bon marché"); the cheapest → le moins cher
+    static const std::array<const char*, 4> c{"cher", "chère", "chers", "chères"};
+    return {"moins", c[i]};
+  }
   return {"plus", a.fr[i]};
 }
 
@@ -1955,8 +1972,9 @@ Example comparison(Rng& rng) {
       }
       words_of(grp[1], fr);
       NP who = chance(rng, 50) ? name_np(rng) : random_pronoun(rng);
-      who.gender = subject.gender;
+      // A name keeps its own gender ("David is the greatest wife" was made): he / she where it differs.
       if (who.det == Det::Name && who.gender != subject.gender) who = pronoun_np(2, subject.gender);
+      who.gender = subject.gender;
       if (subject.plural) who = pronoun_np(5, subject.gender);
       if (who.det == Det::Pronoun && who.person != 5 && subject.plural) who = pronoun_np(5, subject.gender);
       if (who.det == Det::Pronoun && !subject.plural && (who.person == 3 || who.person == 5)) who = pronoun_np(2, subject.gender);
@@ -1964,6 +1982,44 @@ Example comparison(Rng& rng) {
       g.comp_fr = fr;
       combos.push_back(key("sup", a->en, subject.noun->en));
       return done(end_with(statement(who, g), "."), "compare", combos);
+    }
+    if (things && chance(rng, 55)) {  // "It's the biggest house in the city." → "C'est la plus grande maison de la ville."
+      const bool building = chance(rng, 40);
+      const LexNoun* n = building ? pick(rng, V.buildings) : subject.noun;
+      const bool pl = subject.plural;
+      const std::size_t j = form_index(n->gender, pl);
+      const char* art2 = j == 0 ? "le" : j == 1 ? "la" : "les";
+      const Words s_en = least ? Words{"least", a->en} : en_more(*a, true);
+      const Words s_fr = least ? Words{"moins", a->fr[j]} : fr_more(*a, j);
+      const bool past = chance(rng, 20);
+      const std::size_t w = uniform_below(rng, 3);
+      Pair q;
+      if (pl) q.en = {w == 0 ? "these" : w == 1 ? "they" : "those", past ? "were" : "are"};
+      else q.en = {w == 0 ? "this" : w == 1 ? "it" : "that", past ? "was" : "is"};
+      q.en.push_back("the");
+      append(q.en, s_en);
+      q.en.push_back(pl ? n->en_plural : n->en);
+      q.fr = pl ? Words{"ce", past ? "étaient" : "sont"} : Words{past ? "c'était" : "c'est"};
+      q.fr.push_back(art2);
+      const std::string& noun = pl ? n->fr_plural : n->fr;
+      if (a->before || a->en == "good" || a->en == "bad") {  // la plus grande maison
+        append(q.fr, s_fr);
+        q.fr.push_back(noun);
+      } else {  // le livre le plus intéressant
+        q.fr.push_back(noun);
+        q.fr.push_back(art2);
+        append(q.fr, s_fr);
+      }
+      if (chance(rng, 65)) {
+        static const std::vector<std::array<const char*, 2>> towns{
+            {"in the city", "de la ville"}, {"in the village", "du village"}, {"in the country", "du pays"},
+            {"in the world", "du monde"}};
+        const auto& in = building ? towns[uniform_below(rng, towns.size())] : grp;
+        words_of(in[0], q.en);
+        words_of(in[1], q.fr);
+      }
+      combos.push_back(key("sup_n", a->en, n->en));
+      return done(end_with(q, "."), "compare", combos);
     }
     g.comp_en = {"the"};
     append(g.comp_en, sup_en);
@@ -2005,7 +2061,7 @@ Example comparison(Rng& rng) {
   const auto other = compared_with(rng, subject);
   g.verb = chance(rng, 60) ? &have_row() : &verb_row(chance(rng, 50) ? "buy" : "read");
   g.tense = chance(rng, 65) ? Tn::Present : Tn::Past;
-  const bool mass = chance(rng, 35);
+  const bool mass = g.verb->en != "read" && chance(rng, 35);  // not "read more money"
   NP n;
   const bool less = chance(rng, 30);
   if (mass) {
@@ -3827,7 +3883,9 @@ Example indefinite(Rng& rng) {
     fam.en_det = chance(rng, 50) ? "the whole" : "the entire";
     fam.fr_det = "toute la";
     VG g = chance(rng, 50) ? copula_vg(rng, fam, combos) : intransitive_vg(rng, combos, fam);
-    if (g.adj && (g.adj->en == "alone" || g.adj->en == "different")) g.adj = &adj_row("happy");
+    // cold / hot of people is avoir froid / chaud: not "toute la famille est froide"
+    if (g.adj && (g.adj->en == "alone" || g.adj->en == "different" || g.adj->en == "cold" || g.adj->en == "hot"))
+      g.adj = &adj_row("happy");
     g.tense = chance(rng, 60) ? Tn::Present : Tn::Past;
     if (!g.verb && g.tense == Tn::Past) g.tense = Tn::Present;
     combos.push_back(key("all", fam.en_det + fam.noun->en, g.verb ? g.verb->en : g.adj->en));
@@ -5495,6 +5553,7 @@ Example job(Rng& rng) {
   combos.push_back(key("job_t", modal_name(g), jb.en));
   if (chance(rng, 15) && g.modal == Md::None && !g.inf) {  // "Is your sister a nurse?"
     g.contract_subject = false;
+    g.neg = Ng::None;
     return done(end_with(yes_no(s, g), "?"), "job", combos);
   }
   return done(end_with(statement(s, g), "."), "job", combos);
