@@ -1451,7 +1451,7 @@ struct Dative {
 const std::vector<Dative> kDatives{{"give", 0},  {"show", 0},  {"send", 1}, {"lend", 0},    {"offer", 0},
                                    {"bring", 0, "thing"}, {"sell", 0}, {"read", 2}, {"write", 1}, {"teach", 3},
                                    {"explain", 3}, {"tell", 4}, {"send", 0}, {"give", 1}, {"show", 2},
-                                   {"write", 1}};
+                                   {"write", 1}, {"give", 0}};
 
 NP dative_object(Rng& rng, int kind) {
   auto the_or_a = [&](const char* en) {
@@ -2458,7 +2458,7 @@ Example subordinate(Rng& rng) {
       main.tense = sub.tense;
       if (!sub.verb && sub.tense == Tn::Past) sub.fr_tense = -1;
     }
-  } else if (k < 90) {  // since (a reason) → comme, first
+  } else if (k < 86) {  // since (a reason) → comme, first
     en_conj = chance(rng, 50) ? "since" : "as";
     fr_conj = "comme";
     main_first = false;
@@ -2472,7 +2472,7 @@ Example subordinate(Rng& rng) {
     main.tense = chance(rng, 60) ? Tn::Past : Tn::Present;
     if (main.tense == Tn::Past && !main.verb) main.tense = Tn::Present;
     Pair p = statement(s, main);
-    const std::size_t w = uniform_below(rng, 3);
+    const std::size_t w = pick_weighted(rng, {40, 40, 20});
     if (w == 0) {  // before eating → avant de manger
       p.en.push_back("before");
       p.en.push_back(act.verb->en_ing);
@@ -2561,7 +2561,7 @@ const std::vector<InfVerb> kInfVerbs{
     {"promise", "de", 0}, {"learn", "à", 0},   {"begin", "à", 0},   {"start", "à", 0}, {"continue", "à", 0},
     {"need", "besoin de", 0}, {"wish", "", 0}, {"stop", "de", 1},   {"finish", "de", 1}, {"help", "à", 2},
     {"ask", "de", 3},    {"tell", "de", 3},    {"let", "", 4},      {"go", "", 1},     {"seem", "", 0},
-    {"want", "", 0},     {"try", "de", 0},     {"need", "besoin de", 0}};
+    {"want", "", 0},     {"try", "de", 0},     {"need", "besoin de", 0}, {"learn", "à", 0}};
 
 // An action for an infinitive: a verb with its object or a place.
 VG action(Rng& rng, std::vector<std::string>& combos) {
@@ -5377,6 +5377,32 @@ std::map<std::string, std::function<Example()>> cases() {
     append(p.fr, fr_np(the("kitchen")));
     return say(p, ".");
   };
+  c["job after etre"] = [=] {  // She is a doctor. → Elle est médecin. (no article)
+    VG g;
+    g.comp_en = {"a", "doctor"};
+    g.comp_fr = {"médecin"};
+    return say(statement(pro(2, F), g), ".");
+  };
+  c["job negated"] = [=] {  // I am not a student. → Je ne suis pas étudiant.
+    VG g;
+    g.comp_en = {"a", "student"};
+    g.comp_fr = {"étudiant"};
+    g.neg = Ng::Not;
+    return say(statement(pro(0), g), ".");
+  };
+  c["how much"] = [=] {  // How much water do you drink?
+    return say(wh({"how", "much", "water"}, {"combien", "de", "eau"}, pro(1), verb("drink")), "?");
+  };
+  c["was doing when"] = [=] {  // I was reading when Marie arrived. → imparfait, quand, passé composé
+    Pair p = statement(pro(0), verb("read", Tn::PastProg));
+    p.en.push_back("when");
+    p.fr.push_back("quand");
+    const Pair b = statement(named("Marie", F), verb("arrive", Tn::Past));
+    append(p.en, b.en);
+    append(p.fr, b.fr);
+    return say(p, ".");
+  };
+
   return c;
 }
 
@@ -5442,7 +5468,12 @@ Example job(Rng& rng) {
   if (who < 55) s = pronoun_subject(rng);
   else if (who < 75) s = name_np(rng);
   else {
-    s = noun_np(pick(rng, V.family), chance(rng, 15));
+    const LexNoun* n = pick(rng, V.family);
+    const std::string& en = n->en;
+    // "my brothers", not "my fathers"
+    const bool one = en == "mother" || en == "father" || en == "wife" || en == "husband" || en == "grandmother" ||
+                     en == "grandfather";
+    s = noun_np(n, !one && chance(rng, 15));
     s.det = Det::Poss;
     static const std::array<int, 6> owner{0, 0, 1, 2, 3, 5};
     s.poss = owner[uniform_below(rng, owner.size())];
@@ -5565,7 +5596,7 @@ const std::vector<Category>& own_categories() {
   static const std::vector<Category> c{
       {"coord", 7, coordination},  {"modal", 8, modal},       {"adverb", 8, adverbial},
       {"dative", 5, dative},       {"exist", 4, there_is},    {"imperative", 5, imperative_or_let},
-      {"compare", 5, comparison},  {"wh", 8, wh_question},    {"subord", 7, subordinate},
+      {"compare", 5, comparison},  {"wh", 8, wh_question},    {"subord", 8, subordinate},
       {"infinitive", 6, infinitive}, {"quantity", 6, quantity}, {"idiom", 6, idiom},
       {"reported", 5, reported},   {"passive", 4, passive},   {"possessive", 4, possession},
       {"perfect", 4, perfect},     {"indefinite", 5, indefinite}, {"geo", 3, geography},
