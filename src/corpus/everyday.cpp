@@ -851,8 +851,9 @@ VG transitive_vg(Rng& rng, std::vector<std::string>& combos) {
     o = np_of(pick(rng, V.abstracts), chance(rng, 30), chance(rng, 60) ? Det::The : Det::Poss);
   else o = thing_obj(rng);
   if (o.det == Det::Poss && o.poss == 4) o.poss = 1;
-  if (en == "drink" && o.det != Det::Partitive) o = mass_np(rng, false, pick(rng, V.drinks));
-  if ((en == "eat" || en == "cook") && std::find(V.drinks.begin(), V.drinks.end(), o.noun) != V.drinks.end())
+  const bool a_drink = std::find(V.drinks.begin(), V.drinks.end(), o.noun) != V.drinks.end();
+  if (en == "drink" && (o.det != Det::Partitive || !a_drink)) o = mass_np(rng, false, pick(rng, V.drinks));  // not "drinks fish"
+  if ((en == "eat" || en == "cook") && a_drink)
     o = mass_np(rng, false, pick(rng, V.foods));  // not "ate some coffee"
   // Liking is said of the kind: "I like coffee / apples" → "J'aime le café / les pommes".
   if ((en == "like" || en == "love" || en == "hate") && (o.det == Det::Some || o.det == Det::Partitive)) o.det = Det::Generic;
@@ -1950,7 +1951,8 @@ Example comparison(Rng& rng) {
     static const std::vector<std::array<const char*, 2>> stores{
         {"in the store", "du magasin"}, {"in the house", "de la maison"}, {"in the room", "de la pièce"}};
     const auto& grp = things ? stores[uniform_below(rng, stores.size())] : groups[uniform_below(rng, groups.size())];
-    const bool least = chance(rng, 12) && a->en != "good" && a->en != "bad";
+    const bool least = chance(rng, 12) && a->en != "good" && a->en != "bad" && a->en != "high" && a->en != "low" &&
+                       a->en != "great";  // not "the least high"
     const char* art = i == 0 ? "le" : i == 1 ? "la" : "les";
     Words sup_en = least ? Words{"least", a->en} : en_more(*a, true);
     Words sup_fr = least ? Words{"moins", a->fr[i]} : fr_more(*a, i);
@@ -1999,7 +2001,7 @@ Example comparison(Rng& rng) {
       q.en.push_back("the");
       append(q.en, s_en);
       q.en.push_back(pl ? n->en_plural : n->en);
-      q.fr = pl ? Words{"ce", past ? "étaient" : "sont"} : Words{past ? "c'était" : "c'est"};
+      q.fr = pl ? (past ? Words{"c'étaient"} : Words{"ce", "sont"}) : Words{past ? "c'était" : "c'est"};
       q.fr.push_back(art2);
       const std::string& noun = pl ? n->fr_plural : n->fr;
       if (a->before || a->en == "good" || a->en == "bad") {  // la plus grande maison
@@ -2400,6 +2402,7 @@ Example subordinate(Rng& rng) {
     const std::size_t w = uniform_below(rng, 4);
     if (w == 3) {  // "I was reading when the phone rang." → "Je lisais quand le téléphone a sonné."
       if (!main.verb || stative(main)) main = intransitive_vg(rng, combos, s2);
+      if (main.verb->en == "appear") main.verb = &verb_row("work");  // not "she was appearing"
       if (!sub.verb || stative(sub) || sub.verb == main.verb) {
         sub = intransitive_vg(rng, combos, s1);
         if (sub.verb == main.verb) sub.verb = &verb_row(main.verb->en == "arrive" ? "leave" : "arrive");

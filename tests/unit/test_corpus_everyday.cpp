@@ -249,6 +249,7 @@ TEST_CASE("everyday corpus: a profession after être has no article; c'est, not 
       const std::string fr = text::fold_case(e.fr);
       CHECK_MESSAGE(fr.find("cet est") == std::string::npos, e.fr);
       CHECK_MESSAGE(fr.find("cet était") == std::string::npos, e.fr);
+      CHECK_MESSAGE(fr.find("cet étaient") == std::string::npos, e.fr);
       CHECK_MESSAGE(fr.find("plus bon marché") == std::string::npos, e.fr);
       if (e.category != "job") continue;
       const auto en = spaced(e.en);

@@ -113,16 +113,16 @@ TEST_CASE("wide corpus: byte for byte the corpus translate-wide was trained on")
 // article, how much, was -ing when, clauses of set shapes, the fixes of a native reading), which
 // writes for
 // `attnlab corpus --grammar everyday --seed 1 --train 20000 --valid 500 --test 1000 --out DIR`
-// (sha256 of train.tsv ea5dc293…, valid.tsv 9191312e…, test.tsv cef222c3…); translate-everyday is to
+// (sha256 of train.tsv b7a78a30…, valid.tsv 804f0d07…, test.tsv cf857a60…); translate-everyday is to
 // be retrained on it. If this fails: undo the
 // change, or retrain translate-everyday on the new grammar and record the new hashes here.
 TEST_CASE("everyday corpus: byte for byte the corpus translate-everyday is trained on") {
-  const Corpus c = pinned_corpus(Grammar::Everyday, 0x23715ba3dc3e7c40ull, 0x0a81bf1e45cc261full, 0x57f63d529416373bull);
+  const Corpus c = pinned_corpus(Grammar::Everyday, 0xc1c52720a818a4f7ull, 0x80d747fda3e23f75ull, 0x8a485b29835435f5ull);
   REQUIRE(c.test.size() == 1000);
-  CHECK(c.test.front().en == "The rabbits could lend the ticket.");
-  CHECK(c.test.front().fr == "Les lapins pourraient prêter le billet.");
-  CHECK(c.train.front().en == "What time will the lesson begin?");
-  CHECK(c.train.front().fr == "À quelle heure est-ce que la leçon commencera?");
+  CHECK(c.test.front().en == "If Sarah were clever, she would be rich.");
+  CHECK(c.test.front().fr == "Si Sarah était intelligente, elle serait riche.");
+  CHECK(c.train.front().en == "The pupil, who finishes the stage down the street, sang.");
+  CHECK(c.train.front().fr == "L'élève, qui finit l'étape dans la rue, a chanté.");
 }
 
 TEST_CASE("wide corpus: the same options give the same corpus") {
