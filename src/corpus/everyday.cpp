@@ -320,7 +320,8 @@ Words fr_group(const VG& g, const NP& subject) {
   // A state in the past is the imparfait: "was tired" → "était fatigué" (not "a été").
   Tn tense = !g.verb && g.tense == Tn::Past ? Tn::PastProg : g.tense;
   // So is the past of a verb of a state: "wanted" → "voulait", "knew" → "savait", "needed" → "avait besoin".
-  static const std::set<std::string> states{"want", "need", "know", "hope", "seem", "believe", "wish", "have"};
+  static const std::set<std::string> states{"want", "need", "know", "hope", "seem", "believe", "wish", "have",
+                                            "love", "hate", "prefer"};
   if (g.verb && g.tense == Tn::Past && states.count(g.verb->en)) tense = Tn::PastProg;
   if (g.fr_tense >= 0) tense = static_cast<Tn>(g.fr_tense);
   switch (tense) {
@@ -558,6 +559,9 @@ VG tidy(VG g) {
     for (std::string& w : g.comp_fr)
       if (w == "de la chance" && g.neg == Ng::Not && !g.en_affirmative) w = "de chance";
   }
+  // "won't sleep again" → "ne dormira plus" (not "pas de nouveau")
+  if (g.neg == Ng::Not && !g.en_affirmative && g.neg_fr.empty() && !g.tail_fr.empty() && g.tail_fr.back() == "de nouveau")
+    g.tail_fr.pop_back(), g.neg_fr = "plus";
   if (g.inf) g.inf = std::make_shared<VG>(tidy(*g.inf));
   return g;
 }
@@ -847,7 +851,10 @@ VG transitive_vg(Rng& rng, std::vector<std::string>& combos) {
     o = np_of(pick(rng, V.abstracts), chance(rng, 30), chance(rng, 60) ? Det::The : Det::Poss);
   else o = thing_obj(rng);
   if (o.det == Det::Poss && o.poss == 4) o.poss = 1;
-  if (en == "drink" && o.det != Det::Partitive) o = mass_np(rng, false, pick(rng, V.drinks));
+  const bool a_drink = std::find(V.drinks.begin(), V.drinks.end(), o.noun) != V.drinks.end();
+  if (en == "drink" && (o.det != Det::Partitive || !a_drink)) o = mass_np(rng, false, pick(rng, V.drinks));  // not "drinks fish"
+  if ((en == "eat" || en == "cook") && a_drink)
+    o = mass_np(rng, false, pick(rng, V.foods));  // not "ate some coffee"
   // Liking is said of the kind: "I like coffee / apples" → "J'aime le café / les pommes".
   if ((en == "like" || en == "love" || en == "hate") && (o.det == Det::Some || o.det == Det::Partitive)) o.det = Det::Generic;
   if ((en == "like" || en == "love" || en == "hate" || en == "want") && (o.det == Det::A || o.det == Det::Number) &&
@@ -1026,9 +1033,13 @@ Example coordination(Rng& rng) {
       static const std::vector<const char*> food_verbs{"eat", "drink", "buy", "want", "like", "cook", "prepare"};
       g.verb = &verb_row(food_verbs[uniform_below(rng, food_verbs.size())]);
       const bool drink = g.verb->en == "drink";
-      a = mass_np(rng, false, drink ? pick(rng, V.drinks) : nullptr);
-      b = mass_np(rng, false, drink ? pick(rng, V.drinks) : nullptr);
-      if (a.noun == b.noun) b = mass_np(rng, false, a.noun->en == "tea" ? &noun_row("milk") : &noun_row("tea"));
+      // Nothing to drink after eat / cook / prepare ("Ils mangent du jus" was made).
+      const bool solid = g.verb->en == "eat" || g.verb->en == "cook" || g.verb->en == "prepare";
+      a = mass_np(rng, false, drink ? pick(rng, V.drinks) : solid ? pick(rng, V.foods) : nullptr);
+      b = mass_np(rng, false, drink ? pick(rng, V.drinks) : solid ? pick(rng, V.foods) : nullptr);
+      if (a.noun == b.noun)
+        b = mass_np(rng, false, solid ? &noun_row(a.noun->en == "bread" ? "rice" : "bread")
+                                      : &noun_row(a.noun->en == "tea" ? "milk" : "tea"));
       a.en_det = b.en_det = "";
       if (g.verb->en == "like") a.det = b.det = Det::Generic;
     } else {
@@ -1049,6 +1060,126 @@ Example coordination(Rng& rng) {
     combos.push_back(key("ev", g.verb->en, head(a)));
     if (question) return done(end_with(yes_no(subject, g), "?"), "coord", combos);
     return done(end_with(statement(subject, g), "."), "coord", combos);
+  }
+  if (r < 85 && chance(rng, 45)) {  // two whole clauses of set shapes
+    const std::size_t shape = uniform_below(rng, 3);
+    if (shape == 0) {  // "The car is red and the house is white." → "La voiture est rouge et la maison est blanche."
+      auto thing = [&](const LexNoun* avoid) {
+        const LexNoun* n = chance(rng, 25) ? pick(rng, V.buildings) : pick(rng, V.things);
+        if (n == avoid) n = &noun_row(n->en == "house" ? "car" : "house");
+        NP np = noun_np(n, chance(rng, 15));
+        const std::size_t d = uniform_below(rng, 100);
+        if (d < 60) np.det = Det::The;
+        else if (d < 85) {
+          np.det = Det::Poss;
+          static const std::array<int, 6> who{0, 1, 2, 3, 4, 5};
+          np.poss = who[uniform_below(rng, who.size())];
+        } else np.det = Det::This;
+        np.person = np.plural ? 5 : 2;
+        return np;
+      };
+      const NP s1 = thing(nullptr);
+      const NP s2 = thing(s1.noun);
+      VG g1, g2;
+      g1.adj = pick(rng, V.thing_adj);
+      g2.adj = pick(rng, V.thing_adj);
+      if (g2.adj == g1.adj) g2.adj = &adj_row(g1.adj->en == "old" ? "new" : "old");
+      g1.tense = g2.tense = chance(rng, 75) ? Tn::Present : Tn::Past;
+      const bool but = chance(rng, 40);
+      negate(rng, g2, but ? 30 : 10);
+      if (g2.neg != Ng::None) g2.neg = Ng::Not;
+      g1.contract_subject = g2.contract_subject = false;
+      Pair a = statement(s1, g1), b = statement(s2, g2);
+      if (but) a.en.push_back(","), a.fr.push_back(",");
+      a.en.push_back(but ? "but" : "and");
+      a.fr.push_back(but ? "mais" : "et");
+      append(a.en, b.en);
+      append(a.fr, b.fr);
+      combos.push_back(key("conj2", g1.adj->en, g2.adj->en + "_" + head(s1) + "_" + head(s2)));
+      return done(end_with(a, "."), "coord", combos);
+    }
+    if (shape == 1) {  // "I like tea but my sister likes coffee." → "J'aime le thé mais ma sœur aime le café."
+      const NP s1 = chance(rng, 60) ? pronoun_subject(rng) : name_np(rng);
+      NP s2 = chance(rng, 60) ? person_np(rng, 15) : name_np(rng);
+      if (head(s2) == head(s1)) s2 = np_of(&noun_row("sister"), false, Det::Poss);
+      static const std::vector<const char*> vs{"like", "love", "prefer", "drink", "eat", "want"};
+      const char* v = vs[uniform_below(rng, vs.size())];
+      const std::string sv = v;
+      const LexNoun* n1 = sv == "drink" ? pick(rng, V.drinks) : sv == "eat" ? pick(rng, V.foods)
+                          : chance(rng, 50) ? pick(rng, V.drinks) : pick(rng, V.foods);
+      const LexNoun* n2 = sv == "drink" ? pick(rng, V.drinks) : sv == "eat" ? pick(rng, V.foods)
+                          : chance(rng, 50) ? pick(rng, V.drinks) : pick(rng, V.foods);
+      if (n2 == n1 && sv == "eat") n2 = &noun_row(n1->en == "bread" ? "rice" : "bread");
+      else if (n2 == n1) n2 = &noun_row(n1->en == "tea" ? "coffee" : "tea");
+      VG g1, g2;
+      g1.verb = g2.verb = &verb_row(v);
+      g1.tense = g2.tense = chance(rng, 80) ? Tn::Present : Tn::Past;
+      if (sv == "like" || sv == "love" || sv == "prefer" || sv == "want") g1.tense = g2.tense = Tn::Present;
+      const bool generic = sv == "like" || sv == "love" || sv == "prefer";
+      NP o1 = mass_np(rng, false, n1), o2 = mass_np(rng, false, n2);
+      o1.en_det = o2.en_det = "";
+      if (generic) o1.det = o2.det = Det::Generic;
+      g1.obj = shared(o1);
+      g2.obj = shared(o2);
+      const bool but = chance(rng, 70);
+      if (chance(rng, 20)) g2.neg = Ng::Not;  // "… but my sister doesn't like coffee" → "… n'aime pas le café"
+      g1.contract_subject = false;
+      Pair a = statement(s1, g1), b = statement(s2, g2);
+      if (but) a.en.push_back(","), a.fr.push_back(",");
+      a.en.push_back(but ? "but" : "and");
+      a.fr.push_back(but ? "mais" : "et");
+      append(a.en, b.en);
+      append(a.fr, b.fr);
+      combos.push_back(key("conj2", sv, n1->en + "_" + n2->en + "_" + head(s2)));
+      return done(end_with(a, "."), "coord", combos);
+    }
+    // "He is tired, so he goes to bed." → "Il est fatigué, alors il va au lit." (a cause, then what follows)
+    struct Cause {
+      const char* en;
+      Words fr;
+      bool avoir;  // avoir faim: English "is hungry"
+      std::vector<int> results;
+    };
+    struct Result {
+      const char *verb, *en, *fr;
+    };
+    static const std::vector<Result> results{{"go", "to bed", "à le lit"},     {"sleep", "", ""},
+                                             {"eat", "a sandwich", "un sandwich"}, {"drink", "some water", "de le eau"},
+                                             {"close", "the window", "la fenêtre"}, {"stay", "at home", "à la maison"},
+                                             {"run", "", ""},                   {"take", "a taxi", "un taxi"},
+                                             {"eat", "some bread", "du pain"}};
+    static const std::vector<Cause> causes{{"tired", {}, false, {0, 1}},         {"hungry", {"faim"}, true, {2, 8}},
+                                           {"thirsty", {"soif"}, true, {3}},     {"cold", {"froid"}, true, {4}},
+                                           {"sick", {}, false, {5, 0}},          {"late", {"en", "retard"}, false, {6, 7}}};
+    const Cause& c = causes[uniform_below(rng, causes.size())];
+    const Result& res = results[c.results[uniform_below(rng, c.results.size())]];
+    const NP s1 = subject_np(rng, false);
+    NP s2 = s1;
+    if (s1.det != Det::Pronoun) {
+      s2 = pronoun_np(s1.plural ? 5 : s1.person, s1.gender);
+      s2.plural = s1.plural || s1.person >= 3;
+    }
+    VG g1, g2;
+    if (c.fr.empty()) g1.adj = &adj_row(c.en);
+    else {
+      g1.comp_en = {c.en};
+      g1.comp_fr = c.fr;
+      if (c.avoir) g1.fr = &have_row();
+    }
+    g2.verb = &verb_row(res.verb);
+    words_of(res.en, g2.tail_en);
+    words_of(res.fr, g2.tail_fr);
+    const bool past = chance(rng, 30);  // était fatigué, alors il est allé au lit
+    g1.tense = past ? Tn::Past : Tn::Present;
+    g2.tense = past ? Tn::Past : Tn::Present;
+    g1.contract_subject = chance(rng, 30);
+    Pair a = statement(s1, g1), b = statement(s2, g2);
+    append(a.en, {",", "so"});
+    append(a.fr, {",", chance(rng, 60) ? "alors" : "donc"});
+    append(a.en, b.en);
+    append(a.fr, b.fr);
+    combos.push_back(key("conj_so", c.en, std::string(res.verb) + "_" + head(s1)));
+    return done(end_with(a, "."), "coord", combos);
   }
   if (r < 85) {  // two clauses: and, but, so
     static const std::vector<std::array<const char*, 2>> conj{{"and", "et"}, {"but", "mais"}, {"so", "alors"}};
@@ -1100,9 +1231,11 @@ Example coordination(Rng& rng) {
   static const std::vector<const char*> food_verbs{"eat", "drink", "buy", "want", "like"};
   g.verb = &verb_row(food_verbs[uniform_below(rng, food_verbs.size())]);
   const bool drink = g.verb->en == "drink";
-  const LexNoun* n1 = drink ? pick(rng, V.drinks) : chance(rng, 50) ? pick(rng, V.foods) : pick(rng, V.drinks);
-  const LexNoun* n2 = drink ? pick(rng, V.drinks) : chance(rng, 50) ? pick(rng, V.foods) : pick(rng, V.drinks);
-  if (n1 == n2) n2 = n1->en == "water" ? &noun_row("milk") : &noun_row("water");
+  const bool eat = g.verb->en == "eat";
+  const LexNoun* n1 = drink ? pick(rng, V.drinks) : eat || chance(rng, 50) ? pick(rng, V.foods) : pick(rng, V.drinks);
+  const LexNoun* n2 = drink ? pick(rng, V.drinks) : eat || chance(rng, 50) ? pick(rng, V.foods) : pick(rng, V.drinks);
+  if (n1 == n2) n2 = eat ? &noun_row(n1->en == "bread" ? "rice" : "bread")
+                         : n1->en == "water" ? &noun_row("milk") : &noun_row("water");
   g.tense = chance(rng, 65) ? Tn::Present : Tn::Past;
   const std::size_t k = uniform_below(rng, 3);
   combos.push_back(key("neither", g.verb->en, n1->en + "_" + n2->en));
@@ -1116,7 +1249,12 @@ Example coordination(Rng& rng) {
     p.fr.push_back("ne");
     if (g.tense == Tn::Present) p.fr.push_back(g.verb->present[per]);
     else append(p.fr, {have_row().present[per], g.verb->participle[0]});
-    append(p.fr, {"ni", n1->fr, "ni", n2->fr});
+    if (g.verb->en == "like") {  // aimer keeps the generic article: "n'aime ni le thé ni le café"
+      auto the = [](const LexNoun* n) { return n->gender == Gender::Feminine ? "la" : "le"; };
+      append(p.fr, {"ni", the(n1), n1->fr, "ni", the(n2), n2->fr});
+    } else {
+      append(p.fr, {"ni", n1->fr, "ni", n2->fr});
+    }
     return done(end_with(p, "."), "coord", combos);
   }
   g.neg = Ng::Not;
@@ -1313,7 +1451,8 @@ struct Dative {
 };
 const std::vector<Dative> kDatives{{"give", 0},  {"show", 0},  {"send", 1}, {"lend", 0},    {"offer", 0},
                                    {"bring", 0, "thing"}, {"sell", 0}, {"read", 2}, {"write", 1}, {"teach", 3},
-                                   {"explain", 3}, {"tell", 4}, {"send", 0}, {"give", 1}, {"show", 2}};
+                                   {"explain", 3}, {"tell", 4}, {"send", 0}, {"give", 1}, {"show", 2},
+                                   {"write", 1}, {"give", 0}};
 
 NP dative_object(Rng& rng, int kind) {
   auto the_or_a = [&](const char* en) {
@@ -1362,6 +1501,11 @@ Example dative(Rng& rng) {
   VG g;
   g.verb = &verb_row(d.verb, d.sense);
   NP o = dative_object(rng, d.objects);
+  if (std::string(d.verb) == "write" && o.noun && o.noun->en != "letter" && o.noun->en != "card" && o.noun->en != "message")
+  {  // one writes a letter, not a photo or a gift
+    o = noun_np(&noun_row("letter"), false);
+    everyday_det(rng, o);
+  }
   if (o.det == Det::Number || o.det == Det::Some) o.det = Det::A, o.plural = false, o.person = 2;
   NP to = person_object(rng, subject, 35);
   g.iobj = shared(to);
@@ -1736,6 +1880,10 @@ Words fr_more(const LexAdjective& a, std::size_t i) {
     return {m[i]};
   }
   if (a.en == "bad") return {i >= 2 ? "pires" : "pire"};
+  if (a.en == "cheap") {  // cheaper → moins cher (not "plus bon marché"); the cheapest → le moins cher
+    static const std::array<const char*, 4> c{"cher", "chère", "chers", "chères"};
+    return {"moins", c[i]};
+  }
   return {"plus", a.fr[i]};
 }
 
@@ -1803,7 +1951,8 @@ Example comparison(Rng& rng) {
     static const std::vector<std::array<const char*, 2>> stores{
         {"in the store", "du magasin"}, {"in the house", "de la maison"}, {"in the room", "de la pièce"}};
     const auto& grp = things ? stores[uniform_below(rng, stores.size())] : groups[uniform_below(rng, groups.size())];
-    const bool least = chance(rng, 12) && a->en != "good" && a->en != "bad";
+    const bool least = chance(rng, 12) && a->en != "good" && a->en != "bad" && a->en != "high" && a->en != "low" &&
+                       a->en != "great";  // not "the least high"
     const char* art = i == 0 ? "le" : i == 1 ? "la" : "les";
     Words sup_en = least ? Words{"least", a->en} : en_more(*a, true);
     Words sup_fr = least ? Words{"moins", a->fr[i]} : fr_more(*a, i);
@@ -1825,8 +1974,9 @@ Example comparison(Rng& rng) {
       }
       words_of(grp[1], fr);
       NP who = chance(rng, 50) ? name_np(rng) : random_pronoun(rng);
-      who.gender = subject.gender;
+      // A name keeps its own gender ("David is the greatest wife" was made): he / she where it differs.
       if (who.det == Det::Name && who.gender != subject.gender) who = pronoun_np(2, subject.gender);
+      who.gender = subject.gender;
       if (subject.plural) who = pronoun_np(5, subject.gender);
       if (who.det == Det::Pronoun && who.person != 5 && subject.plural) who = pronoun_np(5, subject.gender);
       if (who.det == Det::Pronoun && !subject.plural && (who.person == 3 || who.person == 5)) who = pronoun_np(2, subject.gender);
@@ -1834,6 +1984,44 @@ Example comparison(Rng& rng) {
       g.comp_fr = fr;
       combos.push_back(key("sup", a->en, subject.noun->en));
       return done(end_with(statement(who, g), "."), "compare", combos);
+    }
+    if (things && chance(rng, 55)) {  // "It's the biggest house in the city." → "C'est la plus grande maison de la ville."
+      const bool building = chance(rng, 40);
+      const LexNoun* n = building ? pick(rng, V.buildings) : subject.noun;
+      const bool pl = subject.plural;
+      const std::size_t j = form_index(n->gender, pl);
+      const char* art2 = j == 0 ? "le" : j == 1 ? "la" : "les";
+      const Words s_en = least ? Words{"least", a->en} : en_more(*a, true);
+      const Words s_fr = least ? Words{"moins", a->fr[j]} : fr_more(*a, j);
+      const bool past = chance(rng, 20);
+      const std::size_t w = uniform_below(rng, 3);
+      Pair q;
+      if (pl) q.en = {w == 0 ? "these" : w == 1 ? "they" : "those", past ? "were" : "are"};
+      else q.en = {w == 0 ? "this" : w == 1 ? "it" : "that", past ? "was" : "is"};
+      q.en.push_back("the");
+      append(q.en, s_en);
+      q.en.push_back(pl ? n->en_plural : n->en);
+      q.fr = pl ? (past ? Words{"c'étaient"} : Words{"ce", "sont"}) : Words{past ? "c'était" : "c'est"};
+      q.fr.push_back(art2);
+      const std::string& noun = pl ? n->fr_plural : n->fr;
+      if (a->before || a->en == "good" || a->en == "bad") {  // la plus grande maison
+        append(q.fr, s_fr);
+        q.fr.push_back(noun);
+      } else {  // le livre le plus intéressant
+        q.fr.push_back(noun);
+        q.fr.push_back(art2);
+        append(q.fr, s_fr);
+      }
+      if (chance(rng, 65)) {
+        static const std::vector<std::array<const char*, 2>> towns{
+            {"in the city", "de la ville"}, {"in the village", "du village"}, {"in the country", "du pays"},
+            {"in the world", "du monde"}};
+        const auto& in = building ? towns[uniform_below(rng, towns.size())] : grp;
+        words_of(in[0], q.en);
+        words_of(in[1], q.fr);
+      }
+      combos.push_back(key("sup_n", a->en, n->en));
+      return done(end_with(q, "."), "compare", combos);
     }
     g.comp_en = {"the"};
     append(g.comp_en, sup_en);
@@ -1875,7 +2063,7 @@ Example comparison(Rng& rng) {
   const auto other = compared_with(rng, subject);
   g.verb = chance(rng, 60) ? &have_row() : &verb_row(chance(rng, 50) ? "buy" : "read");
   g.tense = chance(rng, 65) ? Tn::Present : Tn::Past;
-  const bool mass = chance(rng, 35);
+  const bool mass = g.verb->en != "read" && chance(rng, 35);  // not "read more money"
   NP n;
   const bool less = chance(rng, 30);
   if (mass) {
@@ -2004,6 +2192,40 @@ Example wh_question(Rng& rng) {
     combos.push_back(key("wh", "how", g.verb->en));
     return done(end_with(wh({"how"}, {"comment"}, subject, g), "?"), "wh", combos);
   }
+  if (k < 76 && chance(rng, 40)) {  // how much: a price or an amount
+    if (chance(rng, 50)) {  // "How much is this bag?" / "How much does the car cost?" → "Combien coûte …"
+      NP n = noun_np(pick(rng, V.things), chance(rng, 30));
+      n.det = chance(rng, 50) ? Det::The : Det::This;
+      n.person = n.plural ? 5 : 2;
+      const bool past = chance(rng, 20);
+      Pair p;
+      p.en = {"how", "much"};
+      if (chance(rng, 50) && !past) {
+        p.en.push_back(n.plural ? "are" : "is");
+        append(p.en, en_np(n));
+      } else {
+        p.en.push_back(past ? "did" : n.plural ? "do" : "does");
+        append(p.en, en_np(n));
+        p.en.push_back("cost");
+      }
+      p.fr = {"combien"};
+      if (past) append(p.fr, {n.plural ? "ont" : "a", "coûté"});
+      else p.fr.push_back(n.plural ? "coûtent" : "coûte");
+      append(p.fr, fr_np(n));
+      combos.push_back(key("wh", "how_much_cost", n.noun->en));
+      return done(end_with(p, "?"), "wh", combos);
+    }
+    // "How much water do you drink?" → "Combien d'eau est-ce que tu bois ?"
+    const std::size_t w = uniform_below(rng, 3);
+    const LexNoun* n = w == 0 ? pick(rng, V.drinks) : w == 1 ? pick(rng, V.foods) : &noun_row("money");
+    static const std::vector<const char*> food_verbs{"eat", "buy", "want"};
+    g.verb = w == 0 ? &verb_row(chance(rng, 70) ? "drink" : "want")
+             : w == 1 ? &verb_row(food_verbs[uniform_below(rng, food_verbs.size())])
+                      : chance(rng, 60) ? &have_row() : &verb_row("want");
+    g.tense = chance(rng, 75) ? Tn::Present : Tn::Future;  // the passé composé would agree with combien de
+    combos.push_back(key("wh", "how_much", n->en + "_" + g.verb->en));
+    return done(end_with(wh({"how", "much", n->en}, {"combien", "de", n->fr}, subject, g), "?"), "wh", combos);
+  }
   if (k < 76) {  // how many
     static const std::vector<const char*> vs{"have", "buy", "want", "see", "need", "read", "eat"};
     const char* v = vs[uniform_below(rng, vs.size())];
@@ -2094,7 +2316,7 @@ Example wh_question(Rng& rng) {
         p.fr = {"quel", "est", fr[i], "nom"};
       } else if (w == 1) {
         p.en = {"what", "is", "this"};
-        p.fr = {"que", "est-ce", "que", "ce", "est"};
+        p.fr = {"que", "est-ce", "que", "c'est"};
       } else {
         static const std::vector<std::array<const char*, 3>> kinds{{"music", "musique", "f"}, {"book", "livre", "m"},
                                                                    {"film", "film", "m"}, {"car", "voiture", "f"},
@@ -2177,8 +2399,19 @@ Example subordinate(Rng& rng) {
   } else if (k < 44) {  // when
     en_conj = "when";
     fr_conj = "quand";
-    const std::size_t w = uniform_below(rng, 3);
-    if (w == 0) {  // "When he arrives, we will eat." → "Quand il arrivera, nous mangerons."
+    const std::size_t w = uniform_below(rng, 4);
+    if (w == 3) {  // "I was reading when the phone rang." → "Je lisais quand le téléphone a sonné."
+      if (!main.verb || stative(main)) main = intransitive_vg(rng, combos, s2);
+      if (main.verb->en == "appear") main.verb = &verb_row("work");  // not "she was appearing"
+      if (!sub.verb || stative(sub) || sub.verb == main.verb) {
+        sub = intransitive_vg(rng, combos, s1);
+        if (sub.verb == main.verb) sub.verb = &verb_row(main.verb->en == "arrive" ? "leave" : "arrive");
+        if (rain) sub.verb = &verb_row("rain");
+      }
+      main.tense = Tn::PastProg;  // the background: imparfait
+      sub.tense = Tn::Past;       // what happened: passé composé
+      main_first = true;
+    } else if (w == 0) {  // "When he arrives, we will eat." → "Quand il arrivera, nous mangerons."
       sub.tense = Tn::Present;
       sub.fr_tense = static_cast<int>(Tn::Future);
       main.tense = Tn::Future;
@@ -2228,7 +2461,7 @@ Example subordinate(Rng& rng) {
       main.tense = sub.tense;
       if (!sub.verb && sub.tense == Tn::Past) sub.fr_tense = -1;
     }
-  } else if (k < 90) {  // since (a reason) → comme, first
+  } else if (k < 86) {  // since (a reason) → comme, first
     en_conj = chance(rng, 50) ? "since" : "as";
     fr_conj = "comme";
     main_first = false;
@@ -2242,7 +2475,7 @@ Example subordinate(Rng& rng) {
     main.tense = chance(rng, 60) ? Tn::Past : Tn::Present;
     if (main.tense == Tn::Past && !main.verb) main.tense = Tn::Present;
     Pair p = statement(s, main);
-    const std::size_t w = uniform_below(rng, 3);
+    const std::size_t w = pick_weighted(rng, {40, 40, 20});
     if (w == 0) {  // before eating → avant de manger
       p.en.push_back("before");
       p.en.push_back(act.verb->en_ing);
@@ -2331,7 +2564,7 @@ const std::vector<InfVerb> kInfVerbs{
     {"promise", "de", 0}, {"learn", "à", 0},   {"begin", "à", 0},   {"start", "à", 0}, {"continue", "à", 0},
     {"need", "besoin de", 0}, {"wish", "", 0}, {"stop", "de", 1},   {"finish", "de", 1}, {"help", "à", 2},
     {"ask", "de", 3},    {"tell", "de", 3},    {"let", "", 4},      {"go", "", 1},     {"seem", "", 0},
-    {"want", "", 0},     {"try", "de", 0},     {"need", "besoin de", 0}};
+    {"want", "", 0},     {"try", "de", 0},     {"need", "besoin de", 0}, {"learn", "à", 0}};
 
 // An action for an infinitive: a verb with its object or a place.
 VG action(Rng& rng, std::vector<std::string>& combos) {
@@ -3653,7 +3886,9 @@ Example indefinite(Rng& rng) {
     fam.en_det = chance(rng, 50) ? "the whole" : "the entire";
     fam.fr_det = "toute la";
     VG g = chance(rng, 50) ? copula_vg(rng, fam, combos) : intransitive_vg(rng, combos, fam);
-    if (g.adj && (g.adj->en == "alone" || g.adj->en == "different")) g.adj = &adj_row("happy");
+    // cold / hot of people is avoir froid / chaud: not "toute la famille est froide"
+    if (g.adj && (g.adj->en == "alone" || g.adj->en == "different" || g.adj->en == "cold" || g.adj->en == "hot"))
+      g.adj = &adj_row("happy");
     g.tense = chance(rng, 60) ? Tn::Present : Tn::Past;
     if (!g.verb && g.tense == Tn::Past) g.tense = Tn::Present;
     combos.push_back(key("all", fam.en_det + fam.noun->en, g.verb ? g.verb->en : g.adj->en));
@@ -5145,6 +5380,32 @@ std::map<std::string, std::function<Example()>> cases() {
     append(p.fr, fr_np(the("kitchen")));
     return say(p, ".");
   };
+  c["job after etre"] = [=] {  // She is a doctor. → Elle est médecin. (no article)
+    VG g;
+    g.comp_en = {"a", "doctor"};
+    g.comp_fr = {"médecin"};
+    return say(statement(pro(2, F), g), ".");
+  };
+  c["job negated"] = [=] {  // I am not a student. → Je ne suis pas étudiant.
+    VG g;
+    g.comp_en = {"a", "student"};
+    g.comp_fr = {"étudiant"};
+    g.neg = Ng::Not;
+    return say(statement(pro(0), g), ".");
+  };
+  c["how much"] = [=] {  // How much water do you drink?
+    return say(wh({"how", "much", "water"}, {"combien", "de", "eau"}, pro(1), verb("drink")), "?");
+  };
+  c["was doing when"] = [=] {  // I was reading when Marie arrived. → imparfait, quand, passé composé
+    Pair p = statement(pro(0), verb("read", Tn::PastProg));
+    p.en.push_back("when");
+    p.fr.push_back("quand");
+    const Pair b = statement(named("Marie", F), verb("arrive", Tn::Past));
+    append(p.en, b.en);
+    append(p.fr, b.fr);
+    return say(p, ".");
+  };
+
   return c;
 }
 
@@ -5156,17 +5417,194 @@ struct Category {
   Example (*sample)(Rng&);
 };
 
+// ---- jobs: "I am a student." ------------------------------------------------------------------------
+// A profession or role after être takes no article: "I am a student." → "Je suis étudiant.", "She is a
+// doctor." → "Elle est médecin.", "They are not teachers." → "Ils ne sont pas professeurs." With an
+// adjective the article stays, and he / she / they become ce: "He is a good doctor." → "C'est un bon
+// médecin."; "I am a good cook." → "Je suis un bon cuisinier." "This is a student." → "C'est un
+// étudiant." The French noun agrees with the subject (infirmier / infirmière); I, you, we and they
+// are masculine, as everywhere in this grammar.
+
+struct Job {
+  const char* en;
+  const char* en_f;  // the English word for a woman where it differs (waitress, actress)
+  const char* en_pl;
+  const char* en_f_pl;
+  std::array<const char*, 4> fr;  // ms, fs, mp, fp
+};
+
+const std::vector<Job>& jobs() {
+  static const std::vector<Job> j{
+      {"student", "student", "students", "students", {"étudiant", "étudiante", "étudiants", "étudiantes"}},
+      {"doctor", "doctor", "doctors", "doctors", {"médecin", "médecin", "médecins", "médecins"}},
+      {"teacher", "teacher", "teachers", "teachers", {"professeur", "professeure", "professeurs", "professeures"}},
+      {"nurse", "nurse", "nurses", "nurses", {"infirmier", "infirmière", "infirmiers", "infirmières"}},
+      {"engineer", "engineer", "engineers", "engineers", {"ingénieur", "ingénieure", "ingénieurs", "ingénieures"}},
+      {"lawyer", "lawyer", "lawyers", "lawyers", {"avocat", "avocate", "avocats", "avocates"}},
+      {"cook", "cook", "cooks", "cooks", {"cuisinier", "cuisinière", "cuisiniers", "cuisinières"}},
+      {"singer", "singer", "singers", "singers", {"chanteur", "chanteuse", "chanteurs", "chanteuses"}},
+      {"waiter", "waitress", "waiters", "waitresses", {"serveur", "serveuse", "serveurs", "serveuses"}},
+      {"actor", "actress", "actors", "actresses", {"acteur", "actrice", "acteurs", "actrices"}},
+      {"farmer", "farmer", "farmers", "farmers", {"agriculteur", "agricultrice", "agriculteurs", "agricultrices"}},
+      {"writer", "writer", "writers", "writers", {"écrivain", "écrivaine", "écrivains", "écrivaines"}},
+      {"baker", "baker", "bakers", "bakers", {"boulanger", "boulangère", "boulangers", "boulangères"}},
+      {"artist", "artist", "artists", "artists", {"artiste", "artiste", "artistes", "artistes"}},
+      {"pilot", "pilot", "pilots", "pilots", {"pilote", "pilote", "pilotes", "pilotes"}},
+      {"journalist", "journalist", "journalists", "journalists", {"journaliste", "journaliste", "journalistes", "journalistes"}},
+      {"dentist", "dentist", "dentists", "dentists", {"dentiste", "dentiste", "dentistes", "dentistes"}},
+      {"secretary", "secretary", "secretaries", "secretaries", {"secrétaire", "secrétaire", "secrétaires", "secrétaires"}},
+      {"musician", "musician", "musicians", "musicians", {"musicien", "musicienne", "musiciens", "musiciennes"}},
+      {"police officer", "police officer", "police officers", "police officers", {"policier", "policière", "policiers", "policières"}},
+      {"mechanic", "mechanic", "mechanics", "mechanics", {"mécanicien", "mécanicienne", "mécaniciens", "mécaniciennes"}},
+      {"painter", "painter", "painters", "painters", {"peintre", "peintre", "peintres", "peintres"}},
+      {"vet", "vet", "vets", "vets", {"vétérinaire", "vétérinaire", "vétérinaires", "vétérinaires"}},
+  };
+  return j;
+}
+
+Example job(Rng& rng) {
+  const Vocab& V = vocab();
+  std::vector<std::string> combos;
+  // Who: a pronoun, a name, or a family member (my sister, his parents).
+  NP s;
+  const std::size_t who = uniform_below(rng, 100);
+  if (who < 55) s = pronoun_subject(rng);
+  else if (who < 75) s = name_np(rng);
+  else {
+    const LexNoun* n = pick(rng, V.family);
+    const std::string& en = n->en;
+    // "my brothers", not "my fathers"
+    const bool one = en == "mother" || en == "father" || en == "wife" || en == "husband" || en == "grandmother" ||
+                     en == "grandfather";
+    s = noun_np(n, !one && chance(rng, 15));
+    s.det = Det::Poss;
+    static const std::array<int, 6> owner{0, 0, 1, 2, 3, 5};
+    s.poss = owner[uniform_below(rng, owner.size())];
+    s.person = s.plural ? 5 : 2;
+  }
+  const Job& jb = pick(rng, jobs());
+  const bool pl = s.plural || s.person >= 3;
+  const std::size_t i = form_index(s.gender, pl);
+  const bool fem_en = feminine(s);
+  Words en_job, fr_job;
+  words_of(pl ? (fem_en ? jb.en_f_pl : jb.en_pl) : (fem_en ? jb.en_f : jb.en), en_job);
+  fr_job.push_back(jb.fr[i]);
+  combos.push_back(key("job", head(s), jb.en));
+  const std::size_t form = uniform_below(rng, 100);
+  if (form < 14) {  // with an adjective the article stays: "He is a good doctor." → "C'est un bon médecin."
+    struct JA {
+      const char* en;
+      std::array<const char*, 4> fr;
+      bool before;
+    };
+    static const std::vector<JA> adjs{{"good", {"bon", "bonne", "bons", "bonnes"}, true},
+                                      {"bad", {"mauvais", "mauvaise", "mauvais", "mauvaises"}, true},
+                                      {"young", {"jeune", "jeune", "jeunes", "jeunes"}, true},
+                                      {"excellent", {"excellent", "excellente", "excellents", "excellentes"}, true},
+                                      {"new", {"nouveau", "nouvelle", "nouveaux", "nouvelles"}, true},
+                                      {"famous", {"célèbre", "célèbre", "célèbres", "célèbres"}, false}};
+    const JA& a = pick(rng, adjs);
+    VG g;
+    g.tense = chance(rng, 75) ? Tn::Present : Tn::Past;
+    negate(rng, g, 15);
+    g.contract_subject = chance(rng, 30);
+    if (!pl) g.comp_en.push_back("a");
+    g.comp_en.push_back(a.en);
+    append(g.comp_en, en_job);
+    Words np_fr;
+    // de bons médecins (des before an adjective that comes first); des médecins célèbres
+    np_fr.push_back(pl ? (a.before ? "de" : "des") : feminine(s) ? "une" : "un");
+    std::string adj = a.fr[i];
+    if (a.before && adj == "nouveau" && vowel_sound(jb.fr[0])) adj = "nouvel";
+    if (a.before) np_fr.push_back(adj);
+    np_fr.push_back(jb.fr[i]);
+    if (!a.before) np_fr.push_back(adj);
+    combos.push_back(key("job_adj", a.en, jb.en));
+    Pair p;
+    if (s.det == Det::Pronoun && third(s)) {  // il / elle / ils / elles → ce
+      p.en = statement(s, g).en;
+      const bool past = g.tense == Tn::Past;
+      const char* verb = pl ? (past ? "étaient" : "sont") : (past ? "était" : "est");
+      // ce elides by hand before est / était (the joiner would write "cet").
+      if (negated(g)) p.fr = {"ce", "ne", verb, "pas"};
+      else if (pl && !past) p.fr = {"ce", "sont"};
+      else p.fr = {std::string("c'") + verb};
+      append(p.fr, np_fr);
+    } else {
+      g.comp_fr = np_fr;
+      p = statement(s, g);
+    }
+    return done(end_with(p, "."), "job", combos);
+  }
+  if (form < 22) {  // "This is a student." → "C'est un étudiant." "That's my teacher." (no subject gender)
+    Pair p;
+    const bool plural = chance(rng, 20);
+    const Job& j2 = jb;
+    const bool fem = chance(rng, 40);
+    const std::size_t k = form_index(fem ? Gender::Feminine : Gender::Masculine, plural);
+    Words en_noun;
+    words_of(plural ? (fem ? j2.en_f_pl : j2.en_pl) : (fem ? j2.en_f : j2.en), en_noun);
+    // English shows the gender only for waitress / actress: keep the masculine where it does not.
+    const bool shows = std::string(j2.en) != j2.en_f;
+    const std::size_t kk = shows ? k : form_index(Gender::Masculine, plural);
+    const bool that = chance(rng, 50);
+    if (plural) p.en = {that ? "those" : "these", "are"};
+    else p.en = {that ? "that's" : "this", that ? "" : "is", "a"};
+    p.en.erase(std::remove(p.en.begin(), p.en.end(), std::string()), p.en.end());
+    append(p.en, en_noun);
+    p.fr = plural ? Words{"ce", "sont", "des"} : Words{"c'est", kk == 1 ? "une" : "un"};
+    p.fr.push_back(j2.fr[kk]);
+    combos.push_back(key("job_this", j2.en, plural ? "pl" : "sg"));
+    return done(end_with(p, "."), "job", combos);
+  }
+  VG g;
+  append(g.comp_en, pl ? Words{} : Words{"a"});
+  append(g.comp_en, en_job);
+  g.comp_fr = fr_job;
+  const std::size_t t = uniform_below(rng, 100);
+  if (t < 55) g.tense = Tn::Present;
+  else if (t < 70) g.tense = Tn::Past;  // "was a teacher" → "était professeur"
+  else if (t < 80) g.tense = Tn::Future;
+  else {  // wants to be / would like to be / is going to be
+    VG inner = g;
+    g = VG{};
+    const std::size_t m = uniform_below(rng, 3);
+    if (m == 0) {
+      g.verb = &verb_row("want");
+      g.inf = std::make_shared<VG>(inner);
+      g.tense = chance(rng, 75) ? Tn::Present : Tn::Past;
+    } else {
+      g = inner;
+      if (m == 1) g.modal = Md::WouldLike;
+      else g.tense = Tn::GoingTo;
+    }
+  }
+  negate(rng, g, 20);
+  if (g.neg != Ng::None && g.neg != Ng::Not) g.neg = Ng::Not;
+  if (g.neg != Ng::None && !g.inf && g.modal == Md::None && g.tense != Tn::GoingTo && chance(rng, 20))
+    g.neg = Ng::NoLonger;  // "She is no longer a nurse." → "Elle n'est plus infirmière."
+  g.contract_subject = chance(rng, 35);
+  combos.push_back(key("job_t", modal_name(g), jb.en));
+  if (chance(rng, 15) && g.modal == Md::None && !g.inf) {  // "Is your sister a nurse?"
+    g.contract_subject = false;
+    g.neg = Ng::None;
+    return done(end_with(yes_no(s, g), "?"), "job", combos);
+  }
+  return done(end_with(statement(s, g), "."), "job", combos);
+}
+
 Example imperative_or_let(Rng& rng) { return chance(rng, 8) ? let_me(rng) : imperative(rng); }
 
 const std::vector<Category>& own_categories() {
   static const std::vector<Category> c{
       {"coord", 7, coordination},  {"modal", 8, modal},       {"adverb", 8, adverbial},
       {"dative", 5, dative},       {"exist", 4, there_is},    {"imperative", 5, imperative_or_let},
-      {"compare", 5, comparison},  {"wh", 7, wh_question},    {"subord", 7, subordinate},
+      {"compare", 5, comparison},  {"wh", 8, wh_question},    {"subord", 8, subordinate},
       {"infinitive", 6, infinitive}, {"quantity", 6, quantity}, {"idiom", 6, idiom},
       {"reported", 5, reported},   {"passive", 4, passive},   {"possessive", 4, possession},
       {"perfect", 4, perfect},     {"indefinite", 5, indefinite}, {"geo", 3, geography},
       {"linking", 7, linking},     {"topic", 5, topic},       {"phrase", 4, set_forms},
+      {"job", 3, job},
   };
   return c;
 }

@@ -58,6 +58,10 @@ std::string strip(std::string w) {
 TEST_CASE("everyday cases: the French of each construction") {
   const std::map<std::string, std::pair<std::string, std::string>> want{
       {"coordinated subject", {"The boy and the girl are tired.", "Le garçon et la fille sont fatigués."}},
+      {"job after etre", {"She is a doctor.", "Elle est médecin."}},
+      {"job negated", {"I am not a student.", "Je ne suis pas étudiant."}},
+      {"how much", {"How much water do you drink?", "Combien d'eau est-ce que tu bois?"}},
+      {"was doing when", {"I was reading when Marie arrived.", "Je lisais quand Marie est arrivée."}},
       {"coordinated feminine subject", {"Marie and Anna arrived.", "Marie et Anna sont arrivées."}},
       {"coordinated objects", {"She buys bread and milk.", "Elle achète du pain et du lait."}},
       {"both", {"Both Marie and Anna are happy.", "Marie et Anna sont toutes les deux heureuses."}},
@@ -222,7 +226,8 @@ TEST_CASE("everyday corpus: sentences a model of 80 tokens can take, and the con
       {" and ", " et "},        {" but ", " mais "},        {" will ", "rai"},          {" can", " peu"},
       {"there is", "il y a"},   {"there are", "il y a"},    {" never ", " jamais"},     {"please", "s'il te plaît"},
       {" than ", " que "},      {" if ", " si"},            {"when ", "quand"},         {" to ", " de "},
-      {" a lot of ", "beaucoup"}, {"hungry", "faim"},       {" going to ", " va"},      {"where ", "où"}};
+      {" a lot of ", "beaucoup"}, {"hungry", "faim"},       {" going to ", " va"},      {"where ", "où"},
+      {"how much ", "combien"}, {", so ", "alors"},         {" the most ", " le plus "}};
   for (const auto& e : c.train) {
     longest = std::max({longest, text::tokenize(e.en).size(), text::tokenize(e.fr).size()});
     const std::string en = " " + text::fold_case(e.en) + " ", fr = text::fold_case(e.fr);
@@ -231,4 +236,32 @@ TEST_CASE("everyday corpus: sentences a model of 80 tokens can take, and the con
   }
   CHECK(longest <= 40);
   for (const auto& [a, b] : marks) CHECK_MESSAGE(seen[a] > 15, a);
+}
+
+TEST_CASE("everyday corpus: a profession after être has no article; c'est, not cet est") {
+  // "I am a student." → "Je suis étudiant."; the article stays with an adjective ("C'est un bon
+  // médecin") and after c'est ("This is a student." → "C'est un étudiant.").
+  static const std::set<std::string> adjectives{"good", "bad", "young", "excellent", "new", "famous"};
+  const Corpus& c = everyday_corpus();
+  std::size_t jobs = 0;
+  for (const auto* split : {&c.train, &c.test})
+    for (const auto& e : *split) {
+      const std::string fr = text::fold_case(e.fr);
+      CHECK_MESSAGE(fr.find("cet est") == std::string::npos, e.fr);
+      CHECK_MESSAGE(fr.find("cet était") == std::string::npos, e.fr);
+      CHECK_MESSAGE(fr.find("cet étaient") == std::string::npos, e.fr);
+      CHECK_MESSAGE(fr.find("plus bon marché") == std::string::npos, e.fr);
+      if (e.category != "job") continue;
+      const auto en = spaced(e.en);
+      if (en[0] == "this" || en[0] == "that's" || en[0] == "these" || en[0] == "those") continue;
+      bool adjective = false;
+      for (const auto& w : en) adjective = adjective || adjectives.count(strip(w));
+      if (adjective) continue;
+      ++jobs;
+      for (const auto& w : spaced(e.fr)) {
+        const std::string a = strip(w);
+        CHECK_MESSAGE((a != "un" && a != "une" && a != "des"), (e.en + " → " + e.fr));
+      }
+    }
+  CHECK(jobs > 100);
 }

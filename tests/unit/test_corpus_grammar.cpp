@@ -109,18 +109,20 @@ TEST_CASE("wide corpus: byte for byte the corpus translate-wide was trained on")
 // The same for the everyday grammar, pinned while translate-everyday is trained on it: eval, the
 // lessons and the calibration regenerate a model's test split from the grammar's code, so a change
 // to what the grammar writes would test the model on sentences that are not its held-out ones (some
-// may have been its training sentences). Recorded from the binary that trains the run (commit
-// 82435f3) and this code, which write the same files for
+// may have been its training sentences). Recorded from the grammar of issue 50 (jobs without an
+// article, how much, was -ing when, clauses of set shapes, the fixes of a native reading), which
+// writes for
 // `attnlab corpus --grammar everyday --seed 1 --train 20000 --valid 500 --test 1000 --out DIR`
-// (sha256 of train.tsv 14bf9164…, valid.tsv 164bb18a…, test.tsv 82cab294…). If this fails: undo the
+// (sha256 of train.tsv b7a78a30…, valid.tsv 804f0d07…, test.tsv cf857a60…); translate-everyday is to
+// be retrained on it. If this fails: undo the
 // change, or retrain translate-everyday on the new grammar and record the new hashes here.
 TEST_CASE("everyday corpus: byte for byte the corpus translate-everyday is trained on") {
-  const Corpus c = pinned_corpus(Grammar::Everyday, 0x6a250fe65564d1f6ull, 0xab8cc5ebddbd7624ull, 0x632c28daa8385acaull);
+  const Corpus c = pinned_corpus(Grammar::Everyday, 0xc1c52720a818a4f7ull, 0x80d747fda3e23f75ull, 0x8a485b29835435f5ull);
   REQUIRE(c.test.size() == 1000);
-  CHECK(c.test.front().en == "The horse didn't explore the avenue because it was too muddy.");
-  CHECK(c.test.front().fr == "Le cheval n'a pas exploré l'avenue parce qu'elle était trop boueuse.");
-  CHECK(c.train.front().en == "My brother is called David.");
-  CHECK(c.train.front().fr == "Mon frère s'appelle David.");
+  CHECK(c.test.front().en == "If Sarah were clever, she would be rich.");
+  CHECK(c.test.front().fr == "Si Sarah était intelligente, elle serait riche.");
+  CHECK(c.train.front().en == "The pupil, who finishes the stage down the street, sang.");
+  CHECK(c.train.front().fr == "L'élève, qui finit l'étape dans la rue, a chanté.");
 }
 
 TEST_CASE("wide corpus: the same options give the same corpus") {
