@@ -109,18 +109,18 @@ TEST_CASE("wide corpus: byte for byte the corpus translate-wide was trained on")
 // The same for the everyday grammar, pinned while translate-everyday is trained on it: eval, the
 // lessons and the calibration regenerate a model's test split from the grammar's code, so a change
 // to what the grammar writes would test the model on sentences that are not its held-out ones (some
-// may have been its training sentences). Recorded from the binary that trains the run (commit
-// 82435f3) and this code, which write the same files for
+// may have been its training sentences). Recorded after the beginner vocabulary was added (issue 50:
+// jobs, foods, clothes, instruments, sports, vehicles; translate-everyday must be retrained on it) from
 // `attnlab corpus --grammar everyday --seed 1 --train 20000 --valid 500 --test 1000 --out DIR`
-// (sha256 of train.tsv 14bf9164…, valid.tsv 164bb18a…, test.tsv 82cab294…). If this fails: undo the
+// (sha256 of train.tsv fbc1831f…, valid.tsv 67a8abc9…, test.tsv 7b911aa6…). If this fails: undo the
 // change, or retrain translate-everyday on the new grammar and record the new hashes here.
 TEST_CASE("everyday corpus: byte for byte the corpus translate-everyday is trained on") {
-  const Corpus c = pinned_corpus(Grammar::Everyday, 0x6a250fe65564d1f6ull, 0xab8cc5ebddbd7624ull, 0x632c28daa8385acaull);
+  const Corpus c = pinned_corpus(Grammar::Everyday, 0xe260978e9d56188full, 0x41c03487c6330616ull, 0x0dd6f049952f7b2cull);
   REQUIRE(c.test.size() == 1000);
-  CHECK(c.test.front().en == "The horse didn't explore the avenue because it was too muddy.");
-  CHECK(c.test.front().fr == "Le cheval n'a pas exploré l'avenue parce qu'elle était trop boueuse.");
-  CHECK(c.train.front().en == "My brother is called David.");
-  CHECK(c.train.front().fr == "Mon frère s'appelle David.");
+  CHECK(c.test.front().en == "They work harder than the student.");
+  CHECK(c.test.front().fr == "Ils travaillent plus dur que l'étudiant.");
+  CHECK(c.train.front().en == "You are richer than them.");
+  CHECK(c.train.front().fr == "Tu es plus riche qu'eux.");
 }
 
 TEST_CASE("wide corpus: the same options give the same corpus") {
