@@ -98,12 +98,12 @@ const Vocab& vocab() {
                       "king", "queen", "president", "officer", "worker", "writer", "artist", "nurse", "waiter:job",
                       "waitress", "driver", "farmer:job", "cook", "policeman", "pilot", "engineer", "lawyer",
                       "secretary", "dentist", "singer", "actor", "actress", "journalist", "baker", "photographer",
-                      "postman", "neighbor", "cousin", "tourist", "customer", "guest", "mechanic", "pupil"});
+                      "postman", "neighbor", "cousin", "tourist", "customer", "guest", "mechanic", "pupil", "boss"});
     x.family = nouns({"mother", "father", "brother", "sister", "son", "daughter", "uncle", "aunt", "grandmother",
                       "grandfather", "wife", "husband"});
     x.animals = nouns({"dog", "cat", "horse", "bird", "cow", "mouse", "rabbit", "lion", "sheep", "pig", "goat", "duck",
                        "hen", "tiger", "elephant", "monkey", "bear:animal", "wolf", "fox", "frog", "snake", "bee",
-                       "butterfly", "spider", "whale", "dolphin", "shark", "giraffe", "zebra", "camel", "parrot", "owl"});
+                       "butterfly", "spider", "whale", "dolphin", "shark", "giraffe", "zebra", "camel", "parrot", "owl", "insect"});
     x.things = nouns({"book", "letter", "car", "key", "phone", "pen", "bag", "ball", "cake", "apple", "table", "chair",
                       "door", "window", "newspaper", "ticket", "bottle", "cup", "glass", "plate", "shoe",
                       "hat", "dress", "shirt", "bed", "watch", "computer", "radio", "gift", "photo", "umbrella", "bike",
@@ -121,7 +121,7 @@ const Vocab& vocab() {
                       "pharmacy", "supermarket", "cafe", "theatre", "zoo", "stadium", "castle", "factory", "town"});
     x.buildings = nouns({"school", "library", "restaurant", "hospital", "station", "office", "church", "cinema", "store",
                          "museum", "hotel", "house", "bank", "bakery", "pharmacy", "supermarket", "cafe", "theatre",
-                         "stadium", "castle", "factory"});
+                         "stadium", "castle", "factory", "tower"});
     x.rooms = nouns({"kitchen", "bedroom", "garden", "office", "room", "house", "car", "school", "park",
                      "bathroom:room", "garage"});
     x.containers = nouns({"cup", "glass", "bottle", "piece", "plate", "bag", "box:small", "bowl"});
@@ -136,7 +136,7 @@ const Vocab& vocab() {
                        "necklace", "ring:jewel"});
     // Big things at home: bought, sold, cleaned, painted, repaired, not carried about.
     x.furniture = nouns({"sofa", "armchair", "desk", "fridge", "cupboard", "table", "chair", "bed", "lamp", "shelf",
-                         "mirror", "clock", "carpet", "curtain", "shower"});
+                         "mirror", "clock", "carpet", "curtain", "shower", "drawer"});
     // play the piano → jouer du piano; play tennis → jouer au tennis.
     x.instruments = nouns({"piano", "guitar", "violin", "flute", "trumpet", "drum"});
     x.sports = nouns({"football:sport", "tennis", "basketball", "volleyball", "golf:sport", "rugby"});
@@ -687,7 +687,7 @@ NP person_np(Rng& rng, unsigned plural_percent = 25) {
     np.det = Det::Poss;  // "a mother" is rare in a textbook; "my mother"
   if (np.det == Det::Poss && (n->en == "man" || n->en == "woman")) np.det = Det::The;  // not "my woman"
   static const std::set<std::string> own{"friend", "teacher", "doctor", "baby", "neighbor", "cousin", "dentist",
-                                         "guest", "student", "pupil"};
+                                         "guest", "student", "pupil", "boss"};
   if (np.det == Det::Poss && n->kind == NounKind::Person && !own.count(n->en) &&
       std::find(V.family.begin(), V.family.end(), n) == V.family.end())
     np.det = Det::The;  // "the waiter", not "his waiter"
@@ -804,7 +804,16 @@ const std::vector<TimePhrase> kTimes{
     {"in the morning", "le matin", kHabit}, {"in the evening", "le soir", kHabit},
     {"in the afternoon", "le après-midi", kHabit}, {"on Sundays", "le dimanche", kHabit},
     {"on Mondays", "le lundi", kHabit}, {"in summer", "en été", kHabit}, {"in winter", "en hiver", kHabit},
-    {"at the weekend", "le week-end", kHabit}, {"twice a week", "deux fois par semaine", kHabit},
+    {"at the weekend", "le week-end", kHabit}, {"on Tuesdays", "le mardi", kHabit},
+    {"on Wednesdays", "le mercredi", kHabit}, {"on Thursdays", "le jeudi", kHabit}, {"on Fridays", "le vendredi", kHabit},
+    {"on Saturdays", "le samedi", kHabit}, {"on Saturday", "samedi", kPast | kFuture}, {"on Friday", "vendredi", kPast | kFuture},
+    {"on Sunday", "dimanche", kPast | kFuture}, {"in spring", "au printemps", kHabit}, {"in autumn", "en automne", kHabit},
+    {"in January", "en janvier", kPast | kFuture | kHabit}, {"in February", "en février", kPast | kFuture | kHabit},
+    {"in March", "en mars", kPast | kFuture | kHabit}, {"in April", "en avril", kPast | kFuture | kHabit},
+    {"in May", "en mai", kPast | kFuture | kHabit}, {"in June", "en juin", kPast | kFuture | kHabit},
+    {"in July", "en juillet", kPast | kFuture | kHabit}, {"in August", "en août", kPast | kFuture | kHabit},
+    {"in September", "en septembre", kPast | kFuture | kHabit}, {"in October", "en octobre", kPast | kFuture | kHabit},
+    {"in November", "en novembre", kPast | kFuture | kHabit}, {"in December", "en décembre", kPast | kFuture | kHabit}, {"twice a week", "deux fois par semaine", kHabit},
     {"once a month", "une fois par mois", kHabit}, {"three times a day", "trois fois par jour", kHabit},
     {"twice per week", "deux fois par semaine", kHabit}, {"once per year", "une fois par an", kHabit},
     {"today", "aujourd'hui", kPast | kFuture | kHabit | kNow}, {"now", "maintenant", kNow},
@@ -909,7 +918,8 @@ VG play_vg(Rng& rng, std::vector<std::string>& combos) {
   o.fr_det = std::string(music ? "de " : "à ") + (feminine(o) ? "la" : "le");
   o.person = 2;
   g.obj = shared(o);
-  combos.push_back(key("ev", "play", head(o)));
+  // Four keys per instrument or sport, so that held-out combinations leave each of them in training.
+  combos.push_back(key("ev", "play", fmt::format("{}_{}", head(o), uniform_below(rng, 4))));
   return g;
 }
 
@@ -976,7 +986,13 @@ VG transitive_vg(Rng& rng, std::vector<std::string>& combos) {
     o = np_of(pick(rng, V.abstracts), chance(rng, 30), chance(rng, 60) ? Det::The : Det::Poss);
   else o = thing_obj(rng);
   if (o.det == Det::Poss && o.poss == 4) o.poss = 1;
-  if (en == "drink" && o.det != Det::Partitive) o = mass_np(rng, false, pick(rng, V.drinks));
+  // One drinks a drink (not "drinks sugar"), and eats, cooks or adds a food (not "eats beer").
+  const auto in = [](const std::vector<const LexNoun*>& list, const NP& np) {
+    return np.noun && std::find(list.begin(), list.end(), np.noun) != list.end();
+  };
+  if (en == "drink" && (o.det != Det::Partitive || !in(V.drinks, o))) o = mass_np(rng, false, pick(rng, V.drinks));
+  if ((en == "eat" || en == "cook" || en == "add") && o.det == Det::Partitive && in(V.drinks, o))
+    o = mass_np(rng, false, pick(rng, V.foods));
   // Liking is said of the kind: "I like coffee / apples" → "J'aime le café / les pommes".
   if ((en == "like" || en == "love" || en == "hate") && (o.det == Det::Some || o.det == Det::Partitive)) o.det = Det::Generic;
   if ((en == "like" || en == "love" || en == "hate" || en == "want") && (o.det == Det::A || o.det == Det::Number) &&
