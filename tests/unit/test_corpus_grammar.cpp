@@ -109,20 +109,19 @@ TEST_CASE("wide corpus: byte for byte the corpus translate-wide was trained on")
 // The same for the everyday grammar, pinned while translate-everyday is trained on it: eval, the
 // lessons and the calibration regenerate a model's test split from the grammar's code, so a change
 // to what the grammar writes would test the model on sentences that are not its held-out ones (some
-// may have been its training sentences). Recorded from the grammar of issue 50 (jobs without an
-// article, how much, was -ing when, clauses of set shapes, the fixes of a native reading), which
-// writes for
+// may have been its training sentences). Recorded from the grammar of issue 50's retraining (the
+// beginner vocabulary: jobs, foods, clothes, instruments, sports, vehicles; jobs without an article,
+// how much, was -ing when, clauses of set shapes, the fixes of a native reading), which writes for
 // `attnlab corpus --grammar everyday --seed 1 --train 20000 --valid 500 --test 1000 --out DIR`
-// (sha256 of train.tsv b7a78a30…, valid.tsv 804f0d07…, test.tsv cf857a60…); translate-everyday is to
-// be retrained on it. If this fails: undo the
+// (sha256 of train.tsv b85e499a…, valid.tsv ab92cabf…, test.tsv 47bf08ee…). If this fails: undo the
 // change, or retrain translate-everyday on the new grammar and record the new hashes here.
 TEST_CASE("everyday corpus: byte for byte the corpus translate-everyday is trained on") {
-  const Corpus c = pinned_corpus(Grammar::Everyday, 0xc1c52720a818a4f7ull, 0x80d747fda3e23f75ull, 0x8a485b29835435f5ull);
+  const Corpus c = pinned_corpus(Grammar::Everyday, 0xdf1bfbbfb7445171ull, 0x63aa8f4e0784af64ull, 0xf1afc2c02d608a07ull);
   REQUIRE(c.test.size() == 1000);
-  CHECK(c.test.front().en == "If Sarah were clever, she would be rich.");
-  CHECK(c.test.front().fr == "Si Sarah était intelligente, elle serait riche.");
-  CHECK(c.train.front().en == "The pupil, who finishes the stage down the street, sang.");
-  CHECK(c.train.front().fr == "L'élève, qui finit l'étape dans la rue, a chanté.");
+  CHECK(c.test.front().en == "They buy the boot with a pilot.");
+  CHECK(c.test.front().fr == "Ils achètent la botte avec un pilote.");
+  CHECK(c.train.front().en == "These laptops are hers.");
+  CHECK(c.train.front().fr == "Ces ordinateurs portables sont à elle.");
 }
 
 TEST_CASE("wide corpus: the same options give the same corpus") {
