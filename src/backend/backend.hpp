@@ -47,10 +47,10 @@ class Memory {
  public:
   virtual ~Memory() = default;
   // "cpu", "cuda", "cuda (emulated)": what `--backend` selected and what the output should say.
-  virtual std::string name() const = 0;
+  const std::string& name() const { return name_; }
   // Whether memory from allocate() can be read and written by the host directly (the CPU backend).
   // Only tests and diagnostics ask; the model always goes through upload/download.
-  virtual bool host_addressable() const = 0;
+  bool host_addressable() const { return host_addressable_; }
   virtual void* allocate(std::size_t bytes) = 0;  // nullptr for 0 bytes; throws when out of memory
   virtual void release(void* p) noexcept = 0;     // nullptr is fine
   virtual void upload(void* dst, const void* host_src, std::size_t bytes) = 0;
@@ -59,6 +59,14 @@ class Memory {
   virtual void zero(void* p, std::size_t bytes) = 0;
   // Waits until every op issued so far has finished, and reports a failure of any of them.
   virtual void synchronize() = 0;
+
+ protected:
+  // Facts about a backend that never change: set once by its constructor, not virtual.
+  Memory(std::string name, bool host_addressable) : name_(std::move(name)), host_addressable_(host_addressable) {}
+
+ private:
+  std::string name_;
+  bool host_addressable_;
 };
 
 // A typed array owned by a backend. resize() keeps the allocation when it is large enough, so buffers
@@ -264,6 +272,9 @@ struct OpTime {
 
 template <typename T>
 class Ops : public Memory {
+ protected:
+  using Memory::Memory;  // (name, host_addressable), for the implementations' constructors
+
  public:
   // Per-op time on the backend's own clock, for `attnlab bench`'s breakdown where ops run
   // asynchronously (a GPU: host timers would time launches, not kernels). start_op_timing() clears

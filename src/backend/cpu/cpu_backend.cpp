@@ -53,20 +53,19 @@ template <typename T>
 class CpuBackend final : public Ops<T> {
  public:
   explicit CpuBackend(CpuAttention attention = CpuAttention::Lse, int block_q = 0, int block_k = 0)
-      : attention_(attention), block_q_(block_q), block_k_(block_k) {
+      : Ops<T>(name_of(attention, block_q, block_k), true), attention_(attention), block_q_(block_q), block_k_(block_k) {
     if (attention == CpuAttention::Tiled && (block_q < 1 || block_k < 1))
       throw ShapeError("make_cpu_backend: tiled attention needs tile sizes of at least 1 (block_q " +
                        std::to_string(block_q) + ", block_k " + std::to_string(block_k) + ")");
   }
-  std::string name() const override {
-    switch (attention_) {
+  static std::string name_of(CpuAttention attention, int block_q, int block_k) {
+    switch (attention) {
       case CpuAttention::StoredWeights: return "cpu (stored weights)";
-      case CpuAttention::Tiled: return "cpu (tiled " + std::to_string(block_q_) + "x" + std::to_string(block_k_) + ")";
+      case CpuAttention::Tiled: return "cpu (tiled " + std::to_string(block_q) + "x" + std::to_string(block_k) + ")";
       case CpuAttention::Lse: break;
     }
     return "cpu";
   }
-  bool host_addressable() const override { return true; }
 
   void* allocate(std::size_t bytes) override {
     if (bytes == 0) return nullptr;

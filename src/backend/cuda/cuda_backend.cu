@@ -107,7 +107,8 @@ double attention_backward_bytes(const AttentionShape& sh, double elem, GradMode 
 
 class CudaBackend final : public Ops<float> {
  public:
-  CudaBackend() : blas_(stream_.get()), timer_(stream_.get()) {}
+  CudaBackend()
+      : Ops<float>(cuda::cuda_emulated() ? "cuda (emulated)" : "cuda", false), blas_(stream_.get()), timer_(stream_.get()) {}
   ~CudaBackend() override {
     try {
       synchronize();  // nothing queued may outlive the scratch buffers
@@ -115,8 +116,6 @@ class CudaBackend final : public Ops<float> {
     }
   }
 
-  std::string name() const override { return cuda::cuda_emulated() ? "cuda (emulated)" : "cuda"; }
-  bool host_addressable() const override { return false; }
 
   // ---- memory ----
   void* allocate(std::size_t bytes) override { return cuda::device_malloc(bytes); }
