@@ -14,12 +14,14 @@ Usage: ship_bf16.py ATTNLAB
 """
 import json
 import os
-import struct
 import subprocess
 import sys
 import tempfile
 
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import checkpoint  # noqa: E402  (tests/support/checkpoint.py: the format read by hand)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -31,36 +33,10 @@ def run(cmd):
     return r.stdout
 
 
-def fnv1a(data):
-    h = 0xcbf29ce484222325
-    for b in data:
-        h ^= b
-        h = (h * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
-    return h
-
-
 def read_checkpoint(path):
-    """(version, header, {name: float32 array}) of a checkpoint's params, read by hand."""
-    raw = open(path, "rb").read()
-    assert raw[:8] == b"ATNLCKPT", f"{path}: bad magic"
-    version, _, hlen = struct.unpack_from("<IIQ", raw, 8)
-    (stored,) = struct.unpack_from("<Q", raw, len(raw) - 8)
-    # A pure-Python FNV-1a over megabytes is slow; fold with NumPy is not exact, so check a 1 MB file only.
-    if len(raw) < 2_000_000:
-        assert fnv1a(raw[:-8]) == stored, f"{path}: FNV-1a trailer does not match"
-    header = json.loads(raw[24:24 + hlen])
-    data = raw[24 + hlen:len(raw) - 8]
-    params = {}
-    for t in header["tensors"]:
-        if t["group"] != "params":
-            continue
-        off, count = t["offset"], t["count"]
-        if t.get("dtype", "f32") == "bf16":
-            halves = np.frombuffer(data, dtype="<u2", count=count, offset=off).astype(np.uint32)
-            params[t["name"]] = (halves << 16).view(np.float32)
-        else:
-            params[t["name"]] = np.frombuffer(data, dtype="<f4", count=count, offset=off)
-    return version, header, data, params
+    """(version, header, tensor bytes, {name: float32 array}) of a checkpoint's params, read by hand."""
+    version, header, data, params = checkpoint.read(path)
+    return version, header, data, {k: v.reshape(-1) for k, v in params.items()}
 
 
 def bf16_round(x):

@@ -24,11 +24,13 @@ import json
 import math
 import os
 import re
-import struct
 import subprocess
 import sys
 
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import checkpoint  # noqa: E402  (tests/support/checkpoint.py: the format read by hand)
 
 FAILURES = []
 
@@ -41,25 +43,13 @@ def fail(where, msg):
 
 class Checkpoint:
     def __init__(self, path):
-        raw = open(path, "rb").read()
-        if raw[:8] != b"ATNLCKPT":
-            raise SystemExit(f"{path}: not an attnlab checkpoint")
-        hlen = struct.unpack("<Q", raw[16:24])[0]
-        self.header = json.loads(raw[24:24 + hlen])
-        base = 24 + hlen
+        try:
+            _, self.header, _, params = checkpoint.read(path, check_hash_below=0)
+        except ValueError as e:
+            raise SystemExit(f"{path}: {e}")
         self.cfg = self.header["config"]
         self.vocab = self.header["vocab"]
-        self.p = {}
-        for t in self.header["tensors"]:
-            if t["group"] != "params":
-                continue
-            start = base + t["offset"]  # a byte offset from the end of the header
-            if t.get("dtype", "f32") == "bf16":  # a shipped model's weights: float32's top 16 bits
-                halves = np.frombuffer(raw[start:start + 2 * t["count"]], dtype="<u2").astype(np.uint32)
-                a = (halves << 16).view(np.float32).astype(np.float64)
-            else:
-                a = np.frombuffer(raw[start:start + 4 * t["count"]], dtype="<f4").astype(np.float64)
-            self.p[t["name"]] = a.reshape(t["shape"])
+        self.p = {name: a.astype(np.float64) for name, a in params.items()}
         self.eps = float(self.cfg.get("ln_eps", 1e-5))
         self.pre = self.cfg.get("norm", "post") == "pre"
 
