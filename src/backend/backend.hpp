@@ -157,6 +157,9 @@ enum class GradMode { Add, Write };
 // What a linear layer applies to its output (Ops::linear_forward).
 enum class Activation { None, Relu };
 
+// Which element-wise op Ops::elementwise runs.
+enum class Elementwise { Relu, Add, Accumulate, Scale };
+
 // Where attention finds its rows. Row r of batch b of Q starts at q + b·q_batch + r·ldq (likewise K,
 // V and the output), head h at column h·C/H of that row. The defaults (ld = C, batch stride = T·C) are
 // the model's N × C activations; other strides let attention read a fused Q/K/V buffer or the
@@ -328,12 +331,17 @@ class Ops : public Memory {
                                   const T* mean, const T* rstd, int N, int C, GradMode mode = GradMode::Add,
                                   GradMode param_mode = GradMode::Add) = 0;
 
-  virtual void relu_forward(T* out, const T* inp, std::size_t n) = 0;                   // out may be inp
+  // The element-wise ops over n values, one entry (`op` says which; out may be a for every op):
+  //   Relu        out = max(a, 0)        Add    out = a + b
+  //   Accumulate  out += a               Scale  out *= s
+  // b is read by Add only, s by Scale only. The named forms below call it.
+  virtual void elementwise(Elementwise op, T* out, const T* a, const T* b, std::size_t n, T s) = 0;
+  void relu_forward(T* out, const T* inp, std::size_t n) { elementwise(Elementwise::Relu, out, inp, nullptr, n, T(1)); }
+  void add_forward(T* out, const T* a, const T* b, std::size_t n) { elementwise(Elementwise::Add, out, a, b, n, T(1)); }
+  void accumulate(T* dst, const T* src, std::size_t n) { elementwise(Elementwise::Accumulate, dst, src, nullptr, n, T(1)); }
+  void scale(T* x, std::size_t n, T s) { elementwise(Elementwise::Scale, x, nullptr, nullptr, n, s); }
   // dinp += (or =) dout where x > 0; x: ReLU's input or output
   virtual void relu_backward(T* dinp, const T* dout, const T* x, std::size_t n, GradMode mode = GradMode::Add) = 0;
-  virtual void add_forward(T* out, const T* a, const T* b, std::size_t n) = 0;          // out = a + b
-  virtual void accumulate(T* dst, const T* src, std::size_t n) = 0;                     // dst += src
-  virtual void scale(T* x, std::size_t n, T s) = 0;                                     // x *= s
   // Gradient clipping, left on the backend for AdamW (AdamStep::grad_scale_at) so that nothing waits
   // between the backward and the update. Writes (this backend's memory) *norm = √(Σ x²), the sum in
   // double and the same on every call, and *scale = clip_scale(*norm, max_norm) (backend/

@@ -117,15 +117,20 @@ class CpuBackend final : public Ops<T> {
                           GradMode param_mode = GradMode::Add) override {
     cpu::layernorm_backward<T>(dinp, dgamma, dbeta, dout, inp, gamma, mean, rstd, N, C, mode, param_mode);
   }
-  void relu_forward(T* out, const T* inp, std::size_t n) override { cpu::relu_forward<T>(out, inp, n); }
+  void elementwise(Elementwise op, T* out, const T* a, const T* b, std::size_t n, T s) override {
+    switch (op) {
+      case Elementwise::Relu: cpu::relu_forward<T>(out, a, n); return;
+      case Elementwise::Add: cpu::add_forward<T>(out, a, b, n); return;
+      case Elementwise::Accumulate: cpu::accumulate<T>(out, a, n); return;
+      case Elementwise::Scale: {
+        cpu::prof::Scope prof_scope(cpu::prof::Op::Optimizer);
+        for (std::size_t i = 0; i < n; ++i) out[i] *= s;
+        return;
+      }
+    }
+  }
   void relu_backward(T* dinp, const T* dout, const T* x, std::size_t n, GradMode mode = GradMode::Add) override {
     cpu::relu_backward<T>(dinp, dout, x, n, mode);
-  }
-  void add_forward(T* out, const T* a, const T* b, std::size_t n) override { cpu::add_forward<T>(out, a, b, n); }
-  void accumulate(T* dst, const T* src, std::size_t n) override { cpu::accumulate<T>(dst, src, n); }
-  void scale(T* x, std::size_t n, T s) override {
-    cpu::prof::Scope prof_scope(cpu::prof::Op::Optimizer);
-    for (std::size_t i = 0; i < n; ++i) x[i] *= s;
   }
   void clip_factor(double* norm, double* scale, const T* x, std::size_t n, double max_norm, const double* check,
                    std::size_t n_check) override {

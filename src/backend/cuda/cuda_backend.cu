@@ -368,26 +368,34 @@ class CudaBackend final : public Ops<float> {
                              column_partials_.get(cuda::column_sums_scratch(N, C, 2)), mode, param_mode, s());
   }
 
-  void relu_forward(float* out, const float* inp, std::size_t n) override {
-    cuda::TimedOp t(timer_, "relu_forward", floats(2.0 * n));
-    cuda::relu_forward(out, inp, n, s());
+  void elementwise(Elementwise op, float* out, const float* a, const float* b, std::size_t n, float f) override {
+    switch (op) {
+      case Elementwise::Relu: {
+        cuda::TimedOp t(timer_, "relu_forward", floats(2.0 * n));
+        cuda::relu_forward(out, a, n, s());
+        return;
+      }
+      case Elementwise::Add: {
+        cuda::TimedOp t(timer_, "add_forward", floats(3.0 * n));
+        cuda::add_forward(out, a, b, n, s());
+        return;
+      }
+      case Elementwise::Accumulate: {
+        cuda::TimedOp t(timer_, "accumulate", floats(3.0 * n));
+        cuda::accumulate(out, a, n, s());
+        return;
+      }
+      case Elementwise::Scale: {
+        cuda::TimedOp t(timer_, "scale", floats(2.0 * n));
+        cuda::scale(out, n, f, s());
+        return;
+      }
+    }
   }
   void relu_backward(float* dinp, const float* dout, const float* x, std::size_t n,
                      GradMode mode = GradMode::Add) override {
     cuda::TimedOp t(timer_, "relu_backward", floats((2.0 + passes(mode)) * n));
     cuda::relu_backward(dinp, dout, x, n, mode, s());
-  }
-  void add_forward(float* out, const float* a, const float* b, std::size_t n) override {
-    cuda::TimedOp t(timer_, "add_forward", floats(3.0 * n));
-    cuda::add_forward(out, a, b, n, s());
-  }
-  void accumulate(float* dst, const float* src, std::size_t n) override {
-    cuda::TimedOp t(timer_, "accumulate", floats(3.0 * n));
-    cuda::accumulate(dst, src, n, s());
-  }
-  void scale(float* x, std::size_t n, float f) override {
-    cuda::TimedOp t(timer_, "scale", floats(2.0 * n));
-    cuda::scale(x, n, f, s());
   }
   void clip_factor(double* norm, double* scale, const float* x, std::size_t n, double max_norm, const double* check,
                    std::size_t n_check) override {
