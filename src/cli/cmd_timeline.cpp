@@ -73,9 +73,9 @@ void run_timeline(const TimelineOptions& o) {
   }
 
   const render::Terminal term = render::detect_terminal(o.no_color);
-  std::cout << fmt::format("{}: {} of {} scheduled snapshots (--snapshots {}, {} training steps); probes: {} ({} sentences)\n\n",
+  std::cout << render::wrap_lines(fmt::format("{}: {} of {} scheduled snapshots (--snapshots {}, {} training steps); probes: {} ({} sentences)\n\n",
                            shown_path(o.model), t.snapshots.size(), t.header["steps"].size(), t.header.value("snapshots", 0),
-                           t.header.value("train_steps", 0), visible_text(t.header.value("probe_source", "")), probes.size());
+                           t.header.value("train_steps", 0), visible_text(t.header.value("probe_source", "")), probes.size()), term.width);
   if (t.snapshots.empty()) {
     std::cout << "No snapshot yet: the run has not reached its first one.\n";
     return;
@@ -114,7 +114,10 @@ void run_timeline(const TimelineOptions& o) {
   }
 
   // The numbers behind the curves, then the translations.
-  std::cout << fmt::format("{:>8} {:>8} {:>8} {:>14}  {}\n", "step", "loss", "valid", "align. error", "strongest relation per layer (head: mass / chance)");
+  std::cout << render::fit_width(fmt::format("{:>8} {:>8} {:>8} {:>14}  {}", "step", "loss", "valid", "align. error",
+                                             "strongest relation per layer (head: mass / chance)"),
+                                 term.width)
+            << '\n';
   for (const auto& s : t.snapshots) {
     const auto l = number_at(s, {"loss"}), v = number_at(s, {"valid", "loss"});
     const auto& ae = s["summary"]["alignment_error"];
@@ -131,8 +134,9 @@ void run_timeline(const TimelineOptions& o) {
                                    term.width)
               << '\n';
   }
-  std::cout << fmt::format("\nThe translation of probe {} of {}, \"{}\", at each snapshot (greedy; --sentence N for another):\n", o.sentence,
-                           probes.size(), visible_text(probes[pick]));
+  std::cout << render::wrap_lines(fmt::format("\nThe translation of probe {} of {}, \"{}\", at each snapshot (greedy; --sentence N for another):\n",
+                                              o.sentence, probes.size(), visible_text(probes[pick])),
+                                  term.width);
   for (const auto& s : t.snapshots) {
     const std::string tr = probe_of(s).at("translation").get<std::string>();
     std::cout << render::fit_width(fmt::format("{:>8}  {}", s["step"].get<std::int64_t>(), visible_text(tr.empty() ? "(nothing)" : tr)), term.width)
