@@ -1,4 +1,4 @@
-// attnlab timeline [--model RUN] [--sentence N] [--format json] [--no-color]
+// attnlab timeline [--model RUN] [--sentence N] [--format json] [--html FILE] [--no-color]
 // Attention while it learns (docs/timeline.md): the snapshots that `attnlab train --snapshots K`
 // recorded in a run folder, as curves against the step (the training loss, the alignment error of the
 // best cross-attention head, the strongest relation probe of each encoder layer) and the probe
@@ -13,6 +13,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/model_documents.hpp"
+#include "cli/pictures.hpp"
 #include "cli/validators.hpp"
 #include "render/terminal.hpp"
 #include "render/text_chart.hpp"
@@ -27,6 +28,7 @@ struct TimelineOptions {
   int sentence = 1;
   std::string format = "text";
   bool no_color = false;
+  std::string html;  // --html FILE: the explorer page with a step slider
 };
 
 namespace {
@@ -54,7 +56,7 @@ void run_timeline(const TimelineOptions& o) {
     return p[pick];
   };
 
-  if (o.format == "json") {
+  if (o.format == "json" || !o.html.empty()) {
     nlohmann::json js = nlohmann::json::array();
     for (const auto& s : t.snapshots) {
       const nlohmann::json& p = probe_of(s);
@@ -68,8 +70,14 @@ void run_timeline(const TimelineOptions& o) {
     nlohmann::json j = {{"model", o.model}, {"snapshots_requested", t.header.value("snapshots", 0)}, {"schedule", t.header["steps"]},
                         {"train_steps", t.header.value("train_steps", 0)}, {"probe_source", t.header.value("probe_source", "")},
                         {"probes", probes}, {"sentence", o.sentence}, {"snapshots", js}};
-    std::cout << json_text(j) << '\n';
-    return;
+    if (!o.html.empty()) {
+      const std::string wrote = write_explorer(o.html, j, "attnlab timeline: " + probes[pick]);
+      (o.format == "json" ? std::cerr : std::cout) << wrote << '\n';
+    }
+    if (o.format == "json") {
+      std::cout << json_text(j) << '\n';
+      return;
+    }
   }
 
   const render::Terminal term = render::detect_terminal(o.no_color);
@@ -154,6 +162,7 @@ void setup_timeline(CLI::App& app) {
       ->transform(whole_number(1, 64))
       ->capture_default_str();
   add_format_option(*sub, opts->format);
+  add_html_option(*sub, opts->html, "Write a page with the curves and a step slider over the attention of every layer and head");
   sub->add_flag("--no-color", opts->no_color, "Plain text without colour (also when NO_COLOR is set or stdout is not a terminal)");
   sub->callback([opts] { run_timeline(*opts); });
 }
