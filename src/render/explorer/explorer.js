@@ -456,7 +456,7 @@
     const n = snaps.length;
     const W = 640, H = 150, pad = 34;
     const x = (i) => pad + (n > 1 ? (i * (W - 2 * pad)) / (n - 1) : (W - 2 * pad) / 2);
-    const svg = sv('svg', { id: 'timeline-curves', viewBox: `0 0 ${W} ${H + 24}`, width: W, height: H + 24, role: 'img',
+    const svg = sv('svg', { id: 'timeline-curves', viewBox: `0 0 ${W} ${H + 38}`, width: W, height: H + 38, role: 'img',
                             'aria-label': 'training loss and alignment error against the step' });
     const series = [
       { name: 'training loss', colour: '#1f77b4', get: (s) => s.loss },
@@ -473,14 +473,16 @@
       svg.append(sv('polyline', { points: pts.join(' '), fill: 'none', stroke: se.colour, 'stroke-width': 2, class: 'curve',
                                   'data-series': se.name }));
       vals.forEach((v, i) => { if (typeof v === 'number') svg.append(sv('circle', { cx: x(i), cy: y(v), r: 3, fill: se.colour })); });
-      const t = sv('text', { x: pad + k * 200, y: H + 20, fill: se.colour, 'font-size': 12 });
+      const t = sv('text', { x: pad + k * 200, y: H + 34, fill: se.colour, 'font-size': 12 });
       t.textContent = `${se.name} (${lo.toFixed(3)} to ${hi.toFixed(3)})`;
       svg.append(t);
     });
+    snaps.forEach((s, i) => svg.append(sv('text', { x: x(i), y: H + 14, 'font-size': 10, 'text-anchor': 'middle', class: 'steplabel',
+                                                    fill: '#555', text: String(s.step) })));
     const cursor = sv('line', { id: 'timeline-cursor', y1: 0, y2: H, stroke: '#888', 'stroke-dasharray': '3 3' });
     svg.append(cursor);
     const slider = el('input', { id: 'step-slider', type: 'range', min: 0, max: n - 1, step: 1, value: n - 1,
-                                 'aria-label': 'snapshot' });
+                                 'aria-label': 'snapshot', style: `width: ${W - 2 * pad}px` });
     const readout = el('p', { id: 'step-readout', 'aria-live': 'polite' });
     const view = el('div', { id: 'timeline-attention' });
     function show(i) {
