@@ -126,10 +126,10 @@ void run_train(const TrainOptions& o) {
     const double cost = 100.0 * snaps.seconds() / train_s;
     jsnap = {{"dir", snaps.dir()}, {"schedule", snaps.schedule()}, {"taken", snaps.taken()}, {"bytes", snaps.bytes()},
              {"seconds", snaps.seconds()}, {"train_seconds", seconds - snaps.seconds()}, {"cost_percent", cost}};
-    snap_line = fmt::format("snapshots: {} taken in this run ({} scheduled), {} in {}; they took {:.2f} s, {:.1f} % of the {:.1f} s "
-                            "of training (see them with: attnlab timeline --model {})\n",
-                            snaps.taken(), snaps.schedule().size(), human_size(snaps.bytes()), shown_path(snaps.dir()), snaps.seconds(), cost,
-                            seconds - snaps.seconds(), visible_text(shell_word(out)));
+    snap_line = fmt::format("snapshots: {} taken in this run ({} scheduled), {} bytes ({}) in {}; they took {:.3f} s, {:.2f} % of the "
+                            "{:.2f} s of training (see them with: attnlab timeline --model {})\n",
+                            snaps.taken(), snaps.schedule().size(), snaps.bytes(), human_size(static_cast<double>(snaps.bytes())),
+                            shown_path(snaps.dir()), snaps.seconds(), cost, seconds - snaps.seconds(), visible_text(shell_word(out)));
   }
   bar.finish(fmt::format("(step {}, loss {:.4f}, {:.0f} tokens/s{})", reached, last_loss, tokens_per_s,
                          stopped_early ? fmt::format("; --time-limit {:g} s reached", o.time_limit) : ""));

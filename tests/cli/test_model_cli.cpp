@@ -1073,6 +1073,19 @@ TEST_CASE("timeline: a killed and resumed run writes the same snapshots as an un
   INFO(r.err);
   REQUIRE(r.code == 0);
   CHECK(snapshot_files(c) == files);
+  // train.steps grown on --resume: the snapshots taken stay, the rest follows the new count
+  // (round(100^(i/4)): 3.2, 10, 31.6, 100; those after step 30 are 32 and 100).
+  const fs::path g = temp_dir() / "tl-grown";
+  r = run({"train", "--config", kConfig, "--out", g.string(), "--snapshots", "4"});
+  REQUIRE(r.code == 0);
+  const auto before = snapshot_files(g);
+  r = run({"train", "--config", kConfig, "--out", g.string(), "--steps", "100", "--resume"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(nlohmann::json::parse(slurp(g / "snapshots" / "timeline.json"))["steps"] == std::vector<int>{0, 2, 5, 13, 30, 32, 100});
+  auto after = snapshot_files(g);
+  CHECK(after.size() == 7);
+  for (const auto& [name, content] : before) CHECK(after[name] == content);
   // A resume that asks for another K is refused, naming the field and both values.
   r = run({"train", "--config", kConfig, "--steps", "300", "--out", c.string(), "--resume", "--snapshots", "5"});
   CHECK(r.code == 2);
@@ -1107,6 +1120,26 @@ TEST_CASE("timeline: its JSON is the run's snapshots, its numbers those of the l
     CHECK(s["attention"][0]["weights"].size() == 1);  // tiny-test: one layer, two heads
     CHECK(s["attention"][0]["weights"][0].size() == 2);
   }
+  // The text summary of another run: the counts and bytes of its files, the share from its two times.
+  const fs::path t = temp_dir() / "tl-text";
+  r = run({"train", "--config", kConfig, "--out", t.string(), "--snapshots", "4"});
+  REQUIRE(r.code == 0);
+  {
+    std::uintmax_t bytes = 0;
+    std::size_t files = 0;
+    for (const auto& e : fs::directory_iterator(t / "snapshots")) bytes += fs::file_size(e.path()), files += e.path().filename().string().rfind("step-", 0) == 0;
+    const std::string head = "snapshots: " + std::to_string(files) + " taken in this run (5 scheduled), " + std::to_string(bytes) + " bytes (";
+    INFO(r.out);
+    REQUIRE(contains(r.out, head));
+    double took = 0, share = 0, training = 0;
+    const std::string rest = r.out.substr(r.out.find("; they took ") + 12);
+    REQUIRE(std::sscanf(rest.c_str(), "%lf s, %lf %% of the %lf s", &took, &share, &training) == 3);
+    // The printed share against the printed times, within what their rounding allows.
+    const double lo = 100 * std::max(0.0, took - 0.0005) / (training + 0.005), hi = 100 * (took + 0.0005) / std::max(1e-9, training - 0.005);
+    CHECK(share >= lo - 0.005);
+    CHECK(share <= hi + 0.005);
+  }
+
   // The last snapshot is the final model: translate (greedy) and heads give the same, independently.
   const auto& last = tl["snapshots"].back();
   const std::string sentence = tl["probes"][0].get<std::string>();
