@@ -181,24 +181,9 @@ void run_heads(const HeadsOptions& o) {
 
   // The relation probes as JSON: one entry per encoder head with each relation's mass, chance and
   // top-1 rate, and one per cross-attention head with its focus-word alignment.
-  const std::size_t H = static_cast<std::size_t>(c.heads);
-  nlohmann::json jr = nlohmann::json::array(), jalign = nlohmann::json::array();
-  auto sums_json = [](const model::RelationSums& r) {
-    return nlohmann::json{{"mass", r.mean_mass()}, {"chance", r.mean_chance()}, {"top1", r.hit_rate()}, {"rows", r.n}};
-  };
-  if (!rel.enc.empty()) {
-    for (std::size_t k = 0; k < static_cast<std::size_t>(c.encoder_layers) * H; ++k) {
-      nlohmann::json e = {{"block", "enc"}, {"layer", k / H}, {"head", k % H}};
-      for (const auto& [name, v] : rel.enc) e[name] = sums_json(v[k]);
-      jr.push_back(e);
-    }
-  }
-  for (std::size_t k = 0; k < rel.align.size(); ++k) {
-    nlohmann::json e = {{"block", "cross"}, {"layer", k / H}, {"head", k % H}};
-    e.update(sums_json(rel.align[k]));
-    e["alignment_error_rate"] = 1.0 - rel.align[k].hit_rate();
-    jalign.push_back(e);
-  }
+  const nlohmann::json measures = tasks::relations_json(rel, c);
+  const nlohmann::json& jr = measures["relations"];
+  const nlohmann::json& jalign = measures["alignment"];
 
   if (o.format == "json") {
     nlohmann::json j = {{"model", m.dir}, {"examples", n}, {"heads", jh}, {"seconds", secs}};

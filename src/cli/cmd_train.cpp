@@ -1,7 +1,8 @@
-// attnlab train --config NAME|FILE [--steps N] [--out DIR] [--resume [--allow-config-change]]
+// attnlab train --config NAME|FILE [--steps N] [--out DIR] [--resume [--allow-config-change]] [--snapshots K [--probe FILE]]
 // Trains a model on the generated corpus, with a progress bar, validation at intervals, atomic
 // checkpoints, Ctrl-C that saves and exits, and --resume that continues bit-exactly (and refuses a
 // config whose corpus or train settings differ from the run's, unless told otherwise).
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <iostream>
@@ -20,6 +21,7 @@
 #include "tasks/training.hpp"
 #include "backend/cpu/blas_setup.hpp"
 #include "util/error.hpp"
+#include "util/memory.hpp"
 #include "util/shown.hpp"
 
 namespace attnlab::cli {
@@ -34,6 +36,8 @@ struct TrainOptions {
   std::string format = "text";
   std::string backend = "cpu";
   std::string precision = "fp32";
+  int snapshots = 0;
+  std::string probe;
 };
 
 namespace {
@@ -66,6 +70,8 @@ void run_train(const TrainOptions& o) {
   req.resume = o.resume;
   req.allow_config_change = o.allow_config_change;
   req.precision = o.precision;
+  req.snapshots = o.snapshots;
+  req.probe_file = o.probe;
   tasks::TrainingRun tr(std::move(req), be, [](const std::string& line) { std::cerr << "attnlab: warning: " << line << '\n'; });
   const tasks::RunConfig& run = tr.request().run;
   const tasks::TaskData& data = tr.data();
@@ -111,6 +117,20 @@ void run_train(const TrainOptions& o) {
   const bool stopped_early = out_of_time && reached < run.train.steps;
   if (stopped_early) tr.save_checkpoint(reached);
   const double seconds = elapsed();
+  // The timeline's size and cost: the time its snapshots took against the training's own time.
+  const tasks::Snapshots& snaps = tr.snapshots();
+  nlohmann::json jsnap = nullptr;
+  std::string snap_line;
+  if (snaps.active()) {
+    const double train_s = std::max(1e-9, seconds - snaps.seconds());
+    const double cost = 100.0 * snaps.seconds() / train_s;
+    jsnap = {{"dir", snaps.dir()}, {"schedule", snaps.schedule()}, {"taken", snaps.taken()}, {"bytes", snaps.bytes()},
+             {"seconds", snaps.seconds()}, {"train_seconds", seconds - snaps.seconds()}, {"cost_percent", cost}};
+    snap_line = fmt::format("snapshots: {} taken in this run ({} scheduled), {} bytes ({}) in {}; they took {:.3f} s, {:.2f} % of the "
+                            "{:.2f} s of training (see them with: attnlab timeline --model {})\n",
+                            snaps.taken(), snaps.schedule().size(), snaps.bytes(), human_size(static_cast<double>(snaps.bytes())),
+                            shown_path(snaps.dir()), snaps.seconds(), cost, seconds - snaps.seconds(), visible_text(shell_word(out)));
+  }
   bar.finish(fmt::format("(step {}, loss {:.4f}, {:.0f} tokens/s{})", reached, last_loss, tokens_per_s,
                          stopped_early ? fmt::format("; --time-limit {:g} s reached", o.time_limit) : ""));
   if (o.format == "json") {
@@ -118,6 +138,7 @@ void run_train(const TrainOptions& o) {
     nlohmann::json j = {{"out", out}, {"steps", reached}, {"steps_planned", run.train.steps}, {"final_loss", last_loss},
                         {"tokens_per_s", tokens_per_s}, {"seconds", seconds}, {"stopped_by_time_limit", stopped_early},
                         {"backend", be.name()}, {"precision", o.precision}, {"valid", log["valid"].empty() ? nlohmann::json() : log["valid"].back()}};
+    if (!jsnap.is_null()) j["snapshots"] = jsnap;
     std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   } else if (stopped_early) {
     std::cout << fmt::format("trained {} of {} steps in {:.0f} s (--time-limit {:g} s); model in {}/model.ckpt (evaluate it with: "
@@ -128,6 +149,7 @@ void run_train(const TrainOptions& o) {
     std::cout << fmt::format("trained {} steps; model in {}/model.ckpt (evaluate it with: attnlab eval --model {})\n", reached,
                              shown_path(out), visible_text(shell_word(out)));
   }
+  if (o.format != "json") std::cout << snap_line;
 }
 
 }  // namespace
@@ -146,6 +168,12 @@ void setup_train(CLI::App& app) {
                 "With --resume: accept a corpus or train setting that differs from the run's (refused otherwise; "
                 "train.steps may always grow)")
       ->needs(resume);
+  sub->add_option("--snapshots", opts->snapshots,
+                  "Record the attention of the probe sentences, their translations, the loss and the head measures at K "
+                  "log-spaced steps, step 0 and the last, into OUT/snapshots (see them with attnlab timeline)")
+      ->transform(whole_number(1, tasks::kMaxSnapshots));
+  sub->add_option("--probe", opts->probe, "With --snapshots: the probe sentences, one a line (default: the lessons' sentences)")
+      ->check([](const std::string& v) { return v.empty() ? std::string("expected a file of sentences, got an empty value") : std::string(); });
   add_backend_option(*sub, opts->backend);
   add_precision_option(*sub, opts->precision);
   add_format_option(*sub, opts->format, "Summary format on stdout");

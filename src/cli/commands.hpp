@@ -23,6 +23,7 @@ void setup_attend(CLI::App& app);
 void setup_serve(CLI::App& app);
 void setup_generate(CLI::App& app);
 void setup_heads(CLI::App& app);
+void setup_timeline(CLI::App& app);
 void setup_lessons(CLI::App& app);
 void setup_lesson(CLI::App& app);
 void setup_tour(CLI::App& app);

@@ -143,6 +143,7 @@ int run(int argc, char** argv) {
 #endif
   attnlab::cli::setup_generate(app);
   attnlab::cli::setup_heads(app);
+  attnlab::cli::setup_timeline(app);
   attnlab::cli::setup_doctor(app);
   attnlab::cli::setup_bench(app);
   attnlab::cli::setup_params(app);

@@ -6,10 +6,10 @@
 
 #include "cli/model_view.hpp"
 #include "cli/pictures.hpp"
-#include "lessons/trained.hpp"
 #include "model/transformer.hpp"
 #include "render/html_page.hpp"
 #include "render/terminal.hpp"
+#include "tasks/attention_sets.hpp"
 #include "tasks/translation.hpp"
 #include "text/tokenizer.hpp"
 #include "util/error.hpp"
@@ -21,12 +21,6 @@ namespace {
 void warn(std::vector<std::string>* warnings, const std::string& line) {
   if (warnings) warnings->push_back(line);
   else std::cerr << line << '\n';
-}
-
-std::vector<int> all_ids(int n) {
-  std::vector<int> v(static_cast<std::size_t>(n));
-  for (int i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = i;
-  return v;
 }
 
 }  // namespace
@@ -43,10 +37,10 @@ AttendComputation compute_attend(tasks::LoadedModel& m, const std::string& text,
     // The language model reads <bos> + text; report the rows of the text's own tokens.
     std::vector<int> tgt_in = {model::kBos};
     tgt_in.insert(tgt_in.end(), ids.begin(), ids.end());
-    lessons::forward_one(*m.net, {}, tgt_in);
+    tasks::forward_one(*m.net, {}, tgt_in);
     a.tokens.insert(a.tokens.begin(), "<bos>");
   } else {
-    lessons::forward_one(*m.net, ids, {model::kBos});
+    tasks::forward_one(*m.net, ids, {model::kBos});
   }
   for (auto& t : a.tokens) t = render::visible_controls(t);
   for (int l = 0; l < layers; ++l)
@@ -130,28 +124,11 @@ TranslateResult translate_document(tasks::LoadedModel& m, const TranslateRequest
 
   // Every attention of the translation: the model re-reads the source and its own output (teacher
   // forcing, no dropout), which gives the attention the decoder used at each step of decoding.
+  // Every attention of the translation (tasks/attention_sets.hpp): the model re-reads the source and
+  // its own output (teacher forcing, no dropout), which gives the attention the decoder used at each
+  // step of decoding.
   nlohmann::json sets = nlohmann::json::array();
-  if (r.attention_sets) {
-    std::vector<int> tgt_in = {model::kBos};
-    tgt_in.insert(tgt_in.end(), h.tokens.begin(), h.tokens.end());
-    lessons::forward_one(*m.net, src, tgt_in);
-    std::vector<std::string> written = {"<bos>"};
-    written.insert(written.end(), out_tokens.begin(), out_tokens.end());
-    std::vector<std::vector<float>> enc, dec, cross;
-    for (int l = 0; l < c.encoder_layers; ++l) enc.push_back(m.net->encoder_attention(l));
-    for (int l = 0; l < L; ++l) dec.push_back(m.net->decoder_self_attention(l)), cross.push_back(m.net->decoder_cross_attention(l));
-    const std::size_t T = rows.size();
-    AttentionSetInfo e{"encoder self-attention", "self", "each English word gathering from every word of the sentence.",
-                       "attending (English)", "attended to (English)", src_tokens, src_tokens, all_ids(c.encoder_layers), all_ids(H)};
-    sets.push_back(attention_set(e, [&](int l, int hd) { return enc[static_cast<std::size_t>(l)].data() + static_cast<std::size_t>(hd) * src.size() * src.size(); }));
-    AttentionSetInfo ds{"decoder self-attention", "causal",
-                        "each row is the step that writes that French word, gathering from the words already written (<bos> first).",
-                        "word being written", "already written", rows, written, all_ids(L), all_ids(H)};
-    sets.push_back(attention_set(ds, [&](int l, int hd) { return dec[static_cast<std::size_t>(l)].data() + static_cast<std::size_t>(hd) * T * T; }));
-    AttentionSetInfo cr{"cross-attention", "cross", "each row is the step that writes that French word, gathering from the English source.",
-                        "French word being written", "English source", rows, src_tokens, all_ids(L), all_ids(H)};
-    sets.push_back(attention_set(cr, [&](int l, int hd) { return cross[static_cast<std::size_t>(l)].data() + static_cast<std::size_t>(hd) * T * src.size(); }));
-  }
+  if (r.attention_sets) sets = tasks::translation_attention_sets(*m.net, src, src_tokens, h.tokens, out_tokens);
   nlohmann::json& j = out.doc;
   j = {{"source", text}, {"source_tokens", src_tokens}, {"translation", out.translation},
        {"tokens", out_tokens}, {"logprob", h.logprob}, {"score", h.score}, {"finished", h.finished},

@@ -93,6 +93,8 @@ std::string write_explorer(const std::string& path, const nlohmann::json& doc, c
     std::size_t maps = 0;
     for (const auto& s : doc["attention"]) maps += s["layers"].size() * s["heads"].size();
     what = fmt::format("attention explorer: {} set{}, {} heatmaps", sets, sets == 1 ? "" : "s", maps);
+  } else if (doc.contains("snapshots")) {
+    what = fmt::format("training timeline: {} snapshot{} on a step slider", doc["snapshots"].size(), doc["snapshots"].size() == 1 ? "" : "s");
   } else if (doc.contains("lessons")) {
     what = fmt::format("{} lesson{}", doc["lessons"].size(), doc["lessons"].size() == 1 ? "" : "s");
   } else {

@@ -12,6 +12,7 @@
 #include "core/mask.hpp"
 #include "io/files.hpp"
 #include "io/json_text.hpp"
+#include "tasks/attention_sets.hpp"
 #include "util/error.hpp"
 #include "util/paths.hpp"
 
@@ -89,15 +90,7 @@ TrainedModel load_trained_model(const std::string& dir, const std::string& label
 
 void forward_one(model::Transformer<float>& net, const std::vector<int>& src, const std::vector<int>& tgt_in,
                  const std::vector<int>& tgt_out) {
-  model::Batch b;
-  b.B = 1;
-  b.src = src;
-  b.S = static_cast<int>(src.size());
-  if (!src.empty()) b.src_len = {b.S};
-  b.tgt_in = tgt_in;
-  b.T = static_cast<int>(tgt_in.size());
-  b.tgt_out = tgt_out.empty() ? std::vector<int>(tgt_in.size(), model::kPad) : tgt_out;
-  net.forward(b, 0.0f, false, nullptr);
+  tasks::forward_one(net, src, tgt_in, tgt_out);
 }
 
 core::Matrix rows_of(const float* data, std::size_t row0, std::size_t n, std::size_t width) {

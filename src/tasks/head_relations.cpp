@@ -119,4 +119,26 @@ void add_relations(const model::Transformer<float>& net, const text::Vocab& voca
   }
 }
 
+nlohmann::json relations_json(const Relations& rel, const model::ModelConfig& c) {
+  const std::size_t H = static_cast<std::size_t>(c.heads);
+  nlohmann::json jr = nlohmann::json::array(), jalign = nlohmann::json::array();
+  auto sums_json = [](const model::RelationSums& r) {
+    return nlohmann::json{{"mass", r.mean_mass()}, {"chance", r.mean_chance()}, {"top1", r.hit_rate()}, {"rows", r.n}};
+  };
+  if (!rel.enc.empty()) {
+    for (std::size_t k = 0; k < static_cast<std::size_t>(c.encoder_layers) * H; ++k) {
+      nlohmann::json e = {{"block", "enc"}, {"layer", k / H}, {"head", k % H}};
+      for (const auto& [name, v] : rel.enc) e[name] = sums_json(v[k]);
+      jr.push_back(e);
+    }
+  }
+  for (std::size_t k = 0; k < rel.align.size(); ++k) {
+    nlohmann::json e = {{"block", "cross"}, {"layer", k / H}, {"head", k % H}};
+    e.update(sums_json(rel.align[k]));
+    e["alignment_error_rate"] = 1.0 - rel.align[k].hit_rate();
+    jalign.push_back(e);
+  }
+  return {{"relations", jr}, {"alignment", jalign}};
+}
+
 }  // namespace attnlab::tasks

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "corpus/corpus.hpp"
 #include "model/probes.hpp"
 #include "text/vocab.hpp"
@@ -27,5 +29,11 @@ struct Relations {
 // not match `ids` are skipped.
 void add_relations(const model::Transformer<float>& net, const text::Vocab& vocab, const corpus::Example& ex, const model::Example& ids,
                    Relations& r);
+
+// The measures as `attnlab heads --format json` prints them: "relations", one entry per encoder head
+// ({"block": "enc", "layer", "head", and per relation {"mass", "chance", "top1", "rows"}}; empty when
+// no relation was seen), and "alignment", one per cross-attention head ({"block": "cross", "layer",
+// "head", "mass", "chance", "top1", "rows", "alignment_error_rate"}: 1 − top1).
+nlohmann::json relations_json(const Relations& r, const model::ModelConfig& c);
 
 }  // namespace attnlab::tasks

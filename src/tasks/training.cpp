@@ -92,6 +92,13 @@ TrainingRun::TrainingRun(TrainRequest request, backend::Ops<float>& be, const st
   // checkpoint fail after minutes of training, so say no now.
   if (fs::exists(fs::symlink_status(log_path, ec)) && !fs::is_regular_file(fs::symlink_status(log_path, ec)))
     throw InputError(log_path + ": is not a plain file; move it away, training writes its log there");
+  // --snapshots and --probe are checked (the probe file read, a resumed run's timeline read) before
+  // anything is written.
+  if (req_.snapshots > 0 && req_.run.lm)
+    throw InputError("--snapshots: expected a translation model (task \"translate\"), got a language model (task \"lm\") in " +
+                     req_.config_file);
+  snapshots_ = std::make_unique<Snapshots>(
+      Snapshots::Options{out, req_.snapshots, req_.probe_file, req_.resume, static_cast<std::int64_t>(req_.run.train.steps)});
   fs::create_directories(out, ec);
   if (ec) throw InputError("--out " + out + ": cannot create the folder (" + ec.message() + ")");
   lock_out_dir(out);
@@ -113,7 +120,10 @@ TrainingRun::TrainingRun(TrainRequest request, backend::Ops<float>& be, const st
   if (data_.vocab.bpe()) trainer_->set_tokenizer(data_.vocab.bpe()->to_json());
 
   log_ = {{"steps", nlohmann::json::array()}, {"valid", nlohmann::json::array()}};
-  if (!req_.resume) return;
+  if (!req_.resume) {
+    snapshots_->start(data_.vocab, run.model, 0);
+    return;
+  }
 
   // Resuming reads train-state.ckpt only. A run killed between the renames of train-state.ckpt and
   // model.ckpt left model.ckpt one checkpoint behind: write it again from the restored state, so the
@@ -170,6 +180,15 @@ TrainingRun::TrainingRun(TrainRequest request, backend::Ops<float>& be, const st
     for (const auto& c : changes)
       log_["config_changes"].push_back({{"step", trainer_->step()}, {"field", c.field}, {"from", c.saved}, {"to", c.given}});
   }
+  snapshots_->start(data_.vocab, run.model, trainer_->step());
+}
+
+// The snapshot of `step`, with the last validation at or before it from the log.
+void TrainingRun::take_snapshot(std::int64_t step, std::optional<double> loss) {
+  nlohmann::json valid = nullptr;
+  for (const auto& e : log_["valid"])
+    if (e["step"].get<std::int64_t>() <= step) valid = e;
+  snapshots_->take(trainer_->model(), data_.vocab, data_.test, data_.test_pairs, step, loss, valid);
 }
 
 void TrainingRun::save_checkpoint(std::int64_t step) {
@@ -181,12 +200,22 @@ void TrainingRun::save_checkpoint(std::int64_t step) {
 }
 
 std::int64_t TrainingRun::train(const std::function<void(const model::StepInfo&)>& on_step, std::atomic<bool>* stop) {
+  // A scheduled snapshot of the step training starts from that is not in the folder: step 0's, before
+  // any update (a resumed run's was taken before it stopped). Its loss is the log's, if any.
+  const std::int64_t first = trainer_->step();
+  if (snapshots_->due(first) && !fs::exists(fs::path(snapshots_->dir()) / Snapshots::file_name(first))) {
+    std::optional<double> loss;
+    for (const auto& e : log_["steps"])
+      if (e["step"].get<std::int64_t>() == first) loss = e["loss"].get<double>();
+    take_snapshot(first, loss);
+  }
   return trainer_->run(
       data_.train, data_.valid, 0,
       [&](const model::StepInfo& s) {
         log_["steps"].push_back({{"step", s.step}, {"loss", s.loss}, {"lr", s.lr}, {"grad_norm", s.grad_norm}});
         if (s.evaluated)
           log_["valid"].push_back({{"step", s.step}, {"loss", s.valid.loss}, {"token_accuracy", s.valid.token_accuracy}});
+        if (snapshots_->due(s.step)) take_snapshot(s.step, s.loss);
         on_step(s);
       },
       [&](std::int64_t step) { save_checkpoint(step); }, stop);

@@ -10,12 +10,15 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "model/trainer.hpp"
+#include "tasks/snapshots.hpp"
 #include "tasks/task.hpp"
 
 namespace attnlab::tasks {
@@ -27,6 +30,8 @@ struct TrainRequest {
   bool resume = false;
   bool allow_config_change = false;  // --resume with a corpus or train setting that differs
   std::string precision = "fp32";    // the matrix products' precision, recorded; a resume must match
+  int snapshots = 0;                 // --snapshots K: attention snapshots at K log-spaced steps (tasks/snapshots.hpp)
+  std::string probe_file;            // --probe FILE: their sentences (default: the lessons')
 };
 
 class TrainingRun {
@@ -44,8 +49,11 @@ class TrainingRun {
   model::Trainer& trainer() { return *trainer_; }
   std::int64_t step() const { return trainer_->step(); }
   const nlohmann::json& log() const { return log_; }
+  // The run's timeline (--snapshots, or a resumed run that records one): snapshots().active().
+  const Snapshots& snapshots() const { return *snapshots_; }
   // Trains from the current step to run.train.steps, a checkpoint every train.checkpoint_every steps
-  // and at the end; `on_step` sees every step (after its log entry is added); a true `*stop` after a
+  // and at the end, a snapshot at each step of the timeline's schedule (step 0 before the first
+  // update; each after its step's log entry, before its checkpoint); `on_step` sees every step (after its log entry is added); a true `*stop` after a
   // step ends the run there without a checkpoint (call save_checkpoint). Returns the step reached.
   std::int64_t train(const std::function<void(const model::StepInfo&)>& on_step, std::atomic<bool>* stop);
   // train-state.ckpt first, which is all --resume reads and which carries the log in its meta, then
@@ -55,12 +63,14 @@ class TrainingRun {
 
  private:
   nlohmann::json meta(std::int64_t step) const;
+  void take_snapshot(std::int64_t step, std::optional<double> loss);
   std::string path(const char* name) const;
 
   TrainRequest req_;
   TaskData data_;
   std::unique_ptr<model::Trainer> trainer_;
   nlohmann::json log_;
+  std::unique_ptr<Snapshots> snapshots_;
 };
 
 }  // namespace attnlab::tasks

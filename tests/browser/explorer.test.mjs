@@ -56,6 +56,12 @@ const generateJson = JSON.parse(attnlab('generate', 'Your journey starts with on
 attnlab('attend', coref, '--focus', 'it', '--svg', P('focus.svg'));
 attnlab('translate', wide, '--svg', P('cross.svg'), '--layer', '1', '--head', '3');
 execFileSync(path.resolve(args.fixture), [work], { encoding: 'utf8' });
+// A training timeline (train --snapshots): a tiny run, its page and its JSON.
+fs.rmSync(P('timeline-run'), { recursive: true, force: true });
+attnlab('train', '--config', 'tiny-test', '--out', P('timeline-run'),
+        '--snapshots', '3');
+attnlab('timeline', '--model', P('timeline-run'), '--html', P('timeline.html'));
+const timelineJson = JSON.parse(attnlab('timeline', '--model', P('timeline-run'), '--format', 'json'));
 
 // The page must hold the model's own weights: the explorer's set (rounded to 6 decimals) against
 // the unrounded weights attend has always printed.
@@ -206,6 +212,26 @@ try {
       if (set.kind === 'cross') await screenshotCheck(page, 'translate', { fullPage: true, keep: 'explorer-translate-cross.png' });
     }
     check(errors.length === 0, `translate: console errors: ${errors.join(' | ')}`);
+    await page.close();
+  }
+  // timeline: the curves, and the step slider showing each snapshot's own weights.
+  {
+    const { page, errors } = await open('timeline.html');
+    const snaps = timelineJson.snapshots;
+    check(await page.$eval('#step-slider', (e) => Number(e.max)) === snaps.length - 1, `timeline: the slider has ${snaps.length} positions`);
+    const curves = await page.$$eval('#timeline-curves polyline.curve', (e) => e.map((p) => p.getAttribute('points').trim().split(/\s+/).length));
+    check(curves.length === 2 && curves[0] === snaps.filter((s) => typeof s.loss === 'number').length && curves[1] === snaps.length,
+          `timeline: curves with ${JSON.stringify(curves)} points`);
+    for (let i = 0; i < snaps.length; i++) {
+      await page.$eval('#step-slider', (e, v) => { e.value = String(v); e.dispatchEvent(new Event('input')); }, i);
+      const readout = await page.$eval('#step-readout', (e) => e.textContent);
+      check(readout.startsWith(`step ${snaps[i].step} `) && readout.endsWith(snaps[i].translation || '(nothing)'),
+            `timeline: snapshot ${i}: readout "${readout}"`);
+      check(await page.$eval('#timeline', (e) => e.dataset.step) === String(snaps[i].step), `timeline: snapshot ${i}: data-step`);
+      await checkAttentionSet(page, `timeline step ${snaps[i].step}`, snaps[i].attention[0], 0);
+    }
+    await screenshotCheck(page, 'timeline', { fullPage: true });
+    check(errors.length === 0, `timeline: console errors: ${errors.join(' | ')}`);
     await page.close();
   }
   // lesson 9: every matrix of every step as a heatmap; hover shows its value.

@@ -999,3 +999,189 @@ TEST_CASE("a full disk during a checkpoint: train-log.json never runs ahead of t
   CHECK(losses(resumed).size() == 20);
   CHECK(losses(resumed) == losses(reference));
 }
+
+// --- attention snapshots (train --snapshots K) and attnlab timeline: docs/timeline.md ----------------
+
+namespace {
+
+// Every snapshot file of a run, by name, byte for byte.
+std::map<std::string, std::string> snapshot_files(const fs::path& run_dir) {
+  std::map<std::string, std::string> out;
+  for (const auto& e : fs::directory_iterator(run_dir / "snapshots"))
+    if (e.path().filename().string().rfind("step-", 0) == 0) out[e.path().filename().string()] = slurp(e.path());
+  return out;
+}
+
+std::string fmt_step(std::int64_t step) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "step-%09lld.json", static_cast<long long>(step));
+  return buf;
+}
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+}  // namespace
+
+TEST_CASE("timeline: a killed and resumed run writes the same snapshots as an uninterrupted one") {
+  const fs::path a = temp_dir() / "tl-straight", b = temp_dir() / "tl-killed", c = temp_dir() / "tl-timed";
+  const std::vector<std::string> args = {"train", "--config", kConfig, "--steps", "300", "--snapshots", "6"};
+  auto with = [&](const fs::path& out, std::vector<std::string> extra) {
+    std::vector<std::string> v = args;
+    v.push_back("--out");
+    v.push_back(out.string());
+    v.insert(v.end(), extra.begin(), extra.end());
+    return v;
+  };
+  Result r = run(with(a, {"--format", "json"}));
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const auto summary = nlohmann::json::parse(r.out)["snapshots"];
+  // 300^(i/6), i = 1..6, rounded: 2.58, 6.69, 17.3, 44.7, 115.6, 300.
+  CHECK(summary["schedule"] == std::vector<int>{0, 3, 7, 17, 45, 116, 300});
+  CHECK(summary["taken"] == 7);
+  const auto files = snapshot_files(a);
+  CHECK(files.size() == 7);
+  std::uintmax_t bytes = 0;
+  for (const auto& e : fs::directory_iterator(a / "snapshots")) bytes += fs::file_size(e.path());
+  CHECK(summary["bytes"] == bytes);
+  CHECK(summary["cost_percent"].get<double>() ==
+        doctest::Approx(100 * summary["seconds"].get<double>() / summary["train_seconds"].get<double>()));
+
+  // SIGKILL once the snapshot of step 45 is written: the checkpoint is then at most at step 40 (every
+  // 10), so the snapshot of 45 is ahead of the state; --resume takes it again.
+  const pid_t pid = start(with(b, {}), "tl-kill");
+  for (int i = 0; i < 20000 && !fs::exists(b / "snapshots" / "step-000000045.json"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  kill(pid, SIGKILL);
+  const Result killed = finish(pid, "tl-kill");
+  CHECK(killed.code == 128 + SIGKILL);
+  REQUIRE(fs::exists(b / "train-state.ckpt"));
+  r = run(with(b, {"--resume"}));
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(snapshot_files(b) == files);
+  CHECK(slurp(b / "snapshots" / "timeline.json") == slurp(a / "snapshots" / "timeline.json"));
+
+  // A planned stop (--time-limit) and a resume without --snapshots: the run's own timeline goes on.
+  r = run(with(c, {"--time-limit", "0.001"}));
+  REQUIRE(r.code == 0);
+  r = run({"train", "--config", kConfig, "--steps", "300", "--out", c.string(), "--resume"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(snapshot_files(c) == files);
+  // train.steps grown on --resume: the snapshots taken stay, the rest follows the new count
+  // (round(100^(i/4)): 3.2, 10, 31.6, 100; those after step 30 are 32 and 100).
+  const fs::path g = temp_dir() / "tl-grown";
+  r = run({"train", "--config", kConfig, "--out", g.string(), "--snapshots", "4"});
+  REQUIRE(r.code == 0);
+  const auto before = snapshot_files(g);
+  r = run({"train", "--config", kConfig, "--out", g.string(), "--steps", "100", "--resume"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(nlohmann::json::parse(slurp(g / "snapshots" / "timeline.json"))["steps"] == std::vector<int>{0, 2, 5, 13, 30, 32, 100});
+  auto after = snapshot_files(g);
+  CHECK(after.size() == 7);
+  for (const auto& [name, content] : before) CHECK(after[name] == content);
+  // A resume that asks for another K is refused, naming the field and both values.
+  r = run({"train", "--config", kConfig, "--steps", "300", "--out", c.string(), "--resume", "--snapshots", "5"});
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "--snapshots: the run in"));
+  CHECK(contains(r.err, "expected 6 or none, got 5"));
+}
+
+TEST_CASE("timeline: its JSON is the run's snapshots, its numbers those of the log, translate and heads") {
+  const fs::path a = temp_dir() / "tl-json";
+  Result r = run({"train", "--config", kConfig, "--out", a.string(), "--snapshots", "4"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  r = run({"timeline", "--model", a.string(), "--format", "json"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const auto tl = nlohmann::json::parse(r.out);
+  const auto log = nlohmann::json::parse(slurp(a / "train-log.json"));
+  REQUIRE(tl["snapshots"].size() == 5);
+  for (const auto& s : tl["snapshots"]) {
+    const auto step = s["step"].get<std::int64_t>();
+    CAPTURE(step);
+    // The training loss of that step, from the log; the last validation at or before it.
+    if (step == 0) CHECK(s["loss"].is_null());
+    else CHECK(s["loss"].get<double>() == log["steps"][static_cast<std::size_t>(step - 1)]["loss"].get<double>());
+    nlohmann::json valid = nullptr;
+    for (const auto& v : log["valid"])
+      if (v["step"].get<std::int64_t>() <= step) valid = v;
+    CHECK(s["valid"] == valid);
+    const auto file = nlohmann::json::parse(slurp(a / "snapshots" / fmt_step(step)));
+    CHECK(s["attention"] == file["probes"][0]["attention"]);
+    CHECK(s["translation"] == file["probes"][0]["translation"]);
+    CHECK(s["attention"][0]["weights"].size() == 1);  // tiny-test: one layer, two heads
+    CHECK(s["attention"][0]["weights"][0].size() == 2);
+  }
+  // The text summary of another run: the counts and bytes of its files, the share from its two times.
+  const fs::path t = temp_dir() / "tl-text";
+  r = run({"train", "--config", kConfig, "--out", t.string(), "--snapshots", "4"});
+  REQUIRE(r.code == 0);
+  {
+    std::uintmax_t bytes = 0;
+    std::size_t files = 0;
+    for (const auto& e : fs::directory_iterator(t / "snapshots")) bytes += fs::file_size(e.path()), files += e.path().filename().string().rfind("step-", 0) == 0;
+    const std::string head = "snapshots: " + std::to_string(files) + " taken in this run (5 scheduled), " + std::to_string(bytes) + " bytes (";
+    INFO(r.out);
+    REQUIRE(contains(r.out, head));
+    double took = 0, share = 0, training = 0;
+    const std::string rest = r.out.substr(r.out.find("; they took ") + 12);
+    REQUIRE(std::sscanf(rest.c_str(), "%lf s, %lf %% of the %lf s", &took, &share, &training) == 3);
+    // The printed share against the printed times, within what their rounding allows.
+    const double lo = 100 * std::max(0.0, took - 0.0005) / (training + 0.005), hi = 100 * (took + 0.0005) / std::max(1e-9, training - 0.005);
+    CHECK(share >= lo - 0.005);
+    CHECK(share <= hi + 0.005);
+  }
+
+  // The last snapshot is the final model: translate (greedy) and heads give the same, independently.
+  const auto& last = tl["snapshots"].back();
+  const std::string sentence = tl["probes"][0].get<std::string>();
+  r = run({"translate", sentence, "--model", a.string(), "--beam", "1", "--format", "json", "--show-attention"});
+  REQUIRE(r.code == 0);
+  const auto tr = nlohmann::json::parse(r.out);
+  CHECK(tr["translation"] == last["translation"]);
+  CHECK(tr["attention"] == last["attention"]);
+  r = run({"heads", "--model", a.string(), "--format", "json"});
+  REQUIRE(r.code == 0);
+  const auto heads = nlohmann::json::parse(r.out);
+  CHECK(heads["alignment"] == last["heads"]["alignment"]);
+  CHECK(heads["relations"] == last["heads"]["relations"]);
+  double best = 2;
+  for (const auto& e : heads["alignment"]) best = std::min(best, e["alignment_error_rate"].get<double>());
+  CHECK(last["summary"]["alignment_error"]["rate"].get<double>() == best);
+
+  // The terminal view: each snapshot's numbers as the JSON has them, lines within COLUMNS, no colour.
+  ::setenv("COLUMNS", "72", 1);
+  r = run({"timeline", "--model", a.string()});
+  ::setenv("COLUMNS", "1000", 1);
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  CHECK(!contains(r.out, "\x1b"));
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    std::size_t cols = 0;
+    for (unsigned char ch : line) cols += (ch & 0xC0) != 0x80;
+    CHECK(cols <= 72);
+  }
+  for (const auto& s : tl["snapshots"]) {
+    const auto step = s["step"].get<std::int64_t>();
+    std::string row = std::string(8 - std::to_string(step).size(), ' ') + std::to_string(step) + " ";
+    row += s["loss"].is_null() ? std::string(7, ' ') + "-" : std::string(8 - fixed(s["loss"].get<double>(), 4).size(), ' ') + fixed(s["loss"].get<double>(), 4);
+    CAPTURE(row);
+    CHECK(contains(r.out, "\n" + row + " "));
+    CHECK(contains(r.out, fixed(100 * s["summary"]["alignment_error"]["rate"].get<double>(), 1) + "% h"));
+  }
+  // The axis of the loss chart: the least and greatest loss of the snapshots.
+  double lo = 1e9, hi = -1e9;
+  for (const auto& s : tl["snapshots"])
+    if (!s["loss"].is_null()) lo = std::min(lo, s["loss"].get<double>()), hi = std::max(hi, s["loss"].get<double>());
+  CHECK(contains(r.out, " " + fixed(hi, 2) + " |"));
+  CHECK(contains(r.out, " " + fixed(lo, 2) + " |"));
+}

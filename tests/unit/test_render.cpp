@@ -4,6 +4,7 @@
 #include <limits>
 #include <sstream>
 
+#include "render/text_chart.hpp"
 #include "render/matrix_print.hpp"
 #include "render/terminal.hpp"
 #include "render/colormap.hpp"
@@ -166,4 +167,28 @@ TEST_CASE("heatmap_svg: one cell per entry, labels escaped, weights on a 0…1 s
   s(0, 0) = -2; s(0, 1) = 0; s(0, 2) = 1;
   const std::string d = heatmap_svg("s", s, {"x"}, {"a", "b", "c"}, false);
   CHECK(d.find("fill=\"#f7f7f7\"><title>x → b") != std::string::npos);
+}
+
+TEST_CASE("text_chart: each value on the row of its place between the least and the greatest, labels under, within the width") {
+  attnlab::render::ChartOptions o;
+  o.width = 40;
+  o.height = 5;
+  o.precision = 1;
+  // 1 → bottom row (4), 3 → top row (0), 2 → the middle (2); the missing value leaves its column empty.
+  const auto lines = attnlab::render::text_chart("t", {1.0, 3.0, 2.0, std::nullopt}, {"0", "10", "100", "1000"}, o);
+  REQUIRE(lines.size() == 1 + 5 + 2);
+  CHECK(lines[0] == "t");
+  CHECK(lines[1].rfind(" 3.0 |", 0) == 0);
+  CHECK(lines[5].rfind(" 1.0 |", 0) == 0);
+  // axis " 3.0" (4) + " |" = 6 columns, then 4 points of min(8, (40 − 6) / 4) = 8 columns, the marker at 4.
+  const std::size_t x0 = 6 + 4, cw = 8;
+  CHECK(lines[5].at(x0) == '*');
+  CHECK(lines[1].at(x0 + cw) == '*');
+  CHECK(lines[3].at(x0 + 2 * cw) == '*');
+  for (int r = 1; r <= 5; ++r) CHECK(lines[static_cast<std::size_t>(r)].find('*', x0 + 3 * cw) == std::string::npos);
+  CHECK(lines[7].find("1000") != std::string::npos);
+  for (const auto& l : lines) CHECK(l.size() <= 40);
+  // One value, or all equal: the middle row; no value at all: said so.
+  CHECK(attnlab::render::text_chart("t", {2.0, 2.0}, {"a", "b"}, o)[3].find('*') != std::string::npos);
+  CHECK(attnlab::render::text_chart("t", {std::nullopt}, {"a"}, o)[1] == "  (no values)");
 }

@@ -8,6 +8,8 @@
 //       SET = {"name", "description", "kind": "self"|"causal"|"cross", "rows", "columns", "row_title", "column_title",
 //              "layers": [ids], "heads": [ids], "weights": [layer][head][row][column]}
 //   {"lessons": [LESSON, ...]}       from lesson N and tour: steps of text and "show" blocks of matrices.
+//   {"snapshots": [SNAP, ...]}       from timeline: SNAP = {"step", "loss", "translation", "attention": [SET, ...],
+//       "summary": {"alignment_error": {"rate"}, ...}}; a step slider over the attention view, and the curves.
 'use strict';
 
 (function () {
@@ -448,9 +450,62 @@
                 ...(meta.notes || []).map((n) => el('p', { class: 'note', text: n })), form),
              content, footer);
 
+  // ---- a training timeline: the curves, and a step slider over the attention of each snapshot -------
+  function timelineView(snaps) {
+    const root = el('section', { id: 'timeline' });
+    const n = snaps.length;
+    const W = 640, H = 150, pad = 34;
+    const x = (i) => pad + (n > 1 ? (i * (W - 2 * pad)) / (n - 1) : (W - 2 * pad) / 2);
+    const svg = sv('svg', { id: 'timeline-curves', viewBox: `0 0 ${W} ${H + 38}`, width: W, height: H + 38, role: 'img',
+                            'aria-label': 'training loss and alignment error against the step' });
+    const series = [
+      { name: 'training loss', colour: '#1f77b4', get: (s) => s.loss },
+      { name: 'alignment error', colour: '#d62728',
+        get: (s) => (s.summary && s.summary.alignment_error ? s.summary.alignment_error.rate : null) },
+    ];
+    series.forEach((se, k) => {
+      const vals = snaps.map(se.get);
+      const nums = vals.filter((v) => typeof v === 'number');
+      if (!nums.length) return;
+      const lo = Math.min(...nums), hi = Math.max(...nums);
+      const y = (v) => (hi > lo ? pad / 2 + ((hi - v) * (H - pad)) / (hi - lo) : H / 2);
+      const pts = vals.map((v, i) => (typeof v === 'number' ? `${x(i)},${y(v)}` : null)).filter(Boolean);
+      svg.append(sv('polyline', { points: pts.join(' '), fill: 'none', stroke: se.colour, 'stroke-width': 2, class: 'curve',
+                                  'data-series': se.name }));
+      vals.forEach((v, i) => { if (typeof v === 'number') svg.append(sv('circle', { cx: x(i), cy: y(v), r: 3, fill: se.colour })); });
+      const t = sv('text', { x: pad + k * 200, y: H + 34, fill: se.colour, 'font-size': 12 });
+      t.textContent = `${se.name} (${lo.toFixed(3)} to ${hi.toFixed(3)})`;
+      svg.append(t);
+    });
+    snaps.forEach((s, i) => svg.append(sv('text', { x: x(i), y: H + 14, 'font-size': 10, 'text-anchor': 'middle', class: 'steplabel',
+                                                    fill: '#555', text: String(s.step) })));
+    const cursor = sv('line', { id: 'timeline-cursor', y1: 0, y2: H, stroke: '#888', 'stroke-dasharray': '3 3' });
+    svg.append(cursor);
+    const slider = el('input', { id: 'step-slider', type: 'range', min: 0, max: n - 1, step: 1, value: n - 1,
+                                 'aria-label': 'snapshot', style: `width: ${W - 2 * pad}px` });
+    const readout = el('p', { id: 'step-readout', 'aria-live': 'polite' });
+    const view = el('div', { id: 'timeline-attention' });
+    function show(i) {
+      const s = snaps[i];
+      cursor.setAttribute('x1', x(i));
+      cursor.setAttribute('x2', x(i));
+      const loss = typeof s.loss === 'number' ? s.loss.toFixed(4) : '–';
+      readout.textContent = `step ${s.step} (snapshot ${i + 1} of ${n}) · loss ${loss} · translation: ${s.translation || '(nothing)'}`;
+      root.setAttribute('data-step', String(s.step));
+      view.replaceChildren(Array.isArray(s.attention) && s.attention.length ? attentionView(s.attention)
+                                                                           : el('p', { class: 'note', text: 'No attention in this snapshot.' }));
+    }
+    slider.addEventListener('input', () => show(Number(slider.value)));
+    root.append(el('h2', { text: 'How attention formed during training' }), svg,
+                el('div', { class: 'controls' }, el('label', { for: 'step-slider', text: 'Step ' }), slider), readout, view);
+    show(n - 1);
+    return root;
+  }
+
   function draw(d) {
     doc = d;
-    if (Array.isArray(doc.attention) && doc.attention.length) content.replaceChildren(attentionView(doc.attention));
+    if (Array.isArray(doc.snapshots) && doc.snapshots.length) content.replaceChildren(timelineView(doc.snapshots));
+    else if (Array.isArray(doc.attention) && doc.attention.length) content.replaceChildren(attentionView(doc.attention));
     else if (Array.isArray(doc.lessons)) content.replaceChildren(lessonView(doc.lessons));
     else content.replaceChildren(el('p', { class: 'note', text: meta.live ? 'Type a sentence and press Enter.' : 'This JSON has no attention weights or lessons to show.' }));
   }
