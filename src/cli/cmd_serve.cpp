@@ -2,10 +2,13 @@
 // The attention explorer as a live page: a small HTTP server (Debian's cpp-httplib) on this machine
 // that serves the explorer page and answers
 //   GET /api/models                               the models it can use: the shipped ones and any --model
-//   GET /api/attend?sentence=…[&model=NAME]         exactly the JSON of `attnlab attend --format json`
-//   GET /api/translate?sentence=…[&model=NAME][&attention=1]
+//   GET /api/attend?sentence=…[&model=NAME][&vectors=1]
+//                                                 exactly the JSON of `attnlab attend --format json`
+//                                                 (with vectors=1: of `… --vectors`)
+//   GET /api/translate?sentence=…[&model=NAME][&attention=1][&vectors=1]
 //                                                 exactly the JSON of `attnlab translate --format json`
-//                                                 (with attention=1: of `… --format json --show-attention`)
+//                                                 (with attention=1: of `… --format json --show-attention`,
+//                                                 vectors=1 adds `--vectors`)
 // and the same two as POST with a JSON body {"sentence": …, "model": …, "attention": …} for sentences
 // too long for a URL. A request names a model only by the names /api/models lists: nothing from a
 // request reaches the file system or a shell. Bad requests get 400 and {"error": "FIELD: …", "field"}.
@@ -283,15 +286,20 @@ void LiveServer::answer(const httplib::Request& req, httplib::Response& res, boo
     return;
   }
   try {
-    const auto p = params(req, translate ? std::vector<std::string>{"sentence", "model", "attention"}
-                                         : std::vector<std::string>{"sentence", "model"});
+    const auto p = params(req, translate ? std::vector<std::string>{"sentence", "model", "attention", "vectors"}
+                                         : std::vector<std::string>{"sentence", "model", "vectors"});
     const std::string sentence = sentence_of(p);
     const ServedModel& s = model_for(p, translate ? default_translate_ : default_attend_, translate);
-    bool attention = false;
-    if (const auto a = p.find("attention"); a != p.end()) {
-      if (a->second != "0" && a->second != "1") throw Refusal{400, "attention", "attention: expected 0 or 1"};
-      attention = a->second == "1";
-    }
+    auto flag = [&](const std::string& name) {
+      const auto a = p.find(name);
+      if (a == p.end()) return false;
+      if (a->second != "0" && a->second != "1") throw Refusal{400, name, name + ": expected 0 or 1"};
+      return a->second == "1";
+    };
+    const bool attention = flag("attention");
+    const bool vectors = flag("vectors");  // the neuron view's q and k: `--vectors`
+    if (translate && vectors && !attention)
+      throw Refusal{400, "vectors", "vectors: the vectors go with the attention sets; give attention=1 too"};
     std::string body;
     std::vector<std::string> warnings;  // what the command prints on stderr; not part of its JSON
     try {
@@ -303,9 +311,10 @@ void LiveServer::answer(const httplib::Request& req, httplib::Response& res, boo
         r.record_attention = true;  // as --format json does
         r.cross_attention_json = true;
         r.attention_sets = attention;
+        r.vectors = vectors;
         body = json_text(translate_document(*s.m, r, &warnings).doc);
       } else {
-        body = json_text(attend_document(*s.m, compute_attend(*s.m, sentence, "sentence", -1, -1, &warnings), true));
+        body = json_text(attend_document(*s.m, compute_attend(*s.m, sentence, "sentence", -1, -1, &warnings, vectors), true));
       }
     } catch (const InputError& e) {
       throw Refusal{400, "sentence", e.what()};  // the sentence's own errors: too long, no known word

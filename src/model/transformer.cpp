@@ -831,6 +831,41 @@ typename Transformer<T>::AttentionView Transformer<T>::attention_view(Block bloc
   return v;
 }
 
+template <typename T>
+typename Transformer<T>::QueriesKeys Transformer<T>::attention_queries_keys(Block block, int layer) const {
+  const auto l = static_cast<std::size_t>(layer);
+  const AttnAct* a = nullptr;
+  if (block == Block::EncoderSelf) {
+    if (cfg_.decoder_only || l >= enc_.size()) throw ShapeError("attention_queries_keys: no encoder layer " + std::to_string(layer));
+    a = &enc_[l].attn.attn;
+  } else {
+    if (l >= dec_.size() || (block == Block::DecoderCross && cfg_.decoder_only))
+      throw ShapeError("attention_queries_keys: no such decoder block in layer " + std::to_string(layer));
+    a = block == Block::DecoderSelf ? &dec_[l].self.attn : &dec_[l].cross.attn;
+  }
+  QueriesKeys r;
+  r.B = batch_.B;
+  r.Tq = a->Tq;
+  r.Tk = a->Tk;
+  const std::size_t C = static_cast<std::size_t>(cfg_.d_model);
+  auto host = [&](const Buf& b, std::size_t n) {
+    std::vector<T> h(n);
+    if (n) be_.download(h.data(), b.data(), n * sizeof(T));
+    return h;
+  };
+  const std::size_t nq = static_cast<std::size_t>(r.B) * r.Tq * C, nk = static_cast<std::size_t>(r.B) * r.Tk * C;
+  if (bf16_) {
+    r.q = widened(a->q16);
+    r.k = widened(a->k16);
+    r.q.resize(nq);
+    r.k.resize(nk);
+  } else {
+    r.q = host(a->q, nq);
+    r.k = host(a->k, nk);
+  }
+  return r;
+}
+
 // ---- incremental decoding ---------------------------------------------------------------------------
 
 template <typename T>
