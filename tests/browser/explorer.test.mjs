@@ -43,8 +43,8 @@ function attnlab(...a) { return execFileSync(bin, a, { env, encoding: 'utf8', ma
 const P = (f) => path.join(work, f);
 const coref = "The animal didn't cross the street because it was too tired.";
 const wide = "The animal didn't cross the street because it was too wide.";
-attnlab('attend', coref, '--html', P('attend.html'));
-const attendJson = JSON.parse(attnlab('attend', coref, '--format', 'json'));
+attnlab('attend', coref, '--vectors', '--html', P('attend.html'));
+const attendJson = JSON.parse(attnlab('attend', coref, '--vectors', '--format', 'json'));
 attnlab('translate', wide, '--html', P('translate.html'));
 const translateJson = JSON.parse(attnlab('translate', wide, '--show-attention', '--format', 'json'));
 attnlab('lesson', '9', '--html', P('lesson9.html'));
@@ -128,6 +128,64 @@ async function screenshotCheck(page, name, opts = {}) {
   return stats;
 }
 
+// The neuron view of the query, key and head its menus show, in layer index L of `set` (which has
+// "vectors", from --vectors): the bars hold exactly the JSON's q and k; every number printed (product,
+// sum, score, the row's scores, max, exp, sum, weight) equals what this test computes from q and k on
+// its own (to 1e-12, and its text to the digits printed); and softmax of the row, computed here,
+// reproduces the weights the model reported (6 decimals in the JSON).
+async function checkNeuron(page, name, set, L) {
+  const at = await page.evaluate(() => ({ q: Number(document.querySelector('#nv-query').value), k: Number(document.querySelector('#nv-key').value),
+                                          h: Number(document.querySelector('#nv-head').value) }));
+  const vec = set.vectors, dk = vec.d_k, i = at.q, j = at.k, h = at.h;
+  const q = vec.q[L][h][i], k = vec.k[L][h][j];
+  const near = (a, b, tol = 1e-12) => Math.abs(a - b) <= tol * Math.max(1, Math.abs(b));
+  // Kahan summation: a different order of rounding from the page's plain loop.
+  const ksum = (xs) => { let sum = 0, c = 0; for (const x of xs) { const y = x - c, t = sum + y; c = (t - sum) - y; sum = t; } return sum; };
+  const bar = (cls) => page.$$eval(`#neuron svg.bars-${cls} rect.bar`, (e) => e.map((r) => Number(r.dataset.v)));
+  const bq = await bar('q'), bk = await bar('k'), bp = await bar('prod');
+  check(bq.length === dk && bq.every((v, d) => v === q[d]), `${name}: neuron q bars ≠ the JSON's q of row ${i}, head ${h}`);
+  check(bk.length === dk && bk.every((v, d) => v === k[d]), `${name}: neuron k bars ≠ the JSON's k of column ${j}, head ${h}`);
+  check(bp.length === dk && bp.every((v, d) => near(v, q[d] * k[d])), `${name}: neuron q × k bars`);
+  const causal = set.kind === 'causal';
+  const scores = set.columns.map((_, c) => (causal && c > i ? -Infinity : ksum(q.map((x, d) => x * vec.k[L][h][c][d])) / Math.sqrt(dk)));
+  const max = Math.max(...scores);
+  const exps = scores.map((x) => (x === -Infinity ? 0 : Math.exp(x - max)));
+  const sum = ksum(exps);
+  const want = { 'nv-dot': scores[j] * Math.sqrt(dk), 'nv-score': scores[j], 'nv-max': max, 'nv-sum': sum, 'nv-sum2': sum,
+                 'nv-exp': exps[j], 'nv-weight': exps[j] / sum, 'nv-model-weight': set.weights[L][h][i][j] };
+  const nums = await page.$$eval('#neuron .nv-num', (e) => e.map((x) => ({ cls: [...x.classList].find((c) => c !== 'nv-num' && c !== 'chosen') || '',
+    row: x.closest('tr')?.className || '', d: x.closest('tr')?.dataset.d, c: x.dataset.c, v: Number(x.dataset.v), text: x.textContent })));
+  let seen = 0;
+  for (const n of nums) {
+    // The text says the value to the digits it prints.
+    const shown = Number(n.text);
+    const fixed = /^-?\d+\.\d{4}$/.test(n.text);
+    check(fixed ? Math.abs(shown - n.v) <= 0.5e-4 + 1e-12 : Math.abs(shown - n.v) <= 1e-3 * Math.abs(n.v), `${name}: "${n.text}" printed for ${n.v}`);
+    let expect;
+    if (n.cls in want) expect = want[n.cls];
+    else if (n.cls === 'nv-q') expect = q[Number(n.d)];
+    else if (n.cls === 'nv-k') expect = k[Number(n.d)];
+    else if (n.cls === 'nv-prod') expect = q[Number(n.d)] * k[Number(n.d)];
+    else if (n.row === 'nv-scores') expect = scores[Number(n.c)];
+    else if (n.row === 'nv-shifted') expect = scores[Number(n.c)] - max;
+    else if (n.row === 'nv-exps') expect = exps[Number(n.c)];
+    else if (n.row === 'nv-weights') expect = exps[Number(n.c)] / sum;
+    check(expect !== undefined && near(n.v, expect, 1e-9), `${name}: neuron number ${n.cls || n.row} ${n.d ?? n.c ?? ''} is ${n.v}, computed here ${expect}`);
+    seen++;
+  }
+  const visible = set.columns.filter((_, c) => !(causal && c > i)).length;
+  check(seen === Object.keys(want).length + 3 * dk + 4 * visible, `${name}: ${seen} numbers in the neuron view, expected ${Object.keys(want).length + 3 * dk + 4 * visible}`);
+  // softmax(q·k/√d_k), computed here, is the model's weight: the vectors are the ones behind the weights.
+  let worst = 0;
+  set.weights[L][h][i].forEach((w, c) => { worst = Math.max(worst, Math.abs(exps[c] / sum - w)); });
+  check(worst <= 2e-6, `${name}: softmax of q·k/√d_k differs from the JSON's weights of row ${i}, head ${h} by ${worst}`);
+  const masked = await page.$$eval('#neuron tr.nv-scores td.masked', (e) => e.length);
+  check(masked === set.columns.length - visible, `${name}: ${masked} masked scores shown, expected ${set.columns.length - visible}`);
+  const chosen = await page.$eval('#neuron table.nvsoftmax th.chosen', (e) => e.textContent);
+  check(chosen === set.columns[j], `${name}: the chosen key column is "${chosen}", expected "${set.columns[j]}"`);
+  return { i, j, h };
+}
+
 // Checks one attention set as the page shows it: tokens, lines, the hovered row's weights, the grid.
 async function checkAttentionSet(page, name, set, hoverRow) {
   const left = await page.$$eval('#headsvg text.tok.left', (e) => e.map((t) => t.textContent));
@@ -183,6 +241,20 @@ try {
       const best = row.indexOf(Math.max(...row));
       check(t.top.startsWith(`${set.columns[best]} `), `attend: layer ${t.l} head ${t.h} labelled "${t.top}", expected "${set.columns[best]}"`);
     }
+    // The neuron view: "it" (pinned by a click in the head view) and the key it weights most in head 0,
+    // then another key, head and layer chosen from the menus.
+    await page.click(`#headsvg text.tok.left[data-i="${it}"]`);
+    let nv = await checkNeuron(page, 'attend neuron', set, 0);
+    check(nv.i === it, `attend: pinning "it" did not make it the neuron view's query (${nv.i})`);
+    const animal = set.columns.indexOf('animal');
+    await page.selectOption('#layer', '1');
+    await page.selectOption('#nv-key', String(animal));
+    await page.selectOption('#nv-head', '2');
+    nv = await checkNeuron(page, 'attend neuron L1', set, 1);
+    check(nv.j === animal && nv.h === 2, `attend: the neuron view shows key ${nv.j}, head ${nv.h}`);
+    await screenshotCheck(page, 'attend neuron', { keep: shots ? 'explorer-neuron.png' : undefined, clip: await page.$eval('#neuron', (e) => {
+      const r = e.getBoundingClientRect(); return { x: 0, y: r.top + window.scrollY - 70, width: 1280, height: Math.min(900, r.height + 80) }; }), fullPage: true });
+    await page.selectOption('#layer', '0');
     await page.hover(`#headsvg text.tok.left[data-i="${it}"]`);
     await screenshotCheck(page, 'attend', { fullPage: true, keep: 'explorer-attend.png' });
     check(errors.length === 0, `attend: console errors: ${errors.join(' | ')}`);
@@ -205,6 +277,9 @@ try {
       }
       if (set.kind === 'cross') await screenshotCheck(page, 'translate', { fullPage: true, keep: 'explorer-translate-cross.png' });
     }
+    const note = await page.$eval('#neuron', (e) => e.textContent);
+    check(note.includes('--vectors') && await page.$$eval('#neuron svg.bars', (e) => e.length) === 0,
+          `translate: a page without vectors says how to get the neuron view ("${note}")`);
     check(errors.length === 0, `translate: console errors: ${errors.join(' | ')}`);
     await page.close();
   }
@@ -365,6 +440,20 @@ async function checkLivePage() {
     const readout = await page.$$eval('#row-readout tr[data-head] td', (e) => e.map((td) => Number(td.dataset.w)));
     const wantRow = [...set.weights[1][1][2], ...set.weights[1][3][2]];
     check(readout.length === wantRow.length && readout.every((w, j) => close(w, wantRow[j])), `live: readout ${JSON.stringify(readout)} ≠ JSON ${JSON.stringify(wantRow)}`);
+    // The neuron view on the live answer (the page asks with vectors=1): the pinned token 2 is its query.
+    const wantV = JSON.parse(attnlab('translate', sentence, '--show-attention', '--vectors', '--format', 'json'));
+    let nv = await checkNeuron(page, 'live neuron', wantV.attention[0], 1);
+    check(nv.i === 2, `live: the neuron view shows query ${nv.i}; expected the pinned token 2`);
+    // From the keyboard: the key menu with an arrow key, then a key's ↑ button with Enter.
+    await page.focus('#nv-key');
+    await page.keyboard.press(nv.j === 0 ? 'ArrowDown' : 'ArrowUp');
+    const moved = await checkNeuron(page, 'live neuron (arrow key)', wantV.attention[0], 1);
+    check(moved.j === (nv.j === 0 ? 1 : nv.j - 1), `live: an arrow key on the key menu chose key ${moved.j} (was ${nv.j})`);
+    await page.focus('#neuron button.nvkey[data-c="0"]');
+    await page.keyboard.press('Enter');
+    nv = await checkNeuron(page, 'live neuron (button)', wantV.attention[0], 1);
+    check(nv.j === 0 && await page.evaluate(() => document.activeElement?.dataset?.c) === '0', `live: Enter on key 0's button chose key ${nv.j}`);
+    await page.evaluate(() => window.scrollTo(0, 0));
     await screenshotCheck(page, 'live', { fullPage: true, keep: shots ? 'explorer-live.png' : undefined });
 
     // Another model: lm-english, drawn from /api/attend.
@@ -376,6 +465,13 @@ async function checkLivePage() {
     const lmReadout = await page.$$eval('#row-readout tr[data-head] td', (e) => e.map((td) => Number(td.dataset.w)));
     const lmWant = [...lm.attention[0].weights[1][1][2], ...lm.attention[0].weights[1][3][2]];
     check(lmReadout.length === lmWant.length && lmReadout.every((w, j) => close(w, lmWant[j])), 'live lm-english: the readout is not the JSON\'s row 2 of layer 1, heads 1 and 3');
+    const lmV = JSON.parse(attnlab('attend', sentence, '--model', 'data/models/lm-english', '--vectors', '--format', 'json'));
+    await page.selectOption('#nv-query', '3');
+    await page.selectOption('#nv-key', '1');
+    await page.selectOption('#nv-head', '2');
+    const lnv = await checkNeuron(page, 'live lm-english neuron', lmV.attention[0], 1);
+    check(lnv.i === 3 && lnv.j === 1 && lnv.h === 2, `live lm-english: neuron view at ${JSON.stringify(lnv)}`);
+    check(await page.$eval('#nv-key option[value="4"]', (o) => o.disabled), 'live lm-english: a key after the query is not masked in the menu');
     const lmSubtitle = await page.$eval('.subtitle', (e) => e.textContent);
     check(lmSubtitle.startsWith('Model: lm-english ('), `live lm-english: subtitle "${lmSubtitle}"`);
 

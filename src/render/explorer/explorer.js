@@ -127,7 +127,8 @@
   // token where the new one has them.
   let kept = null;
   function attentionView(sets) {
-    const state = { set: 0, layer: 0, heads: new Set(), pinned: null, focus: -1 };
+    // nq, nk, nh: the neuron view's query row, key column and head (indices), −1 until chosen.
+    const state = { set: 0, layer: 0, heads: new Set(), pinned: null, focus: -1, nq: -1, nk: -1, nh: -1 };
     let restoreFocus = false;
     if (kept) {
       const k = Math.max(0, sets.findIndex((s) => s.name === kept.setName));
@@ -138,27 +139,35 @@
         for (const h of kept.heads) if (h < s.heads.length) state.heads.add(h);
         state.pinned = kept.pinned !== null && kept.pinned < s.rows.length ? kept.pinned : null;
         if (kept.focus < s.rows.length) { state.focus = kept.focus; restoreFocus = true; }
+        if (kept.nq < s.rows.length) state.nq = kept.nq;
+        if (kept.nk < s.columns.length) state.nk = kept.nk;
+        if (kept.nh < s.heads.length) state.nh = kept.nh;
       }
     }
-    const keep = () => { kept = { setName: sets[state.set].name, layer: state.layer, heads: [...state.heads], pinned: state.pinned, focus: state.focus }; };
+    const keep = () => { kept = { setName: sets[state.set].name, layer: state.layer, heads: [...state.heads], pinned: state.pinned, focus: state.focus,
+                                  nq: state.nq, nk: state.nk, nh: state.nh }; };
     const root = el('section', { id: 'attention' });
     const tabs = el('nav', { class: 'tabs', role: 'tablist' });
     const controls = el('div', { class: 'controls' });
     const headView = el('div', { class: 'headview' });
     const readout = el('div', { id: 'row-readout', class: 'readout', 'aria-live': 'polite' });
     const modelView = el('div', { class: 'modelview' });
+    const neuron = el('div', { id: 'neuron', class: 'neuron' });
     const modal = el('div', { id: 'modal', class: 'modal', hidden: '' });
     root.append(tabs, controls,
                 el('h2', { text: 'Head view' }),
                 el('p', { class: 'hint', text: 'Lines join each token on the left (the one attending) to the tokens on the right it attends to; thicker and darker means more weight, one colour per head. Hover a token on the left to see only its row, click it to keep it.' }),
                 el('div', { class: 'headwrap' }, headView, readout),
+                el('h2', { text: 'Neuron view' }),
+                el('p', { class: 'hint', text: 'One weight explained end to end: the query vector q of one token and the key vector k of another, in one head, multiplied element by element and summed (q·k), divided by √d_k (the score), and that score among its row\u2019s scores through softmax (subtract the row\u2019s largest score, exponentiate, divide by the sum) to the weight.' }),
+                neuron,
                 el('h2', { text: 'Model view' }),
                 el('p', { class: 'hint', text: 'Every layer (rows) and head (columns) at once. Pick a token to see only its row in each; click a map to open it large.' }),
                 modelView, modal);
 
     sets.forEach((s, k) => {
       tabs.append(el('button', { class: 'tab', role: 'tab', 'data-set': k, 'aria-selected': k === 0 ? 'true' : 'false',
-                                 onclick: () => { state.set = k; state.layer = 0; state.pinned = null; state.heads = new Set(); renderAll(); },
+                                 onclick: () => { state.set = k; state.layer = 0; state.pinned = null; state.heads = new Set(); state.nq = state.nk = state.nh = -1; renderAll(); },
                                  text: s.name }));
     });
     if (sets.length < 2) tabs.hidden = true;
@@ -240,7 +249,12 @@
         // A token is also a button for the keyboard: Tab reaches it (and shows its row), Enter or Space pins it.
         const t = sv('text', { class: 'tok left', x: lw - 6, y: y(i), 'text-anchor': 'end', 'data-i': i, text: s.rows[i],
                                tabindex: 0, role: 'button', 'aria-label': `${s.rows[i]} (row ${i}): show what it attends to` });
-        const pin = () => { state.pinned = state.pinned === i ? null : i; keep(); show(state.pinned ?? -1); };
+        const pin = () => {
+          state.pinned = state.pinned === i ? null : i;
+          keep();
+          show(state.pinned ?? -1);
+          if (state.pinned !== null && state.pinned !== state.nq) { state.nq = state.pinned; state.nk = -1; renderNeuron(); }  // the neuron view follows
+        };
         t.addEventListener('mouseenter', () => show(i));
         t.addEventListener('mouseleave', () => show(state.pinned ?? -1));
         t.addEventListener('focus', () => show(i));
@@ -254,6 +268,125 @@
       const start = state.pinned ?? focusIndex(s);
       if (start >= 0 && state.pinned === null && doc.focus) state.pinned = start;
       show(start);
+      renderNeuron();
+    }
+
+    // ---- the neuron view: one weight from q and k ------------------------------------------------
+    // Every number printed here is computed from the set's "vectors" (q and k as the model computed
+    // them, attend/translate --vectors) and carries its unrounded value in data-v; the weight the model
+    // itself reported (the set's "weights") is printed beside the one computed here.
+    const f4 = (x) => (x === 0 || (Math.abs(x) >= 0.001 && Math.abs(x) < 1e5) ? x.toFixed(4) : x.toExponential(3));
+    const numEl = (tag, cls, v, attrs) => el(tag, { class: `nv-num ${cls}`, 'data-v': v, text: f4(v), ...(attrs || {}) });
+    // q, k or their product as a bar chart: one bar per dimension, up from 0 for a positive value and
+    // down for a negative one, on a scale shared by the charts given the same `span`.
+    function bars(name, label, values, span, colour) {
+      const n = values.length, bw = Math.max(4, Math.min(14, Math.floor(640 / n))), h = 44, left = 120;
+      const width = left + n * bw + 8, height = 2 * h + 18;
+      const svg = sv('svg', { class: `bars bars-${name}`, width, height, viewBox: `0 0 ${width} ${height}`, role: 'img',
+                              'aria-label': `${label}: ${n} numbers, from ${f4(Math.min(...values))} to ${f4(Math.max(...values))}` });
+      svg.append(sv('text', { x: left - 8, y: h + 4, 'text-anchor': 'end', text: label }));
+      svg.append(sv('line', { x1: left, x2: left + n * bw, y1: h + 0.5, y2: h + 0.5, stroke: '#888' }));
+      values.forEach((v, d) => {
+        const bh = span > 0 ? Math.min(h, (Math.abs(v) / span) * h) : 0;
+        const r = sv('rect', { class: 'bar', x: left + d * bw, y: v >= 0 ? h - bh : h + 1, width: bw - 1, height: Math.max(0.5, bh),
+                               fill: colour(v), 'data-d': d, 'data-v': v });
+        r.append(sv('title', { text: `${label}, dimension ${d}: ${f4(v)}` }));
+        svg.append(r);
+      });
+      for (let d = 0; d < n; d += 8) svg.append(sv('text', { class: 'small', x: left + d * bw, y: height - 2, text: d }));
+      return svg;
+    }
+
+    function renderNeuron() {
+      const s = set(), L = state.layer, vec = s.vectors;
+      neuron.replaceChildren();
+      if (!vec) {
+        neuron.append(el('p', { class: 'note', text: meta.live
+          ? 'This answer has no query and key vectors.'
+          : 'This page has no query and key vectors: make it with --vectors (e.g. attnlab attend "…" --vectors --html page.html) to see one weight explained from q and k.' }));
+        return;
+      }
+      const n = s.rows.length, m = s.columns.length, dk = vec.d_k;
+      if (state.nq < 0 || state.nq >= n) state.nq = state.pinned ?? (focusIndex(s) >= 0 ? focusIndex(s) : Math.min(n - 1, 1));
+      if (state.nh < 0 || state.nh >= s.heads.length) state.nh = state.heads.size ? Math.min(...state.heads) : 0;
+      const causal = s.kind === 'causal';
+      const visible = (j) => !causal || j <= state.nq;
+      const W = s.weights[L][state.nh][state.nq];
+      if (state.nk < 0 || state.nk >= m || !visible(state.nk)) {
+        let best = 0;
+        W.forEach((w, j) => { if (w > W[best]) best = j; });
+        state.nk = best;
+      }
+      keep();
+      const i = state.nq, j = state.nk, k = state.nh, h = s.heads[k];
+      const q = vec.q[L][k][i], kv = vec.k[L][k][j];
+
+      // The three choices; the layer is the head view's.
+      const pick = (id, label, options, value, onchange) => {
+        const sel = el('select', { id, 'aria-label': label, onchange: (e) => { onchange(Number(e.target.value)); renderNeuron(); } });
+        options.forEach(([v, t, dis]) => { const o = el('option', { value: v, text: t }); if (dis) o.disabled = true; sel.append(o); });
+        sel.value = String(value);
+        return el('label', {}, `${label} `, sel);
+      };
+      neuron.append(el('div', { class: 'nvcontrols' },
+        pick('nv-query', 'Query token', s.rows.map((t, r) => [r, `${r}: ${t}`]), i, (v) => { state.nq = v; if (!visible(state.nk)) state.nk = -1; }),
+        pick('nv-key', 'Key token', s.columns.map((t, c) => [c, `${c}: ${t}` + (causal && c > i ? ' (masked)' : ''), causal && c > i]), j, (v) => { state.nk = v; }),
+        pick('nv-head', 'Head', s.heads.map((hh, kk) => [kk, `H${hh}`]), k, (v) => { state.nh = v; }),
+        el('span', { class: 'small', text: `layer ${s.layers[L]} (the head view's layer); d_k = ${dk}` })));
+
+      // q, k and q⊙k as bars.
+      const prod = q.map((x, d) => x * kv[d]);
+      const span = Math.max(...q.map(Math.abs), ...kv.map(Math.abs));
+      const pspan = Math.max(...prod.map(Math.abs));
+      const div = () => (v) => (v >= 0 ? '#e08214' : '#8073ac');  // PuOr's two ends: the sign, the height the size
+      const qLabel = `q of "${s.rows[i]}"`, kLabel = `k of "${s.columns[j]}"`;
+      neuron.append(el('div', { class: 'nvbars' }, bars('q', qLabel, q, span, div(span)), bars('k', kLabel, kv, span, div(span)),
+                       bars('prod', 'q × k', prod, pspan, div(pspan))));
+      // The same numbers as a table, for reading and for the keyboard (the bars are pictures).
+      const tbl = el('table', { class: 'nvtable' }, el('tr', {}, el('th', { text: 'dimension' }), el('th', { text: 'q' }), el('th', { text: 'k' }), el('th', { text: 'q × k' })));
+      q.forEach((x, d) => tbl.append(el('tr', { 'data-d': d }, el('th', { text: d }), numEl('td', 'nv-q', x), numEl('td', 'nv-k', kv[d]), numEl('td', 'nv-prod', prod[d]))));
+      neuron.append(el('details', { class: 'nvnumbers' }, el('summary', { text: `the ${dk} numbers of q, k and q × k` }), tbl));
+
+      // The score: Σ (q × k), then ÷ √d_k.
+      const scoreOf = (c) => {
+        let dot = 0;
+        const kc = vec.k[L][k][c];
+        for (let d = 0; d < dk; d++) dot += q[d] * kc[d];
+        return dot / Math.sqrt(dk);
+      };
+      let dot = 0;
+      for (const x of prod) dot += x;
+      const score = dot / Math.sqrt(dk);
+      neuron.append(el('p', { class: 'nvscore' }, 'q · k = sum of the products = ', numEl('b', 'nv-dot', dot),
+                       `; ÷ √${dk} = ${Math.sqrt(dk)}: score = `, numEl('b', 'nv-score', score)));
+
+      // Where the score lands in its row's softmax.
+      const scores = s.columns.map((_, c) => (visible(c) ? scoreOf(c) : -Infinity));
+      let max = -Infinity;
+      for (const x of scores) max = Math.max(max, x);
+      const exps = scores.map((x) => (Number.isFinite(x) ? Math.exp(x - max) : 0));
+      let sum = 0;
+      for (const e of exps) sum += e;
+      const row = el('table', { class: 'nvsoftmax', 'data-row': i, 'data-head': h, 'data-layer': s.layers[L] });
+      row.append(el('tr', {}, el('th', { text: 'key' }), ...s.columns.map((t, c) => el('th', { class: c === j ? 'chosen' : '', text: t }))));
+      const line = (title, cls, vals, spellMasked) => el('tr', { class: cls }, el('th', { text: title }), ...vals.map((v, c) => {
+        if (!visible(c)) return el('td', { class: c === j ? 'chosen masked' : 'masked', 'data-c': c, text: spellMasked });
+        return numEl('td', c === j ? 'chosen' : '', v, { 'data-c': c });
+      }));
+      row.append(line('score', 'nv-scores', scores, '−∞ (masked)'),
+                 line('score − max', 'nv-shifted', scores.map((x) => x - max), '−∞'),
+                 line('exp(score − max)', 'nv-exps', exps, '0'),
+                 line('weight = exp ÷ sum', 'nv-weights', exps.map((e) => e / sum), '0'));
+      // A column's key can be chosen from the table too (a button per key, reachable with Tab).
+      row.append(el('tr', { class: 'nv-choose' }, el('th', { text: '' }), ...s.columns.map((t, c) => el('td', {},
+        visible(c) ? el('button', { type: 'button', class: 'nvkey', 'data-c': c, 'aria-label': `explain the weight on key ${c}: ${t}`, text: '↑',
+                                    onclick: () => { state.nk = c; renderNeuron(); neuron.querySelector(`button.nvkey[data-c="${c}"]`)?.focus(); } }) : ''))));
+      const weight = exps[j] / sum;
+      neuron.append(el('div', { class: 'nvrow' }, row));
+      neuron.append(el('p', { class: 'nvsum' }, 'row maximum = ', numEl('b', 'nv-max', max), '; sum of exp = ', numEl('b', 'nv-sum', sum),
+                       `; weight of "${s.rows[i]}" on "${s.columns[j]}" = `, numEl('b', 'nv-exp', exps[j]), ' ÷ ', numEl('b', 'nv-sum2', sum),
+                       ' = ', numEl('b', 'nv-weight', weight), '; the model reported ', numEl('b', 'nv-model-weight', W[j]),
+                       ` (H${h}, layer ${s.layers[L]}; weights are stored with 6 decimals).`));
     }
 
     // The highlighted row, as numbers: one table row per selected head, one cell per column token, each
@@ -463,6 +596,7 @@
     const api = m.task === 'translation' ? 'translate' : 'attend';
     const q = new URLSearchParams({ sentence: sentence.value, model: m.name });
     if (api === 'translate') q.set('attention', '1');
+    q.set('vectors', '1');  // the neuron view's q and k
     const mine = ++asked;
     status.textContent = 'working…';
     document.body.removeAttribute('data-ready');
