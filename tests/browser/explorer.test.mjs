@@ -186,6 +186,68 @@ async function checkNeuron(page, name, set, L) {
   return { i, j, h };
 }
 
+// What a reader sees of the layout, on every page: no label of a heatmap, the head view or the neuron
+// view's bars outside its picture (the last token's label clipped); every picture either fits its box or
+// is in a box that scrolls to its last column (never cut); the page itself never wider than the window;
+// no paragraph, list item, heading or cell whose text overflows its box; every number printed on a cell
+// (heatmaps, the readout) at a WCAG contrast of at least 4.5 : 1 with the cell's colour.
+async function layoutChecks(page, name) {
+  const r = await page.evaluate(() => {
+    const lum = (fill) => {
+      if (/^#[0-9a-f]{3}$/i.test(fill)) fill = '#' + [...fill.slice(1)].map((x) => x + x).join('');
+      const m = /^#([0-9a-f]{6})$/i.exec(fill);
+      const c = m ? [0, 2, 4].map((k) => parseInt(m[1].slice(k, k + 2), 16)) : fill.match(/\d+(\.\d+)?/g).slice(0, 3).map(Number);
+      const lin = c.map((x) => { x /= 255; return x <= 0.04045 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4; });
+      return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2];
+    };
+    const contrast = (a, b) => { const x = lum(a), y = lum(b); return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05); };
+    const out = { pageWider: document.scrollingElement.scrollWidth - innerWidth, clipped: [], cut: [], lowContrast: [], overflow: [], pictures: 0, values: 0 };
+    for (const svg of document.querySelectorAll('svg.heatmap, #headsvg, svg.bars')) {
+      out.pictures++;
+      const sr = svg.getBoundingClientRect();
+      for (const t of svg.querySelectorAll('text')) {
+        const tr = t.getBoundingClientRect();
+        if (tr.width && (tr.left < sr.left - 0.5 || tr.right > sr.right + 0.5 || tr.top < sr.top - 0.5 || tr.bottom > sr.bottom + 0.5)) out.clipped.push(t.textContent);
+      }
+      for (let a = svg.parentElement; a && a !== document.documentElement; a = a.parentElement) {
+        const cs = getComputedStyle(a);
+        if (cs.overflowX === 'visible') continue;
+        const ar = a.getBoundingClientRect();
+        const scrolls = cs.overflowX === 'auto' || cs.overflowX === 'scroll';
+        if (sr.right > ar.left + (scrolls ? a.scrollWidth - a.scrollLeft : ar.width) + 1) out.cut.push(`${svg.getAttribute('aria-label')} in ${a.className || a.tagName}`);
+        break;
+      }
+      if (svg.classList.contains('heatmap')) {
+        const cells = [...svg.querySelectorAll('rect.cell')];
+        const values = [...svg.querySelectorAll('text.value')];
+        const cols = Number(svg.dataset.cols);
+        values.forEach((t, k) => {
+          out.values++;
+          const c = contrast(t.getAttribute('fill'), cells[k].getAttribute('fill'));
+          if (c < 4.5) out.lowContrast.push(`${t.textContent} on ${cells[k].getAttribute('fill')}: ${c.toFixed(2)}`);
+        });
+        if (values.length && values.length !== cells.length) out.lowContrast.push(`${values.length} values for ${cells.length} cells (${cols} columns)`);
+      }
+    }
+    for (const td of document.querySelectorAll('#row-readout td')) {
+      out.values++;
+      const cs = getComputedStyle(td), c = contrast(cs.color, cs.backgroundColor);
+      if (c < 4.5) out.lowContrast.push(`readout ${td.textContent}: ${c.toFixed(2)}`);
+    }
+    for (const e of document.querySelectorAll('p, li, pre, h1, h2, h3, figcaption, label, summary')) {
+      if (e.closest('[hidden]') || e.closest('details:not([open])') && e.tagName !== 'SUMMARY') continue;
+      if (e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflowX === 'visible') out.overflow.push(e.textContent.slice(0, 50));
+    }
+    return out;
+  });
+  check(r.pageWider <= 0, `${name}: the page is ${r.pageWider} px wider than the window`);
+  check(r.clipped.length === 0, `${name}: ${r.clipped.length} labels outside their picture: ${r.clipped.slice(0, 5).join(', ')}`);
+  check(r.cut.length === 0, `${name}: pictures cut off: ${r.cut.slice(0, 5).join(' | ')}`);
+  check(r.lowContrast.length === 0, `${name}: numbers hard to read on their cells: ${r.lowContrast.slice(0, 5).join(' | ')}`);
+  check(r.overflow.length === 0, `${name}: text overflows its box: ${r.overflow.slice(0, 3).join(' | ')}`);
+  return r;
+}
+
 // Checks one attention set as the page shows it: tokens, lines, the hovered row's weights, the grid.
 async function checkAttentionSet(page, name, set, hoverRow) {
   const left = await page.$$eval('#headsvg text.tok.left', (e) => e.map((t) => t.textContent));
@@ -216,6 +278,29 @@ async function checkAttentionSet(page, name, set, hoverRow) {
     const sum = r.w.reduce((a, b) => a + b, 0);
     check(set.kind !== 'self' || close(sum, 1, 1e-4), `${name}: head ${r.head} row sums to ${sum}`);
   }
+  // The readout's printed percentages are the JSON's weights × 100, to the 0.1 printed.
+  const pct = await page.$$eval('#row-readout tr[data-head]', (trs) => trs.map((tr) => ({ head: Number(tr.dataset.head), t: [...tr.querySelectorAll('td')].map((td) => td.textContent) })));
+  for (const r of pct) {
+    const want = set.weights[0][set.heads.indexOf(r.head)][hoverRow];
+    check(r.t.every((t, j) => Math.abs(Number(t) - 100 * want[j]) <= 0.05 + 1e-9), `${name}: readout percentages ${r.t.join(' ')} for head ${r.head}`);
+  }
+
+  // The model view's colour scale, and a map read by hovering it: the cell under the pointer named by its
+  // tokens and weight. The last map, its last row and last column (the corner most easily cut off).
+  const legendText = await page.$$eval('.modelkey svg.legend text', (e) => e.map((t) => t.textContent));
+  check(JSON.stringify(legendText) === '["0.000","1.000"]', `${name}: the model view's scale reads ${JSON.stringify(legendText)}`);
+  const lastL = set.layers.length - 1, lastH = set.heads.length - 1, n = set.rows.length, m = set.columns.length;
+  for (const [i, j] of [[0, 0], [n - 1, m - 1]]) {
+    const thumb = await page.$(`.gridcell canvas.thumb[data-layer="${set.layers[lastL]}"][data-head="${set.heads[lastH]}"]`);
+    await thumb.scrollIntoViewIfNeeded();
+    const box = await thumb.boundingBox();
+    await page.mouse.move(box.x + ((j + 0.5) / m) * box.width, box.y + ((i + 0.5) / n) * box.height);
+    const ro = await page.$eval('#model-readout', (e) => ({ ...e.dataset, text: e.textContent }));
+    const w = set.weights[lastL][lastH][i][j];
+    check(Number(ro.i) === i && Number(ro.j) === j && Number(ro.w) === w && ro.text.includes(`"${set.rows[i]}" → "${set.columns[j]}"`) &&
+          Math.abs(Number(ro.text.split(': ').pop()) - w) <= 0.0005 + 1e-9,
+          `${name}: hovering map L${set.layers[lastL]} H${set.heads[lastH]} at (${i}, ${j}) reads "${ro.text}" (${ro.i}, ${ro.j}), JSON ${w}`);
+  }
 
   // Click a map of the model view: it opens large, one cell per weight.
   await page.click('.gridcell[data-layer] >> nth=0');
@@ -239,7 +324,8 @@ try {
     for (const t of tops) {
       const row = set.weights[set.layers.indexOf(t.l)][set.heads.indexOf(t.h)][it];
       const best = row.indexOf(Math.max(...row));
-      check(t.top.startsWith(`${set.columns[best]} `), `attend: layer ${t.l} head ${t.h} labelled "${t.top}", expected "${set.columns[best]}"`);
+      check(t.top.startsWith(`${set.columns[best]} `) && Math.abs(Number(t.top.match(/(\d+)%$/)[1]) - 100 * row[best]) <= 0.5 + 1e-9,
+            `attend: layer ${t.l} head ${t.h} labelled "${t.top}", expected "${set.columns[best]} ${(100 * row[best]).toFixed(1)}%"`);
     }
     // The neuron view: "it" (pinned by a click in the head view) and the key it weights most in head 0,
     // then another key, head and layer chosen from the menus.
@@ -254,6 +340,7 @@ try {
     check(nv.j === animal && nv.h === 2, `attend: the neuron view shows key ${nv.j}, head ${nv.h}`);
     await screenshotCheck(page, 'attend neuron', { keep: shots ? 'explorer-neuron.png' : undefined, clip: await page.$eval('#neuron', (e) => {
       const r = e.getBoundingClientRect(); return { x: 0, y: r.top + window.scrollY - 70, width: 1280, height: Math.min(900, r.height + 80) }; }), fullPage: true });
+    await layoutChecks(page, 'attend');
     await page.selectOption('#layer', '0');
     await page.hover(`#headsvg text.tok.left[data-i="${it}"]`);
     await screenshotCheck(page, 'attend', { fullPage: true, keep: 'explorer-attend.png' });
@@ -275,6 +362,7 @@ try {
         const above = await page.$$eval('#headsvg line.edge', (e) => e.filter((l) => Number(l.dataset.j) > Number(l.dataset.i)).length);
         check(above === 0, `translate/decoder: ${above} lines to words not yet written`);
       }
+      await layoutChecks(page, `translate/${set.name}`);
       if (set.kind === 'cross') await screenshotCheck(page, 'translate', { fullPage: true, keep: 'explorer-translate-cross.png' });
     }
     const note = await page.$eval('#neuron', (e) => e.textContent);
@@ -302,6 +390,7 @@ try {
     check(close(v, want[0].data[1][0]), `lesson 9: first heatmap's cell (1,0) holds ${v}, the JSON ${want[0].data[1][0]}`);
     const readout = await page.$eval('figure.figure .readout-line', (p) => p.textContent);
     check(readout.includes('→') && readout.includes(v.toFixed(3).slice(0, 4)), `lesson 9: hovering a cell shows "${readout}"`);
+    await layoutChecks(page, 'lesson 9');
     await page.evaluate(() => document.querySelector('section.step[data-step="2"]').scrollIntoView());
     await screenshotCheck(page, 'lesson 9', { keep: 'explorer-lesson9.png' });
     check(errors.length === 0, `lesson 9: console errors: ${errors.join(' | ')}`);
@@ -319,6 +408,22 @@ try {
     check(maps === want, `tour: ${maps} heatmaps, the JSON has ${want} matrices`);
     const grey = await page.$$eval('rect.cell', (e) => e.filter((r) => ['inf', '-inf', 'nan'].includes(r.dataset.v)).length);
     check(nonFinite > 0 && grey === nonFinite, `tour: ${grey} cells spelled as non-finite, the JSON has ${nonFinite}`);
+    const lay = await layoutChecks(page, 'tour');
+    check(lay.values > 1000, `tour: only ${lay.values} printed values checked for contrast`);
+    // The widest heatmap (a d_model-wide matrix) scrolls: scrolled to its end, its last column is in view.
+    const wide = await page.evaluate(() => {
+      const svg = [...document.querySelectorAll('svg.heatmap')].sort((a, b) => b.width.baseVal.value - a.width.baseVal.value)[0];
+      let box = svg.parentElement;
+      while (box && getComputedStyle(box).overflowX === 'visible') box = box.parentElement;
+      box.scrollLeft = box.scrollWidth;
+      const cells = svg.querySelectorAll('rect.cell'), last = cells[cells.length - 1].getBoundingClientRect(), b = box.getBoundingClientRect();
+      const label = [...svg.querySelectorAll('text.collabel')].pop().getBoundingClientRect();
+      return { width: svg.width.baseVal.value, box: b.width, lastRight: last.right, labelRight: label.right, boxRight: b.right, scrolled: box.scrollLeft };
+    });
+    check(wide.width > 2 * wide.box && wide.scrolled > 0 && wide.lastRight <= wide.boxRight + 1 && wide.labelRight <= wide.boxRight + 1,
+          `tour: the widest heatmap (${wide.width} px in a ${wide.box} px box) does not scroll to its last column: ${JSON.stringify(wide)}`);
+    await page.evaluate(() => [...document.querySelectorAll('svg.heatmap')].sort((a, b) => b.width.baseVal.value - a.width.baseVal.value)[0].scrollIntoView());
+    await screenshotCheck(page, 'tour (wide heatmap scrolled)', {});
     check(errors.length === 0, `tour: console errors: ${errors.join(' | ')}`);
     await page.close();
   }
@@ -326,6 +431,7 @@ try {
   {
     const { page, errors } = await open('generate.html');
     await checkAttentionSet(page, 'generate', generateJson.attention[0], 3);
+    await layoutChecks(page, 'generate');
     check(errors.length === 0, `generate: console errors: ${errors.join(' | ')}`);
     await page.close();
   }
@@ -336,6 +442,7 @@ try {
     const set = JSON.parse(html.match(/<script id="attnlab-data" type="application\/json">(.*?)<\/script>/s)[1]).attention[0];
     check(set.rows.length === 40 && set.layers.length === 6 && set.heads.length === 8, 'big: the fixture is 40 tokens, 6 × 8');
     await checkAttentionSet(page, 'big', set, 39);
+    await layoutChecks(page, 'big');
     check(ms < 10000, `big: the page took ${ms} ms to load and draw`);
     await screenshotCheck(page, 'big', { fullPage: false });
     check(errors.length === 0, `big: console errors: ${errors.join(' | ')}`);
@@ -453,6 +560,7 @@ async function checkLivePage() {
     await page.keyboard.press('Enter');
     nv = await checkNeuron(page, 'live neuron (button)', wantV.attention[0], 1);
     check(nv.j === 0 && await page.evaluate(() => document.activeElement?.dataset?.c) === '0', `live: Enter on key 0's button chose key ${nv.j}`);
+    await layoutChecks(page, 'live');
     await page.evaluate(() => window.scrollTo(0, 0));
     await screenshotCheck(page, 'live', { fullPage: true, keep: shots ? 'explorer-live.png' : undefined });
 

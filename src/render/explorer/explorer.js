@@ -52,6 +52,15 @@
     const c = [0, 1, 2].map((k) => Math.round(a[k] + (b[k] - a[k]) * f));
     return `rgb(${c[0]},${c[1]},${c[2]})`;
   }
+  // Black or white, whichever contrasts more with an rgb(…) or #rrggbb fill (WCAG's relative luminance
+  // and contrast ratio): at least 4.58 : 1 on any colour, so a number is readable on every cell.
+  function luminance(fill) {
+    const m = /^#([0-9a-f]{6})$/i.exec(fill);
+    const c = m ? [0, 2, 4].map((k) => parseInt(m[1].slice(k, k + 2), 16)) : (fill.match(/\d+/g) || [255, 255, 255]).slice(0, 3).map(Number);
+    const lin = c.map((x) => { x /= 255; return x <= 0.04045 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4; });
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2];
+  }
+  const inkOn = (fill) => { const y = luminance(fill); return (y + 0.05) / 0.05 >= 1.05 / (y + 0.05) ? '#000' : '#fff'; };
   // A scale for a set of values: [colour(v), text colour(v), legend description].
   function scaleFor(values, isWeights) {
     let lo = Infinity, hi = -Infinity;
@@ -60,11 +69,11 @@
     if (isWeights) { lo = 0; hi = 1; }
     if (lo < 0 && hi > 0) {
       const m = Math.max(-lo, hi);
-      return { colour: (v) => ramp(meta.diverging, (v / m + 1) / 2), ink: (v) => (Math.abs(v / m) > 0.6 ? '#fff' : '#000'),
+      return { colour: (v) => ramp(meta.diverging, (v / m + 1) / 2), ink: (v) => inkOn(ramp(meta.diverging, (v / m + 1) / 2)),
                lo: -m, hi: m, stops: meta.diverging };
     }
     const span = hi - lo || 1;
-    return { colour: (v) => ramp(meta.viridis, (v - lo) / span), ink: (v) => ((v - lo) / span < 0.55 ? '#fff' : '#000'),
+    return { colour: (v) => ramp(meta.viridis, (v - lo) / span), ink: (v) => inkOn(ramp(meta.viridis, (v - lo) / span)),
              lo, hi, stops: meta.viridis };
   }
   function legend(scale) {
@@ -85,18 +94,22 @@
     const scale = scaleFor(flat, opts.weights);
     const rowLab = m.row_labels || [], colLab = m.col_labels || [];
     const longest = (a) => a.reduce((x, s) => Math.max(x, String(s).length), 1);
+    const cut = (t) => (String(t).length > 24 ? `${String(t).slice(0, 23)}…` : String(t));  // the whole label is in the cell's tooltip
     const cell = opts.cell || (cols <= 12 ? 44 : cols <= 24 ? 26 : 18);
-    const left = Math.min(160, 8 + 7 * longest(rowLab)), top = Math.min(140, 8 + 6.5 * longest(colLab));
-    const width = left + cols * cell + 4, height = top + rows * cell + 4;
+    // Column labels are turned 50°: a label of c characters (about 7.5 px each) rises c·7.5·sin 50° above
+    // its column and reaches c·7.5·cos 50° to its right (up to 9 px a character for < and >), so the last one needs room right of the map.
+    const lc = Math.min(24, longest(colLab)), lr = Math.min(24, longest(rowLab));
+    const left = 12 + 9 * lr, top = 18 + 7 * lc;  // DejaVu Sans at 12 px: up to 9 px a character (< and > are the widest)
+    const width = Math.ceil(left + cols * cell + Math.max(4, 5.8 * lc - cell / 2 + 6)), height = Math.ceil(top + rows * cell + 4);
     const svg = sv('svg', { class: 'heatmap', width, height, viewBox: `0 0 ${width} ${height}`, role: 'img',
                             'aria-label': m.title || 'heatmap', 'data-rows': rows, 'data-cols': cols });
     const readout = opts.readout;
     for (let j = 0; j < cols; j++) {
       const x = left + j * cell + cell / 2;
-      svg.append(sv('text', { class: 'collabel', x, y: top - 6, transform: `rotate(-50 ${x} ${top - 6})`, text: colLab[j] ?? j }));
+      svg.append(sv('text', { class: 'collabel', x, y: top - 6, transform: `rotate(-50 ${x} ${top - 6})`, text: cut(colLab[j] ?? j) }));
     }
     for (let i = 0; i < rows; i++) {
-      svg.append(sv('text', { class: 'rowlabel', x: left - 6, y: top + i * cell + cell / 2 + 4, 'text-anchor': 'end', text: rowLab[i] ?? i }));
+      svg.append(sv('text', { class: 'rowlabel', x: left - 6, y: top + i * cell + cell / 2 + 4, 'text-anchor': 'end', text: cut(rowLab[i] ?? i) }));
       for (let j = 0; j < cols; j++) {
         const raw = data[i][j], v = num(raw), finite = Number.isFinite(v);
         const r = sv('rect', { class: 'cell', x: left + j * cell, y: top + i * cell, width: cell - 1, height: cell - 1,
@@ -153,6 +166,7 @@
     const readout = el('div', { id: 'row-readout', class: 'readout', 'aria-live': 'polite' });
     const modelView = el('div', { class: 'modelview' });
     const neuron = el('div', { id: 'neuron', class: 'neuron' });
+    const modelReadout = el('span', { id: 'model-readout', class: 'readout-line', 'aria-live': 'polite' });
     const modal = el('div', { id: 'modal', class: 'modal', hidden: '' });
     root.append(tabs, controls,
                 el('h2', { text: 'Head view' }),
@@ -281,7 +295,7 @@
     // down for a negative one, on a scale shared by the charts given the same `span`.
     function bars(name, label, values, span, colour) {
       const n = values.length, bw = Math.max(4, Math.min(14, Math.floor(640 / n))), h = 44, left = 120;
-      const width = left + n * bw + 8, height = 2 * h + 18;
+      const width = left + n * bw + 8, height = 2 * h + 20;
       const svg = sv('svg', { class: `bars bars-${name}`, width, height, viewBox: `0 0 ${width} ${height}`, role: 'img',
                               'aria-label': `${label}: ${n} numbers, from ${f4(Math.min(...values))} to ${f4(Math.max(...values))}` });
       svg.append(sv('text', { x: left - 8, y: h + 4, 'text-anchor': 'end', text: label }));
@@ -293,7 +307,7 @@
         r.append(sv('title', { text: `${label}, dimension ${d}: ${f4(v)}` }));
         svg.append(r);
       });
-      for (let d = 0; d < n; d += 8) svg.append(sv('text', { class: 'small', x: left + d * bw, y: height - 2, text: d }));
+      for (let d = 0; d < n; d += 8) svg.append(sv('text', { class: 'small', x: left + d * bw, y: 2 * h + 14, text: d }));
       return svg;
     }
 
@@ -406,7 +420,7 @@
         s.weights[L][k][i].forEach((w, j) => {
           const td = el('td', { 'data-j': j, 'data-w': w, text: (w * 100).toFixed(1) });
           td.style.background = ramp(meta.viridis, w);
-          td.style.color = w < 0.55 ? '#fff' : '#000';
+          td.style.color = inkOn(ramp(meta.viridis, w));
           tr.append(td);
         });
         table.append(tr);
@@ -418,6 +432,16 @@
       const n = s.rows.length, m = s.columns.length, W = s.weights[L][k];
       const c = el('canvas', { class: 'thumb', width: size, height: size, 'data-layer': s.layers[L], 'data-head': s.heads[k],
                                'aria-label': `layer ${s.layers[L]} head ${s.heads[k]}`, role: 'img' });
+      // Hovering a map names the cell under the pointer: its row and column tokens and its weight.
+      c.addEventListener('mousemove', (e) => {
+        const r = c.getBoundingClientRect(), j = Math.min(m - 1, Math.floor(((e.clientX - r.left) / r.width) * m));
+        const i = state.focus >= 0 ? state.focus : Math.min(n - 1, Math.floor(((e.clientY - r.top) / r.height) * n));
+        if (i < 0 || j < 0) return;
+        modelReadout.dataset.layer = s.layers[L]; modelReadout.dataset.head = s.heads[k];
+        modelReadout.dataset.i = i; modelReadout.dataset.j = j; modelReadout.dataset.w = W[i][j];
+        modelReadout.textContent = `layer ${s.layers[L]} head ${s.heads[k]}: "${s.rows[i]}" → "${s.columns[j]}": ${W[i][j].toFixed(3)}`;
+        c.title = modelReadout.textContent;
+      });
       const g = c.getContext('2d');
       g.fillStyle = '#fff';
       g.fillRect(0, 0, size, size);
@@ -441,7 +465,9 @@
     function renderModelView() {
       keep();
       const s = set();
-      modelView.replaceChildren();
+      modelView.replaceChildren(el('div', { class: 'modelkey' }, el('span', { class: 'small', text: 'weight' }), legend(scaleFor([], true)), modelReadout));
+      modelReadout.textContent = 'Hover a map to read a cell: its tokens and weight.';
+      for (const a of ['layer', 'head', 'i', 'j', 'w']) delete modelReadout.dataset[a];
       const size = s.heads.length > 8 ? 80 : 110;
       const grid = el('div', { class: 'grid', style: `grid-template-columns: 4em repeat(${s.heads.length}, ${size + 8}px)` });
       grid.append(el('div', {}));
@@ -449,14 +475,15 @@
       s.layers.forEach((l, L) => {
         grid.append(el('div', { class: 'gridhead', text: `L${l}` }));
         s.heads.forEach((h, k) => {
-          const cellDiv = el('button', { class: 'gridcell', 'data-layer': l, 'data-head': h, title: `layer ${l} head ${h}: click to open`,
+          const cellDiv = el('button', { class: 'gridcell', 'data-layer': l, 'data-head': h, 'aria-label': `layer ${l} head ${h}: open it large, with its labels`,
                                          onclick: () => openLarge(L, k) });
+          cellDiv.addEventListener('focus', () => { modelReadout.textContent = `layer ${l} head ${h}: Enter opens it large, with its labels`; });
           cellDiv.append(thumb(s, L, k, size));
           if (state.focus >= 0) {
             const row = s.weights[L][k][state.focus];
             let best = 0;
             row.forEach((w, j) => { if (w > row[best]) best = j; });
-            cellDiv.append(el('span', { class: 'top', text: `${s.columns[best]} ${(row[best] * 100).toFixed(0)}%` }));
+            cellDiv.append(el('span', { class: 'top', 'data-j': best, 'data-w': row[best], text: `${s.columns[best]} ${(row[best] * 100).toFixed(0)}%` }));
           }
           grid.append(cellDiv);
         });
