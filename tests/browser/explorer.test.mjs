@@ -248,6 +248,43 @@ async function layoutChecks(page, name) {
   return r;
 }
 
+// The keyboard's path through a page: from the first control, Tab reaches every control that can be
+// used (inputs, menus, buttons, the head view's tokens, the neuron view's keys, the model view's maps),
+// each once, in the order of the page, and that order runs sentence box → model menu → Show → set tabs →
+// layer → heads → model-view row → head-view tokens → neuron view → model view; Shift+Tab goes back.
+async function focusOrder(page, name, { neuron = true } = {}) {
+  const groups = ['live', 'tabs', 'controls', 'headsvg', 'neuron', 'modelview'];
+  const want = await page.evaluate((groups) => {
+    const all = [...document.querySelectorAll('input, select, button, summary, textarea, a[href], [tabindex]')]
+      .filter((e) => e.tabIndex >= 0 && !e.disabled && !e.closest('[hidden]') && e.getClientRects().length > 0);
+    return all.map((e, k) => {
+      e.dataset.fo = k;
+      const g = groups.findIndex((id) => e.closest(`#${id}, .${id}`));
+      return { k, g, what: `${e.tagName.toLowerCase()}${e.id ? '#' + e.id : ''}${e.className?.baseVal ?? e.className ? '.' + String(e.className?.baseVal ?? e.className).split(' ')[0] : ''}` };
+    });
+  }, groups);
+  await page.focus('[data-fo="0"]');
+  const seen = [0];
+  for (let t = 1; t < want.length; t++) {
+    await page.keyboard.press('Tab');
+    const at = await page.evaluate(() => { const e = document.activeElement; return e?.dataset?.fo ?? `${e?.tagName}.${e?.className}#${e?.id}`; });
+    seen.push(Number.isNaN(Number(at)) ? at : Number(at));
+  }
+  const inOrder = seen.every((k, t) => k === t);
+  check(inOrder, `${name}: Tab visits ${JSON.stringify(seen.map((k) => want[k]?.what ?? k).slice(0, 60))}, not the ${want.length} controls in page order`);
+  const ranks = want.map((w) => w.g);
+  check(ranks.every((g) => g >= 0) && ranks.every((g, t) => t === 0 || g >= ranks[t - 1]),
+        `${name}: controls in an odd order: ${JSON.stringify(want.map((w) => `${groups[w.g] ?? '?'}:${w.what}`))}`);
+  for (const g of ['controls', 'headsvg', ...(neuron ? ['neuron'] : []), 'modelview'])
+    check(ranks.includes(groups.indexOf(g)), `${name}: Tab never reaches the ${g}`);
+  await page.keyboard.down('Shift');
+  await page.keyboard.press('Tab');
+  await page.keyboard.up('Shift');
+  const back = Number(await page.evaluate(() => document.activeElement?.dataset?.fo ?? -1));
+  check(back === want.length - 2, `${name}: Shift+Tab from the last control went to ${back}, not ${want.length - 2}`);
+  return want.length;
+}
+
 // Checks one attention set as the page shows it: tokens, lines, the hovered row's weights, the grid.
 async function checkAttentionSet(page, name, set, hoverRow) {
   const left = await page.$$eval('#headsvg text.tok.left', (e) => e.map((t) => t.textContent));
@@ -365,6 +402,7 @@ try {
       await layoutChecks(page, `translate/${set.name}`);
       if (set.kind === 'cross') await screenshotCheck(page, 'translate', { fullPage: true, keep: 'explorer-translate-cross.png' });
     }
+    await focusOrder(page, 'translate', { neuron: false });  // no vectors here: the neuron view is a note
     const note = await page.$eval('#neuron', (e) => e.textContent);
     check(note.includes('--vectors') && await page.$$eval('#neuron svg.bars', (e) => e.length) === 0,
           `translate: a page without vectors says how to get the neuron view ("${note}")`);
@@ -580,6 +618,8 @@ async function checkLivePage() {
     const lnv = await checkNeuron(page, 'live lm-english neuron', lmV.attention[0], 1);
     check(lnv.i === 3 && lnv.j === 1 && lnv.h === 2, `live lm-english: neuron view at ${JSON.stringify(lnv)}`);
     check(await page.$eval('#nv-key option[value="4"]', (o) => o.disabled), 'live lm-english: a key after the query is not masked in the menu');
+    const stops = await focusOrder(page, 'live lm-english');
+    check(stops > 30, `live lm-english: only ${stops} controls for the keyboard`);
     const lmSubtitle = await page.$eval('.subtitle', (e) => e.textContent);
     check(lmSubtitle.startsWith('Model: lm-english ('), `live lm-english: subtitle "${lmSubtitle}"`);
 
