@@ -5,14 +5,16 @@
    independently) with their task, and the commands' default model.
 2. /api/attend and /api/translate (GET and POST) answer with the JSON that `attnlab attend/translate
    --format json` prints for the same sentence and model (equal after parsing); each attention row of
-   the answers sums to 1, and a language model's weights above the diagonal are 0.
+   the answers sums to 1, and a language model's weights above the diagonal are 0. With vectors=1
+   (`--vectors`) the sets carry each head's q and k, and softmax over each row of q·k/√d_k, computed
+   here in Python, reproduces every weight of the answer (the neuron view's check).
 3. Every bad request gets 400 and a JSON error naming the field: sentence missing, empty, blank, over
    10 kB (in a URL and in a JSON body), invalid UTF-8, too many tokens for the model; model unknown,
-   path-like, or of the wrong kind; an unknown parameter; a body that is not JSON.
-4. Load: 512 requests from 8 threads, attend and translate mixed, every answer compared with the
-   command's JSON. With --max-requests 1, requests sent at once get 503 (busy) or the right answer.
-   With vectors=1 (`--vectors`) the sets carry each head's q and k, and softmax over each row of
-   q·k/√d_k, computed here in Python, reproduces every weight of the answer (the neuron view's check).
+   path-like, or of the wrong kind; an unknown parameter; a body that is not JSON; vectors not 0 or 1,
+   or without attention=1 on /api/translate.
+4. Load: 512 requests from 8 threads, attend and translate mixed, on a server computing two at once
+   (--workers 2), every answer compared with the command's JSON. With --max-requests 1, requests sent
+   at once get 503 (busy) or the right answer.
 5. A second server on the port in use exits 2 with one line naming --port; SIGTERM stops the server
    with exit 0 within seconds, and the port can be bound again.
 
@@ -123,7 +125,9 @@ def main():
     if not os.path.exists(os.path.join(ROOT, "data/models/translate-wide/model.ckpt")):
         print("SKIP: data/models/translate-wide is not here")
         return 77
-    server, port = start()
+    # Two lanes (--workers 2) even on a one-core machine: the load below runs two forward passes at once,
+    # each on its own copy of the models, and every answer must still be the command's.
+    server, port = start("--workers", "2")
     try:
         # 1. the models
         status, body = get(port, "/api/models")
