@@ -331,6 +331,7 @@ class Transformer {
   // Decoding state.
   int beams_ = 0, step_ = 0, src_len_ = 0;
   std::vector<CacheLayer> dec_cache_;
+  Buf reorder_scratch_;  // reorder_cache's, kept between steps
   Buf step_x_, step_in_, step_sub_, step_mean_, step_rstd_, step_q_, step_kt_, step_vt_, step_ctx_, step_lse_, step_h_,
       step_logits_dev_;
   backend::Buffer<int> step_tokens_;
