@@ -179,6 +179,8 @@ async function checkNeuron(page, name, set, L) {
   let worst = 0;
   set.weights[L][h][i].forEach((w, c) => { worst = Math.max(worst, Math.abs(exps[c] / sum - w)); });
   check(worst <= 2e-6, `${name}: softmax of q·k/√d_k differs from the JSON's weights of row ${i}, head ${h} by ${worst}`);
+  const scoreLine = await page.$eval('#neuron .nvscore', (e) => e.textContent);
+  check(scoreLine.includes(`÷ √${dk} = ${Math.sqrt(dk)}: score`), `${name}: the scaling reads "${scoreLine}"`);
   const masked = await page.$$eval('#neuron tr.nv-scores td.masked', (e) => e.length);
   check(masked === set.columns.length - visible, `${name}: ${masked} masked scores shown, expected ${set.columns.length - visible}`);
   const chosen = await page.$eval('#neuron table.nvsoftmax th.chosen', (e) => e.textContent);
@@ -420,6 +422,32 @@ try {
       const m = want[k];
       check(m && f.r === m.rows && f.c === m.cols && f.cells === m.rows * m.cols, `lesson 9: heatmap ${k} is ${f.r}×${f.c} with ${f.cells} cells`);
     });
+    // Every cell holds the JSON's value, every number printed on a cell says it to its 2 decimals (0 past
+    // 100), and every colour scale's ends are the matrix's range (0 to 1 for weights; ±the largest
+    // magnitude, centred on 0, for values of both signs).
+    const drawn = await page.$$eval('figure.figure', (fs) => fs.map((f) => ({
+      v: [...f.querySelectorAll('svg.heatmap rect.cell')].map((r) => r.dataset.v),
+      t: [...f.querySelectorAll('svg.heatmap text.value')].map((t) => t.textContent),
+      legend: [...f.querySelectorAll('svg.legend text')].map((t) => t.textContent) })));
+    let badCells = 0, badText = 0, badLegend = 0;
+    drawn.forEach((f, k) => {
+      const m = want[k], flat = [].concat(...m.data);
+      flat.forEach((x, c) => { if (String(x) !== f.v[c] && !(typeof x === 'number' && Number(f.v[c]) === x)) badCells++; });
+      f.t.forEach((t, c) => {
+        const x = flat[c];
+        if (typeof x !== 'number') { if (!['∞', '−∞', 'NaN'].includes(t)) badText++; return; }
+        if (Math.abs(Number(t) - x) > (Math.abs(x) >= 100 ? 0.5 : 0.005) + 1e-9) badText++;
+      });
+      const fin = flat.filter((x) => typeof x === 'number' && Number.isFinite(x));
+      let lo = Math.min(...fin), hi = Math.max(...fin);
+      if (!fin.length || m.kind === 'weights') { lo = 0; hi = 1; }
+      if (lo < 0 && hi > 0) { hi = Math.max(-lo, hi); lo = -hi; }
+      const near3 = (t, x) => Math.abs(Number(t) - x) <= 0.0005 + 1e-3 * Math.abs(x);
+      if (f.legend.length !== 2 || !near3(f.legend[0], lo) || !near3(f.legend[1], hi)) badLegend++;
+    });
+    check(badCells === 0, `lesson 9: ${badCells} cells differ from the JSON`);
+    check(badText === 0 && drawn.some((f) => f.t.length > 0), `lesson 9: ${badText} printed cell values differ from the JSON`);
+    check(badLegend === 0, `lesson 9: ${badLegend} colour scales whose ends are not the matrix's range`);
     const steps = await page.$$eval('section.step', (e) => e.length);
     check(steps === lessonJson.lessons[0].steps.length, `lesson 9: ${steps} steps shown, ${lessonJson.lessons[0].steps.length} in the JSON`);
     const cell = await page.$('figure.figure svg.heatmap rect.cell[data-r="1"][data-c="0"]');
