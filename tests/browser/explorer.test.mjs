@@ -657,6 +657,7 @@ async function checkLivePage() {
     await page.click('button[data-solo="0"]');
     const solo = await page.$$eval('.controls input[data-head]', (e) => e.filter((b) => b.checked).map((b) => Number(b.dataset.head)));
     check(JSON.stringify(solo) === '[0]', `live: "alone" on head 0 left heads ${JSON.stringify(solo)} checked`);
+    check(await page.$eval('#nv-head', (e) => e.value) === '0', 'live: "alone" on head 0 did not show head 0 in the neuron view');
     const soloHeads = await page.$$eval('#headsvg line.edge', (e) => [...new Set(e.map((l) => Number(l.dataset.head)))]);
     let soloLines = 0;
     lm.attention[0].weights[1][0].forEach((row) => row.forEach((w) => { if (w >= lineMin) soloLines++; }));

@@ -211,7 +211,7 @@
         heads.append(el('label', { class: 'headbox' }, box, el('span', { class: 'swatch', style: `background:${headColour(h)}` }), `H${h}`));
         // One head alone: all heads drawn at once hide each other where their lines cross.
         heads.append(el('button', { type: 'button', class: 'solo', 'data-solo': k, 'aria-label': `show head ${h} alone`, text: 'alone',
-                                    onclick: () => { state.heads = new Set([k]); renderControls(); renderHeadView(); } }));
+                                    onclick: () => { state.heads = new Set([k]); state.nh = k; renderControls(); renderHeadView(); } }));  // the neuron view follows
       });
       if (s.heads.length > 1) {
         heads.append(el('button', { type: 'button', class: 'solo', 'data-solo': 'all', text: 'all heads',
