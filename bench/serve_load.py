@@ -5,7 +5,11 @@ Starts `attnlab serve --port 0` from the source tree, then for each endpoint sen
 (default 256) from --clients threads (default 8), each on a new connection, and checks every answer:
 status 200 and the same JSON as `attnlab attend/translate --format json` prints for the sentence. It
 stops by itself. Prints, per endpoint, p50 and p95 latency (one request, client side, from connecting
-to the last byte) and requests per second (answers / wall time of the whole burst).
+to the last byte), requests per second (answers / wall time of the whole burst) and the server's CPU
+time per request (its user + system time over the burst, from /proc, divided by the answers): on a
+machine that other work shares, latency and throughput depend on what share of the cores the server
+gets, and CPU time per request much less; 2 cores / CPU per request is what the server could answer per
+second with both cores to itself and every core busy.
 
   /usr/bin/python3 bench/serve_load.py [--attnlab build/attnlab] [--requests 256] [--clients 8]
 
@@ -35,17 +39,29 @@ def percentile(values, p):
     return s[int(k)]
 
 
+def cpu_seconds(pid):
+    """User + system CPU time of process pid so far (Linux /proc), or None elsewhere."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--attnlab", default=os.path.join(ROOT, "build", "attnlab"))
     ap.add_argument("--requests", type=int, default=256)
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--max-requests", type=int, default=8, help="the server's --max-requests")
+    ap.add_argument("--workers", type=int, default=0, help="the server's --workers (0: its default)")
     a = ap.parse_args()
     binary = os.path.abspath(a.attnlab)
     cases = [("attend", {"sentence": SENTENCE, "model": "lm-english"}, ["attend", SENTENCE, "--model", "data/models/lm-english"]),
              ("translate", {"sentence": SENTENCE}, ["translate", SENTENCE])]
-    server = subprocess.Popen([binary, "serve", "--port", "0", "--max-requests", str(a.max_requests)], cwd=ROOT,
+    extra = ["--workers", str(a.workers)] if a.workers else []
+    server = subprocess.Popen([binary, "serve", "--port", "0", "--max-requests", str(a.max_requests), *extra], cwd=ROOT,
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     line = server.stdout.readline()
     if "http://" not in line:
@@ -84,6 +100,7 @@ def main():
                         if not ok:
                             wrong += 1
 
+            cpu0 = cpu_seconds(server.pid)
             start = time.perf_counter()
             threads = [threading.Thread(target=client) for _ in range(a.clients)]
             for t in threads:
@@ -91,9 +108,11 @@ def main():
             for t in threads:
                 t.join()
             wall = time.perf_counter() - start
+            cpu1 = cpu_seconds(server.pid)
+            cpu = f", server CPU {1000 * (cpu1 - cpu0) / len(latencies):.0f} ms/request" if cpu0 is not None and cpu1 is not None else ""
             print(f"{api:9s} ({params.get('model', 'default model')}): {len(latencies)} requests in {wall:.1f} s: "
                   f"p50 {1000 * percentile(latencies, 50):.0f} ms, p95 {1000 * percentile(latencies, 95):.0f} ms, "
-                  f"mean {1000 * statistics.mean(latencies):.0f} ms, {len(latencies) / wall:.1f} requests/s; statuses {statuses}")
+                  f"mean {1000 * statistics.mean(latencies):.0f} ms, {len(latencies) / wall:.1f} requests/s{cpu}; statuses {statuses}")
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=30)

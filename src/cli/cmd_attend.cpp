@@ -28,6 +28,7 @@ struct AttendOptions {
   int layer = -1;  // −1: all
   int head = -1;
   std::string focus;  // one token's row across every layer and head
+  bool vectors = false;  // each head's q and k in the JSON and the page (the neuron view)
   std::string format = "text";
   ViewOptions view;
   std::string backend = "cpu";
@@ -67,7 +68,9 @@ void run_attend(const AttendOptions& o) {
   if (o.head >= c.heads) throw InputError(fmt::format("--head: {} is out of range; this model has heads 0…{}", o.head, c.heads - 1));
   if (!o.pictures.svg.empty() && o.focus.empty() && (o.layer < 0 || o.head < 0))
     throw InputError("--svg: draws one heatmap; give --layer L and --head H (or --focus WORD for one token's row in every head)");
-  const AttendComputation a = compute_attend(m, o.text, "TEXT", o.layer, o.head, nullptr);
+  if (o.vectors && o.format != "json" && o.pictures.html.empty())
+    throw InputError("--vectors: adds each head's query and key vectors to --format json or to the --html page; give one of them");
+  const AttendComputation a = compute_attend(m, o.text, "TEXT", o.layer, o.head, nullptr, o.vectors);
   const std::vector<std::string>& toks = a.tokens;
   const std::size_t n = toks.size();
   const std::vector<int>& layer_ids = a.layer_ids;
@@ -157,6 +160,8 @@ void setup_attend(CLI::App& app) {
   sub->add_option("--layer", opts->layer, "Only this layer (default: all)")->transform(whole_number(0, 1000));
   sub->add_option("--head", opts->head, "Only this head (default: all)")->transform(whole_number(0, 1000));
   sub->add_option("--focus", opts->focus, "One token's row in every layer and head (e.g. --focus it)");
+  sub->add_flag("--vectors", opts->vectors,
+                "With --format json or --html: each head's query and key vectors too (\"vectors\"), for the page's neuron view");
   add_backend_option(*sub, opts->backend);
   add_format_option(*sub, opts->format);
   add_view_flags(*sub, opts->view.no_color, opts->view.full);

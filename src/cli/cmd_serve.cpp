@@ -2,14 +2,19 @@
 // The attention explorer as a live page: a small HTTP server (Debian's cpp-httplib) on this machine
 // that serves the explorer page and answers
 //   GET /api/models                               the models it can use: the shipped ones and any --model
-//   GET /api/attend?sentence=…[&model=NAME]         exactly the JSON of `attnlab attend --format json`
-//   GET /api/translate?sentence=…[&model=NAME][&attention=1]
+//   GET /api/attend?sentence=…[&model=NAME][&vectors=1]
+//                                                 exactly the JSON of `attnlab attend --format json`
+//                                                 (with vectors=1: of `… --vectors`)
+//   GET /api/translate?sentence=…[&model=NAME][&attention=1][&vectors=1]
 //                                                 exactly the JSON of `attnlab translate --format json`
-//                                                 (with attention=1: of `… --format json --show-attention`)
+//                                                 (with attention=1: of `… --format json --show-attention`,
+//                                                 vectors=1 adds `--vectors`)
 // and the same two as POST with a JSON body {"sentence": …, "model": …, "attention": …} for sentences
 // too long for a URL. A request names a model only by the names /api/models lists: nothing from a
 // request reaches the file system or a shell. Bad requests get 400 and {"error": "FIELD: …", "field"}.
+#include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <chrono>
 #include <csignal>
 #include <cstring>
@@ -20,6 +25,7 @@
 #include <mutex>
 #include <thread>
 
+#include <cblas.h>
 #include <netdb.h>
 #include <spawn.h>
 #include <sys/socket.h>
@@ -30,6 +36,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/cpu/cpu_backend.hpp"
+#include "backend/cpu/parallel.hpp"
 #include "cli/commands.hpp"
 #include "cli/model_documents.hpp"
 #include "cli/pictures.hpp"
@@ -53,6 +60,7 @@ struct ServeOptions {
   std::string host = "127.0.0.1";
   bool open = false;
   int max_requests = 8;
+  int workers = 0;  // forward passes at once; 0: one per core (at most --max-requests)
 };
 
 namespace {
@@ -97,9 +105,63 @@ bool valid_utf8(const std::string& s) {
 
 bool blank(const std::string& s) { return s.find_first_not_of(" \t\r\n") == std::string::npos; }
 
+// A copy of a loaded model on another backend: the same weights, vocabulary and metadata, and its own
+// activations, caches and scratch (a Transformer keeps its last pass inside itself, and a CPU backend
+// its scratch buffers), so that two lanes can run forward passes at the same time.
+std::unique_ptr<tasks::LoadedModel> copy_on(const tasks::LoadedModel& m, backend::Ops<float>& be) {
+  auto c = std::make_unique<tasks::LoadedModel>();
+  c->dir = m.dir;
+  c->run = m.run;
+  c->vocab = m.vocab;
+  c->meta = m.meta;
+  c->known_source_words = m.known_source_words;
+  c->weights = m.weights;
+  c->net = std::make_unique<model::Transformer<float>>(m.net->config(), be);
+  c->net->params.upload(m.net->params.download());
+  return c;
+}
+
 class LiveServer {
  public:
   explicit LiveServer(const ServeOptions& o) : max_requests_(o.max_requests) {}
+
+  // A lane: one forward pass at a time, on its own copy of every model (lane 0: the models_ themselves)
+  // and its own CPU backend. Requests take any free lane and wait for one when all are busy.
+  struct Lane {
+    std::unique_ptr<backend::Ops<float>> be;        // null for lane 0 (the process-wide CPU backend)
+    std::vector<std::unique_ptr<tasks::LoadedModel>> copies;  // lanes 1…: one per models_ entry
+    bool busy = false;
+  };
+  class LaneHold {
+   public:
+    LaneHold(LiveServer& s) : s_(s) {
+      std::unique_lock<std::mutex> lk(s_.lanes_mu_);
+      s_.lane_free_.wait(lk, [&] {
+        for (std::size_t i = 0; i < s_.lanes_.size(); ++i)
+          if (!s_.lanes_[i].busy) return (index_ = i), true;
+        return false;
+      });
+      s_.lanes_[index_].busy = true;
+    }
+    ~LaneHold() {
+      {
+        std::lock_guard<std::mutex> lk(s_.lanes_mu_);
+        s_.lanes_[index_].busy = false;
+      }
+      s_.lane_free_.notify_one();
+    }
+    LaneHold(const LaneHold&) = delete;
+    LaneHold& operator=(const LaneHold&) = delete;
+    // This lane's copy of the served model `s`.
+    tasks::LoadedModel& model(const ServedModel& sm) {
+      if (index_ == 0) return *sm.m;
+      return *s_.lanes_[index_].copies[static_cast<std::size_t>(&sm - s_.models_.data())];
+    }
+
+   private:
+    LiveServer& s_;
+    std::size_t index_ = 0;
+  };
 
   void run(const ServeOptions& o);
 
@@ -124,11 +186,15 @@ class LiveServer {
 
   std::vector<ServedModel> models_;
   std::string default_attend_, default_translate_;
-  // One forward pass at a time, over every model: a Transformer keeps the attention of its last pass
-  // inside itself (model/transformer.hpp), and the CPU backend's thread pool and OpenBLAS's thread
-  // count are process-wide, so two passes at once, even on two models, would not be safe. On the
-  // 2-core machines attnlab targets, passes one after another are as fast in total anyway.
-  std::mutex compute_;
+  // Forward passes run on lanes, one pass per lane at a time: a Transformer keeps the attention of its
+  // last pass inside itself (model/transformer.hpp) and a CPU backend its scratch, so each lane has its
+  // own copies. With more than one lane, OpenBLAS and attnlab's own loops are single-threaded (their
+  // thread counts are process-wide): the parallelism is one request per core, which for these small
+  // matrices (a few rows per product while decoding) is worth far more than two cores on one product.
+  void make_lanes(int n);
+  std::vector<Lane> lanes_;
+  std::mutex lanes_mu_;
+  std::condition_variable lane_free_;
   std::atomic<int> in_flight_{0};
   int max_requests_;
   std::string page_;
@@ -283,19 +349,25 @@ void LiveServer::answer(const httplib::Request& req, httplib::Response& res, boo
     return;
   }
   try {
-    const auto p = params(req, translate ? std::vector<std::string>{"sentence", "model", "attention"}
-                                         : std::vector<std::string>{"sentence", "model"});
+    const auto p = params(req, translate ? std::vector<std::string>{"sentence", "model", "attention", "vectors"}
+                                         : std::vector<std::string>{"sentence", "model", "vectors"});
     const std::string sentence = sentence_of(p);
     const ServedModel& s = model_for(p, translate ? default_translate_ : default_attend_, translate);
-    bool attention = false;
-    if (const auto a = p.find("attention"); a != p.end()) {
-      if (a->second != "0" && a->second != "1") throw Refusal{400, "attention", "attention: expected 0 or 1"};
-      attention = a->second == "1";
-    }
+    auto flag = [&](const std::string& name) {
+      const auto a = p.find(name);
+      if (a == p.end()) return false;
+      if (a->second != "0" && a->second != "1") throw Refusal{400, name, name + ": expected 0 or 1"};
+      return a->second == "1";
+    };
+    const bool attention = flag("attention");
+    const bool vectors = flag("vectors");  // the neuron view's q and k: `--vectors`
+    if (translate && vectors && !attention)
+      throw Refusal{400, "vectors", "vectors: the vectors go with the attention sets; give attention=1 too"};
     std::string body;
     std::vector<std::string> warnings;  // what the command prints on stderr; not part of its JSON
     try {
-      std::lock_guard<std::mutex> lock(compute_);
+      LaneHold lane(*this);
+      tasks::LoadedModel& lm = lane.model(s);
       if (translate) {
         TranslateRequest r;
         r.text = sentence;
@@ -303,9 +375,10 @@ void LiveServer::answer(const httplib::Request& req, httplib::Response& res, boo
         r.record_attention = true;  // as --format json does
         r.cross_attention_json = true;
         r.attention_sets = attention;
-        body = json_text(translate_document(*s.m, r, &warnings).doc);
+        r.vectors = vectors;
+        body = json_text(translate_document(lm, r, &warnings).doc);
       } else {
-        body = json_text(attend_document(*s.m, compute_attend(*s.m, sentence, "sentence", -1, -1, &warnings), true));
+        body = json_text(attend_document(lm, compute_attend(lm, sentence, "sentence", -1, -1, &warnings, vectors), true));
       }
     } catch (const InputError& e) {
       throw Refusal{400, "sentence", e.what()};  // the sentence's own errors: too long, no known word
@@ -316,6 +389,14 @@ void LiveServer::answer(const httplib::Request& req, httplib::Response& res, boo
     res.status = r.status;
     res.set_content(nlohmann::json({{"error", r.message}, {"field", r.field}}).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
                     "application/json");
+  }
+}
+
+void LiveServer::make_lanes(int n) {
+  lanes_.resize(static_cast<std::size_t>(n));
+  for (std::size_t i = 1; i < lanes_.size(); ++i) {
+    lanes_[i].be = backend::make_cpu_backend<float>(backend::CpuAttention::Lse);
+    for (const auto& sm : models_) lanes_[i].copies.push_back(copy_on(*sm.m, *lanes_[i].be));
   }
 }
 
@@ -442,14 +523,24 @@ void LiveServer::run(const ServeOptions& o) {
   }
   // Bound first, so that a port in use is said at once; then the models (a few seconds), while the
   // first clients wait in the listen queue.
+  // Lanes: one per core by default (a request's forward pass uses one core well, two poorly), never more
+  // than the requests answered at once.
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const int lanes = std::min(max_requests_, o.workers > 0 ? o.workers : static_cast<int>(cores));
+  if (lanes > 1) {
+    openblas_set_num_threads(1);
+    cpu::set_threads(1);
+  }
   load_models(o.models);
+  make_lanes(lanes);
   if (StopOnSignals::requested()) {
     std::cerr << "attnlab: serve stopped before it started\n";
     return;
   }
   const std::string url = fmt::format("http://{}:{}/", o.host.find(':') != std::string::npos ? "[" + o.host + "]" : o.host, port);
-  std::cout << visible_text(fmt::format("attnlab: serving the attention explorer at {} ({} model{}: {}); Ctrl-C stops it", url,
-                                        models_.size(), models_.size() == 1 ? "" : "s", names()))
+  std::cout << visible_text(fmt::format("attnlab: serving the attention explorer at {} ({} model{}: {}; {} request{} computed at once); "
+                                        "Ctrl-C stops it", url, models_.size(), models_.size() == 1 ? "" : "s", names(), lanes,
+                                        lanes == 1 ? "" : "s"))
             << std::endl;
   if (o.open) open_in_browser(url);
 
@@ -493,6 +584,10 @@ void setup_serve(CLI::App& app) {
                   "Attention requests answered at once; more get HTTP 503 (busy) until one finishes")
       ->transform(whole_number(1, 64))
       ->capture_default_str();
+  sub->add_option("--workers", opts->workers,
+                  "Requests computed at the same time, each on one core with its own copy of the models (default: one per "
+                  "core, at most --max-requests); 1: one at a time, each using every core")
+      ->transform(whole_number(1, 64));
   sub->callback([opts] { run_serve(*opts); });
 }
 

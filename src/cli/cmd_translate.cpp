@@ -28,6 +28,7 @@ struct TranslateOptions {
   int beam = 4;
   double length_penalty = 0.6;
   bool show_attention = false;
+  bool vectors = false;  // each set's q and k (the neuron view): with --show-attention --format json or --html
   bool allow_loops = false;
   std::string format = "text";
   ViewOptions view;
@@ -51,6 +52,9 @@ void run_translate(const TranslateOptions& o) {
   if (!o.pictures.svg.empty() && (o.layer < 0 || o.head < 0))
     throw InputError("--svg: draws one heatmap; give --layer L and --head H (the cross-attention of that layer and head)");
   const bool json = o.format == "json";
+  if (o.vectors && !((o.show_attention && json) || !o.pictures.html.empty()))
+    throw InputError("--vectors: adds each head's query and key vectors to the attention sets of --show-attention --format json "
+                     "or of the --html page; give one of them");
   TranslateRequest req;
   req.text = o.text;
   req.beam = o.beam;
@@ -59,6 +63,7 @@ void run_translate(const TranslateOptions& o) {
   req.record_attention = o.show_attention || json || !o.pictures.svg.empty();
   req.attention_sets = o.show_attention || !o.pictures.html.empty();
   req.cross_attention_json = json;
+  req.vectors = o.vectors;
   const TranslateResult tr = translate_document(m, req, nullptr);
   const nlohmann::json& j = tr.doc;
   const model::Hypothesis& h = tr.hypothesis;
@@ -123,6 +128,8 @@ void setup_translate(CLI::App& app) {
   sub->add_option("--beam", opts->beam, "Beam size (1 = greedy)")->transform(whole_number(1, 64))->capture_default_str();
   sub->add_option("--length-penalty", opts->length_penalty, "α of the length penalty ((5+|Y|)/6)^α")->transform(real_number(0.0, 5.0))->capture_default_str();
   sub->add_flag("--show-attention", opts->show_attention, "Print the cross-attention heatmap of each layer and head");
+  sub->add_flag("--vectors", opts->vectors,
+                "With --show-attention --format json, or --html: each head's query and key vectors too, for the page's neuron view");
   sub->add_flag("--allow-loops", opts->allow_loops, "Let decoding write a loop (a token thrice in a row, a phrase twice back to back), which it blocks by default");
   add_backend_option(*sub, opts->backend);
   add_format_option(*sub, opts->format);

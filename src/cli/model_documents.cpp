@@ -1,5 +1,7 @@
 #include "cli/model_documents.hpp"
 
+#include <charconv>
+#include <cstdlib>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -23,12 +25,57 @@ void warn(std::vector<std::string>* warnings, const std::string& line) {
   else std::cerr << line << '\n';
 }
 
+std::vector<int> all_ids(int n) {
+  std::vector<int> v(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = i;
+  return v;
+}
+
+// The float written in its shortest round-trip form, as a double that prints that way (0.1f: 0.1, not
+// 0.10000000149011612), so that the JSON is no longer than it must be and reads back as the same float.
+double shortest(float f) {
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf - 1, f);
+  *r.ptr = '\0';
+  return std::strtod(buf, nullptr);
+}
+
 }  // namespace
+
+nlohmann::json vectors_json(const std::vector<std::vector<float>>& queries, const std::vector<std::vector<float>>& keys,
+                            const std::vector<int>& layers, const std::vector<int>& heads, std::size_t rows,
+                            std::size_t columns, int d_model, int n_heads) {
+  const std::size_t C = static_cast<std::size_t>(d_model), dk = C / static_cast<std::size_t>(n_heads);
+  auto per_head = [&](const std::vector<float>& m, std::size_t n, int hd) {
+    nlohmann::json out = nlohmann::json::array();
+    for (std::size_t i = 0; i < n; ++i) {
+      nlohmann::json v = nlohmann::json::array();
+      const float* p = m.data() + i * C + static_cast<std::size_t>(hd) * dk;
+      for (std::size_t d = 0; d < dk; ++d) v.push_back(shortest(p[d]));
+      out.push_back(std::move(v));
+    }
+    return out;
+  };
+  nlohmann::json q = nlohmann::json::array(), k = nlohmann::json::array();
+  for (int l : layers) {
+    const auto& ql = queries.at(static_cast<std::size_t>(l));
+    const auto& kl = keys.at(static_cast<std::size_t>(l));
+    if (ql.size() < rows * C || kl.size() < columns * C) throw std::logic_error("vectors_json: fewer vectors than tokens");
+    nlohmann::json qh = nlohmann::json::array(), kh = nlohmann::json::array();
+    for (int hd : heads) {
+      qh.push_back(per_head(ql, rows, hd));
+      kh.push_back(per_head(kl, columns, hd));
+    }
+    q.push_back(std::move(qh));
+    k.push_back(std::move(kh));
+  }
+  return {{"d_k", dk}, {"q", std::move(q)}, {"k", std::move(k)}};
+}
 
 std::string json_text(const nlohmann::json& j) { return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace); }
 
 AttendComputation compute_attend(tasks::LoadedModel& m, const std::string& text, const std::string& what, int layer, int head,
-                                 std::vector<std::string>* warnings) {
+                                 std::vector<std::string>* warnings, bool vectors) {
   const model::ModelConfig& c = m.net->config();
   const int layers = c.decoder_only ? c.decoder_layers : c.encoder_layers;
   AttendComputation a;
@@ -45,6 +92,12 @@ AttendComputation compute_attend(tasks::LoadedModel& m, const std::string& text,
   for (auto& t : a.tokens) t = render::visible_controls(t);
   for (int l = 0; l < layers; ++l)
     a.attention.push_back(c.decoder_only ? m.net->decoder_self_attention(l) : m.net->encoder_attention(l));
+  using Block = model::Transformer<float>::Block;
+  for (int l = 0; vectors && l < layers; ++l) {
+    auto qk = m.net->attention_queries_keys(c.decoder_only ? Block::DecoderSelf : Block::EncoderSelf, l);
+    a.queries.push_back(std::move(qk.q));
+    a.keys.push_back(std::move(qk.k));
+  }
   for (int l = 0; l < layers; ++l)
     if (layer < 0 || l == layer) a.layer_ids.push_back(l);
   for (int hd = 0; hd < c.heads; ++hd)
@@ -69,6 +122,8 @@ nlohmann::json attend_document(const tasks::LoadedModel& m, const AttendComputat
   nlohmann::json d = {{"tokens", a.tokens},
                       {"model", model_json(m)},
                       {"attention", nlohmann::json::array({attention_set(si, [&](int l, int hd) { return a.block(l, hd); })})}};
+  if (!a.queries.empty())
+    d["attention"][0]["vectors"] = vectors_json(a.queries, a.keys, a.layer_ids, a.head_ids, n, n, c.d_model, c.heads);
   if (!with_layers) return d;
   // "layers": the same weights in the shape attend printed before the explorer existed.
   nlohmann::json jl = nlohmann::json::array();
@@ -122,13 +177,34 @@ TranslateResult translate_document(tasks::LoadedModel& m, const TranslateRequest
   out.verdict = tasks::judge_translation(m, text, static_cast<int>(src.size()), h, d, calibration);
   const tasks::Verdict& verdict = out.verdict;
 
-  // Every attention of the translation: the model re-reads the source and its own output (teacher
-  // forcing, no dropout), which gives the attention the decoder used at each step of decoding.
   // Every attention of the translation (tasks/attention_sets.hpp): the model re-reads the source and
   // its own output (teacher forcing, no dropout), which gives the attention the decoder used at each
   // step of decoding.
   nlohmann::json sets = nlohmann::json::array();
-  if (r.attention_sets) sets = tasks::translation_attention_sets(*m.net, src, src_tokens, h.tokens, out_tokens);
+  if (r.attention_sets) {
+    sets = tasks::translation_attention_sets(*m.net, src, src_tokens, h.tokens, out_tokens);
+    if (r.vectors) {  // the neuron view's queries and keys of each block (--vectors), from the same forward pass
+      using Block = model::Transformer<float>::Block;
+      std::vector<std::vector<float>> enc_q, enc_k, dec_q, dec_k, cross_q, cross_k;
+      for (int l = 0; l < c.encoder_layers; ++l) {
+        auto qk = m.net->attention_queries_keys(Block::EncoderSelf, l);
+        enc_q.push_back(std::move(qk.q));
+        enc_k.push_back(std::move(qk.k));
+      }
+      for (int l = 0; l < L; ++l) {
+        auto sq = m.net->attention_queries_keys(Block::DecoderSelf, l);
+        dec_q.push_back(std::move(sq.q));
+        dec_k.push_back(std::move(sq.k));
+        auto x = m.net->attention_queries_keys(Block::DecoderCross, l);
+        cross_q.push_back(std::move(x.q));
+        cross_k.push_back(std::move(x.k));
+      }
+      const std::size_t T = rows.size();
+      sets[0]["vectors"] = vectors_json(enc_q, enc_k, all_ids(c.encoder_layers), all_ids(H), src.size(), src.size(), c.d_model, H);
+      sets[1]["vectors"] = vectors_json(dec_q, dec_k, all_ids(L), all_ids(H), T, T, c.d_model, H);
+      sets[2]["vectors"] = vectors_json(cross_q, cross_k, all_ids(L), all_ids(H), T, src.size(), c.d_model, H);
+    }
+  }
   nlohmann::json& j = out.doc;
   j = {{"source", text}, {"source_tokens", src_tokens}, {"translation", out.translation},
        {"tokens", out_tokens}, {"logprob", h.logprob}, {"score", h.score}, {"finished", h.finished},

@@ -123,6 +123,16 @@ class Transformer {
     AttnLayout params;       // offsets of W_Q, b_Q, … in `params`
   };
   AttentionView attention_view(Block block, int layer) const;
+  // The queries and keys of one attention block in the last forward: q is (B·Tq) × C, k is (B·Tk) × C,
+  // head h's in columns [h·d_k, (h+1)·d_k), with b_Q and b_K added and before the 1/√d_k scaling:
+  // the vectors whose scaled dot products, softmaxed over each row, are that block's weights (widened
+  // from bf16 after a bf16 forward, the values its products read). For the neuron view (attend
+  // --vectors).
+  struct QueriesKeys {
+    std::vector<T> q, k;
+    int B = 0, Tq = 0, Tk = 0;
+  };
+  QueriesKeys attention_queries_keys(Block block, int layer) const;
   // The heads' outputs side by side before W_O in the last forward, (B·Tq) × C (head h owns columns
   // [h·d_v, (h+1)·d_v)): what mean-ablation (model/probes.hpp) averages.
   std::vector<T> attention_context(Block block, int layer) const;
@@ -321,6 +331,7 @@ class Transformer {
   // Decoding state.
   int beams_ = 0, step_ = 0, src_len_ = 0;
   std::vector<CacheLayer> dec_cache_;
+  Buf reorder_scratch_;  // reorder_cache's, kept between steps
   Buf step_x_, step_in_, step_sub_, step_mean_, step_rstd_, step_q_, step_kt_, step_vt_, step_ctx_, step_lse_, step_h_,
       step_logits_dev_;
   backend::Buffer<int> step_tokens_;

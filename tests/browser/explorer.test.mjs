@@ -43,8 +43,8 @@ function attnlab(...a) { return execFileSync(bin, a, { env, encoding: 'utf8', ma
 const P = (f) => path.join(work, f);
 const coref = "The animal didn't cross the street because it was too tired.";
 const wide = "The animal didn't cross the street because it was too wide.";
-attnlab('attend', coref, '--html', P('attend.html'));
-const attendJson = JSON.parse(attnlab('attend', coref, '--format', 'json'));
+attnlab('attend', coref, '--vectors', '--html', P('attend.html'));
+const attendJson = JSON.parse(attnlab('attend', coref, '--vectors', '--format', 'json'));
 attnlab('translate', wide, '--html', P('translate.html'));
 const translateJson = JSON.parse(attnlab('translate', wide, '--show-attention', '--format', 'json'));
 attnlab('lesson', '9', '--html', P('lesson9.html'));
@@ -134,6 +134,165 @@ async function screenshotCheck(page, name, opts = {}) {
   return stats;
 }
 
+// The neuron view of the query, key and head its menus show, in layer index L of `set` (which has
+// "vectors", from --vectors): the bars hold exactly the JSON's q and k; every number printed (product,
+// sum, score, the row's scores, max, exp, sum, weight) equals what this test computes from q and k on
+// its own (to 1e-12, and its text to the digits printed); and softmax of the row, computed here,
+// reproduces the weights the model reported (6 decimals in the JSON).
+async function checkNeuron(page, name, set, L) {
+  const at = await page.evaluate(() => ({ q: Number(document.querySelector('#nv-query').value), k: Number(document.querySelector('#nv-key').value),
+                                          h: Number(document.querySelector('#nv-head').value) }));
+  const vec = set.vectors, dk = vec.d_k, i = at.q, j = at.k, h = at.h;
+  const q = vec.q[L][h][i], k = vec.k[L][h][j];
+  const near = (a, b, tol = 1e-12) => Math.abs(a - b) <= tol * Math.max(1, Math.abs(b));
+  // Kahan summation: a different order of rounding from the page's plain loop.
+  const ksum = (xs) => { let sum = 0, c = 0; for (const x of xs) { const y = x - c, t = sum + y; c = (t - sum) - y; sum = t; } return sum; };
+  const bar = (cls) => page.$$eval(`#neuron svg.bars-${cls} rect.bar`, (e) => e.map((r) => Number(r.dataset.v)));
+  const bq = await bar('q'), bk = await bar('k'), bp = await bar('prod');
+  check(bq.length === dk && bq.every((v, d) => v === q[d]), `${name}: neuron q bars ≠ the JSON's q of row ${i}, head ${h}`);
+  check(bk.length === dk && bk.every((v, d) => v === k[d]), `${name}: neuron k bars ≠ the JSON's k of column ${j}, head ${h}`);
+  check(bp.length === dk && bp.every((v, d) => near(v, q[d] * k[d])), `${name}: neuron q × k bars`);
+  const causal = set.kind === 'causal';
+  const scores = set.columns.map((_, c) => (causal && c > i ? -Infinity : ksum(q.map((x, d) => x * vec.k[L][h][c][d])) / Math.sqrt(dk)));
+  const max = Math.max(...scores);
+  const exps = scores.map((x) => (x === -Infinity ? 0 : Math.exp(x - max)));
+  const sum = ksum(exps);
+  const want = { 'nv-dot': scores[j] * Math.sqrt(dk), 'nv-score': scores[j], 'nv-max': max, 'nv-sum': sum, 'nv-sum2': sum,
+                 'nv-exp': exps[j], 'nv-weight': exps[j] / sum, 'nv-model-weight': set.weights[L][h][i][j] };
+  const nums = await page.$$eval('#neuron .nv-num', (e) => e.map((x) => ({ cls: [...x.classList].find((c) => c !== 'nv-num' && c !== 'chosen') || '',
+    row: x.closest('tr')?.className || '', d: x.closest('tr')?.dataset.d, c: x.dataset.c, v: Number(x.dataset.v), text: x.textContent })));
+  let seen = 0;
+  for (const n of nums) {
+    // The text says the value to the digits it prints.
+    const shown = Number(n.text);
+    const fixed = /^-?\d+\.\d{4}$/.test(n.text);
+    check(fixed ? Math.abs(shown - n.v) <= 0.5e-4 + 1e-12 : Math.abs(shown - n.v) <= 1e-3 * Math.abs(n.v), `${name}: "${n.text}" printed for ${n.v}`);
+    let expect;
+    if (n.cls in want) expect = want[n.cls];
+    else if (n.cls === 'nv-q') expect = q[Number(n.d)];
+    else if (n.cls === 'nv-k') expect = k[Number(n.d)];
+    else if (n.cls === 'nv-prod') expect = q[Number(n.d)] * k[Number(n.d)];
+    else if (n.row === 'nv-scores') expect = scores[Number(n.c)];
+    else if (n.row === 'nv-shifted') expect = scores[Number(n.c)] - max;
+    else if (n.row === 'nv-exps') expect = exps[Number(n.c)];
+    else if (n.row === 'nv-weights') expect = exps[Number(n.c)] / sum;
+    check(expect !== undefined && near(n.v, expect, 1e-9), `${name}: neuron number ${n.cls || n.row} ${n.d ?? n.c ?? ''} is ${n.v}, computed here ${expect}`);
+    seen++;
+  }
+  const visible = set.columns.filter((_, c) => !(causal && c > i)).length;
+  check(seen === Object.keys(want).length + 3 * dk + 4 * visible, `${name}: ${seen} numbers in the neuron view, expected ${Object.keys(want).length + 3 * dk + 4 * visible}`);
+  // softmax(q·k/√d_k), computed here, is the model's weight: the vectors are the ones behind the weights.
+  let worst = 0;
+  set.weights[L][h][i].forEach((w, c) => { worst = Math.max(worst, Math.abs(exps[c] / sum - w)); });
+  check(worst <= 2e-6, `${name}: softmax of q·k/√d_k differs from the JSON's weights of row ${i}, head ${h} by ${worst}`);
+  const scoreLine = await page.$eval('#neuron .nvscore', (e) => e.textContent);
+  check(scoreLine.includes(`÷ √${dk} = ${Math.sqrt(dk)}: score`), `${name}: the scaling reads "${scoreLine}"`);
+  const masked = await page.$$eval('#neuron tr.nv-scores td.masked', (e) => e.length);
+  check(masked === set.columns.length - visible, `${name}: ${masked} masked scores shown, expected ${set.columns.length - visible}`);
+  const chosen = await page.$eval('#neuron table.nvsoftmax th.chosen', (e) => e.textContent);
+  check(chosen === set.columns[j], `${name}: the chosen key column is "${chosen}", expected "${set.columns[j]}"`);
+  return { i, j, h };
+}
+
+// What a reader sees of the layout, on every page: no label of a heatmap, the head view or the neuron
+// view's bars outside its picture (the last token's label clipped); every picture either fits its box or
+// is in a box that scrolls to its last column (never cut); the page itself never wider than the window;
+// no paragraph, list item, heading or cell whose text overflows its box; every number printed on a cell
+// (heatmaps, the readout) at a WCAG contrast of at least 4.5 : 1 with the cell's colour.
+async function layoutChecks(page, name) {
+  const r = await page.evaluate(() => {
+    const lum = (fill) => {
+      if (/^#[0-9a-f]{3}$/i.test(fill)) fill = '#' + [...fill.slice(1)].map((x) => x + x).join('');
+      const m = /^#([0-9a-f]{6})$/i.exec(fill);
+      const c = m ? [0, 2, 4].map((k) => parseInt(m[1].slice(k, k + 2), 16)) : fill.match(/\d+(\.\d+)?/g).slice(0, 3).map(Number);
+      const lin = c.map((x) => { x /= 255; return x <= 0.04045 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4; });
+      return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2];
+    };
+    const contrast = (a, b) => { const x = lum(a), y = lum(b); return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05); };
+    const out = { pageWider: document.scrollingElement.scrollWidth - innerWidth, clipped: [], cut: [], lowContrast: [], overflow: [], pictures: 0, values: 0 };
+    for (const svg of document.querySelectorAll('svg.heatmap, #headsvg, svg.bars')) {
+      out.pictures++;
+      const sr = svg.getBoundingClientRect();
+      for (const t of svg.querySelectorAll('text')) {
+        const tr = t.getBoundingClientRect();
+        if (tr.width && (tr.left < sr.left - 0.5 || tr.right > sr.right + 0.5 || tr.top < sr.top - 0.5 || tr.bottom > sr.bottom + 0.5)) out.clipped.push(t.textContent);
+      }
+      for (let a = svg.parentElement; a && a !== document.documentElement; a = a.parentElement) {
+        const cs = getComputedStyle(a);
+        if (cs.overflowX === 'visible') continue;
+        const ar = a.getBoundingClientRect();
+        const scrolls = cs.overflowX === 'auto' || cs.overflowX === 'scroll';
+        if (sr.right > ar.left + (scrolls ? a.scrollWidth - a.scrollLeft : ar.width) + 1) out.cut.push(`${svg.getAttribute('aria-label')} in ${a.className || a.tagName}`);
+        break;
+      }
+      if (svg.classList.contains('heatmap')) {
+        const cells = [...svg.querySelectorAll('rect.cell')];
+        const values = [...svg.querySelectorAll('text.value')];
+        const cols = Number(svg.dataset.cols);
+        values.forEach((t, k) => {
+          out.values++;
+          const c = contrast(t.getAttribute('fill'), cells[k].getAttribute('fill'));
+          if (c < 4.5) out.lowContrast.push(`${t.textContent} on ${cells[k].getAttribute('fill')}: ${c.toFixed(2)}`);
+        });
+        if (values.length && values.length !== cells.length) out.lowContrast.push(`${values.length} values for ${cells.length} cells (${cols} columns)`);
+      }
+    }
+    for (const td of document.querySelectorAll('#row-readout td')) {
+      out.values++;
+      const cs = getComputedStyle(td), c = contrast(cs.color, cs.backgroundColor);
+      if (c < 4.5) out.lowContrast.push(`readout ${td.textContent}: ${c.toFixed(2)}`);
+    }
+    for (const e of document.querySelectorAll('p, li, pre, h1, h2, h3, figcaption, label, summary')) {
+      if (e.closest('[hidden]') || e.closest('details:not([open])') && e.tagName !== 'SUMMARY') continue;
+      if (e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflowX === 'visible') out.overflow.push(e.textContent.slice(0, 50));
+    }
+    return out;
+  });
+  check(r.pageWider <= 0, `${name}: the page is ${r.pageWider} px wider than the window`);
+  check(r.clipped.length === 0, `${name}: ${r.clipped.length} labels outside their picture: ${r.clipped.slice(0, 5).join(', ')}`);
+  check(r.cut.length === 0, `${name}: pictures cut off: ${r.cut.slice(0, 5).join(' | ')}`);
+  check(r.lowContrast.length === 0, `${name}: numbers hard to read on their cells: ${r.lowContrast.slice(0, 5).join(' | ')}`);
+  check(r.overflow.length === 0, `${name}: text overflows its box: ${r.overflow.slice(0, 3).join(' | ')}`);
+  return r;
+}
+
+// The keyboard's path through a page: from the first control, Tab reaches every control that can be
+// used (inputs, menus, buttons, the head view's tokens, the neuron view's keys, the model view's maps),
+// each once, in the order of the page, and that order runs sentence box → model menu → Show → set tabs →
+// layer → heads → model-view row → head-view tokens → neuron view → model view; Shift+Tab goes back.
+async function focusOrder(page, name, { neuron = true } = {}) {
+  const groups = ['live', 'tabs', 'controls', 'headsvg', 'neuron', 'modelview'];
+  const want = await page.evaluate((groups) => {
+    const all = [...document.querySelectorAll('input, select, button, summary, textarea, a[href], [tabindex]')]
+      .filter((e) => e.tabIndex >= 0 && !e.disabled && !e.closest('[hidden]') && e.getClientRects().length > 0);
+    return all.map((e, k) => {
+      e.dataset.fo = k;
+      const g = groups.findIndex((id) => e.closest(`#${id}, .${id}`));
+      return { k, g, what: `${e.tagName.toLowerCase()}${e.id ? '#' + e.id : ''}${e.className?.baseVal ?? e.className ? '.' + String(e.className?.baseVal ?? e.className).split(' ')[0] : ''}` };
+    });
+  }, groups);
+  await page.focus('[data-fo="0"]');
+  const seen = [0];
+  for (let t = 1; t < want.length; t++) {
+    await page.keyboard.press('Tab');
+    const at = await page.evaluate(() => { const e = document.activeElement; return e?.dataset?.fo ?? `${e?.tagName}.${e?.className}#${e?.id}`; });
+    seen.push(Number.isNaN(Number(at)) ? at : Number(at));
+  }
+  const inOrder = seen.every((k, t) => k === t);
+  check(inOrder, `${name}: Tab visits ${JSON.stringify(seen.map((k) => want[k]?.what ?? k).slice(0, 60))}, not the ${want.length} controls in page order`);
+  const ranks = want.map((w) => w.g);
+  check(ranks.every((g) => g >= 0) && ranks.every((g, t) => t === 0 || g >= ranks[t - 1]),
+        `${name}: controls in an odd order: ${JSON.stringify(want.map((w) => `${groups[w.g] ?? '?'}:${w.what}`))}`);
+  for (const g of ['controls', 'headsvg', ...(neuron ? ['neuron'] : []), 'modelview'])
+    check(ranks.includes(groups.indexOf(g)), `${name}: Tab never reaches the ${g}`);
+  await page.keyboard.down('Shift');
+  await page.keyboard.press('Tab');
+  await page.keyboard.up('Shift');
+  const back = Number(await page.evaluate(() => document.activeElement?.dataset?.fo ?? -1));
+  check(back === want.length - 2, `${name}: Shift+Tab from the last control went to ${back}, not ${want.length - 2}`);
+  return want.length;
+}
+
 // Checks one attention set as the page shows it: tokens, lines, the hovered row's weights, the grid.
 async function checkAttentionSet(page, name, set, hoverRow) {
   const left = await page.$$eval('#headsvg text.tok.left', (e) => e.map((t) => t.textContent));
@@ -164,6 +323,29 @@ async function checkAttentionSet(page, name, set, hoverRow) {
     const sum = r.w.reduce((a, b) => a + b, 0);
     check(set.kind !== 'self' || close(sum, 1, 1e-4), `${name}: head ${r.head} row sums to ${sum}`);
   }
+  // The readout's printed percentages are the JSON's weights × 100, to the 0.1 printed.
+  const pct = await page.$$eval('#row-readout tr[data-head]', (trs) => trs.map((tr) => ({ head: Number(tr.dataset.head), t: [...tr.querySelectorAll('td')].map((td) => td.textContent) })));
+  for (const r of pct) {
+    const want = set.weights[0][set.heads.indexOf(r.head)][hoverRow];
+    check(r.t.every((t, j) => Math.abs(Number(t) - 100 * want[j]) <= 0.05 + 1e-9), `${name}: readout percentages ${r.t.join(' ')} for head ${r.head}`);
+  }
+
+  // The model view's colour scale, and a map read by hovering it: the cell under the pointer named by its
+  // tokens and weight. The last map, its last row and last column (the corner most easily cut off).
+  const legendText = await page.$$eval('.modelkey svg.legend text', (e) => e.map((t) => t.textContent));
+  check(JSON.stringify(legendText) === '["0.000","1.000"]', `${name}: the model view's scale reads ${JSON.stringify(legendText)}`);
+  const lastL = set.layers.length - 1, lastH = set.heads.length - 1, n = set.rows.length, m = set.columns.length;
+  for (const [i, j] of [[0, 0], [n - 1, m - 1]]) {
+    const thumb = await page.$(`.gridcell canvas.thumb[data-layer="${set.layers[lastL]}"][data-head="${set.heads[lastH]}"]`);
+    await thumb.scrollIntoViewIfNeeded();
+    const box = await thumb.boundingBox();
+    await page.mouse.move(box.x + ((j + 0.5) / m) * box.width, box.y + ((i + 0.5) / n) * box.height);
+    const ro = await page.$eval('#model-readout', (e) => ({ ...e.dataset, text: e.textContent }));
+    const w = set.weights[lastL][lastH][i][j];
+    check(Number(ro.i) === i && Number(ro.j) === j && Number(ro.w) === w && ro.text.includes(`"${set.rows[i]}" → "${set.columns[j]}"`) &&
+          Math.abs(Number(ro.text.split(': ').pop()) - w) <= 0.0005 + 1e-9,
+          `${name}: hovering map L${set.layers[lastL]} H${set.heads[lastH]} at (${i}, ${j}) reads "${ro.text}" (${ro.i}, ${ro.j}), JSON ${w}`);
+  }
 
   // Click a map of the model view: it opens large, one cell per weight.
   await page.click('.gridcell[data-layer] >> nth=0');
@@ -187,8 +369,24 @@ try {
     for (const t of tops) {
       const row = set.weights[set.layers.indexOf(t.l)][set.heads.indexOf(t.h)][it];
       const best = row.indexOf(Math.max(...row));
-      check(t.top.startsWith(`${set.columns[best]} `), `attend: layer ${t.l} head ${t.h} labelled "${t.top}", expected "${set.columns[best]}"`);
+      check(t.top.startsWith(`${set.columns[best]} `) && Math.abs(Number(t.top.match(/(\d+)%$/)[1]) - 100 * row[best]) <= 0.5 + 1e-9,
+            `attend: layer ${t.l} head ${t.h} labelled "${t.top}", expected "${set.columns[best]} ${(100 * row[best]).toFixed(1)}%"`);
     }
+    // The neuron view: "it" (pinned by a click in the head view) and the key it weights most in head 0,
+    // then another key, head and layer chosen from the menus.
+    await page.click(`#headsvg text.tok.left[data-i="${it}"]`);
+    let nv = await checkNeuron(page, 'attend neuron', set, 0);
+    check(nv.i === it, `attend: pinning "it" did not make it the neuron view's query (${nv.i})`);
+    const animal = set.columns.indexOf('animal');
+    await page.selectOption('#layer', '1');
+    await page.selectOption('#nv-key', String(animal));
+    await page.selectOption('#nv-head', '2');
+    nv = await checkNeuron(page, 'attend neuron L1', set, 1);
+    check(nv.j === animal && nv.h === 2, `attend: the neuron view shows key ${nv.j}, head ${nv.h}`);
+    await screenshotCheck(page, 'attend neuron', { keep: shots ? 'explorer-neuron.png' : undefined, clip: await page.$eval('#neuron', (e) => {
+      const r = e.getBoundingClientRect(); return { x: 0, y: r.top + window.scrollY - 70, width: 1280, height: Math.min(900, r.height + 80) }; }), fullPage: true });
+    await layoutChecks(page, 'attend');
+    await page.selectOption('#layer', '0');
     await page.hover(`#headsvg text.tok.left[data-i="${it}"]`);
     await screenshotCheck(page, 'attend', { fullPage: true, keep: 'explorer-attend.png' });
     check(errors.length === 0, `attend: console errors: ${errors.join(' | ')}`);
@@ -209,8 +407,13 @@ try {
         const above = await page.$$eval('#headsvg line.edge', (e) => e.filter((l) => Number(l.dataset.j) > Number(l.dataset.i)).length);
         check(above === 0, `translate/decoder: ${above} lines to words not yet written`);
       }
+      await layoutChecks(page, `translate/${set.name}`);
       if (set.kind === 'cross') await screenshotCheck(page, 'translate', { fullPage: true, keep: 'explorer-translate-cross.png' });
     }
+    await focusOrder(page, 'translate', { neuron: false });  // no vectors here: the neuron view is a note
+    const note = await page.$eval('#neuron', (e) => e.textContent);
+    check(note.includes('--vectors') && await page.$$eval('#neuron svg.bars', (e) => e.length) === 0,
+          `translate: a page without vectors says how to get the neuron view ("${note}")`);
     check(errors.length === 0, `translate: console errors: ${errors.join(' | ')}`);
     await page.close();
   }
@@ -245,6 +448,32 @@ try {
       const m = want[k];
       check(m && f.r === m.rows && f.c === m.cols && f.cells === m.rows * m.cols, `lesson 9: heatmap ${k} is ${f.r}×${f.c} with ${f.cells} cells`);
     });
+    // Every cell holds the JSON's value, every number printed on a cell says it to its 2 decimals (0 past
+    // 100), and every colour scale's ends are the matrix's range (0 to 1 for weights; ±the largest
+    // magnitude, centred on 0, for values of both signs).
+    const drawn = await page.$$eval('figure.figure', (fs) => fs.map((f) => ({
+      v: [...f.querySelectorAll('svg.heatmap rect.cell')].map((r) => r.dataset.v),
+      t: [...f.querySelectorAll('svg.heatmap text.value')].map((t) => t.textContent),
+      legend: [...f.querySelectorAll('svg.legend text')].map((t) => t.textContent) })));
+    let badCells = 0, badText = 0, badLegend = 0;
+    drawn.forEach((f, k) => {
+      const m = want[k], flat = [].concat(...m.data);
+      flat.forEach((x, c) => { if (String(x) !== f.v[c] && !(typeof x === 'number' && Number(f.v[c]) === x)) badCells++; });
+      f.t.forEach((t, c) => {
+        const x = flat[c];
+        if (typeof x !== 'number') { if (!['∞', '−∞', 'NaN'].includes(t)) badText++; return; }
+        if (Math.abs(Number(t) - x) > (Math.abs(x) >= 100 ? 0.5 : 0.005) + 1e-9) badText++;
+      });
+      const fin = flat.filter((x) => typeof x === 'number' && Number.isFinite(x));
+      let lo = Math.min(...fin), hi = Math.max(...fin);
+      if (!fin.length || m.kind === 'weights') { lo = 0; hi = 1; }
+      if (lo < 0 && hi > 0) { hi = Math.max(-lo, hi); lo = -hi; }
+      const near3 = (t, x) => Math.abs(Number(t) - x) <= 0.0005 + 1e-3 * Math.abs(x);
+      if (f.legend.length !== 2 || !near3(f.legend[0], lo) || !near3(f.legend[1], hi)) badLegend++;
+    });
+    check(badCells === 0, `lesson 9: ${badCells} cells differ from the JSON`);
+    check(badText === 0 && drawn.some((f) => f.t.length > 0), `lesson 9: ${badText} printed cell values differ from the JSON`);
+    check(badLegend === 0, `lesson 9: ${badLegend} colour scales whose ends are not the matrix's range`);
     const steps = await page.$$eval('section.step', (e) => e.length);
     check(steps === lessonJson.lessons[0].steps.length, `lesson 9: ${steps} steps shown, ${lessonJson.lessons[0].steps.length} in the JSON`);
     const cell = await page.$('figure.figure svg.heatmap rect.cell[data-r="1"][data-c="0"]');
@@ -253,6 +482,7 @@ try {
     check(close(v, want[0].data[1][0]), `lesson 9: first heatmap's cell (1,0) holds ${v}, the JSON ${want[0].data[1][0]}`);
     const readout = await page.$eval('figure.figure .readout-line', (p) => p.textContent);
     check(readout.includes('→') && readout.includes(v.toFixed(3).slice(0, 4)), `lesson 9: hovering a cell shows "${readout}"`);
+    await layoutChecks(page, 'lesson 9');
     await page.evaluate(() => document.querySelector('section.step[data-step="2"]').scrollIntoView());
     await screenshotCheck(page, 'lesson 9', { keep: 'explorer-lesson9.png' });
     check(errors.length === 0, `lesson 9: console errors: ${errors.join(' | ')}`);
@@ -270,6 +500,22 @@ try {
     check(maps === want, `tour: ${maps} heatmaps, the JSON has ${want} matrices`);
     const grey = await page.$$eval('rect.cell', (e) => e.filter((r) => ['inf', '-inf', 'nan'].includes(r.dataset.v)).length);
     check(nonFinite > 0 && grey === nonFinite, `tour: ${grey} cells spelled as non-finite, the JSON has ${nonFinite}`);
+    const lay = await layoutChecks(page, 'tour');
+    check(lay.values > 1000, `tour: only ${lay.values} printed values checked for contrast`);
+    // The widest heatmap (a d_model-wide matrix) scrolls: scrolled to its end, its last column is in view.
+    const wide = await page.evaluate(() => {
+      const svg = [...document.querySelectorAll('svg.heatmap')].sort((a, b) => b.width.baseVal.value - a.width.baseVal.value)[0];
+      let box = svg.parentElement;
+      while (box && getComputedStyle(box).overflowX === 'visible') box = box.parentElement;
+      box.scrollLeft = box.scrollWidth;
+      const cells = svg.querySelectorAll('rect.cell'), last = cells[cells.length - 1].getBoundingClientRect(), b = box.getBoundingClientRect();
+      const label = [...svg.querySelectorAll('text.collabel')].pop().getBoundingClientRect();
+      return { width: svg.width.baseVal.value, box: b.width, lastRight: last.right, labelRight: label.right, boxRight: b.right, scrolled: box.scrollLeft };
+    });
+    check(wide.width > 2 * wide.box && wide.scrolled > 0 && wide.lastRight <= wide.boxRight + 1 && wide.labelRight <= wide.boxRight + 1,
+          `tour: the widest heatmap (${wide.width} px in a ${wide.box} px box) does not scroll to its last column: ${JSON.stringify(wide)}`);
+    await page.evaluate(() => [...document.querySelectorAll('svg.heatmap')].sort((a, b) => b.width.baseVal.value - a.width.baseVal.value)[0].scrollIntoView());
+    await screenshotCheck(page, 'tour (wide heatmap scrolled)', {});
     check(errors.length === 0, `tour: console errors: ${errors.join(' | ')}`);
     await page.close();
   }
@@ -277,6 +523,7 @@ try {
   {
     const { page, errors } = await open('generate.html');
     await checkAttentionSet(page, 'generate', generateJson.attention[0], 3);
+    await layoutChecks(page, 'generate');
     check(errors.length === 0, `generate: console errors: ${errors.join(' | ')}`);
     await page.close();
   }
@@ -287,6 +534,7 @@ try {
     const set = JSON.parse(html.match(/<script id="attnlab-data" type="application\/json">(.*?)<\/script>/s)[1]).attention[0];
     check(set.rows.length === 40 && set.layers.length === 6 && set.heads.length === 8, 'big: the fixture is 40 tokens, 6 × 8');
     await checkAttentionSet(page, 'big', set, 39);
+    await layoutChecks(page, 'big');
     check(ms < 10000, `big: the page took ${ms} ms to load and draw`);
     await screenshotCheck(page, 'big', { fullPage: false });
     check(errors.length === 0, `big: console errors: ${errors.join(' | ')}`);
@@ -391,6 +639,21 @@ async function checkLivePage() {
     const readout = await page.$$eval('#row-readout tr[data-head] td', (e) => e.map((td) => Number(td.dataset.w)));
     const wantRow = [...set.weights[1][1][2], ...set.weights[1][3][2]];
     check(readout.length === wantRow.length && readout.every((w, j) => close(w, wantRow[j])), `live: readout ${JSON.stringify(readout)} ≠ JSON ${JSON.stringify(wantRow)}`);
+    // The neuron view on the live answer (the page asks with vectors=1): the pinned token 2 is its query.
+    const wantV = JSON.parse(attnlab('translate', sentence, '--show-attention', '--vectors', '--format', 'json'));
+    let nv = await checkNeuron(page, 'live neuron', wantV.attention[0], 1);
+    check(nv.i === 2, `live: the neuron view shows query ${nv.i}; expected the pinned token 2`);
+    // From the keyboard: the key menu with an arrow key, then a key's ↑ button with Enter.
+    await page.focus('#nv-key');
+    await page.keyboard.press(nv.j === 0 ? 'ArrowDown' : 'ArrowUp');
+    const moved = await checkNeuron(page, 'live neuron (arrow key)', wantV.attention[0], 1);
+    check(moved.j === (nv.j === 0 ? 1 : nv.j - 1), `live: an arrow key on the key menu chose key ${moved.j} (was ${nv.j})`);
+    await page.focus('#neuron button.nvkey[data-c="0"]');
+    await page.keyboard.press('Enter');
+    nv = await checkNeuron(page, 'live neuron (button)', wantV.attention[0], 1);
+    check(nv.j === 0 && await page.evaluate(() => document.activeElement?.dataset?.c) === '0', `live: Enter on key 0's button chose key ${nv.j}`);
+    await layoutChecks(page, 'live');
+    await page.evaluate(() => window.scrollTo(0, 0));
     await screenshotCheck(page, 'live', { fullPage: true, keep: shots ? 'explorer-live.png' : undefined });
 
     // Another model: lm-english, drawn from /api/attend.
@@ -402,6 +665,15 @@ async function checkLivePage() {
     const lmReadout = await page.$$eval('#row-readout tr[data-head] td', (e) => e.map((td) => Number(td.dataset.w)));
     const lmWant = [...lm.attention[0].weights[1][1][2], ...lm.attention[0].weights[1][3][2]];
     check(lmReadout.length === lmWant.length && lmReadout.every((w, j) => close(w, lmWant[j])), 'live lm-english: the readout is not the JSON\'s row 2 of layer 1, heads 1 and 3');
+    const lmV = JSON.parse(attnlab('attend', sentence, '--model', 'data/models/lm-english', '--vectors', '--format', 'json'));
+    await page.selectOption('#nv-query', '3');
+    await page.selectOption('#nv-key', '1');
+    await page.selectOption('#nv-head', '2');
+    const lnv = await checkNeuron(page, 'live lm-english neuron', lmV.attention[0], 1);
+    check(lnv.i === 3 && lnv.j === 1 && lnv.h === 2, `live lm-english: neuron view at ${JSON.stringify(lnv)}`);
+    check(await page.$eval('#nv-key option[value="4"]', (o) => o.disabled), 'live lm-english: a key after the query is not masked in the menu');
+    const stops = await focusOrder(page, 'live lm-english');
+    check(stops > 30, `live lm-english: only ${stops} controls for the keyboard`);
     const lmSubtitle = await page.$eval('.subtitle', (e) => e.textContent);
     check(lmSubtitle.startsWith('Model: lm-english ('), `live lm-english: subtitle "${lmSubtitle}"`);
 
@@ -411,6 +683,7 @@ async function checkLivePage() {
     await page.click('button[data-solo="0"]');
     const solo = await page.$$eval('.controls input[data-head]', (e) => e.filter((b) => b.checked).map((b) => Number(b.dataset.head)));
     check(JSON.stringify(solo) === '[0]', `live: "alone" on head 0 left heads ${JSON.stringify(solo)} checked`);
+    check(await page.$eval('#nv-head', (e) => e.value) === '0', 'live: "alone" on head 0 did not show head 0 in the neuron view');
     const soloHeads = await page.$$eval('#headsvg line.edge', (e) => [...new Set(e.map((l) => Number(l.dataset.head)))]);
     let soloLines = 0;
     lm.attention[0].weights[1][0].forEach((row) => row.forEach((w) => { if (w >= lineMin) soloLines++; }));

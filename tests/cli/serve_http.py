@@ -5,12 +5,16 @@
    independently) with their task, and the commands' default model.
 2. /api/attend and /api/translate (GET and POST) answer with the JSON that `attnlab attend/translate
    --format json` prints for the same sentence and model (equal after parsing); each attention row of
-   the answers sums to 1, and a language model's weights above the diagonal are 0.
+   the answers sums to 1, and a language model's weights above the diagonal are 0. With vectors=1
+   (`--vectors`) the sets carry each head's q and k, and softmax over each row of q·k/√d_k, computed
+   here in Python, reproduces every weight of the answer (the neuron view's check).
 3. Every bad request gets 400 and a JSON error naming the field: sentence missing, empty, blank, over
    10 kB (in a URL and in a JSON body), invalid UTF-8, too many tokens for the model; model unknown,
-   path-like, or of the wrong kind; an unknown parameter; a body that is not JSON.
-4. Load: 512 requests from 8 threads, attend and translate mixed, every answer compared with the
-   command's JSON. With --max-requests 1, requests sent at once get 503 (busy) or the right answer.
+   path-like, or of the wrong kind; an unknown parameter; a body that is not JSON; vectors not 0 or 1,
+   or without attention=1 on /api/translate.
+4. Load: 512 requests from 8 threads, attend and translate mixed, on a server computing two at once
+   (--workers 2), every answer compared with the command's JSON. With --max-requests 1, requests sent
+   at once get 503 (busy) or the right answer.
 5. A second server on the port in use exits 2 with one line naming --port; SIGTERM stops the server
    with exit 0 within seconds, and the port can be bound again.
 
@@ -18,6 +22,7 @@ Usage: serve_http.py ATTNLAB
 """
 import http.client
 import json
+import math
 import os
 import signal
 import socket
@@ -86,11 +91,43 @@ def rows_sum_to_one(doc, what):
                         check(all(w == 0 for w in row[i + 1:]), f"{what}: {s['name']} row {i} has weight after the diagonal")
 
 
+def softmax_of_vectors(doc, what):
+    """Each set's weights from its own q and k: softmax over row i of q_i·k_j/√d_k (a causal set's keys
+    after i masked), computed here, equal to the answer's weights (which have 6 decimals). Returns the
+    number of weights checked."""
+    checked = 0
+    for s in doc["attention"]:
+        v = s.get("vectors")
+        check(v is not None, f"{what}: {s['name']} has no vectors")
+        if v is None:
+            continue
+        dk = v["d_k"]
+        worst = 0.0
+        for L in range(len(s["layers"])):
+            for H in range(len(s["heads"])):
+                q, k = v["q"][L][H], v["k"][L][H]
+                check(len(q) == len(s["rows"]) and len(k) == len(s["columns"]) and all(len(x) == dk for x in q + k),
+                      f"{what}: {s['name']} layer {L} head {H}: vectors of the wrong shape")
+                for i in range(len(s["rows"])):
+                    scores = [(-math.inf if s["kind"] == "causal" and j > i else
+                               math.fsum(a * b for a, b in zip(q[i], k[j])) / math.sqrt(dk)) for j in range(len(s["columns"]))]
+                    top = max(scores)
+                    e = [math.exp(x - top) for x in scores]
+                    z = math.fsum(e)
+                    for j, w in enumerate(s["weights"][L][H][i]):
+                        worst = max(worst, abs(e[j] / z - w))
+                        checked += 1
+        check(worst <= 2e-6, f"{what}: {s['name']}: softmax(q·k/√d_k) differs from the weights by {worst}")
+    return checked
+
+
 def main():
     if not os.path.exists(os.path.join(ROOT, "data/models/translate-wide/model.ckpt")):
         print("SKIP: data/models/translate-wide is not here")
         return 77
-    server, port = start()
+    # Two lanes (--workers 2) even on a one-core machine: the load below runs two forward passes at once,
+    # each on its own copy of the models, and every answer must still be the command's.
+    server, port = start("--workers", "2")
     try:
         # 1. the models
         status, body = get(port, "/api/models")
@@ -130,6 +167,25 @@ def main():
                     rows_sum_to_one(got, f"/api/{api} {params}")
         check(expected[("attend", "lm-english", sentences[0])]["model"]["name"] == "lm-english", "model.name")
 
+        # 2b. the neuron view's vectors: the command's JSON, and every weight from its q and k
+        checked = 0
+        for api, params, args in (
+                ("attend", {"sentence": sentences[1], "model": "lm-english", "vectors": "1"},
+                 ["attend", sentences[1], "--model", "data/models/lm-english", "--vectors"]),
+                ("attend", {"sentence": sentences[0], "vectors": "1"}, ["attend", sentences[0], "--vectors"]),
+                ("translate", {"sentence": sentences[0], "attention": "1", "vectors": "1"},
+                 ["translate", sentences[0], "--show-attention", "--vectors"])):
+            want = cli_json(*args)
+            status, body = get(port, "/api/" + api, **params)
+            check(status == 200, f"/api/{api} {params}: status {status} {body[:200]!r}")
+            if status == 200:
+                got = json.loads(body)
+                check(got == want, f"/api/{api} {params}: not the JSON of attnlab {' '.join(args)}")
+                checked += softmax_of_vectors(got, f"/api/{api} {params}")
+        check(all("vectors" not in s for s in expected[("translate", "translate-small", sentences[1], "1")]["attention"]),
+              "vectors in a set without vectors=1")
+        print(f"vectors: {checked} weights reproduced from q and k", flush=True)
+
         # 3. bad requests
         def refused(status_body, field, pattern, what):
             status, body = status_body
@@ -155,6 +211,8 @@ def main():
         refused(get(port, "/api/translate", sentence="Hi.", model="lm-english"), "model", "language model", "translate with an LM")
         refused(get(port, "/api/attend", sentence="Hi.", file="/etc/passwd"), "file", "not a parameter", "unknown parameter")
         refused(get(port, "/api/translate", sentence="Hi.", attention="2"), "attention", "0 or 1", "attention=2")
+        refused(get(port, "/api/attend", sentence="Hi.", vectors="yes"), "vectors", "0 or 1", "vectors=yes")
+        refused(get(port, "/api/translate", sentence="Hi.", vectors="1"), "vectors", "attention=1", "vectors without attention")
         refused(request(port, "POST", "/api/attend", "sentence=Hi", {"Content-Type": "application/json"}), "body", "not JSON", "bad body")
         refused(post(port, "/api/attend", {"sentence": 3}), "sentence", "string", "a number as sentence")
         status, body = get(port, "/no/such/page")

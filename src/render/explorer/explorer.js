@@ -54,6 +54,15 @@
     const c = [0, 1, 2].map((k) => Math.round(a[k] + (b[k] - a[k]) * f));
     return `rgb(${c[0]},${c[1]},${c[2]})`;
   }
+  // Black or white, whichever contrasts more with an rgb(…) or #rrggbb fill (WCAG's relative luminance
+  // and contrast ratio): at least 4.58 : 1 on any colour, so a number is readable on every cell.
+  function luminance(fill) {
+    const m = /^#([0-9a-f]{6})$/i.exec(fill);
+    const c = m ? [0, 2, 4].map((k) => parseInt(m[1].slice(k, k + 2), 16)) : (fill.match(/\d+/g) || [255, 255, 255]).slice(0, 3).map(Number);
+    const lin = c.map((x) => { x /= 255; return x <= 0.04045 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4; });
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2];
+  }
+  const inkOn = (fill) => { const y = luminance(fill); return (y + 0.05) / 0.05 >= 1.05 / (y + 0.05) ? '#000' : '#fff'; };
   // A scale for a set of values: [colour(v), text colour(v), legend description].
   function scaleFor(values, isWeights) {
     let lo = Infinity, hi = -Infinity;
@@ -62,11 +71,11 @@
     if (isWeights) { lo = 0; hi = 1; }
     if (lo < 0 && hi > 0) {
       const m = Math.max(-lo, hi);
-      return { colour: (v) => ramp(meta.diverging, (v / m + 1) / 2), ink: (v) => (Math.abs(v / m) > 0.6 ? '#fff' : '#000'),
+      return { colour: (v) => ramp(meta.diverging, (v / m + 1) / 2), ink: (v) => inkOn(ramp(meta.diverging, (v / m + 1) / 2)),
                lo: -m, hi: m, stops: meta.diverging };
     }
     const span = hi - lo || 1;
-    return { colour: (v) => ramp(meta.viridis, (v - lo) / span), ink: (v) => ((v - lo) / span < 0.55 ? '#fff' : '#000'),
+    return { colour: (v) => ramp(meta.viridis, (v - lo) / span), ink: (v) => inkOn(ramp(meta.viridis, (v - lo) / span)),
              lo, hi, stops: meta.viridis };
   }
   function legend(scale) {
@@ -87,18 +96,22 @@
     const scale = scaleFor(flat, opts.weights);
     const rowLab = m.row_labels || [], colLab = m.col_labels || [];
     const longest = (a) => a.reduce((x, s) => Math.max(x, String(s).length), 1);
+    const cut = (t) => (String(t).length > 24 ? `${String(t).slice(0, 23)}…` : String(t));  // the whole label is in the cell's tooltip
     const cell = opts.cell || (cols <= 12 ? 44 : cols <= 24 ? 26 : 18);
-    const left = Math.min(160, 8 + 7 * longest(rowLab)), top = Math.min(140, 8 + 6.5 * longest(colLab));
-    const width = left + cols * cell + 4, height = top + rows * cell + 4;
+    // Column labels are turned 50°: a label of c characters (about 7.5 px each) rises c·7.5·sin 50° above
+    // its column and reaches c·7.5·cos 50° to its right (up to 9 px a character for < and >), so the last one needs room right of the map.
+    const lc = Math.min(24, longest(colLab)), lr = Math.min(24, longest(rowLab));
+    const left = 12 + 9 * lr, top = 18 + 7 * lc;  // DejaVu Sans at 12 px: up to 9 px a character (< and > are the widest)
+    const width = Math.ceil(left + cols * cell + Math.max(4, 5.8 * lc - cell / 2 + 6)), height = Math.ceil(top + rows * cell + 4);
     const svg = sv('svg', { class: 'heatmap', width, height, viewBox: `0 0 ${width} ${height}`, role: 'img',
                             'aria-label': m.title || 'heatmap', 'data-rows': rows, 'data-cols': cols });
     const readout = opts.readout;
     for (let j = 0; j < cols; j++) {
       const x = left + j * cell + cell / 2;
-      svg.append(sv('text', { class: 'collabel', x, y: top - 6, transform: `rotate(-50 ${x} ${top - 6})`, text: colLab[j] ?? j }));
+      svg.append(sv('text', { class: 'collabel', x, y: top - 6, transform: `rotate(-50 ${x} ${top - 6})`, text: cut(colLab[j] ?? j) }));
     }
     for (let i = 0; i < rows; i++) {
-      svg.append(sv('text', { class: 'rowlabel', x: left - 6, y: top + i * cell + cell / 2 + 4, 'text-anchor': 'end', text: rowLab[i] ?? i }));
+      svg.append(sv('text', { class: 'rowlabel', x: left - 6, y: top + i * cell + cell / 2 + 4, 'text-anchor': 'end', text: cut(rowLab[i] ?? i) }));
       for (let j = 0; j < cols; j++) {
         const raw = data[i][j], v = num(raw), finite = Number.isFinite(v);
         const r = sv('rect', { class: 'cell', x: left + j * cell, y: top + i * cell, width: cell - 1, height: cell - 1,
@@ -129,7 +142,8 @@
   // token where the new one has them.
   let kept = null;
   function attentionView(sets) {
-    const state = { set: 0, layer: 0, heads: new Set(), pinned: null, focus: -1 };
+    // nq, nk, nh: the neuron view's query row, key column and head (indices), −1 until chosen.
+    const state = { set: 0, layer: 0, heads: new Set(), pinned: null, focus: -1, nq: -1, nk: -1, nh: -1 };
     let restoreFocus = false;
     if (kept) {
       const k = Math.max(0, sets.findIndex((s) => s.name === kept.setName));
@@ -140,27 +154,36 @@
         for (const h of kept.heads) if (h < s.heads.length) state.heads.add(h);
         state.pinned = kept.pinned !== null && kept.pinned < s.rows.length ? kept.pinned : null;
         if (kept.focus < s.rows.length) { state.focus = kept.focus; restoreFocus = true; }
+        if (kept.nq < s.rows.length) state.nq = kept.nq;
+        if (kept.nk < s.columns.length) state.nk = kept.nk;
+        if (kept.nh < s.heads.length) state.nh = kept.nh;
       }
     }
-    const keep = () => { kept = { setName: sets[state.set].name, layer: state.layer, heads: [...state.heads], pinned: state.pinned, focus: state.focus }; };
+    const keep = () => { kept = { setName: sets[state.set].name, layer: state.layer, heads: [...state.heads], pinned: state.pinned, focus: state.focus,
+                                  nq: state.nq, nk: state.nk, nh: state.nh }; };
     const root = el('section', { id: 'attention' });
     const tabs = el('nav', { class: 'tabs', role: 'tablist' });
     const controls = el('div', { class: 'controls' });
     const headView = el('div', { class: 'headview' });
     const readout = el('div', { id: 'row-readout', class: 'readout', 'aria-live': 'polite' });
     const modelView = el('div', { class: 'modelview' });
+    const neuron = el('div', { id: 'neuron', class: 'neuron' });
+    const modelReadout = el('span', { id: 'model-readout', class: 'readout-line', 'aria-live': 'polite' });
     const modal = el('div', { id: 'modal', class: 'modal', hidden: '' });
     root.append(tabs, controls,
                 el('h2', { text: 'Head view' }),
                 el('p', { class: 'hint', text: 'Lines join each token on the left (the one attending) to the tokens on the right it attends to; thicker and darker means more weight, one colour per head. Hover a token on the left to see only its row, click it to keep it.' }),
                 el('div', { class: 'headwrap' }, headView, readout),
+                el('h2', { text: 'Neuron view' }),
+                el('p', { class: 'hint', text: 'One weight explained end to end: the query vector q of one token and the key vector k of another, in one head, multiplied element by element and summed (q·k), divided by √d_k (the score), and that score among its row\u2019s scores through softmax (subtract the row\u2019s largest score, exponentiate, divide by the sum) to the weight.' }),
+                neuron,
                 el('h2', { text: 'Model view' }),
                 el('p', { class: 'hint', text: 'Every layer (rows) and head (columns) at once. Pick a token to see only its row in each; click a map to open it large.' }),
                 modelView, modal);
 
     sets.forEach((s, k) => {
       tabs.append(el('button', { class: 'tab', role: 'tab', 'data-set': k, 'aria-selected': k === 0 ? 'true' : 'false',
-                                 onclick: () => { state.set = k; state.layer = 0; state.pinned = null; state.heads = new Set(); renderAll(); },
+                                 onclick: () => { state.set = k; state.layer = 0; state.pinned = null; state.heads = new Set(); state.nq = state.nk = state.nh = -1; renderAll(); },
                                  text: s.name }));
     });
     if (sets.length < 2) tabs.hidden = true;
@@ -190,7 +213,7 @@
         heads.append(el('label', { class: 'headbox' }, box, el('span', { class: 'swatch', style: `background:${headColour(h)}` }), `H${h}`));
         // One head alone: all heads drawn at once hide each other where their lines cross.
         heads.append(el('button', { type: 'button', class: 'solo', 'data-solo': k, 'aria-label': `show head ${h} alone`, text: 'alone',
-                                    onclick: () => { state.heads = new Set([k]); renderControls(); renderHeadView(); } }));
+                                    onclick: () => { state.heads = new Set([k]); state.nh = k; renderControls(); renderHeadView(); } }));  // the neuron view follows
       });
       if (s.heads.length > 1) {
         heads.append(el('button', { type: 'button', class: 'solo', 'data-solo': 'all', text: 'all heads',
@@ -242,7 +265,12 @@
         // A token is also a button for the keyboard: Tab reaches it (and shows its row), Enter or Space pins it.
         const t = sv('text', { class: 'tok left', x: lw - 6, y: y(i), 'text-anchor': 'end', 'data-i': i, text: s.rows[i],
                                tabindex: 0, role: 'button', 'aria-label': `${s.rows[i]} (row ${i}): show what it attends to` });
-        const pin = () => { state.pinned = state.pinned === i ? null : i; keep(); show(state.pinned ?? -1); };
+        const pin = () => {
+          state.pinned = state.pinned === i ? null : i;
+          keep();
+          show(state.pinned ?? -1);
+          if (state.pinned !== null && state.pinned !== state.nq) { state.nq = state.pinned; state.nk = -1; renderNeuron(); }  // the neuron view follows
+        };
         t.addEventListener('mouseenter', () => show(i));
         t.addEventListener('mouseleave', () => show(state.pinned ?? -1));
         t.addEventListener('focus', () => show(i));
@@ -256,6 +284,125 @@
       const start = state.pinned ?? focusIndex(s);
       if (start >= 0 && state.pinned === null && doc.focus) state.pinned = start;
       show(start);
+      renderNeuron();
+    }
+
+    // ---- the neuron view: one weight from q and k ------------------------------------------------
+    // Every number printed here is computed from the set's "vectors" (q and k as the model computed
+    // them, attend/translate --vectors) and carries its unrounded value in data-v; the weight the model
+    // itself reported (the set's "weights") is printed beside the one computed here.
+    const f4 = (x) => (x === 0 || (Math.abs(x) >= 0.001 && Math.abs(x) < 1e5) ? x.toFixed(4) : x.toExponential(3));
+    const numEl = (tag, cls, v, attrs) => el(tag, { class: `nv-num ${cls}`, 'data-v': v, text: f4(v), ...(attrs || {}) });
+    // q, k or their product as a bar chart: one bar per dimension, up from 0 for a positive value and
+    // down for a negative one, on a scale shared by the charts given the same `span`.
+    function bars(name, label, values, span, colour) {
+      const n = values.length, bw = Math.max(4, Math.min(14, Math.floor(640 / n))), h = 44, left = 120;
+      const width = left + n * bw + 8, height = 2 * h + 20;
+      const svg = sv('svg', { class: `bars bars-${name}`, width, height, viewBox: `0 0 ${width} ${height}`, role: 'img',
+                              'aria-label': `${label}: ${n} numbers, from ${f4(Math.min(...values))} to ${f4(Math.max(...values))}` });
+      svg.append(sv('text', { x: left - 8, y: h + 4, 'text-anchor': 'end', text: label }));
+      svg.append(sv('line', { x1: left, x2: left + n * bw, y1: h + 0.5, y2: h + 0.5, stroke: '#888' }));
+      values.forEach((v, d) => {
+        const bh = span > 0 ? Math.min(h, (Math.abs(v) / span) * h) : 0;
+        const r = sv('rect', { class: 'bar', x: left + d * bw, y: v >= 0 ? h - bh : h + 1, width: bw - 1, height: Math.max(0.5, bh),
+                               fill: colour(v), 'data-d': d, 'data-v': v });
+        r.append(sv('title', { text: `${label}, dimension ${d}: ${f4(v)}` }));
+        svg.append(r);
+      });
+      for (let d = 0; d < n; d += 8) svg.append(sv('text', { class: 'small', x: left + d * bw, y: 2 * h + 14, text: d }));
+      return svg;
+    }
+
+    function renderNeuron() {
+      const s = set(), L = state.layer, vec = s.vectors;
+      neuron.replaceChildren();
+      if (!vec) {
+        neuron.append(el('p', { class: 'note', text: meta.live
+          ? 'This answer has no query and key vectors.'
+          : 'This page has no query and key vectors: make it with --vectors (e.g. attnlab attend "…" --vectors --html page.html) to see one weight explained from q and k.' }));
+        return;
+      }
+      const n = s.rows.length, m = s.columns.length, dk = vec.d_k;
+      if (state.nq < 0 || state.nq >= n) state.nq = state.pinned ?? (focusIndex(s) >= 0 ? focusIndex(s) : Math.min(n - 1, 1));
+      if (state.nh < 0 || state.nh >= s.heads.length) state.nh = state.heads.size ? Math.min(...state.heads) : 0;
+      const causal = s.kind === 'causal';
+      const visible = (j) => !causal || j <= state.nq;
+      const W = s.weights[L][state.nh][state.nq];
+      if (state.nk < 0 || state.nk >= m || !visible(state.nk)) {
+        let best = 0;
+        W.forEach((w, j) => { if (w > W[best]) best = j; });
+        state.nk = best;
+      }
+      keep();
+      const i = state.nq, j = state.nk, k = state.nh, h = s.heads[k];
+      const q = vec.q[L][k][i], kv = vec.k[L][k][j];
+
+      // The three choices; the layer is the head view's.
+      const pick = (id, label, options, value, onchange) => {
+        const sel = el('select', { id, 'aria-label': label, onchange: (e) => { onchange(Number(e.target.value)); renderNeuron(); } });
+        options.forEach(([v, t, dis]) => { const o = el('option', { value: v, text: t }); if (dis) o.disabled = true; sel.append(o); });
+        sel.value = String(value);
+        return el('label', {}, `${label} `, sel);
+      };
+      neuron.append(el('div', { class: 'nvcontrols' },
+        pick('nv-query', 'Query token', s.rows.map((t, r) => [r, `${r}: ${t}`]), i, (v) => { state.nq = v; if (!visible(state.nk)) state.nk = -1; }),
+        pick('nv-key', 'Key token', s.columns.map((t, c) => [c, `${c}: ${t}` + (causal && c > i ? ' (masked)' : ''), causal && c > i]), j, (v) => { state.nk = v; }),
+        pick('nv-head', 'Head', s.heads.map((hh, kk) => [kk, `H${hh}`]), k, (v) => { state.nh = v; }),
+        el('span', { class: 'small', text: `layer ${s.layers[L]} (the head view's layer); d_k = ${dk}` })));
+
+      // q, k and q⊙k as bars.
+      const prod = q.map((x, d) => x * kv[d]);
+      const span = Math.max(...q.map(Math.abs), ...kv.map(Math.abs));
+      const pspan = Math.max(...prod.map(Math.abs));
+      const div = () => (v) => (v >= 0 ? '#e08214' : '#8073ac');  // PuOr's two ends: the sign, the height the size
+      const qLabel = `q of "${s.rows[i]}"`, kLabel = `k of "${s.columns[j]}"`;
+      neuron.append(el('div', { class: 'nvbars' }, bars('q', qLabel, q, span, div(span)), bars('k', kLabel, kv, span, div(span)),
+                       bars('prod', 'q × k', prod, pspan, div(pspan))));
+      // The same numbers as a table, for reading and for the keyboard (the bars are pictures).
+      const tbl = el('table', { class: 'nvtable' }, el('tr', {}, el('th', { text: 'dimension' }), el('th', { text: 'q' }), el('th', { text: 'k' }), el('th', { text: 'q × k' })));
+      q.forEach((x, d) => tbl.append(el('tr', { 'data-d': d }, el('th', { text: d }), numEl('td', 'nv-q', x), numEl('td', 'nv-k', kv[d]), numEl('td', 'nv-prod', prod[d]))));
+      neuron.append(el('details', { class: 'nvnumbers' }, el('summary', { text: `the ${dk} numbers of q, k and q × k` }), tbl));
+
+      // The score: Σ (q × k), then ÷ √d_k.
+      const scoreOf = (c) => {
+        let dot = 0;
+        const kc = vec.k[L][k][c];
+        for (let d = 0; d < dk; d++) dot += q[d] * kc[d];
+        return dot / Math.sqrt(dk);
+      };
+      let dot = 0;
+      for (const x of prod) dot += x;
+      const score = dot / Math.sqrt(dk);
+      neuron.append(el('p', { class: 'nvscore' }, 'q · k = sum of the products = ', numEl('b', 'nv-dot', dot),
+                       `; ÷ √${dk} = ${Math.sqrt(dk)}: score = `, numEl('b', 'nv-score', score)));
+
+      // Where the score lands in its row's softmax.
+      const scores = s.columns.map((_, c) => (visible(c) ? scoreOf(c) : -Infinity));
+      let max = -Infinity;
+      for (const x of scores) max = Math.max(max, x);
+      const exps = scores.map((x) => (Number.isFinite(x) ? Math.exp(x - max) : 0));
+      let sum = 0;
+      for (const e of exps) sum += e;
+      const row = el('table', { class: 'nvsoftmax', 'data-row': i, 'data-head': h, 'data-layer': s.layers[L] });
+      row.append(el('tr', {}, el('th', { text: 'key' }), ...s.columns.map((t, c) => el('th', { class: c === j ? 'chosen' : '', text: t }))));
+      const line = (title, cls, vals, spellMasked) => el('tr', { class: cls }, el('th', { text: title }), ...vals.map((v, c) => {
+        if (!visible(c)) return el('td', { class: c === j ? 'chosen masked' : 'masked', 'data-c': c, text: spellMasked });
+        return numEl('td', c === j ? 'chosen' : '', v, { 'data-c': c });
+      }));
+      row.append(line('score', 'nv-scores', scores, '−∞ (masked)'),
+                 line('score − max', 'nv-shifted', scores.map((x) => x - max), '−∞'),
+                 line('exp(score − max)', 'nv-exps', exps, '0'),
+                 line('weight = exp ÷ sum', 'nv-weights', exps.map((e) => e / sum), '0'));
+      // A column's key can be chosen from the table too (a button per key, reachable with Tab).
+      row.append(el('tr', { class: 'nv-choose' }, el('th', { text: '' }), ...s.columns.map((t, c) => el('td', {},
+        visible(c) ? el('button', { type: 'button', class: 'nvkey', 'data-c': c, 'aria-label': `explain the weight on key ${c}: ${t}`, text: '↑',
+                                    onclick: () => { state.nk = c; renderNeuron(); neuron.querySelector(`button.nvkey[data-c="${c}"]`)?.focus(); } }) : ''))));
+      const weight = exps[j] / sum;
+      neuron.append(el('div', { class: 'nvrow' }, row));
+      neuron.append(el('p', { class: 'nvsum' }, 'row maximum = ', numEl('b', 'nv-max', max), '; sum of exp = ', numEl('b', 'nv-sum', sum),
+                       `; weight of "${s.rows[i]}" on "${s.columns[j]}" = `, numEl('b', 'nv-exp', exps[j]), ' ÷ ', numEl('b', 'nv-sum2', sum),
+                       ' = ', numEl('b', 'nv-weight', weight), '; the model reported ', numEl('b', 'nv-model-weight', W[j]),
+                       ` (H${h}, layer ${s.layers[L]}; weights are stored with 6 decimals).`));
     }
 
     // The highlighted row, as numbers: one table row per selected head, one cell per column token, each
@@ -275,7 +422,7 @@
         s.weights[L][k][i].forEach((w, j) => {
           const td = el('td', { 'data-j': j, 'data-w': w, text: (w * 100).toFixed(1) });
           td.style.background = ramp(meta.viridis, w);
-          td.style.color = w < 0.55 ? '#fff' : '#000';
+          td.style.color = inkOn(ramp(meta.viridis, w));
           tr.append(td);
         });
         table.append(tr);
@@ -287,6 +434,16 @@
       const n = s.rows.length, m = s.columns.length, W = s.weights[L][k];
       const c = el('canvas', { class: 'thumb', width: size, height: size, 'data-layer': s.layers[L], 'data-head': s.heads[k],
                                'aria-label': `layer ${s.layers[L]} head ${s.heads[k]}`, role: 'img' });
+      // Hovering a map names the cell under the pointer: its row and column tokens and its weight.
+      c.addEventListener('mousemove', (e) => {
+        const r = c.getBoundingClientRect(), j = Math.min(m - 1, Math.floor(((e.clientX - r.left) / r.width) * m));
+        const i = state.focus >= 0 ? state.focus : Math.min(n - 1, Math.floor(((e.clientY - r.top) / r.height) * n));
+        if (i < 0 || j < 0) return;
+        modelReadout.dataset.layer = s.layers[L]; modelReadout.dataset.head = s.heads[k];
+        modelReadout.dataset.i = i; modelReadout.dataset.j = j; modelReadout.dataset.w = W[i][j];
+        modelReadout.textContent = `layer ${s.layers[L]} head ${s.heads[k]}: "${s.rows[i]}" → "${s.columns[j]}": ${W[i][j].toFixed(3)}`;
+        c.title = modelReadout.textContent;
+      });
       const g = c.getContext('2d');
       g.fillStyle = '#fff';
       g.fillRect(0, 0, size, size);
@@ -310,7 +467,9 @@
     function renderModelView() {
       keep();
       const s = set();
-      modelView.replaceChildren();
+      modelView.replaceChildren(el('div', { class: 'modelkey' }, el('span', { class: 'small', text: 'weight' }), legend(scaleFor([], true)), modelReadout));
+      modelReadout.textContent = 'Hover a map to read a cell: its tokens and weight.';
+      for (const a of ['layer', 'head', 'i', 'j', 'w']) delete modelReadout.dataset[a];
       const size = s.heads.length > 8 ? 80 : 110;
       const grid = el('div', { class: 'grid', style: `grid-template-columns: 4em repeat(${s.heads.length}, ${size + 8}px)` });
       grid.append(el('div', {}));
@@ -318,14 +477,15 @@
       s.layers.forEach((l, L) => {
         grid.append(el('div', { class: 'gridhead', text: `L${l}` }));
         s.heads.forEach((h, k) => {
-          const cellDiv = el('button', { class: 'gridcell', 'data-layer': l, 'data-head': h, title: `layer ${l} head ${h}: click to open`,
+          const cellDiv = el('button', { class: 'gridcell', 'data-layer': l, 'data-head': h, 'aria-label': `layer ${l} head ${h}: open it large, with its labels`,
                                          onclick: () => openLarge(L, k) });
+          cellDiv.addEventListener('focus', () => { modelReadout.textContent = `layer ${l} head ${h}: Enter opens it large, with its labels`; });
           cellDiv.append(thumb(s, L, k, size));
           if (state.focus >= 0) {
             const row = s.weights[L][k][state.focus];
             let best = 0;
             row.forEach((w, j) => { if (w > row[best]) best = j; });
-            cellDiv.append(el('span', { class: 'top', text: `${s.columns[best]} ${(row[best] * 100).toFixed(0)}%` }));
+            cellDiv.append(el('span', { class: 'top', 'data-j': best, 'data-w': row[best], text: `${s.columns[best]} ${(row[best] * 100).toFixed(0)}%` }));
           }
           grid.append(cellDiv);
         });
@@ -518,6 +678,7 @@
     const api = m.task === 'translation' ? 'translate' : 'attend';
     const q = new URLSearchParams({ sentence: sentence.value, model: m.name });
     if (api === 'translate') q.set('attention', '1');
+    q.set('vectors', '1');  // the neuron view's q and k
     const mine = ++asked;
     status.textContent = 'working…';
     document.body.removeAttribute('data-ready');
