@@ -1208,6 +1208,15 @@ Example coordination(Rng& rng) {
   }
   if (r < 85 && chance(rng, 45)) {  // two whole clauses of set shapes
     const std::size_t shape = uniform_below(rng, 3);
+    // "A, but B" / "A and B" in both languages.
+    auto joined = [](Pair a, const Pair& b, bool but) {
+      if (but) a.en.push_back(","), a.fr.push_back(",");
+      a.en.push_back(but ? "but" : "and");
+      a.fr.push_back(but ? "mais" : "et");
+      append(a.en, b.en);
+      append(a.fr, b.fr);
+      return a;
+    };
     if (shape == 0) {  // "The car is red and the house is white." → "La voiture est rouge et la maison est blanche."
       auto thing = [&](const LexNoun* avoid) {
         const LexNoun* n = chance(rng, 25) ? pick(rng, V.buildings) : pick(rng, V.things);
@@ -1234,12 +1243,7 @@ Example coordination(Rng& rng) {
       negate(rng, g2, but ? 30 : 10);
       if (g2.neg != Ng::None) g2.neg = Ng::Not;
       g1.contract_subject = g2.contract_subject = false;
-      Pair a = statement(s1, g1), b = statement(s2, g2);
-      if (but) a.en.push_back(","), a.fr.push_back(",");
-      a.en.push_back(but ? "but" : "and");
-      a.fr.push_back(but ? "mais" : "et");
-      append(a.en, b.en);
-      append(a.fr, b.fr);
+      const Pair a = joined(statement(s1, g1), statement(s2, g2), but);
       combos.push_back(key("conj2", g1.adj->en, g2.adj->en + "_" + head(s1) + "_" + head(s2)));
       return done(end_with(a, "."), "coord", combos);
     }
@@ -1269,12 +1273,7 @@ Example coordination(Rng& rng) {
       const bool but = chance(rng, 70);
       if (chance(rng, 20)) g2.neg = Ng::Not;  // "… but my sister doesn't like coffee" → "… n'aime pas le café"
       g1.contract_subject = false;
-      Pair a = statement(s1, g1), b = statement(s2, g2);
-      if (but) a.en.push_back(","), a.fr.push_back(",");
-      a.en.push_back(but ? "but" : "and");
-      a.fr.push_back(but ? "mais" : "et");
-      append(a.en, b.en);
-      append(a.fr, b.fr);
+      const Pair a = joined(statement(s1, g1), statement(s2, g2), but);
       combos.push_back(key("conj2", sv, n1->en + "_" + n2->en + "_" + head(s2)));
       return done(end_with(a, "."), "coord", combos);
     }
