@@ -778,17 +778,20 @@ std::vector<T> Transformer<T>::decoder_cross_attention(int layer) const {
 }
 
 template <typename T>
-std::vector<T> Transformer<T>::attention_context(Block block, int layer) const {
+const typename Transformer<T>::AttnAct& Transformer<T>::attn_act(Block block, int layer, const char* what) const {
   const auto l = static_cast<std::size_t>(layer);
-  const AttnAct* a = nullptr;
   if (block == Block::EncoderSelf) {
-    if (cfg_.decoder_only || l >= enc_.size()) throw ShapeError("attention_context: no encoder layer " + std::to_string(layer));
-    a = &enc_[l].attn.attn;
-  } else {
-    if (l >= dec_.size() || (block == Block::DecoderCross && cfg_.decoder_only))
-      throw ShapeError("attention_context: no such decoder block in layer " + std::to_string(layer));
-    a = block == Block::DecoderSelf ? &dec_[l].self.attn : &dec_[l].cross.attn;
+    if (cfg_.decoder_only || l >= enc_.size()) throw ShapeError(std::string(what) + ": no encoder layer " + std::to_string(layer));
+    return enc_[l].attn.attn;
   }
+  if (l >= dec_.size() || (block == Block::DecoderCross && cfg_.decoder_only))
+    throw ShapeError(std::string(what) + ": no such decoder block in layer " + std::to_string(layer));
+  return block == Block::DecoderSelf ? dec_[l].self.attn : dec_[l].cross.attn;
+}
+
+template <typename T>
+std::vector<T> Transformer<T>::attention_context(Block block, int layer) const {
+  const AttnAct* a = &attn_act(block, layer, "attention_context");
   if (bf16_) return widened(a->ctx16);
   std::vector<T> host(static_cast<std::size_t>(batch_.B) * static_cast<std::size_t>(a->Tq) * static_cast<std::size_t>(cfg_.d_model));
   if (!host.empty()) be_.download(host.data(), a->ctx.data(), host.size() * sizeof(T));
@@ -833,16 +836,7 @@ typename Transformer<T>::AttentionView Transformer<T>::attention_view(Block bloc
 
 template <typename T>
 typename Transformer<T>::QueriesKeys Transformer<T>::attention_queries_keys(Block block, int layer) const {
-  const auto l = static_cast<std::size_t>(layer);
-  const AttnAct* a = nullptr;
-  if (block == Block::EncoderSelf) {
-    if (cfg_.decoder_only || l >= enc_.size()) throw ShapeError("attention_queries_keys: no encoder layer " + std::to_string(layer));
-    a = &enc_[l].attn.attn;
-  } else {
-    if (l >= dec_.size() || (block == Block::DecoderCross && cfg_.decoder_only))
-      throw ShapeError("attention_queries_keys: no such decoder block in layer " + std::to_string(layer));
-    a = block == Block::DecoderSelf ? &dec_[l].self.attn : &dec_[l].cross.attn;
-  }
+  const AttnAct* a = &attn_act(block, layer, "attention_queries_keys");
   QueriesKeys r;
   r.B = batch_.B;
   r.Tq = a->Tq;

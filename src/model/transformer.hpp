@@ -323,6 +323,9 @@ class Transformer {
                       T* dmem);
   // A bf16 buffer widened to T, downloaded (what the lessons' accessors read after a bf16 forward).
   std::vector<T> widened(const backend::Buffer<backend::Bf16>& b) const;
+  // The activations of one attention block (`what` names the caller in the ShapeError for a block this
+  // model lacks).
+  const AttnAct& attn_act(Block block, int layer, const char* what) const;
   // Backward-pass scratch, kept between steps so a training step does not allocate (and page-fault)
   // hundreds of megabytes every time: dlogits alone is (B·T) × V.
   Buf dlogits_, ws_dctx_, ws_dq_, ws_dk_, ws_dv_, ws_da_, ws_dh_, ws_dsub_, ws_din_, ws_dh_out_, ws_dy_,
